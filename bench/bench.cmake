@@ -1,0 +1,1 @@
+# Owned by the benchmarks; see scripts/bench.

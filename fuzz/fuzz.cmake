@@ -1,0 +1,1 @@
+# Owned by the fuzz harnesses; see fuzz/README.md.

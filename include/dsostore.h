@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * dsostore: debug information of any binary, keyed by its GNU build ID.
+ *
+ * A ds_context holds the configuration (debug directories, perf's build-id
+ * cache, miss TTL, logging).  A ds_store is one machine's set of DSOs (host,
+ * guest, container): the lock shard.  A ds_dso is refcounted and owns its
+ * debuginfo: when the last reference is put, the DSO and everything it
+ * opened are freed.
+ *
+ * Conventions: functions returning int give 0 (or a positive count) on
+ * success and a negative errno on failure; ds_strerror() turns it into text.
+ * Constructors return NULL and set errno.  _free() accepts NULL.  Nothing
+ * prints unless a log callback is set.
+ */
+#ifndef DSOSTORE_H
+#define DSOSTORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef DS_API
+#define DS_API __attribute__((visibility("default")))
+#endif
+
+#define DS_VERSION_MAJOR 0
+#define DS_VERSION_MINOR 1
+#define DS_VERSION_PATCH 0
+
+/* Options structs start with their own size; DS_OPTS() zero-fills one and
+ * sets it, so that callers built against an older header keep working. */
+#define DS_OPTS(TYPE, NAME, ...)                                        \
+	struct TYPE NAME = ({                                           \
+		__builtin_memset(&NAME, 0, sizeof(struct TYPE));        \
+		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
+	})
+
+/* ---------------------------------------------------------------- errors */
+
+/* Text for a (negative or positive) errno value as this library uses it:
+ * -ENODATA "no GNU build ID", -ENOEXEC "not a valid ELF file", -ENOENT
+ * "not found", -EBADMSG "contents do not match".  Never NULL, static. */
+DS_API const char *ds_strerror(int err);
+
+enum ds_log_level {
+	DS_LOG_ERROR = 0,
+	DS_LOG_WARN = 1,
+	DS_LOG_INFO = 2,
+	DS_LOG_DEBUG = 3,
+};
+
+/* Receives one complete message, without trailing newline. */
+typedef void (*ds_log_fn)(void *user, enum ds_log_level level, const char *msg);
+
+/* -------------------------------------------------------------- build IDs */
+
+#define DS_BUILD_ID_MAX 64 /* bytes: 128 hex digits */
+
+struct ds_build_id {
+	uint8_t size; /* 0 means "none" */
+	uint8_t data[DS_BUILD_ID_MAX];
+};
+
+/* Parse hex (case-insensitive, even length, 2..128 digits, nothing else).
+ * -EINVAL on anything else; *out is untouched then. */
+DS_API int ds_build_id_parse(const char *hex, struct ds_build_id *out);
+
+/* Lowercase hex into buf, NUL-terminated.  Returns the length written
+ * (2 * size) or -ENOSPC if len < 2 * size + 1, -EINVAL if size is 0. */
+DS_API int ds_build_id_format(const struct ds_build_id *bid, char *buf, size_t len);
+
+/* True when both are set and equal. */
+DS_API bool ds_build_id_equal(const struct ds_build_id *a, const struct ds_build_id *b);
+
+/* Read the GNU build-ID note (NT_GNU_BUILD_ID, owner "GNU") of an ELF file:
+ * program headers first, then section headers; 32 and 64 bit, either byte
+ * order.  -ENODATA: valid ELF without one; -ENOEXEC: not ELF or malformed
+ * (truncated); -EISDIR; other errno from open/read.  The memory form does
+ * not modify or keep buf. */
+DS_API int ds_build_id_read_file(const char *path, struct ds_build_id *out);
+DS_API int ds_build_id_read_fd(int fd, struct ds_build_id *out);
+DS_API int ds_build_id_read_mem(const void *buf, size_t len, struct ds_build_id *out);
+
+/* --------------------------------------------------------------- context */
+
+struct ds_context;
+
+struct ds_context_opts {
+	size_t sz;
+	/* NULL-terminated list of debug directories (default: /usr/lib/debug). */
+	const char *const *debug_dirs;
+	/* Root of perf's build-id cache.  NULL: $PERF_BUILDID_DIR, else
+	 * $HOME/.debug.  "" disables it. */
+	const char *perf_buildid_dir;
+	/* How long a miss is remembered before a DSO is searched again.
+	 * 0: default (600 s, like the elfutils client's cache_miss_s);
+	 * negative: misses are not remembered. */
+	int miss_ttl_s;
+	ds_log_fn log_fn;
+	void *log_user;
+	enum ds_log_level log_level; /* messages above this are dropped */
+};
+
+DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts);
+DS_API void ds_context_free(struct ds_context *ctx);
+
+enum ds_artifact {
+	DS_ARTIFACT_DEBUGINFO = 0, /* an ELF file with .debug_info */
+	DS_ARTIFACT_EXECUTABLE = 1, /* the binary with its code */
+};
+
+/* Where a local search for an artifact found it, or looked. */
+enum ds_source {
+	DS_SOURCE_NONE = 0,
+	DS_SOURCE_SELF, /* the binary itself */
+	DS_SOURCE_BUILD_ID_DIR, /* <debugdir>/.build-id/xx/rest[.debug] */
+	DS_SOURCE_DEBUGLINK, /* .gnu_debuglink, CRC checked */
+	DS_SOURCE_PERF_CACHE, /* perf's ~/.debug build-id cache */
+};
+
+DS_API const char *ds_source_name(enum ds_source src);
+
+/* Find an artifact for a build ID on this machine.  hint_path, when not
+ * NULL, is the binary the build ID came from (used for "itself" and for
+ * .gnu_debuglink).  Every candidate's build ID is checked.  On success
+ * *path_out is a malloc()ed path (free() it) and *src_out (may be NULL)
+ * says where it came from.  -ENOENT when nothing matched; then, if errbuf
+ * is given, it lists every place looked at and why each was refused. */
+DS_API int ds_find(struct ds_context *ctx, const struct ds_build_id *bid,
+		   const char *hint_path, enum ds_artifact what, char **path_out,
+		   enum ds_source *src_out, char *errbuf, size_t errlen);
+
+/* ------------------------------------------------------------------ store */
+
+struct ds_store;
+struct ds_dso;
+struct ds_debuginfo;
+
+struct ds_store_opts {
+	size_t sz;
+	/* Bytes of opened debuginfo the store may hold; 0 is unlimited.  Over
+	 * it, the debuginfo of DSOs not used recently is closed (CLOCK order,
+	 * the usual write-free approximation of LRU) and reopened on demand. */
+	uint64_t mem_budget;
+};
+
+/* A store for one machine ("host", a guest or container name; copied).
+ * The store holds a reference on ctx; ds_context_free() may come first. */
+DS_API struct ds_store *ds_store_new(struct ds_context *ctx, const char *machine,
+				     const struct ds_store_opts *opts);
+/* Drops the caller's handle.  DSOs still referenced stay valid; the store's
+ * memory goes with the last of them. */
+DS_API void ds_store_free(struct ds_store *store);
+DS_API const char *ds_store_machine(const struct ds_store *store);
+
+/* What identifies a DSO besides its path (perf's struct dso_id).  Set the
+ * flag of each part you know; a partial id matches what it can. */
+#define DS_DSO_ID_BUILD_ID (1u << 0)
+#define DS_DSO_ID_INODE (1u << 1) /* maj, min, ino */
+#define DS_DSO_ID_INO_GENERATION (1u << 2)
+
+struct ds_dso_id {
+	unsigned int flags;
+	struct ds_build_id build_id;
+	uint32_t maj, min;
+	uint64_t ino;
+	uint64_t ino_generation;
+};
+
+/* The DSO for (path, id), created if there is none; a new reference.
+ * Matching, as perf's dsos__findnew_id: a known build ID finds the DSO with
+ * that build ID whatever its path; otherwise a DSO with the same path and no
+ * conflicting id part; otherwise one with the same inode.  A match learns
+ * the id parts it lacked, so it never gets a twin.  Two DSOs at one path
+ * differ when their build IDs (or inodes) differ.  path may be NULL when
+ * only the build ID is known.  NULL with errno on failure (EINVAL: neither
+ * path nor build ID). */
+DS_API struct ds_dso *ds_store_findnew(struct ds_store *store, const char *path,
+				       const struct ds_dso_id *id);
+/* The same match without creating: NULL (errno ENOENT) when none. */
+DS_API struct ds_dso *ds_store_find(struct ds_store *store, const char *path,
+				    const struct ds_dso_id *id);
+DS_API struct ds_dso *ds_store_find_build_id(struct ds_store *store,
+					     const struct ds_build_id *bid);
+
+DS_API struct ds_dso *ds_dso_get(struct ds_dso *dso);
+/* Drop a reference; the last one frees the DSO and its debuginfo. */
+DS_API void ds_dso_put(struct ds_dso *dso);
+
+/* The path given at creation (NULL if none); valid while referenced. */
+DS_API const char *ds_dso_path(const struct ds_dso *dso);
+/* A snapshot of the DSO's id (it improves as it is learned). */
+DS_API void ds_dso_id(struct ds_dso *dso, struct ds_dso_id *out);
+
+/* The per-symbol call.  First caller searches (the binary, build-id dirs,
+ * debuglink, perf's cache); concurrent callers wait for that one search;
+ * once found, a call is one atomic load.  *out is borrowed: valid while you
+ * hold the DSO reference.  -ENOENT when none was found (remembered for the
+ * miss TTL: no new search until then; ds_dso_error() says where it
+ * looked), -ENODATA when the DSO has no build ID and none could be read. */
+DS_API int ds_dso_debuginfo(struct ds_dso *dso, const struct ds_debuginfo **out);
+
+/* The reason of the last failure of ds_dso_debuginfo() as text, copied into
+ * buf.  Returns the error code (0 if none). */
+DS_API int ds_dso_error(struct ds_dso *dso, char *buf, size_t len);
+
+/* Keep the DSO's debuginfo open: only needed on a store with a memory
+ * budget, around use of ds_debuginfo_fd()/ds_debuginfo_elf(), which an
+ * eviction could otherwise close.  Pins nest. */
+DS_API int ds_dso_pin(struct ds_dso *dso);
+DS_API void ds_dso_unpin(struct ds_dso *dso);
+
+/* Accessors of a debuginfo returned by ds_dso_debuginfo().  Path and build
+ * ID stay valid as long as the DSO; fd and Elf handle are the open file the
+ * DSO holds (a cache cleaned under it cannot take it away); see
+ * ds_dso_pin() for stores with a budget.  Do not close them. */
+DS_API const char *ds_debuginfo_path(const struct ds_debuginfo *di);
+DS_API const struct ds_build_id *ds_debuginfo_build_id(const struct ds_debuginfo *di);
+DS_API enum ds_source ds_debuginfo_source(const struct ds_debuginfo *di);
+DS_API int ds_debuginfo_fd(const struct ds_debuginfo *di);
+struct Elf; /* libelf's Elf */
+DS_API struct Elf *ds_debuginfo_elf(const struct ds_debuginfo *di);
+
+struct ds_store_stats {
+	uint64_t dsos; /* live DSOs */
+	uint64_t debuginfos_open;
+	uint64_t bytes_held; /* size of the opened debuginfo files */
+	uint64_t searches; /* local searches started */
+	uint64_t hits; /* searches that found debuginfo */
+	uint64_t misses; /* searches that found none */
+	uint64_t evictions; /* debuginfos closed for the budget */
+	uint64_t reopens; /* evicted debuginfos opened again */
+};
+
+DS_API void ds_store_stats(struct ds_store *store, struct ds_store_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DSOSTORE_H */

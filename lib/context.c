@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/* The context: configuration shared by all stores, logging and errors. */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const default_debug_dirs[] = { "/usr/lib/debug", NULL };
+
+DS_API const char *ds_strerror(int err)
+{
+	if (err < 0)
+		err = -err;
+	switch (err) {
+	case 0:
+		return "success";
+	case ENODATA:
+		return "no GNU build ID";
+	case ENOEXEC:
+		return "not a valid ELF file";
+	case ENOENT:
+		return "not found";
+	case EBADMSG:
+		return "contents do not match";
+	case EINVAL:
+		return "invalid argument";
+	default:
+		/* strerror() of glibc returns a static, immutable string for
+		 * every known code; unknown ones get a generic text. */
+		return err < 4096 ? strerror(err) : "unknown error";
+	}
+}
+
+DS_API const char *ds_source_name(enum ds_source src)
+{
+	switch (src) {
+	case DS_SOURCE_SELF:
+		return "self";
+	case DS_SOURCE_BUILD_ID_DIR:
+		return "build-id-dir";
+	case DS_SOURCE_DEBUGLINK:
+		return "debuglink";
+	case DS_SOURCE_PERF_CACHE:
+		return "perf-cache";
+	case DS_SOURCE_NONE:
+		break;
+	}
+	return "none";
+}
+
+void ds__log(const struct ds_context *ctx, enum ds_log_level level, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (!ctx || !ctx->log_fn || level > ctx->log_level)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	ctx->log_fn(ctx->log_user, level, msg);
+}
+
+void ds__strbuf_addf(struct ds_strbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	int need;
+
+	if (!sb)
+		return;
+	va_start(ap, fmt);
+	need = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (need < 0)
+		return;
+	if (sb->len + need + 1 > sb->cap) {
+		size_t cap = (sb->len + need + 1) * 2;
+		char *nb = realloc(sb->buf, cap);
+
+		if (!nb)
+			return;
+		sb->buf = nb;
+		sb->cap = cap;
+	}
+	va_start(ap, fmt);
+	vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
+	va_end(ap);
+	sb->len += need;
+}
+
+void ds__strbuf_release(struct ds_strbuf *sb)
+{
+	free(sb->buf);
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+}
+
+static char *default_perf_buildid_dir(void)
+{
+	const char *env = getenv("PERF_BUILDID_DIR");
+	const char *home;
+	char *dir;
+
+	if (env)
+		return strdup(env);
+	home = getenv("HOME");
+	if (!home || !*home)
+		return strdup("");
+	if (asprintf(&dir, "%s/.debug", home) < 0)
+		return NULL;
+	return dir;
+}
+
+static void context_destroy(struct ds_context *ctx)
+{
+	if (ctx->debug_dirs) {
+		for (char **d = ctx->debug_dirs; *d; d++)
+			free(*d);
+		free(ctx->debug_dirs);
+	}
+	free(ctx->perf_buildid_dir);
+	free(ctx);
+}
+
+static int copy_debug_dirs(struct ds_context *ctx, const char *const *dirs)
+{
+	size_t n = 0;
+
+	while (dirs[n])
+		n++;
+	ctx->debug_dirs = calloc(n + 1, sizeof(*ctx->debug_dirs));
+	if (!ctx->debug_dirs)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		ctx->debug_dirs[i] = strdup(dirs[i]);
+		if (!ctx->debug_dirs[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts)
+{
+	const char *const *dirs = DS_OPT(opts, debug_dirs, NULL);
+	const char *perf_dir = DS_OPT(opts, perf_buildid_dir, NULL);
+	struct ds_context *ctx;
+	int err;
+
+	ctx = calloc(1, sizeof(*ctx));
+	if (!ctx) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	atomic_init(&ctx->refcnt, 1);
+	ctx->miss_ttl_s = DS_OPT(opts, miss_ttl_s, 0);
+	if (ctx->miss_ttl_s == 0)
+		ctx->miss_ttl_s = DS_MISS_TTL_DEFAULT;
+	ctx->log_fn = DS_OPT(opts, log_fn, NULL);
+	ctx->log_user = DS_OPT(opts, log_user, NULL);
+	ctx->log_level = DS_OPT(opts, log_level, DS_LOG_ERROR);
+
+	err = copy_debug_dirs(ctx, dirs ? dirs : default_debug_dirs);
+	if (err)
+		goto fail;
+	ctx->perf_buildid_dir = perf_dir ? strdup(perf_dir) : default_perf_buildid_dir();
+	if (!ctx->perf_buildid_dir) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	if (!*ctx->perf_buildid_dir) {
+		free(ctx->perf_buildid_dir);
+		ctx->perf_buildid_dir = NULL;
+	}
+	ds__elf_init();
+	return ctx;
+fail:
+	context_destroy(ctx);
+	errno = -err;
+	return NULL;
+}
+
+struct ds_context *ds__context_get(struct ds_context *ctx)
+{
+	atomic_fetch_add_explicit(&ctx->refcnt, 1, memory_order_relaxed);
+	return ctx;
+}
+
+void ds__context_put(struct ds_context *ctx)
+{
+	if (ctx && atomic_fetch_sub_explicit(&ctx->refcnt, 1, memory_order_acq_rel) == 1)
+		context_destroy(ctx);
+}
+
+DS_API void ds_context_free(struct ds_context *ctx)
+{
+	ds__context_put(ctx);
+}

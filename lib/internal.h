@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/* Library-internal declarations shared between modules.  Nothing here is
+ * exported; the public API is include/dsostore.h. */
+#ifndef DS_INTERNAL_H
+#define DS_INTERNAL_H
+
+#include "dsostore.h"
+
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <sys/types.h>
+
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Read a field of a caller's options struct only if the caller's struct
+ * is large enough to have it (libbpf's OPTS_GET). */
+#define DS_OPT(opts, field, dflt)                                                       \
+	(((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field)) \
+		 ? (opts)->field                                                        \
+		 : (dflt))
+
+#define DS_MISS_TTL_DEFAULT 600
+
+/* ---- context (lib/context.c) */
+
+struct ds_context {
+	atomic_int refcnt; /* the caller's handle + one per store */
+	char **debug_dirs; /* NULL-terminated, copied */
+	char *perf_buildid_dir; /* NULL: disabled */
+	int miss_ttl_s; /* < 0: misses are not remembered */
+	ds_log_fn log_fn;
+	void *log_user;
+	enum ds_log_level log_level;
+};
+
+struct ds_context *ds__context_get(struct ds_context *ctx);
+void ds__context_put(struct ds_context *ctx);
+
+void ds__log(const struct ds_context *ctx, enum ds_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define ds_err(ctx, ...) ds__log(ctx, DS_LOG_ERROR, __VA_ARGS__)
+#define ds_warn(ctx, ...) ds__log(ctx, DS_LOG_WARN, __VA_ARGS__)
+#define ds_info(ctx, ...) ds__log(ctx, DS_LOG_INFO, __VA_ARGS__)
+#define ds_debug(ctx, ...) ds__log(ctx, DS_LOG_DEBUG, __VA_ARGS__)
+
+/* A growing string for messages ("where we looked"); never fails loudly:
+ * on allocation failure it keeps what it had. */
+struct ds_strbuf {
+	char *buf;
+	size_t len, cap;
+};
+void ds__strbuf_addf(struct ds_strbuf *sb, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void ds__strbuf_release(struct ds_strbuf *sb);
+
+/* ---- buildid (lib/buildid.c) */
+
+int ds__elf_build_id(struct Elf *elf, struct ds_build_id *out);
+
+/* ---- elf (lib/elf.c) */
+
+struct ds_elf_info {
+	bool has_debug_info; /* .debug_info or .zdebug_info with contents */
+	bool has_code; /* an executable PT_LOAD backed by file bytes */
+	bool has_debuglink;
+	char debuglink[256]; /* the .gnu_debuglink file name */
+	uint32_t debuglink_crc;
+};
+
+/* Open path read-only for ELF inspection (O_CLOEXEC, regular files only). */
+int ds__elf_open_fd(const char *path);
+/* Facts about an opened ELF. */
+int ds__elf_inspect(struct Elf *elf, struct ds_elf_info *info);
+/* CRC32 of a whole file the way .gnu_debuglink wants it (zlib's CRC-32). */
+int ds__file_crc32(int fd, uint32_t *crc);
+/* libelf's version handshake, done once per process. */
+void ds__elf_init(void);
+
+/* ---- locate (lib/locate.c) */
+
+/* A found candidate, opened and verified. */
+struct ds_found {
+	char *path;
+	int fd;
+	struct Elf *elf;
+	enum ds_source source;
+	uint64_t size;
+};
+
+/* Search the local sources in order; *found filled on success.  why, when
+ * not NULL, collects each place looked at and its verdict. */
+int ds__locate(struct ds_context *ctx, const struct ds_build_id *bid, const char *hint_path,
+	       enum ds_artifact what, struct ds_found *found, struct ds_strbuf *why);
+/* Open one known path and check it is the wanted artifact of bid. */
+int ds__open_candidate(const char *path, const struct ds_build_id *bid, enum ds_artifact what,
+		       struct ds_found *found, const char **reason);
+void ds__found_release(struct ds_found *found);
+
+/* ---- debuginfo (lib/debuginfo.c) */
+
+/* An opened debuginfo.  The struct is embedded in its DSO and lives as long
+ * as the DSO; only the open state (fd, elf) comes and goes, under the
+ * store's di_lock.  path is atomic because a re-search after eviction may
+ * find the file elsewhere while readers still hold the old string, which
+ * stays allocated (retired) until the DSO goes. */
+struct ds_debuginfo {
+	_Atomic(char *) path;
+	const struct ds_build_id *bid; /* the DSO's, set once */
+	enum ds_source source;
+	int fd;
+	struct Elf *elf;
+	uint64_t size;
+	atomic_bool recent; /* CLOCK reference bit, set by the ready path */
+	struct ds_retired *retired;
+};
+
+struct ds_retired {
+	struct ds_retired *next;
+	char *path;
+};
+
+void ds__debuginfo_init(struct ds_debuginfo *di, const struct ds_build_id *bid);
+/* Take over what locate found; the found struct is emptied. */
+void ds__debuginfo_adopt(struct ds_debuginfo *di, struct ds_found *found);
+bool ds__debuginfo_is_open(const struct ds_debuginfo *di);
+/* Close the file; returns the bytes it held.  Path stays. */
+uint64_t ds__debuginfo_close(struct ds_debuginfo *di);
+/* Open the remembered path again, checking it is still the same build ID. */
+int ds__debuginfo_reopen(struct ds_debuginfo *di);
+void ds__debuginfo_release(struct ds_debuginfo *di);
+
+#endif

@@ -1,0 +1,31 @@
+# Every tests/test_*.c is a test program linked with the library; every
+# tests/*.sh is a shell test.  Both get, in their environment:
+#   DSOSTORE   the CLI        DS_BUILD  the build dir    DS_SRC  the source dir
+# A test that needs something this machine lacks exits 77 (skipped).
+set(DS_TEST_ENV
+  "DSOSTORE=$<TARGET_FILE:dsostore_cli>"
+  "DS_BUILD=${CMAKE_BINARY_DIR}"
+  "DS_SRC=${CMAKE_SOURCE_DIR}"
+  "DS_SANITIZE=${SANITIZE}")
+
+file(GLOB DS_TEST_C CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/test_*.c)
+foreach(src ${DS_TEST_C})
+  get_filename_component(name ${src} NAME_WE)
+  add_executable(${name} ${src} ${CMAKE_SOURCE_DIR}/tests/testutil.c)
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+  target_link_libraries(${name} PRIVATE dsostore_static)
+  add_test(NAME ${name} COMMAND ${name})
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${DS_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 300)
+endforeach()
+
+file(GLOB DS_TEST_SH CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/*.sh)
+foreach(src ${DS_TEST_SH})
+  get_filename_component(name ${src} NAME_WE)
+  add_test(NAME ${name} COMMAND bash ${src})
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${DS_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 300)
+endforeach()
+
+# The fault-injecting debuginfod test server (issue 3) has its own rules.
+if(EXISTS ${CMAKE_SOURCE_DIR}/tests/server/server.cmake)
+  include(${CMAKE_SOURCE_DIR}/tests/server/server.cmake)
+endif()

@@ -1,0 +1,122 @@
+#define _GNU_SOURCE
+#include "testutil.h"
+
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+
+int t_failures;
+static char tmpdir[256];
+
+static void rm_tmpdir(void)
+{
+	char cmd[300];
+
+	if (tmpdir[0] && !getenv("DS_KEEP_TMP")) {
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd) != 0)
+			fprintf(stderr, "could not remove %s\n", tmpdir);
+	}
+}
+
+const char *t_tmpdir(void)
+{
+	if (!tmpdir[0]) {
+		const char *base = getenv("TMPDIR");
+
+		snprintf(tmpdir, sizeof(tmpdir), "%s/dstest.XXXXXX", base ? base : "/tmp");
+		if (!mkdtemp(tmpdir)) {
+			perror("mkdtemp");
+			exit(2);
+		}
+		atexit(rm_tmpdir);
+	}
+	return tmpdir;
+}
+
+char *t_path(const char *fmt, ...)
+{
+	char rel[512], *out;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(rel, sizeof(rel), fmt, ap);
+	va_end(ap);
+	if (asprintf(&out, "%s/%s", t_tmpdir(), rel) < 0)
+		exit(2);
+	return out; /* deliberately kept: tests are short-lived */
+}
+
+void t_write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	if (!f || fputs(text, f) < 0 || fclose(f) != 0) {
+		perror(path);
+		exit(2);
+	}
+}
+
+int t_sh(const char *fmt, ...)
+{
+	char *cmd;
+	va_list ap;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&cmd, fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		exit(2);
+	rc = system(cmd);
+	free(cmd);
+	if (rc == -1 || !WIFEXITED(rc))
+		return -1;
+	return WEXITSTATUS(rc);
+}
+
+void t_compile(const char *cc, const char *flags, const char *source, const char *out)
+{
+	char *src = t_path("src-%d-%ld.c", getpid(), random());
+
+	if (t_sh("command -v %s >/dev/null", cc) != 0) {
+		fprintf(stderr, "SKIP: %s is not installed\n", cc);
+		exit(77);
+	}
+	t_write_file(src, source);
+	if (t_sh("%s %s -o '%s' '%s'", cc, flags, out, src) != 0) {
+		fprintf(stderr, "compiling %s with %s %s failed\n", out, cc, flags);
+		exit(1);
+	}
+}
+
+const char *t_readelf_build_id(const char *path)
+{
+	static char hex[256];
+	char *cmd;
+	FILE *p;
+
+	hex[0] = 0;
+	if (asprintf(&cmd, "eu-readelf -n '%s' 2>/dev/null | awk '/Build ID:/ {print $3; exit}'",
+		     path) < 0)
+		exit(2);
+	p = popen(cmd, "r");
+	free(cmd);
+	if (!p)
+		return hex;
+	if (!fgets(hex, sizeof(hex), p))
+		hex[0] = 0;
+	pclose(p);
+	hex[strcspn(hex, "\n")] = 0;
+	return hex;
+}
+
+int t_done(const char *name)
+{
+	if (t_failures) {
+		fprintf(stderr, "%s: %d check(s) failed\n", name, t_failures);
+		return 1;
+	}
+	printf("%s: all checks passed\n", name);
+	return 0;
+}

@@ -1,0 +1,46 @@
+/* Small helpers shared by the C tests: checks that report file:line, a
+ * scratch directory removed at exit, and compiling generated sources. */
+#ifndef DS_TESTUTIL_H
+#define DS_TESTUTIL_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+extern int t_failures;
+
+#define CHECK(cond)                                                                 \
+	do {                                                                        \
+		if (!(cond)) {                                                      \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, \
+				#cond);                                             \
+			t_failures++;                                               \
+		}                                                                   \
+	} while (0)
+
+#define CHECK_EQ_INT(a, b)                                                          \
+	do {                                                                        \
+		long long _a = (long long)(a), _b = (long long)(b);                 \
+		if (_a != _b) {                                                     \
+			fprintf(stderr, "%s:%d: %s == %lld, expected %s == %lld\n", __FILE__, \
+				__LINE__, #a, _a, #b, _b);                          \
+			t_failures++;                                               \
+		}                                                                   \
+	} while (0)
+
+/* A fresh directory under $TMPDIR, removed (recursively) at exit. */
+const char *t_tmpdir(void);
+/* printf-style path under t_tmpdir(); returns a static-lifetime string. */
+char *t_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Write a file. */
+void t_write_file(const char *path, const char *text);
+/* Run a shell command; returns its exit status (or -1). */
+int t_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Compile C source text with cc and flags into out; exits the test with 77
+ * (skip) if the compiler is missing, fails it if compilation fails. */
+void t_compile(const char *cc, const char *flags, const char *source, const char *out);
+/* The build ID of a file as eu-readelf -n reports it ("" when none). */
+const char *t_readelf_build_id(const char *path);
+/* Print the summary and return the exit code for main(). */
+int t_done(const char *name);
+
+#endif

@@ -1,0 +1,36 @@
+/* Shared bits of the dsostore subcommands.  The tool uses only the public
+ * API in include/dsostore.h. */
+#ifndef DS_CLI_H
+#define DS_CLI_H
+
+#include "dsostore.h"
+
+#include <stdbool.h>
+
+/* Options every subcommand accepts. */
+struct cli_common {
+	const char *debug_dirs[33];
+	int n_debug_dirs;
+	const char *perf_buildid_dir;
+	int verbose;
+};
+
+/* If argv[*i] is a common option, consume it (and its argument) and return
+ * 1; return 0 if it is not one; -1 after printing an error. */
+int cli_common_option(struct cli_common *c, int argc, char **argv, int *i);
+/* A context configured from the common options; exits on failure. */
+struct ds_context *cli_context(const struct cli_common *c);
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#define CLI_COMMON_HELP                                                                   \
+	"  --debug-dir DIR         a debug directory (repeatable; default /usr/lib/debug)\n" \
+	"  --perf-buildid-dir DIR  perf's build-id cache (default $PERF_BUILDID_DIR or\n"    \
+	"                          ~/.debug; \"\" disables it)\n"                             \
+	"  -v, --verbose           log the search on stderr\n"                               \
+	"  -h, --help              this help\n"
+
+int cmd_buildid(int argc, char **argv);
+int cmd_find(int argc, char **argv);
+int cmd_scan(int argc, char **argv);
+
+#endif

@@ -1,0 +1,108 @@
+/* dsostore: the command-line tool.  One file per subcommand. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *what;
+} commands[] = {
+	{ "buildid", cmd_buildid, "print the GNU build ID of ELF files" },
+	{ "find", cmd_find, "find the local debuginfo or executable of a build ID" },
+	{ "scan", cmd_scan, "put binaries into a store and show the debuginfo of each" },
+};
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("dsostore: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i];
+
+	if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
+		c->verbose++;
+		return 1;
+	}
+	if (!strcmp(a, "--debug-dir") || !strcmp(a, "--perf-buildid-dir")) {
+		if (*i + 1 >= argc) {
+			cli_error("%s needs an argument", a);
+			return -1;
+		}
+		if (!strcmp(a, "--perf-buildid-dir")) {
+			c->perf_buildid_dir = argv[++*i];
+			return 1;
+		}
+		if (c->n_debug_dirs >= 32) {
+			cli_error("too many --debug-dir");
+			return -1;
+		}
+		c->debug_dirs[c->n_debug_dirs++] = argv[++*i];
+		return 1;
+	}
+	return 0;
+}
+
+static void log_stderr(void *user, enum ds_log_level level, const char *msg)
+{
+	(void)user;
+	(void)level;
+	fprintf(stderr, "dsostore: %s\n", msg);
+}
+
+struct ds_context *cli_context(const struct cli_common *c)
+{
+	DS_OPTS(ds_context_opts, opts, .debug_dirs = c->n_debug_dirs ? c->debug_dirs : NULL,
+		.perf_buildid_dir = c->perf_buildid_dir, .log_fn = log_stderr,
+		.log_level = c->verbose ? DS_LOG_DEBUG : DS_LOG_WARN);
+	struct ds_context *ctx = ds_context_new(&opts);
+
+	if (!ctx) {
+		cli_error("cannot create a context: %s", ds_strerror(-errno));
+		exit(2);
+	}
+	return ctx;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: dsostore COMMAND [OPTIONS] [ARGS]\n\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].what);
+	fprintf(f, "\n'dsostore COMMAND --help' for each command's options.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("dsostore %d.%d.%d\n", DS_VERSION_MAJOR, DS_VERSION_MINOR, DS_VERSION_PATCH);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].fn(argc - 1, argv + 1);
+	cli_error("unknown command '%s'", argv[1]);
+	usage(stderr);
+	return 2;
+}
