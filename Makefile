@@ -7,6 +7,7 @@
 #   make install PREFIX=/usr/local DESTDIR=
 
 SANITIZE ?=
+MAKEFLAGS += --no-print-directory
 PREFIX ?= /usr/local
 JOBS ?= $(shell nproc)
 ifeq ($(SANITIZE),)
