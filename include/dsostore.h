@@ -104,6 +104,20 @@ struct ds_context_opts {
 	ds_log_fn log_fn;
 	void *log_user;
 	enum ds_log_level log_level; /* messages above this are dropped */
+
+	/* debuginfod.  Each NULL or 0 means: as the elfutils client reads it
+	 * from the environment (DEBUGINFOD_URLS, _CACHE_PATH, _TIMEOUT,
+	 * _MAXTIME, _MAXSIZE, _RETRY_LIMIT, _HEADERS_FILE), else its default. */
+	const char *urls; /* space-separated servers, http(s):// or file://; "" none */
+	const char *cache_path;
+	int timeout_s; /* a server must send 100 KiB within this (90); < 0 none */
+	int connect_timeout_s; /* connecting to a server (10; elfutils: none) */
+	int maxtime_s; /* a whole download (none); < 0 none */
+	int64_t maxsize; /* bytes of one file (none); < 0 none */
+	int retry_limit; /* retries of a transient failure per server (2); < 0 none */
+	unsigned int max_transfers; /* in flight at once (64) */
+	unsigned int max_per_server; /* connections to one server (16) */
+	const char *headers_file;
 };
 
 DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts);
@@ -112,6 +126,8 @@ DS_API void ds_context_free(struct ds_context *ctx);
 enum ds_artifact {
 	DS_ARTIFACT_DEBUGINFO = 0, /* an ELF file with .debug_info */
 	DS_ARTIFACT_EXECUTABLE = 1, /* the binary with its code */
+	DS_ARTIFACT_SOURCE = 2, /* a source file, by its absolute path */
+	DS_ARTIFACT_SECTION = 3, /* one section's bytes, by its name */
 };
 
 /* Where a local search for an artifact found it, or looked. */
@@ -121,6 +137,8 @@ enum ds_source {
 	DS_SOURCE_BUILD_ID_DIR, /* <debugdir>/.build-id/xx/rest[.debug] */
 	DS_SOURCE_DEBUGLINK, /* .gnu_debuglink, CRC checked */
 	DS_SOURCE_PERF_CACHE, /* perf's ~/.debug build-id cache */
+	DS_SOURCE_DEBUGINFOD_CACHE, /* the debuginfod client cache */
+	DS_SOURCE_DEBUGINFOD, /* downloaded now */
 };
 
 DS_API const char *ds_source_name(enum ds_source src);
@@ -134,6 +152,87 @@ DS_API const char *ds_source_name(enum ds_source src);
 DS_API int ds_find(struct ds_context *ctx, const struct ds_build_id *bid,
 		   const char *hint_path, enum ds_artifact what, char **path_out,
 		   enum ds_source *src_out, char *errbuf, size_t errlen);
+
+/* ------------------------------------------------------------- debuginfod */
+
+/* Fetching from debuginfod servers into the cache the elfutils client uses
+ * (<cache>/<build-id>/debuginfo, executable, section-NAME, source##PATH):
+ * a file either client downloaded is found by the other.  One request per
+ * (build ID, artifact) however many threads, stores and batches ask; all
+ * servers are asked at once and the first good answer wins; a debuginfo or
+ * executable is only cached when it carries the requested build ID.
+ *
+ * Errors: -ENOENT no server has it (remembered as a miss, like elfutils,
+ * for cache_miss_s); -ENOSYS no server configured and not cached;
+ * -ETIMEDOUT, -ECONNREFUSED, -EHOSTUNREACH, -ECONNRESET, -EIO (server
+ * error) after retries, never cached as a miss; -EFBIG over maxsize;
+ * -EBADMSG a server sent a file of another build ID; -EPROTO a bad
+ * redirect; -ECANCELED the caller cancelled. */
+
+struct ds_fetch_progress {
+	size_t total, done, failed;
+	uint64_t bytes; /* downloaded so far for this call */
+	double elapsed_s;
+};
+
+/* Return non-zero to cancel: nothing of what was not finished is cached. */
+typedef int (*ds_fetch_progress_fn)(void *user, const struct ds_fetch_progress *p);
+
+struct ds_fetch_req {
+	struct ds_build_id build_id;
+	enum ds_artifact what;
+	const char *arg; /* source path or section name; else NULL */
+	/* Results. */
+	int err;
+	char *path; /* malloc()ed, the caller frees it */
+	enum ds_source source; /* DEBUGINFOD_CACHE or DEBUGINFOD */
+	uint64_t bytes; /* downloaded for this request (0 from the cache) */
+};
+
+struct ds_fetch_opts {
+	size_t sz;
+	ds_fetch_progress_fn progress; /* called from the caller's thread */
+	void *user;
+	/* Called, from the caller's thread, as each request completes. */
+	void (*done)(void *user, struct ds_fetch_req *req);
+	unsigned int progress_ms; /* between progress calls (100) */
+};
+
+/* Fetch one artifact (cache first).  *path_out is malloc()ed. */
+DS_API int ds_fetch(struct ds_context *ctx, const struct ds_build_id *bid, enum ds_artifact what,
+		    const char *arg, char **path_out, const struct ds_fetch_opts *opts);
+
+/* Fetch many at once; blocks until every request has its result.  Returns
+ * the number of requests that failed, or -ECANCELED. */
+DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, size_t n,
+			  const struct ds_fetch_opts *opts);
+
+struct ds_fetch_stats {
+	uint64_t requests; /* HTTP(S)/file transfers started */
+	uint64_t downloads; /* files written into the cache */
+	uint64_t bytes; /* body bytes received */
+	uint64_t cache_hits;
+	uint64_t joined; /* requests that waited for one already in flight */
+	uint64_t retries;
+	uint64_t rejected; /* wrong build ID, over maxsize, bad redirect */
+};
+
+DS_API void ds_fetch_stats(struct ds_context *ctx, struct ds_fetch_stats *out);
+
+/* The cache directory in use (borrowed, valid with ctx). */
+DS_API const char *ds_cache_path(struct ds_context *ctx);
+
+struct ds_cache_stats {
+	uint64_t build_ids, files, bytes, misses;
+};
+
+DS_API int ds_cache_stats(struct ds_context *ctx, struct ds_cache_stats *out);
+
+/* Remove what the elfutils client would: files not accessed for
+ * max_unused_age_s, misses older than cache_miss_s, then empty build-ID
+ * directories.  force: now, whatever cache_clean_interval_s says.
+ * Returns the number of files removed. */
+DS_API int ds_cache_clean(struct ds_context *ctx, bool force);
 
 /* ------------------------------------------------------------------ store */
 
@@ -198,12 +297,17 @@ DS_API const char *ds_dso_path(const struct ds_dso *dso);
 DS_API void ds_dso_id(struct ds_dso *dso, struct ds_dso_id *out);
 
 /* The per-symbol call.  First caller searches (the binary, build-id dirs,
- * debuglink, perf's cache); concurrent callers wait for that one search;
+ * debuglink, perf's cache, then debuginfod); concurrent callers wait for that one search;
  * once found, a call is one atomic load.  *out is borrowed: valid while you
  * hold the DSO reference.  -ENOENT when none was found (remembered for the
  * miss TTL: no new search until then; ds_dso_error() says where it
  * looked), -ENODATA when the DSO has no build ID and none could be read. */
 DS_API int ds_dso_debuginfo(struct ds_dso *dso, const struct ds_debuginfo **out);
+
+/* Find the debuginfo of every DSO of the store that has not been searched
+ * yet: local sources first, then one parallel batch from debuginfod.
+ * Returns how many DSOs are left without debuginfo, or -ECANCELED. */
+DS_API int ds_store_prefetch(struct ds_store *store, const struct ds_fetch_opts *opts);
 
 /* The reason of the last failure of ds_dso_debuginfo() as text, copied into
  * buf.  Returns the error code (0 if none). */

@@ -45,6 +45,10 @@ DS_API const char *ds_source_name(enum ds_source src)
 		return "debuglink";
 	case DS_SOURCE_PERF_CACHE:
 		return "perf-cache";
+	case DS_SOURCE_DEBUGINFOD_CACHE:
+		return "debuginfod-cache";
+	case DS_SOURCE_DEBUGINFOD:
+		return "debuginfod";
 	case DS_SOURCE_NONE:
 		break;
 	}
@@ -98,6 +102,13 @@ void ds__strbuf_release(struct ds_strbuf *sb)
 	sb->len = sb->cap = 0;
 }
 
+static void log_stderr(void *user, enum ds_log_level level, const char *msg)
+{
+	(void)user;
+	(void)level;
+	fprintf(stderr, "dsostore: %s\n", msg);
+}
+
 static char *default_perf_buildid_dir(void)
 {
 	const char *env = getenv("PERF_BUILDID_DIR");
@@ -122,6 +133,11 @@ static void context_destroy(struct ds_context *ctx)
 		free(ctx->debug_dirs);
 	}
 	free(ctx->perf_buildid_dir);
+	ds__fetcher_free(atomic_load(&ctx->fetcher));
+	ds__fetch_config_release(&ctx->fetch_cfg);
+	if (ctx->cache.root)
+		ds__cache_release(&ctx->cache);
+	pthread_mutex_destroy(&ctx->fetcher_lock);
 	free(ctx);
 }
 
@@ -161,6 +177,15 @@ DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts)
 	ctx->log_fn = DS_OPT(opts, log_fn, NULL);
 	ctx->log_user = DS_OPT(opts, log_user, NULL);
 	ctx->log_level = DS_OPT(opts, log_level, DS_LOG_ERROR);
+	/* As the elfutils client: DEBUGINFOD_VERBOSE asks for a trace on
+	 * stderr when the caller has not taken the log. */
+	if (!ctx->log_fn && getenv("DEBUGINFOD_VERBOSE")) {
+		ctx->log_fn = log_stderr;
+		ctx->log_level = DS_LOG_INFO;
+	}
+	pthread_mutex_init(&ctx->fetcher_lock, NULL);
+	atomic_init(&ctx->fetcher, NULL);
+	atomic_init(&ctx->cache_hits, 0);
 
 	err = copy_debug_dirs(ctx, dirs ? dirs : default_debug_dirs);
 	if (err)
@@ -174,6 +199,11 @@ DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts)
 		free(ctx->perf_buildid_dir);
 		ctx->perf_buildid_dir = NULL;
 	}
+	err = ds__cache_init(&ctx->cache, DS_OPT(opts, cache_path, NULL));
+	if (!err)
+		err = ds__fetch_config_init(&ctx->fetch_cfg, opts);
+	if (err)
+		goto fail;
 	ds__elf_init();
 	return ctx;
 fail:

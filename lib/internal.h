@@ -10,6 +10,7 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -23,7 +24,49 @@
 
 #define DS_MISS_TTL_DEFAULT 600
 
+/* ---- cache (lib/cache.c) */
+
+struct ds_cache {
+	pthread_mutex_t lock; /* opening the root */
+	char *root;
+	int rootfd; /* 0 until opened */
+	int64_t miss_s, max_unused_age_s, clean_interval_s;
+};
+
+int ds__cache_init(struct ds_cache *c, const char *opt_path);
+void ds__cache_release(struct ds_cache *c);
+int ds__cache_open_root(struct ds_cache *c);
+/* The entry's file name for an artifact; NULL for an invalid arg. */
+char *ds__cache_entry_name(enum ds_artifact what, const char *arg);
+int ds__cache_lookup(struct ds_cache *c, const char *hex, const char *name, char **path_out);
+int ds__cache_entry_open(struct ds_cache *c, const char *hex, bool lock, int *dirfd_out);
+int ds__cache_tmp_open(int dirfd, const char *name, char *tmpname, size_t len);
+int ds__cache_commit(int dirfd, const char *tmpname, const char *name, int fd, time_t mtime);
+void ds__cache_abort(int dirfd, const char *tmpname);
+int ds__cache_write_miss(int dirfd, const char *name);
+int ds__cache_stats(struct ds_cache *c, struct ds_cache_stats *out);
+int ds__cache_clean(struct ds_cache *c, bool force);
+
+/* ---- fetch (lib/fetch.c) */
+
+struct ds_fetcher;
+struct ds_fetch_config {
+	char **urls; /* NULL-terminated */
+	int timeout_s, connect_timeout_s, maxtime_s, retry_limit;
+	int64_t maxsize;
+	unsigned int max_transfers, max_per_server;
+	char **headers; /* "Name: value", NULL-terminated */
+};
+
+/* Reads the environment for what opts leave unset. */
+int ds__fetch_config_init(struct ds_fetch_config *cfg, const struct ds_context_opts *opts);
+void ds__fetch_config_release(struct ds_fetch_config *cfg);
+void ds__fetcher_free(struct ds_fetcher *f);
+
 /* ---- context (lib/context.c) */
+
+struct ds_found;
+struct ds_strbuf;
 
 struct ds_context {
 	atomic_int refcnt; /* the caller's handle + one per store */
@@ -33,7 +76,20 @@ struct ds_context {
 	ds_log_fn log_fn;
 	void *log_user;
 	enum ds_log_level log_level;
+
+	struct ds_cache cache;
+	struct ds_fetch_config fetch_cfg;
+	pthread_mutex_t fetcher_lock; /* creating the fetcher */
+	struct ds_fetcher *_Atomic fetcher; /* started on first use */
+	atomic_uint_fast64_t cache_hits; /* answered by the caller's thread */
 };
+
+/* The context's fetcher, started on first use; NULL with *err set. */
+struct ds_fetcher *ds__fetcher(struct ds_context *ctx, int *err);
+/* Blocking fetch used by the store: cache, then servers.  *found is
+ * opened and verified like a local candidate. */
+int ds__fetch_found(struct ds_context *ctx, const struct ds_build_id *bid, struct ds_found *found,
+		    struct ds_strbuf *why);
 
 struct ds_context *ds__context_get(struct ds_context *ctx);
 void ds__context_put(struct ds_context *ctx);

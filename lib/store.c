@@ -620,7 +620,7 @@ static int learn_from_file(struct ds_dso *d)
 }
 
 /* The search proper, with no lock held.  Fills d->di on success. */
-static int search(struct ds_dso *d, struct ds_strbuf *why)
+static int search(struct ds_dso *d, bool local_only, struct ds_strbuf *why)
 {
 	struct ds_store *s = d->store;
 	struct ds_found found;
@@ -634,6 +634,8 @@ static int search(struct ds_dso *d, struct ds_strbuf *why)
 		return err;
 	}
 	err = ds__locate(s->ctx, &d->id.build_id, d->path, DS_ARTIFACT_DEBUGINFO, &found, why);
+	if (err == -ENOENT && !local_only) /* then debuginfod's cache, servers */
+		err = ds__fetch_found(s->ctx, &d->id.build_id, &found, why);
 	if (err)
 		return err;
 	ds__debuginfo_adopt(&d->di, &found);
@@ -670,7 +672,8 @@ static bool miss_still_valid(struct ds_dso *d)
 	return now_ns() < atomic_load(&d->miss_until_ns);
 }
 
-static int debuginfo_slow(struct ds_dso *d, const struct ds_debuginfo **out)
+/* local_only: a miss is not remembered (prefetch asks debuginfod next). */
+static int debuginfo_slow(struct ds_dso *d, const struct ds_debuginfo **out, bool local_only)
 {
 	struct ds_store *s = d->store;
 	struct ds_strbuf why = { 0 };
@@ -705,14 +708,17 @@ static int debuginfo_slow(struct ds_dso *d, const struct ds_debuginfo **out)
 		err = 0;
 	} else {
 		/* A file gone since it was found: search again. */
-		err = search(d, &why);
+		err = search(d, local_only, &why);
 		if (!err)
 			atomic_fetch_add(&s->hits, 1);
-		else
+		else if (!local_only)
 			atomic_fetch_add(&s->misses, 1);
 	}
 	pthread_mutex_lock(&s->di_lock);
-	err = publish(d, err, &why);
+	if (local_only && err == -ENOENT)
+		atomic_store(&d->di_state, state == DI_EVICTED ? DI_UNKNOWN : state);
+	else
+		err = publish(d, err, &why);
 	if (!err)
 		*out = &d->di;
 	pthread_cond_broadcast(&s->di_cond);
@@ -730,7 +736,7 @@ DS_API int ds_dso_debuginfo(struct ds_dso *d, const struct ds_debuginfo **out)
 		*out = &d->di;
 		return 0;
 	}
-	return debuginfo_slow(d, out);
+	return debuginfo_slow(d, out, false);
 }
 
 DS_API int ds_dso_error(struct ds_dso *d, char *buf, size_t len)
@@ -770,4 +776,86 @@ DS_API int ds_dso_pin(struct ds_dso *d)
 DS_API void ds_dso_unpin(struct ds_dso *d)
 {
 	atomic_fetch_sub(&d->pins, 1);
+}
+
+/* Every DSO not searched yet (or whose miss expired), with a reference. */
+static struct ds_dso **unsearched(struct ds_store *s, size_t *n_out)
+{
+	struct ds_dso **v = NULL;
+	size_t n = 0, cap = 0;
+
+	pthread_rwlock_rdlock(&s->lock);
+	for (int t = T_BID; t <= T_PATH; t++) {
+		struct htab *tab = t == T_BID ? &s->by_bid : &s->by_path;
+
+		for (size_t b = 0; b <= tab->mask; b++) {
+			for (struct ds_dso *d = tab->buckets[b]; d; d = *next_of(d, t)) {
+				int st = atomic_load(&d->di_state);
+
+				/* by_path has them all but those with no path */
+				if (t == T_BID && d->path)
+					continue;
+				if (st != DI_UNKNOWN && !(st == DI_MISSING && !miss_still_valid(d)))
+					continue;
+				if (n == cap) {
+					size_t nc = cap ? 2 * cap : 64;
+					struct ds_dso **nv = realloc(v, nc * sizeof(*v));
+
+					if (!nv)
+						goto out;
+					v = nv;
+					cap = nc;
+				}
+				if (get_unless_zero(d))
+					v[n++] = d;
+			}
+		}
+	}
+out:
+	pthread_rwlock_unlock(&s->lock);
+	*n_out = n;
+	return v;
+}
+
+DS_API int ds_store_prefetch(struct ds_store *s, const struct ds_fetch_opts *opts)
+{
+	const struct ds_debuginfo *di;
+	struct ds_fetch_req *reqs;
+	struct ds_dso **dsos;
+	size_t n, nreq = 0;
+	int left = 0, err = 0;
+
+	if (!s)
+		return -EINVAL;
+	dsos = unsearched(s, &n);
+	reqs = calloc(n ? n : 1, sizeof(*reqs));
+	if (!reqs) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Local sources first; what they lack goes into one batch. */
+	for (size_t i = 0; i < n; i++) {
+		if (debuginfo_slow(dsos[i], &di, true) != -ENOENT)
+			continue;
+		reqs[nreq].build_id = dsos[i]->id.build_id;
+		reqs[nreq].what = DS_ARTIFACT_DEBUGINFO;
+		nreq++;
+	}
+	if (nreq) {
+		err = ds_fetch_batch(s->ctx, reqs, nreq, opts);
+		for (size_t i = 0; i < nreq; i++)
+			free(reqs[i].path);
+		if (err < 0)
+			goto out;
+		err = 0;
+	}
+	/* Now each is answered from the cache (or remembered as a miss). */
+	for (size_t i = 0; i < n; i++)
+		left += ds_dso_debuginfo(dsos[i], &di) != 0;
+out:
+	for (size_t i = 0; i < n; i++)
+		ds_dso_put(dsos[i]);
+	free(dsos);
+	free(reqs);
+	return err ? err : left;
 }

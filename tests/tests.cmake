@@ -6,7 +6,11 @@ set(DS_TEST_ENV
   "DSOSTORE=$<TARGET_FILE:dsostore_cli>"
   "DS_BUILD=${CMAKE_BINARY_DIR}"
   "DS_SRC=${CMAKE_SOURCE_DIR}"
-  "DS_SANITIZE=${SANITIZE}")
+  "DS_SANITIZE=${SANITIZE}"
+  # Never the user's servers or cache: tests that want them set their own.
+  "DEBUGINFOD_URLS="
+  "DEBUGINFOD_CACHE_PATH=${CMAKE_BINARY_DIR}/test-default-cache"
+  "PERF_BUILDID_DIR=${CMAKE_BINARY_DIR}/test-default-perf-cache")
 
 file(GLOB DS_TEST_C CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/test_*.c)
 foreach(src ${DS_TEST_C})

@@ -32,5 +32,7 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int cmd_buildid(int argc, char **argv);
 int cmd_find(int argc, char **argv);
 int cmd_scan(int argc, char **argv);
+int cmd_fetch(int argc, char **argv);
+int cmd_cache(int argc, char **argv);
 
 #endif

@@ -16,6 +16,8 @@ static const struct {
 	{ "buildid", cmd_buildid, "print the GNU build ID of ELF files" },
 	{ "find", cmd_find, "find the local debuginfo or executable of a build ID" },
 	{ "scan", cmd_scan, "put binaries into a store and show the debuginfo of each" },
+	{ "fetch", cmd_fetch, "fetch from debuginfod servers, many build IDs at once" },
+	{ "cache", cmd_cache, "the debuginfod client cache: path, stats, clean" },
 };
 
 void cli_error(const char *fmt, ...)
