@@ -281,14 +281,16 @@ struct ds_dso_id {
  * path nor build ID). */
 DS_API struct ds_dso *ds_store_findnew(struct ds_store *store, const char *path,
 				       const struct ds_dso_id *id);
-/* The same match without creating: NULL (errno ENOENT) when none. */
+/* The same match without creating: a new reference, or NULL (errno
+ * ENOENT) when none. */
 DS_API struct ds_dso *ds_store_find(struct ds_store *store, const char *path,
 				    const struct ds_dso_id *id);
 DS_API struct ds_dso *ds_store_find_build_id(struct ds_store *store,
 					     const struct ds_build_id *bid);
 
 DS_API struct ds_dso *ds_dso_get(struct ds_dso *dso);
-/* Drop a reference; the last one frees the DSO and its debuginfo. */
+/* Drop a reference (NULL is fine); the last one frees the DSO and its
+ * debuginfo. */
 DS_API void ds_dso_put(struct ds_dso *dso);
 
 /* The path given at creation (NULL if none); valid while referenced. */

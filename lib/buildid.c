@@ -174,9 +174,9 @@ DS_API int ds_build_id_read_file(const char *path, struct ds_build_id *out)
 
 	if (!path || !out)
 		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = ds__elf_open_fd(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	err = ds_build_id_read_fd(fd, out);
 	close(fd);
 	return err;

@@ -30,7 +30,8 @@ int ds__elf_open_fd(const char *path)
 	struct stat st;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO must not hang the open; cleared for files. */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) != 0) {
@@ -43,6 +44,7 @@ int ds__elf_open_fd(const char *path)
 		close(fd);
 		return S_ISDIR(st.st_mode) ? -EISDIR : -ENOEXEC;
 	}
+	fcntl(fd, F_SETFL, 0);
 	return fd;
 }
 

@@ -33,20 +33,24 @@ enum di_state {
 	DI_EVICTED, /* closed for the budget; the path is remembered */
 };
 
+/* Allocated 64-byte aligned: the first line holds what the ready path and
+ * a lookup by build ID read (state, refcount, chain, the build ID itself),
+ * so a random lookup in a large store costs one miss for the bucket and
+ * one for the DSO. */
 struct ds_dso {
-	/* Read by the ready path: keep together. */
 	atomic_int di_state;
-	bool track_use; /* the store has a budget: keep the CLOCK bit */
-	struct ds_debuginfo di;
-
 	atomic_int refcnt;
+	bool track_use; /* the store has a budget: keep the CLOCK bit */
+	bool in_bid_index, in_ino_index;
+	struct ds_dso *next_bid;
+	struct ds_dso_id id; /* under store->lock */
+
+	struct ds_debuginfo di;
 	atomic_int pins;
 	struct ds_store *store;
 	char *path;
 	uint64_t path_hash;
-	struct ds_dso_id id; /* under store->lock */
-	bool in_bid_index, in_ino_index;
-	struct ds_dso *next_bid, *next_path, *next_ino;
+	struct ds_dso *next_path, *next_ino;
 
 	/* Under store->di_lock. */
 	struct ds_dso *ring_prev, *ring_next; /* open debuginfos */
@@ -100,9 +104,16 @@ static uint64_t hash_bytes(const void *p, size_t n)
 	return mix64(h);
 }
 
+/* Build IDs are hashes already (sha1, md5, uuid): their first bytes do;
+ * short ones, set by hand with --build-id=0x..., go through FNV. */
 static uint64_t hash_bid(const struct ds_build_id *bid)
 {
-	return hash_bytes(bid->data, bid->size);
+	uint64_t h;
+
+	if (bid->size < 8)
+		return hash_bytes(bid->data, bid->size);
+	memcpy(&h, bid->data, 8);
+	return mix64(h ^ bid->size);
 }
 
 static uint64_t hash_ino(const struct ds_dso_id *id)
@@ -213,10 +224,26 @@ static bool alive(struct ds_dso *d)
 	return atomic_load_explicit(&d->refcnt, memory_order_relaxed) > 0;
 }
 
-/* Under store->lock (read or write). */
-static struct ds_dso *lookup(struct ds_store *s, const char *path, uint64_t path_hash,
-			     const struct ds_dso_id *id)
+struct path_key {
+	const char *path;
+	uint64_t hash;
+	bool hashed;
+};
+
+static uint64_t path_hash(struct path_key *k)
 {
+	if (!k->hashed) {
+		k->hash = hash_bytes(k->path, strlen(k->path));
+		k->hashed = true;
+	}
+	return k->hash;
+}
+
+/* Under store->lock (read or write).  The path is hashed only when the
+ * build ID did not answer. */
+static struct ds_dso *lookup(struct ds_store *s, struct path_key *pk, const struct ds_dso_id *id)
+{
+	const char *path = pk ? pk->path : NULL;
 	struct ds_dso *d;
 
 	if (has(id, DS_DSO_ID_BUILD_ID)) {
@@ -226,9 +253,11 @@ static struct ds_dso *lookup(struct ds_store *s, const char *path, uint64_t path
 				return d;
 	}
 	if (path) {
-		d = s->by_path.buckets[path_hash & s->by_path.mask];
+		uint64_t ph = path_hash(pk);
+
+		d = s->by_path.buckets[ph & s->by_path.mask];
 		for (; d; d = d->next_path)
-			if (alive(d) && d->path_hash == path_hash && !strcmp(d->path, path) &&
+			if (alive(d) && d->path_hash == ph && !strcmp(d->path, path) &&
 			    id_compatible(&d->id, id))
 				return d;
 	}
@@ -263,19 +292,16 @@ static bool id_improves(const struct ds_dso *d, const struct ds_dso_id *id)
 	       (has(id, DS_DSO_ID_INO_GENERATION) && !has(&d->id, DS_DSO_ID_INO_GENERATION));
 }
 
-/* Under the write lock.  A build ID is indexed only if no live DSO has it
- * already, so the build-ID index stays one DSO per build ID. */
+/* Under the write lock.  Two DSOs can end up with one build ID (a DSO
+ * known by path reads its build ID from the file while another DSO was
+ * made from that build ID alone); both are indexed, and a lookup returns
+ * the first live one, so the build ID stays findable whichever goes first. */
 static void learn_build_id(struct ds_store *s, struct ds_dso *d, const struct ds_build_id *bid)
 {
-	struct ds_dso_id probe = { .flags = DS_DSO_ID_BUILD_ID, .build_id = *bid };
-	struct ds_dso *other = lookup(s, NULL, 0, &probe);
-
 	d->id.build_id = *bid;
 	d->id.flags |= DS_DSO_ID_BUILD_ID;
-	if (!other) {
-		htab_add(&s->by_bid, T_BID, d);
-		d->in_bid_index = true;
-	}
+	htab_add(&s->by_bid, T_BID, d);
+	d->in_bid_index = true;
 }
 
 static void improve_id(struct ds_store *s, struct ds_dso *d, const struct ds_dso_id *id)
@@ -375,17 +401,19 @@ DS_API void ds_store_stats(struct ds_store *s, struct ds_store_stats *out)
 
 /* --------------------------------------------------------------- DSOs */
 
-static struct ds_dso *dso_new(struct ds_store *s, const char *path, uint64_t path_hash)
+static struct ds_dso *dso_new(struct ds_store *s, struct path_key *pk)
 {
-	struct ds_dso *d = calloc(1, sizeof(*d));
+	size_t size = (sizeof(struct ds_dso) + 63) & ~(size_t)63;
+	struct ds_dso *d = aligned_alloc(64, size);
 
 	if (!d)
 		return NULL;
-	if (path && !(d->path = strdup(path))) {
+	memset(d, 0, size);
+	if (pk->path && !(d->path = strdup(pk->path))) {
 		free(d);
 		return NULL;
 	}
-	d->path_hash = path_hash;
+	d->path_hash = pk->path ? path_hash(pk) : 0;
 	atomic_init(&d->refcnt, 1);
 	atomic_init(&d->pins, 0);
 	atomic_init(&d->di_state, DI_UNKNOWN);
@@ -401,7 +429,7 @@ static struct ds_dso *dso_new(struct ds_store *s, const char *path, uint64_t pat
 static struct ds_dso *findnew(struct ds_store *s, const char *path, const struct ds_dso_id *id,
 			      bool create)
 {
-	uint64_t path_hash = path ? hash_bytes(path, strlen(path)) : 0;
+	struct path_key pk = { .path = path };
 	struct ds_dso *d;
 
 	if (!s || (!path && !has(id, DS_DSO_ID_BUILD_ID))) {
@@ -414,7 +442,7 @@ static struct ds_dso *findnew(struct ds_store *s, const char *path, const struct
 		return NULL;
 	}
 	pthread_rwlock_rdlock(&s->lock);
-	d = lookup(s, path, path_hash, id);
+	d = lookup(s, &pk, id);
 	if (d && !id_improves(d, id) && get_unless_zero(d)) {
 		pthread_rwlock_unlock(&s->lock);
 		return d;
@@ -422,10 +450,10 @@ static struct ds_dso *findnew(struct ds_store *s, const char *path, const struct
 	pthread_rwlock_unlock(&s->lock);
 
 	pthread_rwlock_wrlock(&s->lock);
-	d = lookup(s, path, path_hash, id);
+	d = lookup(s, &pk, id);
 	if (d && get_unless_zero(d)) {
 		improve_id(s, d, id);
-	} else if (create && (d = dso_new(s, path, path_hash))) {
+	} else if (create && (d = dso_new(s, &pk))) {
 		if (d->path)
 			htab_add(&s->by_path, T_PATH, d);
 		improve_id(s, d, id);
@@ -673,7 +701,10 @@ static bool miss_still_valid(struct ds_dso *d)
 }
 
 /* local_only: a miss is not remembered (prefetch asks debuginfod next). */
-static int debuginfo_slow(struct ds_dso *d, const struct ds_debuginfo **out, bool local_only)
+/* Kept out of line so that the ready path stays a few instructions. */
+__attribute__((noinline, cold)) static int debuginfo_slow(struct ds_dso *d,
+							  const struct ds_debuginfo **out,
+							  bool local_only)
 {
 	struct ds_store *s = d->store;
 	struct ds_strbuf why = { 0 };

@@ -44,7 +44,7 @@ char *t_path(const char *fmt, ...)
 	va_end(ap);
 	if (asprintf(&out, "%s/%s", t_tmpdir(), rel) < 0)
 		exit(2);
-	return out; /* deliberately kept: tests are short-lived */
+	return out;
 }
 
 void t_write_file(const char *path, const char *text)
@@ -77,17 +77,19 @@ int t_sh(const char *fmt, ...)
 
 void t_compile(const char *cc, const char *flags, const char *source, const char *out)
 {
-	char *src = t_path("src-%d-%ld.c", getpid(), random());
+	char *src;
 
 	if (t_sh("command -v %s >/dev/null", cc) != 0) {
 		fprintf(stderr, "SKIP: %s is not installed\n", cc);
 		exit(77);
 	}
+	src = t_path("src-%d-%ld.c", getpid(), random());
 	t_write_file(src, source);
 	if (t_sh("%s %s -o '%s' '%s'", cc, flags, out, src) != 0) {
 		fprintf(stderr, "compiling %s with %s %s failed\n", out, cc, flags);
 		exit(1);
 	}
+	free(src);
 }
 
 const char *t_readelf_build_id(const char *path)

@@ -29,7 +29,7 @@ extern int t_failures;
 
 /* A fresh directory under $TMPDIR, removed (recursively) at exit. */
 const char *t_tmpdir(void);
-/* printf-style path under t_tmpdir(); returns a static-lifetime string. */
+/* printf-style path under t_tmpdir(), malloc()ed: the caller frees it. */
 char *t_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Write a file. */
 void t_write_file(const char *path, const char *text);
