@@ -333,11 +333,14 @@ struct clean_counts {
 	uint64_t build_ids, files, bytes, misses, removed;
 };
 
-static bool is_tmp_name(const char *name)
+/* A download that died: "<entry>.XXXXXX" still 0600 (both clients make
+ * the file they commit 0400).  The name alone would not do: a section
+ * such as ".symtab" ends in six characters after a dot too. */
+static bool is_tmp_file(const char *name, const struct stat *st)
 {
 	const char *dot = strrchr(name, '.');
 
-	return dot && strlen(dot + 1) == 6 && dot != name;
+	return dot && dot != name && strlen(dot + 1) == 6 && (st->st_mode & 0777) == 0600;
 }
 
 static void walk_entry(struct ds_cache *c, int dirfd, bool clean, time_t now,
@@ -363,7 +366,7 @@ static void walk_entry(struct ds_cache *c, int dirfd, bool clean, time_t now,
 		if (st.st_size == 0) {
 			remove = now - st.st_mtime > c->miss_s;
 			n->misses += !remove;
-		} else if (is_tmp_name(de->d_name)) {
+		} else if (is_tmp_file(de->d_name, &st)) {
 			remove = now - st.st_mtime > 3600; /* a download that died */
 		} else {
 			remove = now - st.st_atime > c->max_unused_age_s;

@@ -435,8 +435,14 @@ static char *source_url_path(CURL *easy, const char *path)
 
 	while (*path) {
 		size_t len = strcspn(path + 1, "/") + 1;
-		char *esc = curl_easy_escape(easy, path + 1, (int)len - 1);
+		char *esc;
 
+		if (len == 1) { /* "//": an empty component (0 would mean strlen) */
+			ds__strbuf_addf(&sb, "/");
+			path += len;
+			continue;
+		}
+		esc = curl_easy_escape(easy, path + 1, (int)len - 1);
 		if (!esc) {
 			ds__strbuf_release(&sb);
 			return NULL;
@@ -1008,6 +1014,8 @@ static struct ds_fetcher *fetcher_new(struct ds_context *ctx, int *err)
 		goto nomem;
 	curl_multi_setopt(f->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)cfg->max_transfers);
 	curl_multi_setopt(f->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)cfg->max_per_server);
+	/* HTTP/2 servers take many requests on one connection. */
+	curl_multi_setopt(f->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
 	if (pthread_create(&f->thread, NULL, loop, f) != 0) {
 		curl_multi_cleanup(f->multi);
 		f->multi = NULL;

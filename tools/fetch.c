@@ -66,7 +66,7 @@ static int read_stdin(struct ids *ids, enum ds_artifact what, const char *arg)
 		char *s = line + strspn(line, " \t");
 
 		s[strcspn(s, " \t\r\n")] = 0;
-		if (*s && add_id(ids, strdup(s), what, arg))
+		if (*s && add_id(ids, s, what, arg))
 			bad = 1;
 	}
 	return bad;
@@ -124,7 +124,7 @@ int cmd_fetch(int argc, char **argv)
 			what = DS_ARTIFACT_EXECUTABLE;
 		} else if ((!strcmp(argv[i], "--source") || !strcmp(argv[i], "--section")) &&
 			   i + 1 < argc) {
-			what = argv[i][4] == 'o' ? DS_ARTIFACT_SOURCE : DS_ARTIFACT_SECTION;
+			what = argv[i][3] == 'o' ? DS_ARTIFACT_SOURCE : DS_ARTIFACT_SECTION;
 			arg = argv[++i];
 		} else if (!strcmp(argv[i], "--progress")) {
 			progress = 1;
