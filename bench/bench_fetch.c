@@ -12,10 +12,13 @@
  *       with the cache on disk instead of tmpfs;
  *   B   `debuginfod-find debuginfo ID`, one process per build ID;
  *   C   debuginfod_find_debuginfo() of libdebuginfod, one client, serially;
- * against the floor ceil(N / concurrency) x 50 ms that no client limited
- * to that many connections can beat.  Then, warm (everything cached):
- * ds_fetch_batch() per build ID and `dsostore fetch` once more, which must
- * not send a single request.
+ * beside two references: `curl -Z --parallel-max 16` (libcurl's own
+ * parallel client at the fetcher's concurrency: what the server and the
+ * machine allow) and N serial write+fsync+rename on disk (what the cache's
+ * durable writes cost there), and the floor ceil(N / concurrency) x 50 ms
+ * that no client limited to that many connections can beat.  Then, warm
+ * (everything cached): ds_fetch_batch() per build ID and `dsostore fetch`
+ * once more, which must not send a single request.
  *
  * Every path returned is checked: it exists and carries the requested
  * build ID, read by this file's own ELF note reader (and, for a few, by
@@ -52,11 +55,11 @@
 #include <elfutils/debuginfod.h>
 #endif
 
-#define BID_LEN 20
-#define HEX_LEN (2 * BID_LEN + 1)
-#define MAX_REPS 15
-#define MAX_ROWS 32
-#define WARM_REPS 15 /* a warm batch takes about a millisecond */
+#define BID_LEN	    20
+#define HEX_LEN	    (2 * BID_LEN + 1)
+#define MAX_REPS    15
+#define MAX_ROWS    32
+#define WARM_REPS   15 /* a warm batch takes about a millisecond */
 #define TMPFS_MAGIC 0x01021994
 
 extern char **environ;
@@ -67,7 +70,7 @@ static struct {
 	int latency_ms;
 	double budget_s; /* for the whole run; B and C give way */
 	bool verbose;
-} cfg = { 200, 3, 50, 100, false };
+} cfg = {200, 3, 50, 100, false};
 
 static char tmpdir[512];
 static const char *dsostore_bin, *dsserver_bin;
@@ -149,6 +152,19 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
+static double median(const double *in, int n, double *lo, double *hi)
+{
+	double v[MAX_REPS];
+
+	memcpy(v, in, sizeof(v[0]) * (size_t)n);
+	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
+	if (lo)
+		*lo = n > 1 ? v[0] : NAN;
+	if (hi)
+		*hi = n > 1 ? v[n - 1] : NAN;
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 static void *xcalloc(size_t n, size_t size)
 {
 	void *p = calloc(n ? n : 1, size);
@@ -225,10 +241,16 @@ static void rm_tree(const char *path)
 	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+static char disk[512]; /* a directory on disk for the on-disk rows, or "" */
+
 static void rm_tmpdir(void)
 {
-	if (tmpdir[0] && !getenv("DS_KEEP_TMP"))
+	if (getenv("DS_KEEP_TMP"))
+		return;
+	if (tmpdir[0])
 		rm_tree(tmpdir);
+	if (disk[0])
+		rm_tree(disk);
 }
 
 /* Caches of 200 small files come and go in every round: tmpfs keeps the
@@ -349,7 +371,7 @@ static bool readelf_says(const char *path, const char *want_hex)
 static void spot_check(char **paths, const char *what)
 {
 	static bool said;
-	unsigned pick[3] = { 0, cfg.n / 2, cfg.n - 1 };
+	unsigned pick[3] = {0, cfg.n / 2, cfg.n - 1};
 
 	if (!readelf_bin) {
 		if (!said)
@@ -441,8 +463,8 @@ static void make_corpus(void)
  * closes when done.  Returns the status; the body goes to buf. */
 static int http_get(const char *path, char *buf, size_t len)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
-	struct timeval tv = { .tv_sec = 30 };
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+	struct timeval tv = {.tv_sec = 30};
 	char *req, *all = NULL, *body;
 	size_t n = 0, cap = 0;
 	int fd, status = -1;
@@ -497,7 +519,7 @@ static uint64_t base_conns; /* the counter when server_quiet() left it */
 
 static struct server_counts read_stats(void)
 {
-	struct server_counts c = { 0, 0 };
+	struct server_counts c = {0, 0};
 	char body[65536], *p;
 
 	if (http_get("/control/stats", body, sizeof(body)) != 200)
@@ -558,8 +580,9 @@ static void start_server(void)
 	char *portfile = xasprintf("%s/port", tmpdir), *corpus = xasprintf("%s/corpus", tmpdir);
 	char *errfile = xasprintf("%s/server.err", tmpdir);
 	char *fault = xasprintf("*:latency=%d", cfg.latency_ms);
-	char *argv[] = { (char *)dsserver_bin, "--port-file", portfile, "--fault", fault,
-			 "--max-runtime", "900", "--die-with-parent", corpus, NULL };
+	char *argv[] = {
+	    (char *)dsserver_bin, "--port-file", portfile, "--fault", fault, "--max-runtime", "900",
+	    "--die-with-parent",  corpus,	 NULL};
 	posix_spawn_file_actions_t fa;
 	char body[256], want[64];
 	uint64_t t0 = now_ns();
@@ -656,8 +679,8 @@ static void check_output(const char *out, bool with_hex, const char *what)
 			die("%s: more than %u lines of output", what, cfg.n);
 		if (with_hex) {
 			if (strncmp(line, ids[i].hex, HEX_LEN - 1) || line[HEX_LEN - 1] != ' ')
-				die("%s: line %u is \"%s\", expected build ID %s", what, i + 1, line,
-				    ids[i].hex);
+				die("%s: line %u is \"%s\", expected build ID %s", what, i + 1,
+				    line, ids[i].hex);
 			path = line + HEX_LEN;
 		}
 		if (!file_has_build_id(path, &ids[i]))
@@ -726,7 +749,7 @@ static void run_cli(const char *cache, const char *what, struct sample *s)
 static void run_find_loop(const char *cache, struct sample *s)
 {
 	char *out = xasprintf("%s/out.find", tmpdir);
-	char *argv[] = { find_bin, "debuginfo", NULL, NULL };
+	char *argv[] = {find_bin, "debuginfo", NULL, NULL};
 	uint64_t t0;
 
 	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
@@ -755,8 +778,8 @@ static void run_curl(const char *dir, struct sample *s)
 {
 	char *conf = xasprintf("%s/curl.conf", tmpdir), *out = xasprintf("%s/out.curl", tmpdir);
 	char *err = xasprintf("%s/curl.err", tmpdir);
-	char *argv[] = { curl_bin, "-sS", "--no-progress-meter", "-Z", "--parallel-max", "16",
-			 "-K", conf, NULL };
+	char *argv[] = {curl_bin, "-sS", "--no-progress-meter", "-Z", "--parallel-max", "16", "-K",
+			conf,	  NULL};
 	FILE *f = fopen(conf, "w");
 	uint64_t t0;
 	size_t len;
@@ -823,7 +846,8 @@ static void run_libdebuginfod(const char *cache, struct sample *s)
 	s->c = server_stats();
 	for (unsigned i = 0; i < cfg.n; i++)
 		if (!file_has_build_id(paths[i], &ids[i]))
-			die("libdebuginfod: %s is not the file of build ID %s", paths[i], ids[i].hex);
+			die("libdebuginfod: %s is not the file of build ID %s", paths[i],
+			    ids[i].hex);
 	spot_check(paths, "libdebuginfod");
 	for (unsigned i = 0; i < cfg.n; i++)
 		free(paths[i]);
@@ -852,7 +876,8 @@ static void check_reqs(struct ds_fetch_req *reqs, enum ds_source want_src, const
 		if (reqs[i].err)
 			die("%s: %s: %s", what, ids[i].hex, ds_strerror(reqs[i].err));
 		if (reqs[i].source != want_src)
-			die("%s: %s came from %s", what, ids[i].hex, ds_source_name(reqs[i].source));
+			die("%s: %s came from %s", what, ids[i].hex,
+			    ds_source_name(reqs[i].source));
 		if (!file_has_build_id(reqs[i].path, &ids[i]))
 			die("%s: %s is not the file of build ID %s", what, reqs[i].path,
 			    ids[i].hex);
@@ -923,14 +948,15 @@ static void run_fsync_ref(const char *dir, struct sample *s)
 	cpu0 = self_cpu_ms();
 	t0 = now_ns();
 	for (unsigned i = 0; i < cfg.n; i++) {
-		char *d = xasprintf("%s/%s", dir, ids[i].hex), *tmp = xasprintf("%s/debuginfo.tmp", d);
+		char *d = xasprintf("%s/%s", dir, ids[i].hex),
+		     *tmp = xasprintf("%s/debuginfo.tmp", d);
 		char *dst = xasprintf("%s/debuginfo", d);
 		int fd;
 
 		if (mkdir(d, 0700) != 0 ||
 		    (fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600)) < 0 ||
-		    write(fd, buf, len) != (ssize_t)len || fsync(fd) != 0 || fchmod(fd, 0400) != 0 ||
-		    close(fd) != 0 || rename(tmp, dst) != 0)
+		    write(fd, buf, len) != (ssize_t)len || fsync(fd) != 0 ||
+		    fchmod(fd, 0400) != 0 || close(fd) != 0 || rename(tmp, dst) != 0)
 			die("%s: %s", dst, strerror(errno));
 		free(d);
 		free(tmp);
@@ -970,16 +996,15 @@ struct kind {
 	const char *key;
 	char name[80];
 	bool available;
-	bool dsostore; /* a cold dsostore fetch: exactly one request per build ID */
-	bool slow; /* B, C: fewer runs when the time budget is short */
+	bool dsostore;	  /* a cold dsostore fetch: exactly one request per build ID */
+	bool slow;	  /* B, C: fewer runs when the time budget is short */
 	unsigned int mps; /* max_per_server given to the context, 0: default */
-	double floor_ms; /* 0: none */
+	double floor_ms;  /* 0: none */
 	struct meas m;
 	char *keep; /* the last run's cache, for the warm rows */
 };
 
 static struct kind kinds[K_N];
-static char *disk; /* a directory on disk, or NULL */
 
 static void run_kind(enum kind_id id, struct sample *s)
 {
@@ -1048,24 +1073,21 @@ static void define_kind(enum kind_id id, const char *key, const char *name, bool
 		k->floor_ms = ceil_div(cfg.n, conc > 64 ? 64 : conc) * (double)cfg.latency_ms;
 }
 
-/* A directory on disk when TMPDIR (or /tmp) is not tmpfs but tmpdir is. */
-static char *disk_base(void)
+/* A directory on disk when TMPDIR (or /tmp) is not tmpfs but tmpdir is;
+ * removed at exit with tmpdir. */
+static void make_disk_dir(void)
 {
 	const char *t = getenv("TMPDIR");
 	struct statfs a, b;
-	char *dir;
 
 	if (!t || !*t)
 		t = "/tmp";
 	if (statfs(tmpdir, &a) != 0 || statfs(t, &b) != 0 || a.f_type != TMPFS_MAGIC ||
 	    b.f_type == TMPFS_MAGIC)
-		return NULL;
-	dir = xasprintf("%s/dsostore-bench-fetch-disk.XXXXXX", t);
-	if (!mkdtemp(dir)) {
-		free(dir);
-		return NULL;
-	}
-	return dir;
+		return;
+	snprintf(disk, sizeof(disk), "%s/dsostore-bench-fetch-disk.XXXXXX", t);
+	if (!mkdtemp(disk))
+		disk[0] = 0;
 }
 
 static void define_kinds(void)
@@ -1079,13 +1101,13 @@ static void define_kinds(void)
 	define_kind(K_NOLAT, "batch.cold.nolatency", "A'  ... no added latency", true, 0);
 	snprintf(name, sizeof(name), "A'  ... cache on disk (%s)",
 		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-	define_kind(K_DISK, "batch.cold.disk", name, disk != NULL, 0);
+	define_kind(K_DISK, "batch.cold.disk", name, disk[0] != 0, 0);
 	define_kind(K_CURL, "ref.curl_parallel16", "ref curl -Z --parallel-max 16, to files",
 		    curl_bin != NULL, 0);
 	snprintf(name, sizeof(name), "ref write+fsync+rename x %u, serial, on disk", cfg.n);
-	define_kind(K_FSYNC, "ref.fsync_disk", name, disk != NULL, 0);
-	define_kind(K_FIND, "find_loop", "B   debuginfod-find, one process per ID", find_bin != NULL,
-		    0);
+	define_kind(K_FSYNC, "ref.fsync_disk", name, disk[0] != 0, 0);
+	define_kind(K_FIND, "find_loop", "B   debuginfod-find, one process per ID",
+		    find_bin != NULL, 0);
 #ifdef DS_HAVE_LIBDEBUGINFOD
 	define_kind(K_LIBDI, "libdebuginfod", "C   libdebuginfod, one client, serially", true, 0);
 #else
@@ -1140,7 +1162,8 @@ static void rounds(void)
 			 * retried, nothing asked twice. */
 			if (k->dsostore && s.c.requests != cfg.n) {
 				fprintf(stderr,
-					"bench_fetch: %s: the server saw %llu requests for %u build IDs\n",
+					"bench_fetch: %s: the server saw %llu requests for %u "
+					"build IDs\n",
 					k->name, (unsigned long long)s.c.requests, cfg.n);
 				failures++;
 			}
@@ -1148,33 +1171,78 @@ static void rounds(void)
 	}
 }
 
-/* Warm: the same build IDs again, all in the cache: not one request. */
-static double warm_batch_us(struct server_counts *c)
+/* Warm: the same build IDs again, all in the cache: not one request.  A
+ * batch of 200 takes about a millisecond, less than the machine's noise:
+ * each repetition runs as many batches as fill WARM_REP_NS, and the figure
+ * is the median over WARM_REPS repetitions of the time per build ID. */
+#define WARM_REP_NS	 20000000ull
+#define WARM_MAX_BATCHES 256
+
+static uint64_t warm_batches(struct ds_context *ctx, struct ds_fetch_req **sets, unsigned k,
+			     uint64_t *good)
+{
+	uint64_t t0 = now_ns(), t;
+
+	for (unsigned b = 0; b < k; b++)
+		if (ds_fetch_batch(ctx, sets[b], cfg.n, NULL) != 0)
+			die("warm ds_fetch_batch: a build ID failed");
+	t = now_ns() - t0;
+	/* Counted and freed outside the timed part. */
+	for (unsigned b = 0; b < k; b++) {
+		for (unsigned i = 0; i < cfg.n; i++) {
+			struct ds_fetch_req *r = &sets[b][i];
+
+			*good += !r->err && r->path && r->source == DS_SOURCE_DEBUGINFOD_CACHE;
+			free(r->path);
+			r->path = NULL;
+		}
+	}
+	return t;
+}
+
+static double warm_batch_us(struct server_counts *c, double *lo, double *hi)
 {
 	struct ds_context *ctx = new_context(kinds[K_BATCH].keep, 0);
-	struct ds_fetch_req *reqs = make_reqs();
+	struct ds_fetch_req *sets[WARM_MAX_BATCHES];
+	uint64_t good = 0, calls = 0, t;
 	struct ds_fetch_stats fs;
-	double t[WARM_REPS];
+	double per_id[WARM_REPS];
+	unsigned k = 1;
 
+	for (unsigned b = 0; b < WARM_MAX_BATCHES; b++)
+		sets[b] = make_reqs();
 	server_quiet();
+	/* The first batch is checked file by file (and warms up). */
+	if (ds_fetch_batch(ctx, sets[0], cfg.n, NULL) != 0)
+		die("warm ds_fetch_batch: a build ID failed");
+	check_reqs(sets[0], DS_SOURCE_DEBUGINFOD_CACHE, "warm ds_fetch_batch", true);
+	calls += cfg.n;
+	while ((t = warm_batches(ctx, sets, k, &good)) < WARM_REP_NS / 4 && k < WARM_MAX_BATCHES) {
+		calls += (uint64_t)k * cfg.n;
+		k *= 2;
+	}
+	calls += (uint64_t)k * cfg.n;
+	k = (unsigned)((double)k * WARM_REP_NS / (double)(t ? t : 1)) + 1;
+	k = k > WARM_MAX_BATCHES ? WARM_MAX_BATCHES : k;
 	for (int r = 0; r < WARM_REPS; r++) {
-		uint64_t t0 = now_ns();
-		int rc = ds_fetch_batch(ctx, reqs, cfg.n, NULL);
-
-		t[r] = (double)(now_ns() - t0) / 1e3 / cfg.n;
-		if (rc != 0)
-			die("warm ds_fetch_batch: %d failed", rc);
-		check_reqs(reqs, DS_SOURCE_DEBUGINFOD_CACHE, "warm ds_fetch_batch", r == 0);
+		per_id[r] = (double)warm_batches(ctx, sets, k, &good) / 1e3 / k / cfg.n;
+		calls += (uint64_t)k * cfg.n;
 	}
 	*c = server_stats();
 	ds_fetch_stats(ctx, &fs);
 	ds_context_free(ctx);
-	if (fs.requests || fs.cache_hits != (uint64_t)WARM_REPS * cfg.n)
-		die("warm ds_fetch_batch: the fetcher counts %llu requests, %llu cache hits",
-		    (unsigned long long)fs.requests, (unsigned long long)fs.cache_hits);
-	free(reqs);
-	qsort(t, WARM_REPS, sizeof(t[0]), cmp_double);
-	return t[WARM_REPS / 2];
+	if (good + cfg.n != calls)
+		die("warm ds_fetch_batch: %llu of %llu answers were not a cached path",
+		    (unsigned long long)(calls - cfg.n - good), (unsigned long long)calls);
+	if (fs.requests || fs.cache_hits != calls)
+		die("warm ds_fetch_batch: the fetcher counts %llu requests, %llu cache hits for "
+		    "%llu",
+		    (unsigned long long)fs.requests, (unsigned long long)fs.cache_hits,
+		    (unsigned long long)calls);
+	for (unsigned b = 0; b < WARM_MAX_BATCHES; b++)
+		free(sets[b]);
+	progress("warm ds_fetch_batch: %u batches per repetition", k);
+	return median(per_id, WARM_REPS, lo, hi);
 }
 
 /* The CLI once more on its warm cache; m->last sums the server's counts. */
@@ -1202,11 +1270,11 @@ struct row {
 	const char *key;
 	char name[96];
 	double value, min, max; /* NAN: not measured; min/max NAN: one run */
-	double cpu_ms; /* NAN: not shown */
+	double cpu_ms;		/* NAN: not shown */
 	int runs;
 	const char *unit;
-	bool vs_a; /* a time comparable with A */
-	double floor_ms; /* 0: none */
+	bool vs_a;		   /* a time comparable with A */
+	double floor_ms;	   /* 0: none */
 	long long requests, conns; /* -1: not shown */
 	enum goal goal;
 	double goal_v;
@@ -1215,19 +1283,6 @@ struct row {
 static struct row rows[MAX_ROWS];
 static int nrows;
 static char load_at_start[16] = "?";
-
-static double median(const double *in, int n, double *lo, double *hi)
-{
-	double v[MAX_REPS];
-
-	memcpy(v, in, sizeof(v[0]) * (size_t)n);
-	qsort(v, (size_t)n, sizeof(v[0]), cmp_double);
-	if (lo)
-		*lo = n > 1 ? v[0] : NAN;
-	if (hi)
-		*hi = n > 1 ? v[n - 1] : NAN;
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 static struct row *add_row(const char *key, const char *name, const char *unit)
 {
@@ -1317,7 +1372,7 @@ static const char *met(const struct row *r)
 
 static void fmt_goal(const struct row *r, char *buf, size_t len)
 {
-	static const char *const op[] = { "", "<=", ">=", "=" };
+	static const char *const op[] = {"", "<=", ">=", "="};
 	char g[32];
 
 	if (r->goal == G_NONE) {
@@ -1377,8 +1432,8 @@ static void print_rows(double a_ms)
 			snprintf(runs, sizeof(runs), "%d", r->runs);
 		else
 			snprintf(runs, sizeof(runs), "-");
-		printf("%-*s  %8s  %-*s  %4s  %7s  %6s  %8s  %7s  %8s  %5s  %s\n", wname, r->name, v,
-		       wunit, r->unit, runs, ra, fl, rf, cpu, rq, cn, goal);
+		printf("%-*s  %8s  %-*s  %4s  %7s  %6s  %8s  %7s  %8s  %5s  %s\n", wname, r->name,
+		       v, wunit, r->unit, runs, ra, fl, rf, cpu, rq, cn, goal);
 	}
 	printf("\n");
 	for (int i = 0; i < nrows; i++) {
@@ -1398,9 +1453,11 @@ static void print_rows(double a_ms)
 	fflush(stdout);
 }
 
-static void make_table(double warm_us, struct server_counts wc_batch, const struct meas *wcli)
+static void make_table(double warm_us, double warm_lo, double warm_hi,
+		       struct server_counts wc_batch, const struct meas *wcli)
 {
 	double floor16 = ceil_div(cfg.n, 16) * (double)cfg.latency_ms, a_ms = NAN;
+	double serial = cfg.n * (double)cfg.latency_ms;
 	struct row *r, *rb = NULL, *rc = NULL, *ra2 = NULL;
 
 	for (int id = 0; id < K_N; id++) {
@@ -1421,14 +1478,21 @@ static void make_table(double warm_us, struct server_counts wc_batch, const stru
 	}
 	r = add_value("floor", "floor ceil(N/16) x latency", floor16, "ms", G_NONE, 0);
 	r->vs_a = true;
+	r = add_value("floor.serial", "floor of a serial client, N x latency", serial, "ms", G_NONE,
+		      0);
+	r->vs_a = true;
 	r = add_value("warm.batch_per_id", "warm ds_fetch_batch, per build ID", warm_us, "us",
 		      G_MAX, 20);
 	r->runs = WARM_REPS;
+	r->min = warm_lo;
+	r->max = warm_hi;
 	r->requests = (long long)wc_batch.requests;
 	r->conns = (long long)wc_batch.connections;
 	add_meas("warm.cli", "warm dsostore fetch, all IDs", wcli);
 	add_value("speedup.find_loop", "speed-up B / A", rb->value / a_ms, "x", G_MIN, 30);
 	add_value("speedup.libdebuginfod", "speed-up C / A", rc->value / a_ms, "x", G_NONE, 0);
+	add_value("speedup.floors", "speed-up of the floors, serial / 16", serial / floor16, "x",
+		  G_NONE, 0);
 	add_value("floor_ratio.cli", "A / floor", a_ms / floor16, "x", G_MAX, 1.5);
 	add_value("floor_ratio.batch", "A' / floor", ra2->value / floor16, "x", G_NONE, 0);
 	add_value("requests.cold", "server requests, A (every run)",
@@ -1514,11 +1578,21 @@ static const char *tool_path(const char *env, const char *build_rel)
 static void clean_env(void)
 {
 	static const char *const vars[] = {
-		"DEBUGINFOD_URLS",	   "DEBUGINFOD_CACHE_PATH", "DEBUGINFOD_TIMEOUT",
-		"DEBUGINFOD_MAXTIME",	   "DEBUGINFOD_MAXSIZE",    "DEBUGINFOD_RETRY_LIMIT",
-		"DEBUGINFOD_HEADERS_FILE", "DEBUGINFOD_PROGRESS",   "DEBUGINFOD_VERBOSE",
-		"http_proxy",		   "https_proxy",	    "HTTP_PROXY",
-		"HTTPS_PROXY",		   "all_proxy",		    "ALL_PROXY",
+	    "DEBUGINFOD_URLS",
+	    "DEBUGINFOD_CACHE_PATH",
+	    "DEBUGINFOD_TIMEOUT",
+	    "DEBUGINFOD_MAXTIME",
+	    "DEBUGINFOD_MAXSIZE",
+	    "DEBUGINFOD_RETRY_LIMIT",
+	    "DEBUGINFOD_HEADERS_FILE",
+	    "DEBUGINFOD_PROGRESS",
+	    "DEBUGINFOD_VERBOSE",
+	    "http_proxy",
+	    "https_proxy",
+	    "HTTP_PROXY",
+	    "HTTPS_PROXY",
+	    "all_proxy",
+	    "ALL_PROXY",
 	};
 
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
@@ -1529,7 +1603,7 @@ int main(int argc, char **argv)
 {
 	struct server_counts wc_batch;
 	struct meas wcli;
-	double warm_us;
+	double warm_us, warm_lo, warm_hi;
 
 	parse_args(argc, argv);
 	read_load();
@@ -1549,20 +1623,19 @@ int main(int argc, char **argv)
 	make_corpus();
 	start_server();
 	setenv("DEBUGINFOD_URLS", url, 1);
-	disk = disk_base();
+	make_disk_dir();
 	define_kinds();
 
 	rounds();
 	progress("warm");
-	warm_us = warm_batch_us(&wc_batch);
+	warm_us = warm_batch_us(&wc_batch, &warm_lo, &warm_hi);
 	warm_cli(&wcli);
-	make_table(warm_us, wc_batch, &wcli);
+	make_table(warm_us, warm_lo, warm_hi, wc_batch, &wcli);
 
 	if (wc_batch.requests || wcli.last.requests)
 		failures++;
 	for (int id = 0; id < K_N; id++)
 		drop_dir(kinds[id].keep);
-	drop_dir(disk);
 	if (failures)
 		fprintf(stderr, "bench_fetch: %d check(s) failed (see above)\n", failures);
 	return failures ? 1 : 0;

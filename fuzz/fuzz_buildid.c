@@ -85,7 +85,7 @@ static void check_success(const uint8_t *data, size_t size, const struct ds_buil
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static size_t pg;
-	struct ds_build_id bid = { 0 };
+	struct ds_build_id bid = {0};
 	size_t span, maplen;
 	uint8_t *map;
 	int ret;

@@ -21,8 +21,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#define MKELF_MAX_LEN 4096
-#define MKELF_MAX_NOTES 6
+#define MKELF_MAX_LEN	 4096
+#define MKELF_MAX_NOTES	 6
 #define MKELF_MAX_GROUPS 3
 
 struct mkelf_note {
@@ -37,8 +37,8 @@ struct mkelf_note {
 };
 
 struct mkelf_group {
-	bool phdr; /* a PT_NOTE program header covers it */
-	bool shdr; /* an SHT_NOTE section covers it */
+	bool phdr;	    /* a PT_NOTE program header covers it */
+	bool shdr;	    /* an SHT_NOTE section covers it */
 	unsigned int align; /* 4 or 8 */
 	int nnotes;
 	struct mkelf_note notes[MKELF_MAX_NOTES];
@@ -47,8 +47,8 @@ struct mkelf_group {
 };
 
 enum mkelf_expect {
-	MKELF_ID, /* the build ID in group expect_group, note expect_note */
-	MKELF_ERR, /* exactly expect_err */
+	MKELF_ID,      /* the build ID in group expect_group, note expect_note */
+	MKELF_ERR,     /* exactly expect_err */
 	MKELF_ANY_ERR, /* some error (-ENODATA or -ENOEXEC): never an ID */
 };
 
@@ -72,13 +72,13 @@ struct mkelf_layout {
 	size_t ph_off, sh_off;
 };
 
+/* clang-format off */
 #define MKELF_BID(s, n) { .owner = "GNU", .type = NT_GNU_BUILD_ID, .descsz = (n), .seed = (s) }
 #define MKELF_ABI { .owner = "GNU", .type = NT_GNU_ABI_TAG, .descsz = 16, .seed = 0 }
 /* Like .note.gnu.property with a 4-byte desc: where 4- and 8-byte note
  * alignment disagree on where the next note starts. */
 #define MKELF_PROP4 { .owner = "GNU", .type = NT_GNU_PROPERTY_TYPE_0, .descsz = 4, .seed = 9 }
 
-/* clang-format off */
 static const struct mkelf_variant mkelf_variants[] = {
 	{ .name = "le64", .elfclass = 64, .e_type = ET_DYN, .ngroups = 1,
 	  .groups = { { .phdr = true, .shdr = true, .align = 4, .nnotes = 1,
@@ -140,6 +140,17 @@ static const struct mkelf_variant mkelf_variants[] = {
 	  .groups = { { .phdr = true, .shdr = true, .align = 8, .nnotes = 2,
 			.notes = { MKELF_PROP4, MKELF_BID(0x8b, 20) } } },
 	  .expect_note = 1 },
+	/* The same in a PT_NOTE alone: no section for libelf to fall back on
+	 * (it picks the note alignment from sh_addralign by itself). */
+	{ .name = "le64-align8-phdrs-only", .elfclass = 64, .e_type = ET_EXEC, .ngroups = 1,
+	  .groups = { { .phdr = true, .align = 8, .nnotes = 2,
+			.notes = { MKELF_PROP4, MKELF_BID(0x8c, 20) } } },
+	  .expect_note = 1 },
+	{ .name = "be32-align8-phdrs-only", .elfclass = 32, .msb = true, .e_type = ET_EXEC,
+	  .ngroups = 1,
+	  .groups = { { .phdr = true, .align = 8, .nnotes = 2,
+			.notes = { MKELF_PROP4, MKELF_BID(0x8d, 20) } } },
+	  .expect_note = 1 },
 	/* ld --build-id=0x... with a length not a multiple of 4: the desc is
 	 * padded, the next note must still be found where padding says. */
 	{ .name = "le64-desc10", .elfclass = 64, .e_type = ET_DYN, .ngroups = 1,
@@ -196,7 +207,7 @@ static inline void mkelf_put(uint8_t *p, size_t size, uint64_t v, bool msb)
 }
 
 /* Store v in field F of struct T (an Elf32_ or Elf64_ type) at base. */
-#define MKELF_SET(buf, base, T, F, v, msb)                                                  \
+#define MKELF_SET(buf, base, T, F, v, msb)                                                         \
 	mkelf_put((buf) + (base) + offsetof(T, F), sizeof(((T *)0)->F), (uint64_t)(v), (msb))
 
 static inline size_t mkelf_align(size_t v, size_t a)
@@ -246,14 +257,15 @@ static inline size_t mkelf_write_notes(const struct mkelf_group *g, uint8_t *buf
 	return off;
 }
 
-static inline void mkelf_ehdr(const struct mkelf_variant *v, uint8_t *buf, size_t phoff,
-			      int phnum, size_t shoff, int shnum)
+static inline void mkelf_ehdr(const struct mkelf_variant *v, uint8_t *buf, size_t phoff, int phnum,
+			      size_t shoff, int shnum)
 {
 	bool m = v->msb;
 
 	memcpy(buf, ELFMAG, SELFMAG);
-	buf[EI_CLASS] = v->bad_ident_class ? v->bad_ident_class
-			: v->elfclass == 64 ? ELFCLASS64 : ELFCLASS32;
+	buf[EI_CLASS] = v->bad_ident_class  ? v->bad_ident_class
+			: v->elfclass == 64 ? ELFCLASS64
+					    : ELFCLASS32;
 	buf[EI_DATA] = m ? ELFDATA2MSB : ELFDATA2LSB;
 	buf[EI_VERSION] = EV_CURRENT;
 	if (v->elfclass == 64) {
@@ -283,8 +295,8 @@ static inline void mkelf_ehdr(const struct mkelf_variant *v, uint8_t *buf, size_
 	}
 }
 
-static inline void mkelf_phdr(const struct mkelf_variant *v, uint8_t *buf, size_t at,
-			      size_t off, size_t size, size_t align)
+static inline void mkelf_phdr(const struct mkelf_variant *v, uint8_t *buf, size_t at, size_t off,
+			      size_t size, size_t align)
 {
 	bool m = v->msb;
 
@@ -309,8 +321,8 @@ static inline void mkelf_phdr(const struct mkelf_variant *v, uint8_t *buf, size_
 	}
 }
 
-static inline void mkelf_shdr(const struct mkelf_variant *v, uint8_t *buf, size_t at,
-			      uint32_t name, uint32_t type, size_t off, size_t size, size_t align)
+static inline void mkelf_shdr(const struct mkelf_variant *v, uint8_t *buf, size_t at, uint32_t name,
+			      uint32_t type, size_t off, size_t size, size_t align)
 {
 	bool m = v->msb;
 
@@ -334,7 +346,7 @@ static inline void mkelf_shdr(const struct mkelf_variant *v, uint8_t *buf, size_
 /* Section names: "\0.note.a\0.note.b\0.note.c\0.shstrtab\0" */
 static const char mkelf_shstrtab[] = "\0.note.a\0.note.b\0.note.c\0.shstrtab";
 #define MKELF_SHSTR_NOTE(i) (1 + 8 * (i))
-#define MKELF_SHSTR_SELF 25
+#define MKELF_SHSTR_SELF    25
 
 /* Build variant v into buf (MKELF_MAX_LEN bytes); returns the length. */
 static inline size_t mkelf_build(const struct mkelf_variant *v, uint8_t *buf,

@@ -77,7 +77,7 @@ static void on_fatal_signal(int sig)
 
 static void install_crash_capture(void)
 {
-	static const int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL };
+	static const int sigs[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL};
 
 	/* abort() from the target's own checks is never a sanitizer's. */
 	signal(SIGABRT, on_fatal_signal);
@@ -133,7 +133,10 @@ struct field {
 	size_t off, size;
 };
 
-#define FLD(T, f) { offsetof(T, f), sizeof(((T *)0)->f) }
+#define FLD(T, f)                                                                                  \
+	{                                                                                          \
+		offsetof(T, f), sizeof(((T *)0)->f)                                                \
+	}
 
 static uint64_t get(const struct img *m, size_t off, size_t size)
 {
@@ -163,16 +166,14 @@ static void sync_ident(struct img *m)
 static struct field ehdr_field(const struct img *m, int which)
 {
 	static const struct field f64[] = {
-		FLD(Elf64_Ehdr, e_phoff),     FLD(Elf64_Ehdr, e_shoff),	    FLD(Elf64_Ehdr, e_phnum),
-		FLD(Elf64_Ehdr, e_shnum),     FLD(Elf64_Ehdr, e_shstrndx),
-		FLD(Elf64_Ehdr, e_phentsize), FLD(Elf64_Ehdr, e_shentsize),
-		FLD(Elf64_Ehdr, e_ehsize),    FLD(Elf64_Ehdr, e_type),
+	    FLD(Elf64_Ehdr, e_phoff),	  FLD(Elf64_Ehdr, e_shoff),    FLD(Elf64_Ehdr, e_phnum),
+	    FLD(Elf64_Ehdr, e_shnum),	  FLD(Elf64_Ehdr, e_shstrndx), FLD(Elf64_Ehdr, e_phentsize),
+	    FLD(Elf64_Ehdr, e_shentsize), FLD(Elf64_Ehdr, e_ehsize),   FLD(Elf64_Ehdr, e_type),
 	};
 	static const struct field f32[] = {
-		FLD(Elf32_Ehdr, e_phoff),     FLD(Elf32_Ehdr, e_shoff),	    FLD(Elf32_Ehdr, e_phnum),
-		FLD(Elf32_Ehdr, e_shnum),     FLD(Elf32_Ehdr, e_shstrndx),
-		FLD(Elf32_Ehdr, e_phentsize), FLD(Elf32_Ehdr, e_shentsize),
-		FLD(Elf32_Ehdr, e_ehsize),    FLD(Elf32_Ehdr, e_type),
+	    FLD(Elf32_Ehdr, e_phoff),	  FLD(Elf32_Ehdr, e_shoff),    FLD(Elf32_Ehdr, e_phnum),
+	    FLD(Elf32_Ehdr, e_shnum),	  FLD(Elf32_Ehdr, e_shstrndx), FLD(Elf32_Ehdr, e_phentsize),
+	    FLD(Elf32_Ehdr, e_shentsize), FLD(Elf32_Ehdr, e_ehsize),   FLD(Elf32_Ehdr, e_type),
 	};
 	return m->is64 ? f64[which] : f32[which];
 }
@@ -189,12 +190,12 @@ static uint64_t ehdr_get(const struct img *m, int which)
 static struct field phdr_field(const struct img *m, int which)
 {
 	static const struct field f64[] = {
-		FLD(Elf64_Phdr, p_type),   FLD(Elf64_Phdr, p_offset), FLD(Elf64_Phdr, p_filesz),
-		FLD(Elf64_Phdr, p_align),  FLD(Elf64_Phdr, p_memsz),  FLD(Elf64_Phdr, p_vaddr),
+	    FLD(Elf64_Phdr, p_type),  FLD(Elf64_Phdr, p_offset), FLD(Elf64_Phdr, p_filesz),
+	    FLD(Elf64_Phdr, p_align), FLD(Elf64_Phdr, p_memsz),	 FLD(Elf64_Phdr, p_vaddr),
 	};
 	static const struct field f32[] = {
-		FLD(Elf32_Phdr, p_type),   FLD(Elf32_Phdr, p_offset), FLD(Elf32_Phdr, p_filesz),
-		FLD(Elf32_Phdr, p_align),  FLD(Elf32_Phdr, p_memsz),  FLD(Elf32_Phdr, p_vaddr),
+	    FLD(Elf32_Phdr, p_type),  FLD(Elf32_Phdr, p_offset), FLD(Elf32_Phdr, p_filesz),
+	    FLD(Elf32_Phdr, p_align), FLD(Elf32_Phdr, p_memsz),	 FLD(Elf32_Phdr, p_vaddr),
 	};
 	return m->is64 ? f64[which] : f32[which];
 }
@@ -202,14 +203,14 @@ static struct field phdr_field(const struct img *m, int which)
 static struct field shdr_field(const struct img *m, int which)
 {
 	static const struct field f64[] = {
-		FLD(Elf64_Shdr, sh_type),      FLD(Elf64_Shdr, sh_offset), FLD(Elf64_Shdr, sh_size),
-		FLD(Elf64_Shdr, sh_addralign), FLD(Elf64_Shdr, sh_flags),  FLD(Elf64_Shdr, sh_name),
-		FLD(Elf64_Shdr, sh_link),      FLD(Elf64_Shdr, sh_info),   FLD(Elf64_Shdr, sh_entsize),
+	    FLD(Elf64_Shdr, sh_type),	   FLD(Elf64_Shdr, sh_offset), FLD(Elf64_Shdr, sh_size),
+	    FLD(Elf64_Shdr, sh_addralign), FLD(Elf64_Shdr, sh_flags),  FLD(Elf64_Shdr, sh_name),
+	    FLD(Elf64_Shdr, sh_link),	   FLD(Elf64_Shdr, sh_info),   FLD(Elf64_Shdr, sh_entsize),
 	};
 	static const struct field f32[] = {
-		FLD(Elf32_Shdr, sh_type),      FLD(Elf32_Shdr, sh_offset), FLD(Elf32_Shdr, sh_size),
-		FLD(Elf32_Shdr, sh_addralign), FLD(Elf32_Shdr, sh_flags),  FLD(Elf32_Shdr, sh_name),
-		FLD(Elf32_Shdr, sh_link),      FLD(Elf32_Shdr, sh_info),   FLD(Elf32_Shdr, sh_entsize),
+	    FLD(Elf32_Shdr, sh_type),	   FLD(Elf32_Shdr, sh_offset), FLD(Elf32_Shdr, sh_size),
+	    FLD(Elf32_Shdr, sh_addralign), FLD(Elf32_Shdr, sh_flags),  FLD(Elf32_Shdr, sh_name),
+	    FLD(Elf32_Shdr, sh_link),	   FLD(Elf32_Shdr, sh_info),   FLD(Elf32_Shdr, sh_entsize),
 	};
 	return m->is64 ? f64[which] : f32[which];
 }
@@ -234,20 +235,48 @@ static uint64_t hostile(struct rng *r, const struct img *m, size_t size, uint64_
 	uint64_t v;
 
 	switch (below(r, 14)) {
-	case 0: v = 0; break;
-	case 1: v = 1 + below(r, 16); break;
-	case 2: v = ones; break;
-	case 3: v = ones >> 1; break;
-	case 4: v = (ones >> 1) + 1; break;
-	case 5: v = m->len; break;
-	case 6: v = m->len - 1; break;
-	case 7: v = m->len + 1 + below(r, 8); break;
-	case 8: v = below(r, m->len + 1); break;
-	case 9: v = cur + 1 + below(r, 8); break;
-	case 10: v = cur - 1 - below(r, 8); break;
-	case 11: v = ones - below(r, 64); break;
-	case 12: v = 0xfff0 + below(r, 16); break;
-	default: v = rnd(r); break;
+	case 0:
+		v = 0;
+		break;
+	case 1:
+		v = 1 + below(r, 16);
+		break;
+	case 2:
+		v = ones;
+		break;
+	case 3:
+		v = ones >> 1;
+		break;
+	case 4:
+		v = (ones >> 1) + 1;
+		break;
+	case 5:
+		v = m->len;
+		break;
+	case 6:
+		v = m->len - 1;
+		break;
+	case 7:
+		v = m->len + 1 + below(r, 8);
+		break;
+	case 8:
+		v = below(r, m->len + 1);
+		break;
+	case 9:
+		v = cur + 1 + below(r, 8);
+		break;
+	case 10:
+		v = cur - 1 - below(r, 8);
+		break;
+	case 11:
+		v = ones - below(r, 64);
+		break;
+	case 12:
+		v = 0xfff0 + below(r, 16);
+		break;
+	default:
+		v = rnd(r);
+		break;
 	}
 	return v & ones;
 }
@@ -279,7 +308,7 @@ static void mut_phdr(struct rng *r, struct img *m)
 
 static void mut_shdr(struct rng *r, struct img *m)
 {
-	static const uint32_t types[] = { SHT_NOTE, SHT_NOBITS, SHT_NULL, SHT_STRTAB, SHT_GROUP };
+	static const uint32_t types[] = {SHT_NOTE, SHT_NOBITS, SHT_NULL, SHT_STRTAB, SHT_GROUP};
 	uint64_t n = ehdr_get(m, E_SHNUM), i = below(r, n ? n : 1);
 	int which = (int)below(r, 9);
 	struct field f;
@@ -315,10 +344,18 @@ static void mut_truncate(struct rng *r, struct img *m)
 	uint64_t cut;
 
 	switch (below(r, 4)) {
-	case 0: cut = phdr_at(m, below(r, ehdr_get(m, E_PHNUM) + 1)) + below(r, 3); break;
-	case 1: cut = shdr_at(m, below(r, ehdr_get(m, E_SHNUM) + 1)) - below(r, 3); break;
-	case 2: cut = below(r, 65); break;
-	default: cut = below(r, m->len + 1); break;
+	case 0:
+		cut = phdr_at(m, below(r, ehdr_get(m, E_PHNUM) + 1)) + below(r, 3);
+		break;
+	case 1:
+		cut = shdr_at(m, below(r, ehdr_get(m, E_SHNUM) + 1)) - below(r, 3);
+		break;
+	case 2:
+		cut = below(r, 65);
+		break;
+	default:
+		cut = below(r, m->len + 1);
+		break;
 	}
 	if (cut < m->len)
 		m->len = (size_t)cut;
@@ -347,7 +384,7 @@ static void mut_extnum(struct rng *r, struct img *m)
 
 static void mut_bytes(struct rng *r, struct img *m)
 {
-	static const uint8_t vals[] = { 0, 1, 3, 4, 8, 0x7f, 0x80, 0xfe, 0xff };
+	static const uint8_t vals[] = {0, 1, 3, 4, 8, 0x7f, 0x80, 0xfe, 0xff};
 	size_t len, src, dst;
 
 	if (!m->len)
@@ -373,8 +410,8 @@ static void mut_bytes(struct rng *r, struct img *m)
 static void mutate(struct rng *r, struct img *m)
 {
 	static void (*const ops[])(struct rng *, struct img *) = {
-		mut_ehdr, mut_phdr, mut_phdr, mut_shdr,	 mut_shdr,  mut_note,
-		mut_note, mut_truncate, mut_ident, mut_extnum, mut_bytes, mut_bytes,
+	    mut_ehdr, mut_phdr,	    mut_phdr,  mut_shdr,   mut_shdr,  mut_note,
+	    mut_note, mut_truncate, mut_ident, mut_extnum, mut_bytes, mut_bytes,
 	};
 	int rounds = 1 + (int)below(r, 3);
 
@@ -439,7 +476,7 @@ static unsigned long replay_file(const char *path, const struct opts *o)
 		runs++;
 	}
 	for (unsigned long i = 0; i < o->mutations; i++) {
-		struct rng r = { o->seed ^ hash_name(base) ^ (i * 0xd1342543de82ef95ull) };
+		struct rng r = {o->seed ^ hash_name(base) ^ (i * 0xd1342543de82ef95ull)};
 
 		if (o->only >= 0 && (unsigned long)o->only != i)
 			continue;
@@ -476,7 +513,8 @@ static unsigned long replay_dir(const char *dir, const struct opts *o, unsigned 
 	while ((e = readdir(d))) {
 		if (e->d_name[0] == '.')
 			continue;
-		if (n == cap && !(names = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*names))))
+		if (n == cap &&
+		    !(names = realloc(names, (cap = cap ? 2 * cap : 64) * sizeof(*names))))
 			exit(2);
 		if (asprintf(&names[n++], "%s/%s", dir, e->d_name) < 0)
 			exit(2);
@@ -498,15 +536,19 @@ static unsigned long replay_dir(const char *dir, const struct opts *o, unsigned 
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .mutations = 100, .seed = 1, .only = -1 };
+	struct opts o = {.mutations = 100, .seed = 1, .only = -1};
 	unsigned long runs = 0, files = 0;
 	struct stat st;
 	int c;
 
 	while ((c = getopt(argc, argv, "n:s:m:h")) != -1) {
 		switch (c) {
-		case 'n': o.mutations = strtoul(optarg, NULL, 0); break;
-		case 's': o.seed = strtoul(optarg, NULL, 0); break;
+		case 'n':
+			o.mutations = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			o.seed = strtoul(optarg, NULL, 0);
+			break;
 		case 'm':
 			o.only = strtol(optarg, NULL, 0);
 			if ((unsigned long)o.only >= o.mutations)

@@ -183,8 +183,7 @@ for u in $u1 $u2; do
 done
 
 # ---- (d) sources and sections: the cache names agree.
-# FAILS until tools/fetch.c tells --source from --section (it tests
-# argv[i][4], 'u' in "--source"): dsostore then says "invalid argument".
+# (Once a regression: tools/fetch.c took --source for --section.)
 # One request in all, by whichever client came first (debuginfod-find may
 # even need none for a section: it cuts it from a cached debuginfo).
 source_case() { # what hex path first(eu|ds) expected-file
@@ -290,9 +289,8 @@ stats_vs_find "(f) stats"
 # .symtab and .dynsym: section names whose tail after the last '.' has 6
 # characters, like a temporary file's "<name>.XXXXXX".  p4 is served with
 # an old Last-Modified, p3 with a fresh one.
-# FAILS until lib/cache.c stops taking "section-.symtab" for a temporary
-# file (is_tmp_name): stats leave out the fresh one, clean removes the
-# other by its mtime although it was just used.
+# (Once a regression: lib/cache.c took "section-.symtab" for a temporary
+# file, so stats left out the fresh one and clean removed the other.)
 ds --section .symtab "${bid[p4]}"
 eq "(f) dsostore fetch --section .symtab: exit" 0 $ds_rc
 ds --section .dynsym "${bid[p3]}"

@@ -208,9 +208,7 @@ done
 echo "debuginfo and executable of ${#progs[@]} programs: checked"
 
 # ---- source: the server answers only for files the DWARF names.
-# FAILS until tools/fetch.c tells --source from --section (it tests
-# argv[i][4], which is 'u' in "--source", so --source PATH is taken as
-# --section PATH: "invalid argument").
+# (Once a regression: tools/fetch.c took --source PATH for --section.)
 source_case() { # what program path-to-ask
 	local what=$1 p=$2 path=$3 h=${bid[$2]} eu
 	if fetch_one "$what" "$h" --source "$path"; then
@@ -226,10 +224,9 @@ for p in g1 c0 keep odd; do
 	[ -n "${bid[$p]:-}" ] && source_case "source of $p" $p "${srcfile[$p]}"
 done
 # A doubled slash, as comp_dir "/x/" + "/y.c" gives: the server and
-# debuginfod-find take it.  FAILS until lib/fetch.c source_url_path()
-# copes with an empty path component (curl_easy_escape(.., 0) escapes the
-# whole rest of the string, so the URL ends in ".../s%23rc.../%2Fa%20b..."
-# and the tail appears twice).
+# debuginfod-find take it.  (Once a regression: curl_easy_escape(.., 0)
+# escapes the whole rest of the string, which made a wrong URL for the
+# empty component.)
 [ -n "${bid[odd]:-}" ] && source_case "source with //" odd "$odd_dir//$odd_file"
 echo "sources: checked"
 

@@ -24,8 +24,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char prog_src[] = "#include <stdio.h>\n"
-			       "int main(int argc, char **argv) { puts(argv[0]); return argc > 5; }\n";
+static const char prog_src[] =
+    "#include <stdio.h>\n"
+    "int main(int argc, char **argv) { puts(argv[0]); return argc > 5; }\n";
 
 static const char lib_src[] = "int dsostore_test_fn(int x) { return x * 3; }\n";
 
@@ -97,8 +98,8 @@ static void ro_copy(struct ro_buf *rb, const void *data, size_t len)
 	size_t span = (len + pg - 1) / pg * pg;
 
 	rb->maplen = span + pg;
-	rb->map = mmap(NULL, rb->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-		       0);
+	rb->map =
+	    mmap(NULL, rb->maplen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (rb->map == MAP_FAILED) {
 		perror("mmap");
 		exit(2);
@@ -166,7 +167,7 @@ static void expect_all(const char *path, const char *want_hex, int want_err)
 	size_t len;
 	uint8_t *buf = slurp(path, &len);
 	int ret, fd;
-	const char *how[3] = { "file", "fd", "mem" };
+	const char *how[3] = {"file", "fd", "mem"};
 
 	for (int i = 0; i < 3; i++) {
 		memset(&bid, 0, sizeof(bid));
@@ -220,12 +221,12 @@ static void test_parse_valid(void)
 		int size;
 		uint8_t first, last;
 	} ok[] = {
-		{ "00", 1, 0x00, 0x00 },
-		{ "fF", 1, 0xff, 0xff },
-		{ "0123456789abcdef", 8, 0x01, 0xef },
-		{ "0123456789ABCDEF", 8, 0x01, 0xef },
-		{ "aBcD", 2, 0xab, 0xcd },
-		{ "9f1e6cb9f46e59f41f1b4bd2a8cc8a1a12e6f4ff", 20, 0x9f, 0xff },
+	    {"00", 1, 0x00, 0x00},
+	    {"fF", 1, 0xff, 0xff},
+	    {"0123456789abcdef", 8, 0x01, 0xef},
+	    {"0123456789ABCDEF", 8, 0x01, 0xef},
+	    {"aBcD", 2, 0xab, 0xcd},
+	    {"9f1e6cb9f46e59f41f1b4bd2a8cc8a1a12e6f4ff", 20, 0x9f, 0xff},
 	};
 	struct ds_build_id bid;
 	char hex128[129];
@@ -249,9 +250,25 @@ static void test_parse_valid(void)
 static void test_parse_invalid(void)
 {
 	static const char *const bad[] = {
-		"",	 "0",	  "abc",    "0x12", "0X12", "12 ",	 " 12",	  "1 2",  "zz",
-		"g0",	 "0g",	  "12\n",   "+12",  "-1",   "12-34", "ab:cd", "\t12", "ab\xff",
-		"\xc2\xb9\xc2\xb2", /* superscript digits */
+	    "",
+	    "0",
+	    "abc",
+	    "0x12",
+	    "0X12",
+	    "12 ",
+	    " 12",
+	    "1 2",
+	    "zz",
+	    "g0",
+	    "0g",
+	    "12\n",
+	    "+12",
+	    "-1",
+	    "12-34",
+	    "ab:cd",
+	    "\t12",
+	    "ab\xff",
+	    "\xc2\xb9\xc2\xb2", /* superscript digits */
 	};
 	struct ds_build_id bid, before;
 	char longhex[140];
@@ -279,8 +296,8 @@ static void test_parse_invalid(void)
 
 static void test_format(void)
 {
-	static const char *const in[] = { "00", "AbCdEf", "0123456789ABCDEF0123456789abcdef" };
-	struct ds_build_id bid = { 0 };
+	static const char *const in[] = {"00", "AbCdEf", "0123456789ABCDEF0123456789abcdef"};
+	struct ds_build_id bid = {0};
 	char buf[2 * DS_BUILD_ID_MAX + 1], want[sizeof(buf)];
 	size_t n;
 
@@ -310,7 +327,7 @@ static void test_format(void)
 
 static void test_equal(void)
 {
-	struct ds_build_id a, b, none = { 0 };
+	struct ds_build_id a, b, none = {0};
 
 	CHECK_EQ_INT(ds_build_id_parse("0011223344", &a), 0);
 	b = a;
@@ -338,7 +355,7 @@ static void test_styles(const char *cc)
 	static const struct {
 		const char *style;
 		int size;
-	} styles[] = { { "sha1", 20 }, { "md5", 16 }, { "uuid", 16 } };
+	} styles[] = {{"sha1", 20}, {"md5", 16}, {"uuid", 16}};
 	char flags[128];
 
 	for (size_t i = 0; i < sizeof(styles) / sizeof(styles[0]); i++) {
@@ -391,7 +408,7 @@ static void test_kinds(const char *cc)
 			  "eu-strip -f '%s.eu.debug' -o '%s.eu.stripped' '%s' && "
 			  "strip -o '%s.stripped' '%s'",
 			  bin, bin, bin, bin, bin, bin, bin),
-		      0);
+		     0);
 	expect_all(tpath("%s-g.dbg", cc), t_readelf_build_id(bin), 0);
 	expect_all(tpath("%s-g.eu.debug", cc), t_readelf_build_id(bin), 0);
 	expect_all(tpath("%s-g.eu.stripped", cc), t_readelf_build_id(bin), 0);
@@ -409,8 +426,7 @@ static void test_32bit(const char *cc)
 	}
 	CHECK(strlen(t_readelf_build_id(out)) == 40);
 	expect_all(out, t_readelf_build_id(out), 0);
-	CHECK_EQ_INT(t_sh("%s -m32 -shared -fPIC -Wl,--build-id=md5 -o '%s.so' '%s'", cc, out,
-			  src),
+	CHECK_EQ_INT(t_sh("%s -m32 -shared -fPIC -Wl,--build-id=md5 -o '%s.so' '%s'", cc, out, src),
 		     0);
 	expect_all(tpath("%s-m32.so", cc), t_readelf_build_id(tpath("%s-m32.so", cc)), 0);
 }
@@ -432,9 +448,24 @@ static void test_truncated_compiled(void)
 	if (!at)
 		return;
 	desc_end = (size_t)(at - buf) + want.size;
-	size_t fixed[] = { 0, 1, 4, 5, 16, 17, 51, 52, 63, 64, 64 + 56 - 1, 64 + 56 + 3,
-			   desc_end - want.size - 4, desc_end - 1, desc_end, desc_end + 1,
-			   len / 2, len - 1 };
+	size_t fixed[] = {0,
+			  1,
+			  4,
+			  5,
+			  16,
+			  17,
+			  51,
+			  52,
+			  63,
+			  64,
+			  64 + 56 - 1,
+			  64 + 56 + 3,
+			  desc_end - want.size - 4,
+			  desc_end - 1,
+			  desc_end,
+			  desc_end + 1,
+			  len / 2,
+			  len - 1};
 	for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 		if (fixed[i] < len)
 			cuts[n++] = fixed[i];
