@@ -174,6 +174,19 @@ out:
 	return err;
 }
 
+/* The root we hold was removed: forget it (once, whoever sees it first)
+ * and make it again. */
+static int reopen_root(struct ds_cache *c, int stale)
+{
+	pthread_mutex_lock(&c->lock);
+	if (c->rootfd == stale) {
+		close(stale);
+		c->rootfd = 0;
+	}
+	pthread_mutex_unlock(&c->lock);
+	return ds__cache_open_root(c);
+}
+
 char *ds__cache_entry_name(enum ds_artifact what, const char *arg)
 {
 	char *name, *q;
@@ -243,15 +256,21 @@ int ds__cache_entry_open(struct ds_cache *c, const char *hex, bool lock, int *di
 	if (err)
 		return err;
 	/* Twice: a concurrent clean may remove the empty directory between
-	 * our mkdir and open. */
+	 * our mkdir and open, and the whole cache may have been removed
+	 * (rm -rf) since the root was opened: then open it again. */
 	for (int attempt = 0;; attempt++) {
-		if (mkdirat(c->rootfd, hex, 0700) != 0 && errno != EEXIST)
-			return -errno;
-		fd = openat(c->rootfd, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd >= 0)
-			break;
+		int rootfd = c->rootfd;
+
+		if (mkdirat(rootfd, hex, 0700) == 0 || errno == EEXIST) {
+			fd = openat(rootfd, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0)
+				break;
+		}
 		if (errno != ENOENT || attempt)
 			return -errno;
+		err = reopen_root(c, rootfd);
+		if (err)
+			return err;
 	}
 	if (lock && flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		err = -errno;

@@ -86,7 +86,20 @@ struct waiter {
 	size_t pending;
 };
 
+/* NEW: queued, holding nothing (so a batch of thousands holds no fds);
+ * LOCK_WAIT: another process downloads it; RUNNING: admitted. */
 enum job_state { J_NEW, J_LOCK_WAIT, J_RUNNING };
+
+/* A finished download on its way through the committer thread, which
+ * verifies, fsync()s and renames it off the event loop. */
+struct commit {
+	struct job *job;
+	struct xfer *x;
+	char *url; /* where the bytes came from, after redirects */
+	time_t mtime;
+	int err;
+	struct commit *next;
+};
 
 struct job {
 	/* Key. */
@@ -102,8 +115,10 @@ struct job {
 	_Atomic uint64_t bytes; /* read by progress */
 
 	/* Loop thread only. */
-	struct job *next; /* active list */
+	struct job *next, *prev; /* active list, oldest first */
 	enum job_state state;
+	bool admitted; /* holds its entry directory and transfers */
+	struct xfer *committing; /* handed to the committer thread */
 	int64_t wake_at_ns;
 	int dirfd;
 	struct xfer *xfers, *winner;
@@ -124,7 +139,14 @@ struct ds_fetcher {
 	int nservers;
 	struct job *table[TABLE_SIZE]; /* under lock */
 	struct job *incoming; /* under lock */
-	struct job *active; /* loop thread */
+	struct job *active, *active_tail; /* loop thread */
+	unsigned int admitted;
+
+	pthread_t committer;
+	pthread_mutex_t commit_lock;
+	pthread_cond_t commit_cond;
+	struct commit *commit_q, *commit_done; /* under commit_lock */
+	bool commit_stop;
 	char user_agent[64];
 	atomic_uint_fast64_t requests, downloads, bytes, cache_hits, joined, retries, rejected;
 };
@@ -261,7 +283,7 @@ int ds__fetch_config_init(struct ds_fetch_config *cfg, const struct ds_context_o
 	cfg->maxsize = maxsize;
 	cfg->retry_limit = DS_OPT(opts, retry_limit, 0) ?: env_int("DEBUGINFOD_RETRY_LIMIT", 2);
 	cfg->max_transfers = DS_OPT(opts, max_transfers, 0u) ?: 64;
-	cfg->max_per_server = DS_OPT(opts, max_per_server, 0u) ?: 16;
+	cfg->max_per_server = DS_OPT(opts, max_per_server, 0u) ?: 32;
 	return 0;
 }
 
@@ -342,11 +364,16 @@ static void job_finish(struct ds_fetcher *f, struct job *job, int err, const cha
 	job->attached = NULL;
 	pthread_mutex_unlock(&f->lock);
 
-	for (struct job **pp = &f->active; *pp; pp = &(*pp)->next)
-		if (*pp == job) {
-			*pp = job->next;
-			break;
-		}
+	if (job->admitted)
+		f->admitted--;
+	if (job->prev)
+		job->prev->next = job->next;
+	else
+		f->active = job->next;
+	if (job->next)
+		job->next->prev = job->prev;
+	else
+		f->active_tail = job->prev;
 	job_free(job);
 }
 
@@ -354,8 +381,10 @@ static void job_finish(struct ds_fetcher *f, struct job *job, int err, const cha
 
 static void xfer_free(struct ds_fetcher *f, struct xfer *x)
 {
-	curl_multi_remove_handle(f->multi, x->easy);
-	curl_easy_cleanup(x->easy);
+	if (x->easy) {
+		curl_multi_remove_handle(f->multi, x->easy);
+		curl_easy_cleanup(x->easy);
+	}
 	if (x->fd >= 0)
 		close(x->fd);
 	if (x->tmpname) {
@@ -590,7 +619,7 @@ static void job_conclude(struct ds_fetcher *f, struct job *job)
 	bool pending;
 	int err;
 
-	if (job->winner || job->xfers)
+	if (job->winner || job->xfers || job->committing)
 		return;
 	if (start_servers(f, job) > 0)
 		return;
@@ -612,9 +641,12 @@ static void job_conclude(struct ds_fetcher *f, struct job *job)
 
 static void server_down(struct ds_fetcher *f, int s, int err)
 {
+	bool was_down = f->servers[s].down_until_ns > now_ns();
+
 	f->servers[s].down_until_ns = now_ns() + SERVER_DOWN_NS;
 	f->servers[s].down_err = err;
-	ds_warn(f->ctx, "%s: %s; not asked again for %d s", f->servers[s].url, ds_strerror(err),
+	if (!was_down)
+		ds_warn(f->ctx, "%s: %s; not asked again for %d s", f->servers[s].url, ds_strerror(err),
 		(int)(SERVER_DOWN_NS / 1000000000));
 }
 
@@ -662,8 +694,9 @@ static int classify(struct ds_fetcher *f, struct xfer *x, CURLcode rc, long code
 }
 
 /* A finished download: is it what we asked for? */
-static int verify(struct ds_fetcher *f, struct xfer *x)
+static int verify(struct ds_fetcher *f, struct xfer *x, const char *url)
 {
+	const char *server = f->servers[x->server].url;
 	struct job *job = x->job;
 	struct ds_build_id got;
 	int err;
@@ -679,54 +712,127 @@ static int verify(struct ds_fetcher *f, struct xfer *x)
 		char hex[2 * DS_BUILD_ID_MAX + 1];
 
 		ds_build_id_format(&got, hex, sizeof(hex));
-		ds_warn(f->ctx, "%s sent a file with build ID %s for %s/%s; rejected",
-			f->servers[x->server].url, hex, job->hex, job->name);
+		ds_warn(f->ctx, "%s%s%s sent a file with build ID %s for %s/%s; rejected", server,
+			url ? ", from " : "", url ? url : "", hex, job->hex, job->name);
 	} else {
-		ds_warn(f->ctx, "%s sent a file for %s/%s that is not a valid ELF with a build ID (%s); rejected",
-			f->servers[x->server].url, job->hex, job->name, ds_strerror(err));
+		ds_warn(f->ctx,
+			"%s%s%s sent a file for %s/%s that is not a valid ELF with a build ID (%s); "
+			"rejected",
+			server, url ? ", from " : "", url ? url : "", job->hex, job->name,
+			ds_strerror(err));
 	}
 	atomic_fetch_add(&f->rejected, 1);
 	return -EBADMSG;
 }
 
-static void winner_done(struct ds_fetcher *f, struct xfer *x, int err)
+/* The winner's body is complete: hand it to the committer.  Its curl
+ * handle goes now (the connection is free for the next transfer); the
+ * losers were dropped when it won. */
+static void winner_done(struct ds_fetcher *f, struct xfer *x)
 {
 	struct job *job = x->job;
-	char *path = NULL;
+	struct commit *c = calloc(1, sizeof(*c));
 	curl_off_t filetime = -1;
 
-	if (!err)
-		err = verify(f, x);
-	if (!err) {
-		curl_easy_getinfo(x->easy, CURLINFO_FILETIME_T, &filetime);
-		err = ds__cache_commit(job->dirfd, x->tmpname, job->name, x->fd,
-				       filetime > 0 ? (time_t)filetime : 0);
-		free(x->tmpname);
-		x->tmpname = NULL; /* renamed: nothing to remove */
-	}
-	if (!err && asprintf(&path, "%s/%s/%s", f->cache->root, job->hex, job->name) < 0)
-		err = -ENOMEM;
-	if (!err) {
-		atomic_fetch_add(&f->downloads, 1);
-		xfer_unlink(x);
-		xfer_free(f, x);
-		/* Others still running lost; drop them. */
-		while (job->xfers) {
-			struct xfer *o = job->xfers;
+	curl_easy_getinfo(x->easy, CURLINFO_FILETIME_T, &filetime);
+	if (c) {
+		char *url = NULL;
 
-			job->xfers = o->next;
-			xfer_free(f, o);
-		}
-		job_finish(f, job, 0, path, DS_SOURCE_DEBUGINFOD);
-		free(path);
+		curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &url);
+		c->url = url ? strdup(url) : NULL;
+	}
+	xfer_unlink(x);
+	curl_multi_remove_handle(f->multi, x->easy);
+	curl_easy_cleanup(x->easy);
+	x->easy = NULL;
+	job->winner = NULL;
+	if (!c) {
+		job->srv[x->server].status = S_FAILED;
+		job->srv[x->server].err = -ENOMEM;
+		xfer_free(f, x);
+		job_conclude(f, job);
 		return;
 	}
-	job->srv[x->server].status = S_FAILED;
-	job->srv[x->server].err = err;
-	job->winner = NULL;
-	xfer_unlink(x);
-	xfer_free(f, x);
-	job_conclude(f, job);
+	c->job = job;
+	c->x = x;
+	c->mtime = filetime > 0 ? (time_t)filetime : 0;
+	job->committing = x;
+	pthread_mutex_lock(&f->commit_lock);
+	c->next = f->commit_q;
+	f->commit_q = c;
+	pthread_cond_signal(&f->commit_cond);
+	pthread_mutex_unlock(&f->commit_lock);
+}
+
+/* Committer thread: verify, fsync and rename, so that a slow disk (or a
+ * large file) does not stall every other transfer. */
+static void *committer(void *arg)
+{
+	struct ds_fetcher *f = arg;
+
+	pthread_mutex_lock(&f->commit_lock);
+	for (;;) {
+		struct commit *c = f->commit_q;
+
+		if (!c) {
+			if (f->commit_stop)
+				break;
+			pthread_cond_wait(&f->commit_cond, &f->commit_lock);
+			continue;
+		}
+		f->commit_q = c->next;
+		pthread_mutex_unlock(&f->commit_lock);
+
+		c->err = verify(f, c->x, c->url);
+		if (!c->err) {
+			c->err = ds__cache_commit(c->job->dirfd, c->x->tmpname, c->job->name,
+						  c->x->fd, c->mtime);
+			free(c->x->tmpname);
+			c->x->tmpname = NULL; /* renamed, or removed by commit */
+		}
+
+		pthread_mutex_lock(&f->commit_lock);
+		c->next = f->commit_done;
+		f->commit_done = c;
+		curl_multi_wakeup(f->multi);
+	}
+	pthread_mutex_unlock(&f->commit_lock);
+	return NULL;
+}
+
+/* Loop thread: what the committer finished. */
+static void commits_done(struct ds_fetcher *f)
+{
+	struct commit *c;
+
+	pthread_mutex_lock(&f->commit_lock);
+	c = f->commit_done;
+	f->commit_done = NULL;
+	pthread_mutex_unlock(&f->commit_lock);
+	while (c) {
+		struct commit *next = c->next;
+		struct job *job = c->job;
+		char *path = NULL;
+		int err = c->err;
+
+		job->committing = NULL;
+		if (!err && asprintf(&path, "%s/%s/%s", f->cache->root, job->hex, job->name) < 0)
+			err = -ENOMEM;
+		if (!err) {
+			atomic_fetch_add(&f->downloads, 1);
+			xfer_free(f, c->x);
+			job_finish(f, job, 0, path, DS_SOURCE_DEBUGINFOD);
+			free(path);
+		} else {
+			job->srv[c->x->server].status = S_FAILED;
+			job->srv[c->x->server].err = err;
+			xfer_free(f, c->x);
+			job_conclude(f, job); /* the other servers, if any */
+		}
+		free(c->url);
+		free(c);
+		c = next;
+	}
 }
 
 static void xfer_done(struct ds_fetcher *f, CURL *easy, CURLcode rc)
@@ -744,6 +850,14 @@ static void xfer_done(struct ds_fetcher *f, CURL *easy, CURLcode rc)
 	s = x->server;
 	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
 	err = classify(f, x, rc, code, &down);
+	if (rc == CURLE_COULDNT_CONNECT) {
+		long os_errno = 0;
+
+		/* Out of descriptors here is not the server's fault. */
+		curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &os_errno);
+		if (os_errno == EMFILE || os_errno == ENFILE)
+			err = -(int)os_errno;
+	}
 	ds_info(f->ctx, "%s %s from %s: %ld %s, %.0f ms, %llu bytes", artifact_name(job->what),
 		job->hex, f->servers[s].url,
 		code, err ? ds_strerror(err) : "ok", (now_ns() - x->started_ns) / 1e6,
@@ -756,7 +870,7 @@ static void xfer_done(struct ds_fetcher *f, CURL *easy, CURLcode rc)
 	}
 	if (x == job->winner) {
 		if (!err) {
-			winner_done(f, x, err);
+			winner_done(f, x);
 			return;
 		}
 		/* Broke mid-body: the others are asked again (they were
@@ -783,6 +897,8 @@ static void xfer_done(struct ds_fetcher *f, CURL *easy, CURLcode rc)
 			atomic_fetch_add(&f->rejected, 1);
 		if (down || err == -ECONNREFUSED)
 			server_down(f, s, err);
+		else if (err == -EMFILE || err == -ENFILE)
+			ds_warn(f->ctx, "out of file descriptors: %s", ds_strerror(err));
 	}
 	job_conclude(f, job);
 }
@@ -819,6 +935,10 @@ static void job_step(struct ds_fetcher *f, struct job *job)
 	int err;
 
 	if (job->state != J_RUNNING) {
+		/* Admission: a bounded number of jobs hold a directory and
+		 * transfers; the rest wait holding nothing. */
+		if (f->admitted >= f->cfg->max_transfers)
+			return;
 		err = ds__cache_lookup(f->cache, job->hex, job->name, &path);
 		if (err != -ENODATA) {
 			job_finish(f, job, err, path, DS_SOURCE_DEBUGINFOD_CACHE);
@@ -833,9 +953,12 @@ static void job_step(struct ds_fetcher *f, struct job *job)
 		}
 		if (err) {
 			ds_warn(f->ctx, "cache %s: %s", f->cache->root, ds_strerror(err));
-			job_finish(f, job, err, NULL, DS_SOURCE_NONE);
+			/* A cache that cannot be written is not "not found". */
+			job_finish(f, job, err == -ENOENT ? -EIO : err, NULL, DS_SOURCE_NONE);
 			return;
 		}
+		job->admitted = true;
+		f->admitted++;
 		/* It may have arrived while we waited for the lock. */
 		err = ds__cache_lookup(f->cache, job->hex, job->name, &path);
 		if (err != -ENODATA) {
@@ -851,6 +974,8 @@ static void job_step(struct ds_fetcher *f, struct job *job)
 
 static void job_cancel(struct ds_fetcher *f, struct job *job)
 {
+	if (job->committing)
+		return; /* finishes when the committer hands it back */
 	while (job->xfers) {
 		struct xfer *x = job->xfers;
 
@@ -859,6 +984,18 @@ static void job_cancel(struct ds_fetcher *f, struct job *job)
 	}
 	job->winner = NULL;
 	job_finish(f, job, -ECANCELED, NULL, DS_SOURCE_NONE);
+}
+
+/* Let the committer finish what it has, then end it. */
+static void stop_committer(struct ds_fetcher *f)
+{
+	if (!f->commit_stop) {
+		pthread_mutex_lock(&f->commit_lock);
+		f->commit_stop = true;
+		pthread_cond_signal(&f->commit_cond);
+		pthread_mutex_unlock(&f->commit_lock);
+		pthread_join(f->committer, NULL);
+	}
 }
 
 static void *loop(void *arg)
@@ -877,17 +1014,40 @@ static void *loop(void *arg)
 		incoming = f->incoming;
 		f->incoming = NULL;
 		for (struct job *j = f->active; j; j = j->next)
-			if (!j->attached)
-				j->cancel = true; /* every waiter left */
+			if (!j->attached && !j->cancel) {
+				/* Every waiter left.  Out of the table now, in the
+				 * same critical section, so nobody joins a job
+				 * that is about to be cancelled. */
+				j->cancel = true;
+				table_del(f, j);
+			}
 		pthread_mutex_unlock(&f->lock);
 
+		/* incoming is newest first; the active list oldest first. */
+		for (struct job *rev = NULL, *n;; incoming = n) {
+			if (!incoming) {
+				incoming = rev;
+				break;
+			}
+			n = incoming->next;
+			incoming->next = rev;
+			rev = incoming;
+		}
 		while (incoming) {
 			struct job *j = incoming;
 
 			incoming = j->next;
-			j->next = f->active;
-			f->active = j;
+			j->next = NULL;
+			j->prev = f->active_tail;
+			if (f->active_tail)
+				f->active_tail->next = j;
+			else
+				f->active = j;
+			f->active_tail = j;
 		}
+		if (stop)
+			stop_committer(f);
+		commits_done(f);
 		for (struct job *j = f->active, *jn; j; j = jn) {
 			jn = j->next;
 			if (j->cancel || stop)
@@ -930,6 +1090,7 @@ static void *loop(void *arg)
 		while ((msg = curl_multi_info_read(f->multi, &left)))
 			if (msg->msg == CURLMSG_DONE)
 				xfer_done(f, msg->easy_handle, msg->data.result);
+		commits_done(f);
 		fail_down_servers(f);
 	}
 	return NULL;
@@ -961,6 +1122,8 @@ void ds__fetcher_free(struct ds_fetcher *f)
 	free(f->servers);
 	curl_slist_free_all(f->headers);
 	pthread_mutex_destroy(&f->lock);
+	pthread_mutex_destroy(&f->commit_lock);
+	pthread_cond_destroy(&f->commit_cond);
 	free(f);
 }
 
@@ -977,6 +1140,8 @@ static struct ds_fetcher *fetcher_new(struct ds_context *ctx, int *err)
 	}
 	pthread_once(&curl_once, curl_init_once);
 	pthread_mutex_init(&f->lock, NULL);
+	pthread_mutex_init(&f->commit_lock, NULL);
+	pthread_cond_init(&f->commit_cond, NULL);
 	f->ctx = ctx;
 	f->cfg = cfg;
 	f->cache = &ctx->cache;
@@ -1016,7 +1181,13 @@ static struct ds_fetcher *fetcher_new(struct ds_context *ctx, int *err)
 	curl_multi_setopt(f->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)cfg->max_per_server);
 	/* HTTP/2 servers take many requests on one connection. */
 	curl_multi_setopt(f->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+	if (pthread_create(&f->committer, NULL, committer, f) != 0) {
+		curl_multi_cleanup(f->multi);
+		f->multi = NULL;
+		goto nomem;
+	}
 	if (pthread_create(&f->thread, NULL, loop, f) != 0) {
+		stop_committer(f);
 		curl_multi_cleanup(f->multi);
 		f->multi = NULL;
 		goto nomem;
@@ -1201,7 +1372,11 @@ DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, siz
 			r->err = err;
 			continue;
 		}
-		r->err = submit(f, r, &as[i], &w);
+		/* Set only on failure: once submitted, the result is the
+		 * loop's to write (and it may already have). */
+		if ((err = submit(f, r, &as[i], &w)))
+			r->err = err;
+		err = 0;
 	}
 	if (f)
 		curl_multi_wakeup(f->multi);

@@ -29,7 +29,7 @@
 struct ds_cache {
 	pthread_mutex_t lock; /* opening the root */
 	char *root;
-	int rootfd; /* 0 until opened */
+	atomic_int rootfd; /* 0 until opened; reopened if the cache is removed */
 	int64_t miss_s, max_unused_age_s, clean_interval_s;
 };
 
