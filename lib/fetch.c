@@ -769,6 +769,14 @@ static void winner_done(struct ds_fetcher *f, struct xfer *x)
 static void *committer(void *arg)
 {
 	struct ds_fetcher *f = arg;
+	int removed;
+
+	/* Like the elfutils client, clean the cache when the interval of
+	 * cache_clean_interval_s has passed; here off the event loop, so the
+	 * first fetches do not wait for a walk of a large cache. */
+	removed = ds__cache_clean(f->cache, false);
+	if (removed > 0)
+		ds_info(f->ctx, "cache %s: cleaned, %d files removed", f->cache->root, removed);
 
 	pthread_mutex_lock(&f->commit_lock);
 	for (;;) {
