@@ -220,7 +220,8 @@ int index_build(size_t *nfiles, size_t *nbids)
 		pthread_mutex_unlock(&scan_lock);
 		return -1;
 	}
-	qsort(scan, scan_n, sizeof(*scan), entry_cmp);
+	if (scan_n) /* qsort(NULL, 0, ...) is undefined */
+		qsort(scan, scan_n, sizeof(*scan), entry_cmp);
 	for (size_t i = 0; i < scan_n; i++)
 		bids += !i || strcmp(scan[i].bid, scan[i - 1].bid);
 
