@@ -332,6 +332,48 @@ DS_API int ds_debuginfo_fd(const struct ds_debuginfo *di);
 struct Elf; /* libelf's Elf */
 DS_API struct Elf *ds_debuginfo_elf(const struct ds_debuginfo *di);
 
+/* ------------------------------------------------------------- symbolize */
+
+/* Flags of ds_dso_symbolize(). */
+#define DS_SYM_INLINES (1u << 0) /* one frame per inlined call, innermost first */
+#define DS_SYM_DEMANGLE (1u << 1) /* C++ names demangled */
+#define DS_SYM_FILE_OFFSET (1u << 2) /* addr is a file offset (perf, /proc/PID/maps) */
+
+struct ds_frame {
+	const char *function; /* NULL: unknown ("??") */
+	uint64_t function_start; /* where the function (or inlined piece) starts */
+	const char *file; /* NULL: unknown; as the DWARF gives it, usually absolute */
+	unsigned int line; /* 0: unknown */
+	unsigned int column; /* 0: unknown */
+	unsigned int discriminator;
+	bool inlined; /* this frame was inlined into the next one */
+};
+
+/* Where one address is, innermost frame first.  Strings belong to the
+ * result: valid until ds_sym_result_release(). */
+struct ds_sym_result {
+	uint64_t addr; /* the virtual address looked up */
+	size_t nframes; /* 0: nothing known about the address */
+	struct ds_frame *frames;
+	bool from_symtab; /* the name came from ELF symbols, not DWARF */
+	char *_strings; /* private */
+};
+
+/* Symbolize addr (a virtual address of the ELF, or with DS_SYM_FILE_OFFSET
+ * a file offset) in the DSO.  Names come from DWARF (functions, inlined
+ * instances, the line table) of the DSO's debuginfo, then from .symtab,
+ * .gnu_debugdata (MiniDebugInfo) and .dynsym.  The first call builds an
+ * index (counted in the store's memory budget, freed with the DSO); later
+ * calls are binary searches, safe from many threads.  -ERANGE: a file
+ * offset outside every loadable segment; -ENOENT: no symbols at all. */
+DS_API int ds_dso_symbolize(struct ds_dso *dso, uint64_t addr, unsigned int flags,
+			    struct ds_sym_result *out);
+/* The same for n addresses; out[i] for addrs[i].  Returns how many had at
+ * least one frame, or a negative error that concerned them all. */
+DS_API int ds_dso_symbolize_batch(struct ds_dso *dso, const uint64_t *addrs, size_t n,
+				  unsigned int flags, struct ds_sym_result *out);
+DS_API void ds_sym_result_release(struct ds_sym_result *res);
+
 struct ds_store_stats {
 	uint64_t dsos; /* live DSOs */
 	uint64_t debuginfos_open;

@@ -154,6 +154,17 @@ int ds__open_candidate(const char *path, const struct ds_build_id *bid, enum ds_
 		       struct ds_found *found, const char **reason);
 void ds__found_release(struct ds_found *found);
 
+/* ---- symbolize (lib/symbolize.c) */
+
+struct ds_symbols;
+int ds__symbols_build(struct ds_context *ctx, struct Elf *debug, struct Elf *binary,
+		      struct ds_symbols **out);
+void ds__symbols_free(struct ds_symbols *S);
+uint64_t ds__symbols_bytes(const struct ds_symbols *S);
+int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vaddr);
+int ds__symbols_lookup(const struct ds_symbols *S, uint64_t addr, unsigned flags,
+		       struct ds_sym_result *res);
+
 /* ---- debuginfo (lib/debuginfo.c) */
 
 /* An opened debuginfo.  The struct is embedded in its DSO and lives as long

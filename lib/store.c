@@ -19,11 +19,16 @@
 #define _GNU_SOURCE
 #include "internal.h"
 
+#include <gelf.h>
+#include <unistd.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+enum sym_state { SYM_NONE = 0, SYM_BUILDING, SYM_READY, SYM_FAILED };
 
 enum di_state {
 	DI_UNKNOWN = 0, /* never searched */
@@ -51,6 +56,14 @@ struct ds_dso {
 	char *path;
 	uint64_t path_hash;
 	struct ds_dso *next_path, *next_ino;
+
+	/* The symbolization index: built once (one builder, others wait, as
+	 * for the debuginfo), then read without a lock.  One built from the
+	 * debuginfo goes with it on eviction; readers hold a pin. */
+	_Atomic(struct ds_symbols *) sym;
+	atomic_int sym_state; /* SYM_NONE, SYM_BUILDING, SYM_READY, SYM_FAILED */
+	bool sym_from_debuginfo;
+	int sym_err;
 
 	/* Under store->di_lock. */
 	struct ds_dso *ring_prev, *ring_next; /* open debuginfos */
@@ -419,6 +432,8 @@ static struct ds_dso *dso_new(struct ds_store *s, struct path_key *pk)
 	atomic_init(&d->di_state, DI_UNKNOWN);
 	atomic_init(&d->miss_until_ns, 0);
 	atomic_init(&d->miss_err, 0);
+	atomic_init(&d->sym, NULL);
+	atomic_init(&d->sym_state, SYM_NONE);
 	d->track_use = s->budget != 0;
 	ds__debuginfo_init(&d->di, &d->id.build_id);
 	d->store = s;
@@ -520,6 +535,10 @@ static void dso_free(struct ds_dso *d)
 	}
 	pthread_mutex_unlock(&s->di_lock);
 
+	if (atomic_load(&d->sym)) {
+		atomic_fetch_sub(&s->bytes_held, ds__symbols_bytes(atomic_load(&d->sym)));
+		ds__symbols_free(atomic_load(&d->sym));
+	}
 	ds__debuginfo_release(&d->di);
 	free(d->miss_msg);
 	free(d->path);
@@ -585,6 +604,13 @@ static void ring_unlink(struct ds_store *s, struct ds_dso *d)
 	d->ring_prev = d->ring_next = NULL;
 }
 
+/* A use the ready path does not see (building the index): counts as a
+ * recent use for CLOCK.  di_lock held. */
+static void ring_touch(struct ds_dso *d)
+{
+	atomic_store_explicit(&d->di.recent, true, memory_order_relaxed);
+}
+
 /* Close d's debuginfo unless someone pinned it.  The state goes to EVICTED
  * before pins is read, and ds_dso_pin() raises pins before reading the
  * state (both sequentially consistent), so one of the two always sees the
@@ -600,6 +626,13 @@ static bool try_evict(struct ds_store *s, struct ds_dso *d)
 	atomic_fetch_sub(&s->bytes_held, ds__debuginfo_close(&d->di));
 	atomic_fetch_sub(&s->n_open, 1);
 	atomic_fetch_add(&s->evictions, 1);
+	if (d->sym_from_debuginfo && atomic_load(&d->sym_state) == SYM_READY) {
+		struct ds_symbols *S = atomic_exchange(&d->sym, NULL);
+
+		atomic_fetch_sub(&s->bytes_held, ds__symbols_bytes(S));
+		atomic_store(&d->sym_state, SYM_NONE);
+		ds__symbols_free(S);
+	}
 	ds_debug(s->ctx, "evicted debuginfo %s", ds_debuginfo_path(&d->di));
 	return true;
 }
@@ -889,4 +922,158 @@ out:
 	free(dsos);
 	free(reqs);
 	return err ? err : left;
+}
+
+/* ------------------------------------------------------------ symbolize */
+
+/* Build the DSO's index, or wait for the thread that builds it.  The
+ * caller holds a pin when the DSO has debuginfo. */
+static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di)
+{
+	struct ds_store *s = d->store;
+	struct ds_symbols *S = NULL;
+	Elf *binary = NULL;
+	int state, err, fd = -1;
+
+	pthread_mutex_lock(&s->di_lock);
+	while ((state = atomic_load(&d->sym_state)) == SYM_BUILDING)
+		pthread_cond_wait(&s->di_cond, &s->di_lock);
+	if (state == SYM_READY || state == SYM_FAILED) {
+		err = state == SYM_READY ? 0 : d->sym_err;
+		pthread_mutex_unlock(&s->di_lock);
+		return err;
+	}
+	atomic_store(&d->sym_state, SYM_BUILDING);
+	pthread_mutex_unlock(&s->di_lock);
+
+	/* The binary itself gives ELF symbols when the debuginfo has none
+	 * (MiniDebugInfo, .dynsym), and is the whole story without one. */
+	if (d->path && (!di || strcmp(d->path, ds_debuginfo_path(di)))) {
+		fd = ds__elf_open_fd(d->path);
+		if (fd >= 0)
+			binary = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	}
+	err = ds__symbols_build(s->ctx, di ? di->elf : NULL, binary, &S);
+	if (binary)
+		elf_end(binary);
+	if (fd >= 0)
+		close(fd);
+
+	pthread_mutex_lock(&s->di_lock);
+	if (!err) {
+		d->sym_from_debuginfo = di != NULL;
+		atomic_fetch_add(&s->bytes_held, ds__symbols_bytes(S));
+		if (di)
+			ring_touch(d);
+		atomic_store_explicit(&d->sym, S, memory_order_release);
+		atomic_store(&d->sym_state, SYM_READY);
+		if (s->budget)
+			enforce_budget(s, d);
+	} else {
+		d->sym_err = err;
+		atomic_store(&d->sym_state, SYM_FAILED);
+	}
+	pthread_cond_broadcast(&s->di_cond);
+	pthread_mutex_unlock(&s->di_lock);
+	return err;
+}
+
+/* Pinned (if the DSO has debuginfo) and the index ready; *pinned says
+ * whether to unpin. */
+static int symbols_get(struct ds_dso *d, struct ds_symbols **out, bool *pinned)
+{
+	const struct ds_debuginfo *di = NULL;
+	int err;
+
+	*pinned = false;
+	err = ds_dso_debuginfo(d, &di);
+	if (!err) {
+		err = ds_dso_pin(d);
+		if (err)
+			return err;
+		*pinned = true;
+	} else if (err != -ENOENT && err != -ENODATA) {
+		return err; /* a real failure, not "there is none" */
+	} else {
+		di = NULL;
+	}
+	if (atomic_load_explicit(&d->sym_state, memory_order_acquire) != SYM_READY) {
+		err = symbols_slow(d, di);
+		if (err)
+			goto fail;
+	}
+	*out = atomic_load_explicit(&d->sym, memory_order_acquire);
+	if (*out)
+		return 0;
+	err = -ENOENT;
+fail:
+	if (*pinned)
+		ds_dso_unpin(d);
+	*pinned = false;
+	return err;
+}
+
+static int lookup_one(const struct ds_symbols *S, uint64_t addr, unsigned flags,
+		      struct ds_sym_result *out)
+{
+	int err;
+
+	if (flags & DS_SYM_FILE_OFFSET) {
+		uint64_t vaddr;
+
+		err = ds__symbols_vaddr(S, addr, &vaddr);
+		if (err) {
+			memset(out, 0, sizeof(*out));
+			out->addr = addr;
+			return err;
+		}
+		addr = vaddr;
+	}
+	return ds__symbols_lookup(S, addr, flags, out);
+}
+
+DS_API int ds_dso_symbolize_batch(struct ds_dso *d, const uint64_t *addrs, size_t n,
+				  unsigned int flags, struct ds_sym_result *out)
+{
+	struct ds_symbols *S;
+	bool pinned;
+	int err, found = 0;
+
+	if (!d || (!addrs && n) || (!out && n))
+		return -EINVAL;
+	err = symbols_get(d, &S, &pinned);
+	if (err) {
+		for (size_t i = 0; i < n; i++) {
+			memset(&out[i], 0, sizeof(out[i]));
+			out[i].addr = addrs[i];
+		}
+		return err;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (lookup_one(S, addrs[i], flags, &out[i]) == 0 && out[i].nframes)
+			found++;
+	}
+	if (pinned)
+		ds_dso_unpin(d);
+	return found;
+}
+
+DS_API int ds_dso_symbolize(struct ds_dso *d, uint64_t addr, unsigned int flags,
+			    struct ds_sym_result *out)
+{
+	struct ds_symbols *S;
+	bool pinned;
+	int err;
+
+	if (!d || !out)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->addr = addr;
+	err = symbols_get(d, &S, &pinned);
+	if (err)
+		return err;
+	err = lookup_one(S, addr, flags, out);
+	if (pinned)
+		ds_dso_unpin(d);
+	return err;
 }

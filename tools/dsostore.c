@@ -18,6 +18,7 @@ static const struct {
 	{ "scan", cmd_scan, "put binaries into a store and show the debuginfo of each" },
 	{ "fetch", cmd_fetch, "fetch from debuginfod servers, many build IDs at once" },
 	{ "cache", cmd_cache, "the debuginfod client cache: path, stats, clean" },
+	{ "symbolize", cmd_symbolize, "addresses to functions, file:line and inline frames" },
 };
 
 void cli_error(const char *fmt, ...)

@@ -1,0 +1,988 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Symbolization: address -> function, file:line:column, inline frames.
+ *
+ * libdw reads the DWARF once, when a DSO is first asked; what we keep is
+ * our own index, independent of libdw afterwards (its strings are copied
+ * into one pool), so the Dwarf is closed right after the build:
+ *   - scopes: one entry per address range of every function and inlined
+ *     instance, sorted by start, each knowing its enclosing scope.  Ranges
+ *     nest, so the innermost scope of an address is the last range that
+ *     starts at or below it, or the first of its ancestors that contains
+ *     it;
+ *   - lines: every line-table row of every CU, sorted by address;
+ *   - symbols: ELF symbols (.symtab, else .gnu_debugdata's, else .dynsym)
+ *     for addresses no DWARF function covers.
+ * A lookup is two binary searches and a short walk up the scope chain.
+ * (libdw's own per-address path, what eu-addr2line does, walks DIEs for
+ * every address: ~0.8 ms each with inlines.)
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
+#include <errno.h>
+#include <gelf.h>
+#include <lzma.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NO_PARENT UINT32_MAX
+#define MAX_DEPTH 256
+#ifndef DW_AT_GNU_discriminator
+#define DW_AT_GNU_discriminator 0x2136 /* gcc; not in elfutils 0.188 dwarf.h */
+#endif /* inline nesting we follow; deeper DWARF is cut */
+#define MINIDEBUG_MAX (64u << 20) /* decompressed .gnu_debugdata */
+
+/* libstdc++'s demangler (the issue allows it; binutils has its own). */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+struct scope {
+	uint64_t lo, hi;
+	uint32_t parent; /* enclosing scope's entry, or NO_PARENT */
+	uint32_t name; /* offset in the pool, 0: none */
+	uint32_t call_file; /* pool offset of the caller's file (inlined) */
+	uint32_t call_line;
+	uint32_t call_discriminator; /* DW_AT_GNU_discriminator of the call */
+	uint16_t call_column;
+	uint8_t inlined;
+	uint8_t depth;
+};
+
+struct line {
+	uint64_t addr;
+	uint32_t file; /* pool offset */
+	uint32_t line;
+	uint32_t discriminator;
+	uint16_t column;
+	uint8_t end; /* end of a sequence: no line from here */
+	uint8_t order; /* tie-break: keep CU order stable */
+};
+
+struct symbol {
+	uint64_t lo, size;
+	uint32_t name;
+	uint32_t file; /* the STT_FILE it is under, as binutils reports it */
+	uint32_t shndx;
+	uint32_t order; /* in the symbol table: ties keep it */
+};
+
+struct section {
+	uint64_t lo, hi;
+	uint32_t shndx;
+};
+
+struct segment {
+	uint64_t offset, filesz, vaddr;
+};
+
+struct ds_symbols {
+	struct scope *scopes;
+	size_t nscopes, scap;
+	struct line *lines;
+	size_t nlines, lcap;
+	struct symbol *syms;
+	size_t nsyms, symcap;
+	struct segment *segs;
+	size_t nsegs;
+	struct section *secs;
+	size_t nsecs, seccap;
+	char *pool;
+	size_t pool_len, pool_cap;
+	/* Interning: open addressing over pool offsets. */
+	uint32_t *intern;
+	size_t intern_cap, intern_used;
+	uint64_t bytes;
+};
+
+/* -------------------------------------------------------------- strings */
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
+	return h;
+}
+
+static int intern_grow(struct ds_symbols *S)
+{
+	size_t cap = S->intern_cap ? 2 * S->intern_cap : 4096;
+	uint32_t *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < S->intern_cap; i++) {
+		uint32_t off = S->intern[i];
+		size_t j;
+
+		if (!off)
+			continue;
+		j = str_hash(S->pool + off) & (cap - 1);
+		while (t[j])
+			j = (j + 1) & (cap - 1);
+		t[j] = off;
+	}
+	free(S->intern);
+	S->intern = t;
+	S->intern_cap = cap;
+	return 0;
+}
+
+/* The pool offset of s (0 for NULL or on allocation failure). */
+static uint32_t intern(struct ds_symbols *S, const char *s)
+{
+	size_t len, j;
+
+	if (!s)
+		return 0;
+	if (2 * (S->intern_used + 1) > S->intern_cap && intern_grow(S))
+		return 0;
+	j = str_hash(s) & (S->intern_cap - 1);
+	for (; S->intern[j]; j = (j + 1) & (S->intern_cap - 1))
+		if (!strcmp(S->pool + S->intern[j], s))
+			return S->intern[j];
+	len = strlen(s) + 1;
+	if (S->pool_len + len > UINT32_MAX)
+		return 0;
+	if (S->pool_len + len > S->pool_cap) {
+		size_t cap = (S->pool_len + len) * 2;
+		char *p = realloc(S->pool, cap);
+
+		if (!p)
+			return 0;
+		S->pool = p;
+		S->pool_cap = cap;
+	}
+	if (!S->pool_len)
+		S->pool[S->pool_len++] = 0; /* offset 0 means "none" */
+	memcpy(S->pool + S->pool_len, s, len);
+	S->intern[j] = (uint32_t)S->pool_len;
+	S->intern_used++;
+	S->pool_len += len;
+	return S->intern[j];
+}
+
+static const char *str(const struct ds_symbols *S, uint32_t off)
+{
+	return off ? S->pool + off : NULL;
+}
+
+#define GROW(S, arr, n, cap)                                                     \
+	({                                                                       \
+		int _err = 0;                                                    \
+		if ((S)->n == (S)->cap) {                                        \
+			size_t _c = (S)->cap ? 2 * (S)->cap : 1024;              \
+			void *_p = realloc((S)->arr, _c * sizeof(*(S)->arr));    \
+			if (_p) {                                                \
+				(S)->arr = _p;                                   \
+				(S)->cap = _c;                                   \
+			} else {                                                 \
+				_err = -ENOMEM;                                  \
+			}                                                        \
+		}                                                                \
+		_err;                                                            \
+	})
+
+/* ----------------------------------------------------------- DWARF walk */
+
+/* DW_AT_linkage_name (what binutils prints), else DW_AT_name, following
+ * abstract_origin and specification. */
+static const char *die_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
+	     dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)) &&
+	    (name = dwarf_formstring(&attr)))
+		return name;
+	return dwarf_diename(die) ?: (dwarf_attr_integrate(die, DW_AT_name, &attr)
+					      ? dwarf_formstring(&attr)
+					      : NULL);
+}
+
+struct walk {
+	struct ds_symbols *S;
+	Dwarf_Files *files;
+	size_t nfiles;
+	uint8_t order;
+};
+
+static uint32_t file_name(struct walk *w, Dwarf_Word idx)
+{
+	const char *name;
+
+	if (!w->files || idx >= w->nfiles)
+		return 0;
+	name = dwarf_filesrc(w->files, idx, NULL, NULL);
+	return intern(w->S, name);
+}
+
+/* Which entry of the enclosing scope's ranges holds lo. */
+static uint32_t parent_piece(const struct ds_symbols *S, uint32_t first, uint32_t count,
+			     uint64_t lo)
+{
+	for (uint32_t i = first; i < first + count; i++)
+		if (S->scopes[i].lo <= lo && lo < S->scopes[i].hi)
+			return i;
+	return NO_PARENT; /* outside its caller: broken DWARF, keep it apart */
+}
+
+static int add_scope(struct walk *w, Dwarf_Die *die, bool inlined, uint32_t pfirst,
+		     uint32_t pcount, uint8_t depth, uint32_t *first, uint32_t *count)
+{
+	struct ds_symbols *S = w->S;
+	uint32_t name = intern(S, die_name(die));
+	Dwarf_Addr base, lo, hi;
+	Dwarf_Attribute attr;
+	Dwarf_Word file = 0, line = 0, col = 0, disc = 0;
+	ptrdiff_t off = 0;
+
+	if (inlined) {
+		if (dwarf_attr(die, DW_AT_call_file, &attr))
+			dwarf_formudata(&attr, &file);
+		if (dwarf_attr(die, DW_AT_call_line, &attr))
+			dwarf_formudata(&attr, &line);
+		if (dwarf_attr(die, DW_AT_call_column, &attr))
+			dwarf_formudata(&attr, &col);
+		if (dwarf_attr(die, DW_AT_GNU_discriminator, &attr))
+			dwarf_formudata(&attr, &disc);
+	}
+	*first = (uint32_t)S->nscopes;
+	*count = 0;
+	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
+		struct scope *sc;
+
+		if (lo >= hi || lo == 0)
+			continue; /* empty, or code --gc-sections dropped (at 0) */
+		if (GROW(S, scopes, nscopes, scap))
+			return -ENOMEM;
+		sc = &S->scopes[S->nscopes++];
+		sc->lo = lo;
+		sc->hi = hi;
+		/* A function nested in another (GNU C) has code of its own
+		 * elsewhere: only inlined instances have an enclosing scope. */
+		sc->parent = inlined && pcount ? parent_piece(S, pfirst, pcount, lo) : NO_PARENT;
+		sc->name = name;
+		sc->inlined = inlined;
+		sc->depth = depth;
+		sc->call_file = inlined ? file_name(w, file) : 0;
+		sc->call_line = (uint32_t)line;
+		sc->call_discriminator = (uint32_t)disc;
+		sc->call_column = (uint16_t)(col > UINT16_MAX ? 0 : col);
+		(*count)++;
+	}
+	return 0;
+}
+
+/* Depth-first over a CU, keeping the innermost enclosing function or
+ * inlined instance (its ranges) for each level. */
+static int walk_cu(struct walk *w, Dwarf_Die *cu)
+{
+	struct level {
+		Dwarf_Die die;
+		uint32_t first, count; /* the enclosing scope's ranges */
+		uint8_t depth;
+	} stack[MAX_DEPTH];
+	int sp = 0, err = 0;
+
+	if (dwarf_child(cu, &stack[0].die) != 0)
+		return 0;
+	stack[0].first = 0;
+	stack[0].count = 0;
+	stack[0].depth = 0;
+	while (sp >= 0 && !err) {
+		struct level *lv = &stack[sp];
+		Dwarf_Die *die = &lv->die;
+		uint32_t first = lv->first, count = lv->count;
+		uint8_t depth = lv->depth;
+		int tag = dwarf_tag(die);
+		bool descend;
+
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
+			uint32_t f, c;
+
+			err = add_scope(w, die, tag == DW_TAG_inlined_subroutine, first, count,
+					depth, &f, &c);
+			if (c) {
+				first = f;
+				count = c;
+				depth = tag == DW_TAG_subprogram ? 1 : depth < 255 ? depth + 1 : depth;
+			}
+		}
+		/* Functions, blocks and namespaces hold scopes; types and
+		 * variables do not (C++ classes hold member functions, but
+		 * their code is described by out-of-line subprogram DIEs). */
+		descend = tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
+			  tag == DW_TAG_lexical_block || tag == DW_TAG_namespace ||
+			  tag == DW_TAG_try_block || tag == DW_TAG_catch_block ||
+			  tag == DW_TAG_module;
+		if (descend && sp + 1 < MAX_DEPTH &&
+		    dwarf_child(die, &stack[sp + 1].die) == 0) {
+			stack[sp + 1].first = first;
+			stack[sp + 1].count = count;
+			stack[sp + 1].depth = depth;
+			sp++;
+			continue;
+		}
+		/* Next sibling, climbing as levels run out. */
+		while (sp >= 0 && dwarf_siblingof(&stack[sp].die, &stack[sp].die) != 0)
+			sp--;
+	}
+	return err;
+}
+
+static int add_lines(struct walk *w, Dwarf_Die *cu)
+{
+	struct ds_symbols *S = w->S;
+	Dwarf_Lines *lines;
+	size_t n;
+
+	if (dwarf_getsrclines(cu, &lines, &n) != 0)
+		return 0; /* a CU without a line table */
+	for (size_t i = 0, first = S->nlines; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		Dwarf_Addr addr;
+		bool end = false;
+		int lineno = 0, col = 0;
+		unsigned int disc = 0;
+		struct line *row;
+
+		if (!l || dwarf_lineaddr(l, &addr) != 0)
+			continue;
+		dwarf_lineendsequence(l, &end);
+		dwarf_lineno(l, &lineno);
+		dwarf_linecol(l, &col);
+		dwarf_linediscriminator(l, &disc);
+		if (GROW(S, lines, nlines, lcap))
+			return -ENOMEM;
+		row = &S->lines[S->nlines++];
+		row->addr = addr;
+		row->end = end;
+		row->file = end ? 0 : intern(S, dwarf_linesrc(l, NULL, NULL));
+		row->line = lineno > 0 ? (uint32_t)lineno : 0;
+		row->column = col > 0 && col <= UINT16_MAX ? (uint16_t)col : 0;
+		row->discriminator = disc;
+		row->order = w->order;
+		/* A sequence whose last row sits at its end address (a
+		 * zero-length row, as gcc emits just before
+		 * DW_LNE_end_sequence): libdw 0.188 sorts that row after the
+		 * end, where it would never end.  binutils and LLVM give it no
+		 * extent: make it an end. */
+		if (S->nlines - first >= 3 && !end) {
+			const struct line *e = row - 1, *before = row - 2;
+
+			if (e->end && e->addr == row->addr && !before->end &&
+			    before->line == row->line && before->file == row->file) {
+				row->end = 1;
+				row->file = 0;
+			}
+		}
+	}
+	return 0;
+}
+
+static int walk_dwarf(struct ds_symbols *S, Dwarf *dw)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+	int err = 0;
+
+	while (!err && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		struct walk w = { .S = S };
+		Dwarf_Die cu;
+
+		if (dwarf_offdie(dw, off + hsize, &cu)) {
+			if (dwarf_getsrcfiles(&cu, &w.files, &w.nfiles) != 0)
+				w.files = NULL;
+			err = walk_cu(&w, &cu);
+			if (!err)
+				err = add_lines(&w, &cu);
+		}
+		off = next;
+	}
+	return err;
+}
+
+/* ------------------------------------------------------------ ELF symbols */
+
+/* Allocated sections: a symbol names an address only in its own section
+ * (binutils' rule). */
+static int read_sections(struct ds_symbols *S, Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+
+	S->nsecs = 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || !sh.sh_size)
+			continue;
+		if (GROW(S, secs, nsecs, seccap))
+			return -ENOMEM;
+		S->secs[S->nsecs].lo = sh.sh_addr;
+		S->secs[S->nsecs].hi = sh.sh_addr + sh.sh_size;
+		S->secs[S->nsecs].shndx = (uint32_t)elf_ndxscn(scn);
+		S->nsecs++;
+	}
+	return 0;
+}
+
+static int add_symtab(struct ds_symbols *S, Elf *elf, Elf64_Word type)
+{
+	Elf_Scn *scn = NULL;
+	int added = 0;
+
+	if (read_sections(S, elf))
+		return -ENOMEM;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != type || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		if (!data)
+			continue;
+		n = sh.sh_size / sh.sh_entsize;
+		/* binutils names the file of a symbol after the last STT_FILE
+		 * before it: always for a local, for a global only if no other
+		 * symbol came between the file symbol and the start. */
+		uint32_t file = 0;
+		enum { NOTHING, SYMBOL, FILE_AFTER_SYMBOL } state = NOTHING;
+
+		for (size_t i = 0; i < n; i++) {
+			GElf_Sym sym;
+			const char *name;
+			int st;
+
+			if (!gelf_getsym(data, (int)i, &sym))
+				break;
+			st = GELF_ST_TYPE(sym.st_info);
+			if (st == STT_FILE) {
+				file = intern(S, elf_strptr(elf, sh.sh_link, sym.st_name));
+				if (state == SYMBOL)
+					state = FILE_AFTER_SYMBOL;
+				continue;
+			}
+			if (state == NOTHING && i > 0)
+				state = SYMBOL;
+			if ((st != STT_FUNC && st != STT_GNU_IFUNC && st != STT_NOTYPE) ||
+			    sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE ||
+			    !sym.st_value)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name || !*name || (st == STT_NOTYPE && name[0] == '.'))
+				continue;
+			if (st == STT_NOTYPE && !strncmp(name, "$", 1))
+				continue; /* mapping symbols */
+			if (GROW(S, syms, nsyms, symcap))
+				return -ENOMEM;
+			S->syms[S->nsyms].lo = sym.st_value;
+			S->syms[S->nsyms].size = sym.st_size;
+			S->syms[S->nsyms].name = intern(S, name);
+			S->syms[S->nsyms].shndx = sym.st_shndx;
+			S->syms[S->nsyms].order = (uint32_t)S->nsyms;
+			S->syms[S->nsyms].file = GELF_ST_BIND(sym.st_info) == STB_LOCAL ||
+							 state != FILE_AFTER_SYMBOL
+						 ? file
+						 : 0;
+			S->nsyms++;
+			added++;
+		}
+	}
+	return added;
+}
+
+/* MiniDebugInfo: an xz-compressed ELF holding a .symtab. */
+static int add_minidebuginfo(struct ds_symbols *S, Elf *elf)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *data;
+		uint64_t memlimit = 256u << 20;
+		size_t in_pos = 0, out_pos = 0, out_cap = 1 << 20;
+		unsigned char *out = NULL;
+		lzma_ret ret;
+		Elf *mini;
+		int added;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || strcmp(name, ".gnu_debugdata"))
+			continue;
+		data = elf_rawdata(scn, NULL);
+		if (!data || !data->d_size)
+			return 0;
+		/* Grow the output until it fits; bounded. */
+		for (;;) {
+			unsigned char *nb = realloc(out, out_cap);
+
+			if (!nb) {
+				free(out);
+				return -ENOMEM;
+			}
+			out = nb;
+			in_pos = out_pos = 0;
+			ret = lzma_stream_buffer_decode(&memlimit, 0, NULL, data->d_buf, &in_pos,
+							data->d_size, out, &out_pos, out_cap);
+			if (ret != LZMA_BUF_ERROR || out_cap >= MINIDEBUG_MAX)
+				break;
+			out_cap *= 4;
+		}
+		if (ret != LZMA_OK) {
+			free(out);
+			return 0; /* not xz, or corrupt: no names from it */
+		}
+		mini = elf_memory((char *)out, out_pos);
+		added = mini ? add_symtab(S, mini, SHT_SYMTAB) : 0;
+		if (mini)
+			elf_end(mini);
+		free(out);
+		return added;
+	}
+	return 0;
+}
+
+static int read_segments(struct ds_symbols *S, Elf *elf)
+{
+	size_t phnum;
+
+	if (elf_getphdrnum(elf, &phnum) != 0 || !phnum)
+		return 0;
+	S->segs = calloc(phnum, sizeof(*S->segs));
+	if (!S->segs)
+		return -ENOMEM;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			S->segs[S->nsegs].offset = ph.p_offset;
+			S->segs[S->nsegs].filesz = ph.p_filesz;
+			S->segs[S->nsegs].vaddr = ph.p_vaddr;
+			S->nsegs++;
+		}
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- build */
+
+static int cmp_scope(const void *a, const void *b)
+{
+	const struct scope *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return (int)x->depth - (int)y->depth; /* outer first: inner wins */
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	const struct line *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->end != y->end)
+		return x->end ? -1 : 1; /* a sequence's end before another's start */
+	return (int)x->order - (int)y->order;
+}
+
+static int cmp_sym(const void *a, const void *b)
+{
+	const struct symbol *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int cmp_sec(const void *a, const void *b)
+{
+	const struct section *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int cmp_scope_idx(const void *a, const void *b, void *keys)
+{
+	const struct scope *k = keys;
+
+	return cmp_scope(&k[*(const uint32_t *)a], &k[*(const uint32_t *)b]);
+}
+
+/* qsort() loses the parents' indexes: sort (index, key) pairs instead and
+ * remap. */
+static int sort_scopes(struct ds_symbols *S)
+{
+	uint32_t *perm, *inv;
+	struct scope *sorted;
+
+	if (!S->nscopes)
+		return 0;
+	perm = malloc(S->nscopes * sizeof(*perm));
+	inv = malloc(S->nscopes * sizeof(*inv));
+	sorted = malloc(S->nscopes * sizeof(*sorted));
+	if (!perm || !inv || !sorted) {
+		free(perm);
+		free(inv);
+		free(sorted);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < S->nscopes; i++)
+		perm[i] = (uint32_t)i;
+	qsort_r(perm, S->nscopes, sizeof(*perm), cmp_scope_idx, S->scopes);
+	for (size_t i = 0; i < S->nscopes; i++) {
+		inv[perm[i]] = (uint32_t)i;
+		sorted[i] = S->scopes[perm[i]];
+	}
+	for (size_t i = 0; i < S->nscopes; i++)
+		if (sorted[i].parent != NO_PARENT)
+			sorted[i].parent = inv[sorted[i].parent];
+	free(S->scopes);
+	S->scopes = sorted;
+	S->scap = S->nscopes;
+	free(perm);
+	free(inv);
+	return 0;
+}
+
+void ds__symbols_free(struct ds_symbols *S)
+{
+	if (!S)
+		return;
+	free(S->scopes);
+	free(S->lines);
+	free(S->syms);
+	free(S->segs);
+	free(S->secs);
+	free(S->pool);
+	free(S->intern);
+	free(S);
+}
+
+uint64_t ds__symbols_bytes(const struct ds_symbols *S)
+{
+	return S ? S->bytes : 0;
+}
+
+/* Open the dwz alt file named by .gnu_debugaltlink, found by its build ID
+ * like any debuginfo (locally, then debuginfod). */
+static void attach_alt(struct ds_context *ctx, Dwarf *dw, struct ds_found *alt)
+{
+	const char *name;
+	const void *bid_bytes;
+	struct ds_build_id bid = { 0 };
+	ssize_t n = dwelf_dwarf_gnu_debugaltlink(dw, &name, &bid_bytes);
+	Dwarf *altdw;
+
+	if (n <= 0 || n > DS_BUILD_ID_MAX)
+		return;
+	bid.size = (uint8_t)n;
+	memcpy(bid.data, bid_bytes, (size_t)n);
+	if (ds__locate(ctx, &bid, NULL, DS_ARTIFACT_DEBUGINFO, alt, NULL) != 0 &&
+	    ds__fetch_found(ctx, &bid, alt, NULL) != 0) {
+		ds_warn(ctx, "dwz alt file %s not found: names in it stay unknown", name);
+		return;
+	}
+	altdw = dwarf_begin_elf(alt->elf, DWARF_C_READ, NULL);
+	if (altdw)
+		dwarf_setalt(dw, altdw);
+}
+
+/* Build the index from a debuginfo ELF (may be NULL) and the binary itself
+ * (may be NULL).  Neither is kept: the index copies what it needs. */
+int ds__symbols_build(struct ds_context *ctx, Elf *debug, Elf *binary, struct ds_symbols **out)
+{
+	struct ds_symbols *S = calloc(1, sizeof(*S));
+	struct ds_found alt = { .fd = -1 };
+	int err = 0;
+
+	if (!S)
+		return -ENOMEM;
+	if (debug) {
+		Dwarf *dw = dwarf_begin_elf(debug, DWARF_C_READ, NULL);
+
+		if (dw) {
+			attach_alt(ctx, dw, &alt);
+			err = walk_dwarf(S, dw);
+			if (dwarf_getalt(dw) && alt.elf)
+				dwarf_end(dwarf_getalt(dw));
+			dwarf_end(dw);
+		}
+		ds__found_release(&alt);
+		if (!err && add_symtab(S, debug, SHT_SYMTAB) < 0)
+			err = -ENOMEM;
+		if (!err)
+			err = read_segments(S, debug);
+	}
+	if (!err && binary) {
+		if (!S->nsyms)
+			err = add_symtab(S, binary, SHT_SYMTAB) < 0 ? -ENOMEM : 0;
+		if (!err && !S->nsyms)
+			err = add_minidebuginfo(S, binary) < 0 ? -ENOMEM : 0;
+		if (!err && !S->nsyms)
+			err = add_symtab(S, binary, SHT_DYNSYM) < 0 ? -ENOMEM : 0;
+		if (!err && !S->nsegs)
+			err = read_segments(S, binary);
+	}
+	if (!err)
+		err = sort_scopes(S);
+	if (err) {
+		ds__symbols_free(S);
+		return err;
+	}
+	qsort(S->lines, S->nlines, sizeof(*S->lines), cmp_line);
+	qsort(S->syms, S->nsyms, sizeof(*S->syms), cmp_sym);
+	qsort(S->secs, S->nsecs, sizeof(*S->secs), cmp_sec);
+	/* The interning table is only needed while building. */
+	free(S->intern);
+	S->intern = NULL;
+	S->bytes = sizeof(*S) + S->nscopes * sizeof(*S->scopes) +
+		   S->nlines * sizeof(*S->lines) + S->nsyms * sizeof(*S->syms) + S->pool_cap +
+		   S->nsegs * sizeof(*S->segs) + S->nsecs * sizeof(*S->secs);
+	if (!S->nscopes && !S->nlines && !S->nsyms) {
+		ds__symbols_free(S);
+		return -ENOENT;
+	}
+	*out = S;
+	return 0;
+}
+
+/* --------------------------------------------------------------- lookup */
+
+int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < S->nsegs; i++) {
+		const struct segment *sg = &S->segs[i];
+
+		if (offset >= sg->offset && offset - sg->offset < sg->filesz) {
+			*vaddr = offset - sg->offset + sg->vaddr;
+			return 0;
+		}
+	}
+	return -ERANGE;
+}
+
+/* Last entry with key <= addr, or -1. */
+#define UPPER(arr, n, field, addr)                                 \
+	({                                                         \
+		size_t _lo = 0, _hi = (n);                         \
+		while (_lo < _hi) {                                \
+			size_t _mid = _lo + (_hi - _lo) / 2;       \
+			if ((arr)[_mid].field <= (addr))           \
+				_lo = _mid + 1;                    \
+			else                                       \
+				_hi = _mid;                        \
+		}                                                  \
+		(ptrdiff_t)_lo - 1;                                \
+	})
+
+static const struct scope *innermost(const struct ds_symbols *S, uint64_t addr)
+{
+	ptrdiff_t i = UPPER(S->scopes, S->nscopes, lo, addr);
+
+	/* Ranges nest: if the last one starting at or below addr does not
+	 * hold it, any range that does holds that one's start too, so it is
+	 * among its ancestors. */
+	for (int steps = 0; i >= 0 && steps < MAX_DEPTH; steps++) {
+		const struct scope *sc = &S->scopes[i];
+
+		if (addr < sc->hi)
+			return sc;
+		if (sc->parent == NO_PARENT)
+			return NULL;
+		i = sc->parent;
+	}
+	return NULL;
+}
+
+static const struct line *line_at(const struct ds_symbols *S, uint64_t addr)
+{
+	ptrdiff_t i = UPPER(S->lines, S->nlines, addr, addr);
+
+	if (i < 0 || S->lines[i].end)
+		return NULL;
+	/* Several rows at one address: binutils takes the last of them. */
+	return &S->lines[i];
+}
+
+static const struct section *section_at(const struct ds_symbols *S, uint64_t addr)
+{
+	ptrdiff_t i = UPPER(S->secs, S->nsecs, lo, addr);
+
+	return i >= 0 && addr < S->secs[i].hi ? &S->secs[i] : NULL;
+}
+
+/* binutils: the closest symbol at or below addr in addr's section, its
+ * size notwithstanding (so padding after a function is named after it);
+ * among symbols at one address, the largest. */
+static const struct symbol *symbol_at(const struct ds_symbols *S, uint64_t addr)
+{
+	const struct section *sec = section_at(S, addr);
+	const struct symbol *best = NULL;
+	ptrdiff_t i = UPPER(S->syms, S->nsyms, lo, addr);
+
+	if (!sec)
+		return NULL;
+	for (; i >= 0 && S->syms[i].lo >= sec->lo; i--) {
+		const struct symbol *sym = &S->syms[i];
+
+		if (sym->shndx != sec->shndx)
+			continue;
+		if (best && sym->lo != best->lo)
+			break;
+		if (!best || sym->size >= best->size)
+			best = sym;
+	}
+	return best;
+}
+
+/* Room for frames and their strings, in one allocation pair. */
+struct builder {
+	struct ds_sym_result *res;
+	size_t cap;
+	struct ds_strbuf sb;
+	/* Offsets into sb of each frame's strings (sb may move). */
+	size_t *fn_off, *file_off;
+};
+
+static size_t keep(struct builder *b, const char *s, bool demangle)
+{
+	size_t off;
+	char *dm = NULL;
+	int status;
+
+	if (!s)
+		return SIZE_MAX;
+	if (demangle && s[0] == '_' && s[1] == 'Z')
+		dm = __cxa_demangle(s, NULL, NULL, &status);
+	off = b->sb.len;
+	ds__strbuf_addf(&b->sb, "%s%c", dm ? dm : s, 0);
+	free(dm);
+	return off;
+}
+
+static int add_frame(struct builder *b, const char *fn, uint64_t start, const char *file,
+		     unsigned line, unsigned col, unsigned disc, bool inlined, bool demangle)
+{
+	struct ds_sym_result *r = b->res;
+
+	if (r->nframes == b->cap) {
+		size_t cap = b->cap ? 2 * b->cap : 4;
+		struct ds_frame *f = realloc(r->frames, cap * sizeof(*f));
+		size_t *fo = realloc(b->fn_off, cap * sizeof(*fo));
+		size_t *fi;
+
+		if (f)
+			r->frames = f;
+		if (fo)
+			b->fn_off = fo;
+		fi = realloc(b->file_off, cap * sizeof(*fi));
+		if (fi)
+			b->file_off = fi;
+		if (!f || !fo || !fi)
+			return -ENOMEM;
+		b->cap = cap;
+	}
+	r->frames[r->nframes] = (struct ds_frame){
+		.function_start = start,
+		.line = line,
+		.column = col,
+		.discriminator = disc,
+		.inlined = inlined,
+	};
+	b->fn_off[r->nframes] = keep(b, fn, demangle);
+	b->file_off[r->nframes] = keep(b, file, false);
+	r->nframes++;
+	return 0;
+}
+
+int ds__symbols_lookup(const struct ds_symbols *S, uint64_t addr, unsigned flags,
+		       struct ds_sym_result *res)
+{
+	bool dm = flags & DS_SYM_DEMANGLE;
+	struct builder b = { .res = res };
+	const struct scope *sc;
+	const struct line *ln;
+	int err = 0;
+
+	memset(res, 0, sizeof(*res));
+	res->addr = addr;
+	sc = innermost(S, addr);
+	ln = line_at(S, addr);
+	if (sc) {
+		const char *file = ln ? str(S, ln->file) : NULL;
+		unsigned line = ln ? ln->line : 0, col = ln ? ln->column : 0;
+		unsigned disc = ln ? ln->discriminator : 0;
+
+		/* Innermost first; each inlined scope's call site is where
+		 * its caller (the next frame) is. */
+		for (int depth = 0; sc && depth < MAX_DEPTH && !err; depth++) {
+			const struct scope *up =
+				sc->parent != NO_PARENT ? &S->scopes[sc->parent] : NULL;
+
+			err = add_frame(&b, str(S, sc->name), sc->lo, file, line, col, disc,
+					sc->inlined && up, dm);
+			if (!sc->inlined || !(flags & DS_SYM_INLINES) || !up)
+				break;
+			file = str(S, sc->call_file);
+			line = sc->call_line;
+			col = sc->call_column;
+			disc = sc->call_discriminator;
+			sc = up;
+		}
+	} else {
+		const struct symbol *sym = symbol_at(S, addr);
+
+		if (sym || ln) {
+			res->from_symtab = sym != NULL;
+			err = add_frame(&b, sym ? str(S, sym->name) : NULL, sym ? sym->lo : 0,
+					ln ? str(S, ln->file) : sym ? str(S, sym->file) : NULL,
+					ln ? ln->line : 0,
+					ln ? ln->column : 0, ln ? ln->discriminator : 0, false, dm);
+		}
+	}
+	if (!err && b.sb.len) {
+		/* Strings are final: point the frames into them. */
+		res->_strings = b.sb.buf;
+		b.sb.buf = NULL;
+		for (size_t i = 0; i < res->nframes; i++) {
+			res->frames[i].function =
+				b.fn_off[i] == SIZE_MAX ? NULL : res->_strings + b.fn_off[i];
+			res->frames[i].file =
+				b.file_off[i] == SIZE_MAX ? NULL : res->_strings + b.file_off[i];
+		}
+	}
+	ds__strbuf_release(&b.sb);
+	free(b.fn_off);
+	free(b.file_off);
+	if (err)
+		ds_sym_result_release(res);
+	return err;
+}
+
+DS_API void ds_sym_result_release(struct ds_sym_result *res)
+{
+	if (!res)
+		return;
+	free(res->frames);
+	free(res->_strings);
+	res->frames = NULL;
+	res->_strings = NULL;
+	res->nframes = 0;
+}

@@ -1,0 +1,486 @@
+/* dsostore symbolize: addresses to functions, file:line and inline frames,
+ * with output that addr2line and llvm-symbolizer users already parse. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+static const char symbolize_help[] =
+	"usage: dsostore symbolize -e FILE [-f] [-i] [-C] [-a] [-p] [OPTIONS] [ADDR...]\n"
+	"       dsostore symbolize [-f] [-i] [-C] [-a] [-p] [OPTIONS] < LINES\n"
+	"With -e, as addr2line: each ADDR (hex, 0x optional; read from stdin when none\n"
+	"is given) of FILE, whose debuginfo may be found by build ID.  Without -e, each\n"
+	"input line is \"BUILD-ID ADDR\" or \"PATH ADDR\": the build IDs are resolved\n"
+	"first, in parallel (debuginfod included), then the lines answered in order.\n"
+	"  -e, --exe FILE          the binary\n"
+	"  -f, --functions         print function names\n"
+	"  -i, --inlines           print the inlined callers too\n"
+	"  -C, --demangle          demangle C++ names\n"
+	"  -a, --addresses         print each address first\n"
+	"  -p, --pretty-print      one line per address (\"FUNC at FILE:LINE\")\n"
+	"  --file-offset           addresses are file offsets (perf, /proc/PID/maps)\n"
+	"  --output-style=STYLE    GNU (addr2line, default), LLVM (llvm-symbolizer) or\n"
+	"                          JSON (one object per address)\n" CLI_COMMON_HELP;
+
+enum style { STYLE_GNU, STYLE_LLVM, STYLE_JSON };
+
+struct opts {
+	bool functions, inlines, demangle, addresses, pretty, file_offset;
+	enum style style;
+	const char *exe;
+};
+
+/* ---------------------------------------------------------------- output */
+
+static void json_string(const char *s)
+{
+	putchar('"');
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+static void print_json(const struct opts *o, const char *module, uint64_t addr,
+		       const struct ds_sym_result *r, const char *error)
+{
+	printf("{\"Address\":\"0x%" PRIx64 "\",\"ModuleName\":", addr);
+	json_string(module);
+	if (error) {
+		printf(",\"Error\":{\"Message\":");
+		json_string(error);
+		printf("}}\n");
+		return;
+	}
+	printf(",\"Symbol\":[");
+	for (size_t i = 0; r && i < r->nframes; i++) {
+		const struct ds_frame *f = &r->frames[i];
+
+		if (i && !o->inlines)
+			break;
+		printf("%s{\"Column\":%u,\"Discriminator\":%u,\"FileName\":", i ? "," : "", f->column,
+		       f->discriminator);
+		json_string(f->file ? f->file : "");
+		printf(",\"FunctionName\":");
+		json_string(f->function ? f->function : "");
+		printf(",\"Inlined\":%s,\"Line\":%u,\"StartAddress\":\"0x%" PRIx64
+		       "\",\"StartFileName\":\"\",\"StartLine\":0}",
+		       f->inlined ? "true" : "false", f->line, f->function_start);
+	}
+	printf("]}\n");
+}
+
+/* disc: binutils prints the innermost row's discriminator on every frame
+ * of an inline chain (addr2line.c never resets it), and scripts compare
+ * against that. */
+static void print_location(const struct ds_frame *f, bool found, bool gnu, unsigned disc)
+{
+	if (gnu) {
+		/* binutils: "??:0" when nothing was found, "FILE:?" when the
+		 * line is unknown, the discriminator after the line. */
+		if (!found) {
+			fputs("??:0", stdout);
+			return;
+		}
+		fputs(f->file ? f->file : "??", stdout);
+		if (f->line)
+			printf(":%u", f->line);
+		else
+			fputs(":?", stdout);
+		if (disc)
+			printf(" (discriminator %u)", disc);
+		return;
+	}
+	printf("%s:%u:%u", f->file ? f->file : "??", f->line, f->column);
+}
+
+static void print_text(const struct opts *o, uint64_t addr, const struct ds_sym_result *r)
+{
+	static const struct ds_frame unknown = { 0 };
+	bool gnu = o->style == STYLE_GNU, found = r && r->nframes;
+	size_t n = found ? r->nframes : 1;
+
+	if (o->addresses) {
+		if (gnu)
+			printf(o->pretty ? "0x%016" PRIx64 ": " : "0x%016" PRIx64 "\n", addr);
+		else
+			printf(o->pretty ? "0x%" PRIx64 ": " : "0x%" PRIx64 "\n", addr);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct ds_frame *f = found ? &r->frames[i] : &unknown;
+
+		if (i && !o->inlines)
+			break;
+		if (o->pretty) {
+			if (i)
+				fputs(" (inlined by) ", stdout);
+			if (o->functions || !gnu)
+				printf("%s at ", f->function ? f->function : "??");
+			print_location(f, found, gnu, found ? r->frames[0].discriminator : 0);
+			putchar('\n');
+			continue;
+		}
+		if (o->functions || !gnu)
+			printf("%s\n", f->function ? f->function : "??");
+		print_location(f, found, gnu, found ? r->frames[0].discriminator : 0);
+		putchar('\n');
+	}
+	if (!gnu)
+		putchar('\n');
+}
+
+static void answer(const struct opts *o, const char *module, uint64_t addr,
+		   const struct ds_sym_result *r, const char *error)
+{
+	if (o->style == STYLE_JSON)
+		print_json(o, module, addr, r, error);
+	else
+		print_text(o, addr, error ? NULL : r);
+}
+
+/* ------------------------------------------------------------- parsing */
+
+static bool parse_addr(const char *s, uint64_t *out)
+{
+	char *end;
+
+	s += strspn(s, " \t");
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	if (!*s || !strchr("0123456789abcdefABCDEF", *s))
+		return false;
+	errno = 0;
+	*out = strtoull(s, &end, 16);
+	end += strspn(end, " \t\r\n");
+	return !errno && !*end;
+}
+
+/* Lines of stdin, read in large blocks.  Output is flushed just before a
+ * read that may block: a peer that writes one address and waits for its
+ * answer gets it, and a bulk stream is not flushed per line. */
+struct reader {
+	char buf[1 << 16];
+	size_t start, end;
+	bool eof;
+};
+
+static char *next_line(struct reader *rd)
+{
+	for (;;) {
+		char *nl = memchr(rd->buf + rd->start, '\n', rd->end - rd->start);
+		ssize_t n;
+
+		if (nl) {
+			char *line = rd->buf + rd->start;
+
+			*nl = 0;
+			rd->start = (size_t)(nl - rd->buf) + 1;
+			return line;
+		}
+		if (rd->eof) {
+			char *line = rd->buf + rd->start;
+
+			if (rd->start == rd->end)
+				return NULL;
+			rd->buf[rd->end] = 0; /* the last line, without newline */
+			rd->start = rd->end;
+			return line;
+		}
+		memmove(rd->buf, rd->buf + rd->start, rd->end - rd->start);
+		rd->end -= rd->start;
+		rd->start = 0;
+		if (rd->end >= sizeof(rd->buf) - 1)
+			rd->end = 0; /* a line longer than the buffer: dropped */
+		fflush(stdout);
+		n = read(0, rd->buf + rd->end, sizeof(rd->buf) - 1 - rd->end);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			rd->eof = true;
+		else
+			rd->end += (size_t)n;
+	}
+}
+
+static int symbolize_one(struct ds_dso *dso, const struct opts *o, const char *module,
+			 uint64_t addr, unsigned flags)
+{
+	struct ds_sym_result r;
+	char msg[128];
+	int err = ds_dso_symbolize(dso, addr, flags, &r);
+
+	if (err == -ERANGE) {
+		snprintf(msg, sizeof(msg), "0x%" PRIx64 ": outside every loadable segment", addr);
+		answer(o, module, addr, NULL, msg);
+		cli_error("%s: %s", module, msg);
+		return 1;
+	}
+	answer(o, module, r.addr ? r.addr : addr, &r, NULL);
+	ds_sym_result_release(&r);
+	return 0;
+}
+
+static unsigned sym_flags(const struct opts *o)
+{
+	unsigned flags = 0;
+
+	if (o->inlines)
+		flags |= DS_SYM_INLINES;
+	if (o->demangle)
+		flags |= DS_SYM_DEMANGLE;
+	if (o->file_offset)
+		flags |= DS_SYM_FILE_OFFSET;
+	return flags;
+}
+
+/* addr2line mode: one binary. */
+static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, int naddrs)
+{
+	unsigned flags = sym_flags(o);
+	struct ds_dso *dso = ds_store_findnew(store, o->exe, NULL);
+	struct reader *rd = calloc(1, sizeof(*rd));
+	char *line;
+	int status = 0;
+
+	if (!dso || !rd) {
+		cli_error("%s: %s", o->exe, ds_strerror(-errno));
+		free(rd);
+		return 1;
+	}
+	for (int i = 0; i < naddrs; i++) {
+		uint64_t addr;
+
+		if (!parse_addr(addrs[i], &addr)) {
+			cli_error("%s: not a hexadecimal address", addrs[i]);
+			answer(o, o->exe, 0, NULL, "not a hexadecimal address");
+			status = 1;
+			continue;
+		}
+		status |= symbolize_one(dso, o, o->exe, addr, flags);
+	}
+	while (!naddrs && (line = next_line(rd))) {
+		uint64_t addr;
+
+		if (!parse_addr(line, &addr)) {
+			line[strcspn(line, "\r\n")] = 0;
+			cli_error("%s: not a hexadecimal address", line);
+			answer(o, o->exe, 0, NULL, "not a hexadecimal address");
+			status = 1;
+		} else {
+			status |= symbolize_one(dso, o, o->exe, addr, flags);
+		}
+	}
+	free(rd);
+	ds_dso_put(dso);
+	return status;
+}
+
+/* ------------------------------------------------------ build-ID mode */
+
+struct item {
+	struct ds_dso *dso; /* NULL: a bad line */
+	char *module;
+	uint64_t addr;
+	char *error;
+};
+
+static struct ds_dso *dso_for(struct ds_store *store, const char *key)
+{
+	struct ds_dso_id id = { .flags = DS_DSO_ID_BUILD_ID };
+
+	/* A path has a '/'; a build ID never does. */
+	if (!strchr(key, '/') && ds_build_id_parse(key, &id.build_id) == 0)
+		return ds_store_findnew(store, NULL, &id);
+	return ds_store_findnew(store, key, NULL);
+}
+
+static void read_items(struct ds_store *store, struct item **out, size_t *n_out)
+{
+	struct item *v = NULL;
+	size_t n = 0, cap = 0, lineno = 0;
+	char *line = NULL;
+	size_t lcap = 0;
+
+	while (getline(&line, &lcap, stdin) > 0) {
+		char key[4096], rest[256];
+		struct item it = { 0 };
+
+		lineno++;
+		line[strcspn(line, "\r\n")] = 0;
+		if (!line[strspn(line, " \t")])
+			continue;
+		if (sscanf(line, " %4095s %255s", key, rest) != 2) {
+			it.module = strdup(line);
+			if (asprintf(&it.error, "line %zu: expected \"BUILD-ID ADDR\" or \"PATH ADDR\"",
+				     lineno) < 0)
+				it.error = NULL;
+		} else if (!parse_addr(rest, &it.addr)) {
+			it.module = strdup(key);
+			if (asprintf(&it.error, "line %zu: %s: not a hexadecimal address", lineno,
+				     rest) < 0)
+				it.error = NULL;
+		} else {
+			it.module = strdup(key);
+			it.dso = dso_for(store, key);
+			if (!it.dso && asprintf(&it.error, "line %zu: %s: %s", lineno, key,
+						ds_strerror(-errno)) < 0)
+				it.error = NULL;
+		}
+		if (n == cap) {
+			struct item *nv = realloc(v, (cap ? 2 * cap : 256) * sizeof(*v));
+
+			if (!nv) {
+				cli_error("out of memory");
+				exit(2);
+			}
+			v = nv;
+			cap = cap ? 2 * cap : 256;
+		}
+		v[n++] = it;
+	}
+	free(line);
+	*out = v;
+	*n_out = n;
+}
+
+static int progress_bar(void *user, const struct ds_fetch_progress *p)
+{
+	(void)user;
+	fprintf(stderr, "\r[%zu/%zu] fetching debuginfo, %zu failed ", p->done, p->total, p->failed);
+	if (p->done == p->total)
+		fputc('\n', stderr);
+	return 0;
+}
+
+static int run_stream(const struct opts *o, struct ds_store *store)
+{
+	unsigned flags = sym_flags(o);
+	struct item *items;
+	size_t n;
+	int status = 0;
+
+	read_items(store, &items, &n);
+	/* Every DSO's debuginfo at once, before the first answer. */
+	DS_OPTS(ds_fetch_opts, fo, .progress = isatty(2) ? progress_bar : NULL);
+	ds_store_prefetch(store, &fo);
+	for (size_t i = 0; i < n; i++) {
+		struct item *it = &items[i];
+
+		if (!it->dso) {
+			answer(o, it->module ? it->module : "", it->addr, NULL,
+			       it->error ? it->error : "bad line");
+			cli_error("%s", it->error ? it->error : "bad line");
+			status = 1;
+		} else {
+			status |= symbolize_one(it->dso, o, it->module, it->addr, flags);
+		}
+		ds_dso_put(it->dso);
+		free(it->module);
+		free(it->error);
+	}
+	free(items);
+	return status;
+}
+
+int cmd_symbolize(int argc, char **argv)
+{
+	struct cli_common common = { 0 };
+	struct opts o = { .style = STYLE_GNU };
+	struct ds_context *ctx;
+	struct ds_store *store;
+	char **addrs = calloc(argc, sizeof(*addrs));
+	int naddrs = 0, status;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int r = cli_common_option(&common, argc, argv, &i);
+
+		if (r < 0)
+			return 2;
+		if (r > 0)
+			continue;
+		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			fputs(symbolize_help, stdout);
+			return 0;
+		} else if ((!strcmp(a, "-e") || !strcmp(a, "--exe") || !strcmp(a, "--obj")) &&
+			   i + 1 < argc) {
+			o.exe = argv[++i];
+		} else if (!strncmp(a, "--exe=", 6) || !strncmp(a, "--obj=", 6)) {
+			o.exe = a + 6;
+		} else if (!strncmp(a, "--output-style=", 15)) {
+			const char *st = a + 15;
+
+			if (!strcasecmp(st, "GNU"))
+				o.style = STYLE_GNU;
+			else if (!strcasecmp(st, "LLVM"))
+				o.style = STYLE_LLVM;
+			else if (!strcasecmp(st, "JSON"))
+				o.style = STYLE_JSON;
+			else {
+				cli_error("unknown output style %s (GNU, LLVM or JSON)", st);
+				return 2;
+			}
+		} else if (!strcmp(a, "--file-offset")) {
+			o.file_offset = true;
+		} else if (!strcmp(a, "--functions")) {
+			o.functions = true;
+		} else if (!strcmp(a, "--inlines")) {
+			o.inlines = true;
+		} else if (!strcmp(a, "--demangle")) {
+			o.demangle = true;
+		} else if (!strcmp(a, "--addresses")) {
+			o.addresses = true;
+		} else if (!strcmp(a, "--pretty-print")) {
+			o.pretty = true;
+		} else if (a[0] == '-' && a[1] && strspn(a + 1, "fiCap") == strlen(a + 1)) {
+			o.functions |= !!strchr(a, 'f');
+			o.inlines |= !!strchr(a, 'i');
+			o.demangle |= !!strchr(a, 'C');
+			o.addresses |= !!strchr(a, 'a');
+			o.pretty |= !!strchr(a, 'p');
+		} else if (a[0] == '-' && a[1] && !(a[1] == '0' && a[2] == 'x')) {
+			cli_error("symbolize: unknown option %s", a);
+			return 2;
+		} else {
+			addrs[naddrs++] = argv[i];
+		}
+	}
+	/* llvm-symbolizer names functions, follows inlines and demangles by
+	 * default; its style keeps those defaults. */
+	if (o.style != STYLE_GNU) {
+		o.functions = true;
+		o.inlines = true;
+		o.demangle = true;
+	}
+	if (!o.exe && naddrs) {
+		cli_error("symbolize: addresses on the command line need -e FILE");
+		return 2;
+	}
+	ctx = cli_context(&common);
+	store = ds_store_new(ctx, "host", NULL);
+	ds_context_free(ctx);
+	if (!store) {
+		cli_error("cannot create a store: %s", ds_strerror(-errno));
+		return 2;
+	}
+	/* Output is the bulk of the work: write it in large blocks. */
+	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+	status = o.exe ? run_exe(&o, store, addrs, naddrs) : run_stream(&o, store);
+	fflush(stdout);
+	ds_store_free(store);
+	free(addrs);
+	return status;
+}
