@@ -338,6 +338,10 @@ DS_API struct Elf *ds_debuginfo_elf(const struct ds_debuginfo *di);
 #define DS_SYM_INLINES (1u << 0) /* one frame per inlined call, innermost first */
 #define DS_SYM_DEMANGLE (1u << 1) /* C++ names demangled */
 #define DS_SYM_FILE_OFFSET (1u << 2) /* addr is a file offset (perf, /proc/PID/maps) */
+/* Name frames as binutils addr2line does, for output that must match it:
+ * an innermost function whose DWARF name is not a linkage name (C++ with
+ * only DW_AT_name) takes the name of the ELF symbol holding the address. */
+#define DS_SYM_BINUTILS (1u << 3)
 
 struct ds_frame {
 	const char *function; /* NULL: unknown ("??") */

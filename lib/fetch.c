@@ -28,6 +28,7 @@
 #include "internal.h"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -36,6 +37,85 @@
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
+
+/*
+ * libcurl is loaded when the first fetch needs it, not at program start:
+ * linked directly it brings ~30 libraries (TLS, GSSAPI, LDAP...) whose
+ * loading cost 20-60 ms at every start of the CLI, most of whose runs
+ * (buildid, find, symbolize from the cache) never fetch.  The names below
+ * are libcurl's, routed through pointers filled by dlsym().
+ */
+static struct {
+	CURLcode (*global_init)(long);
+	CURL *(*easy_init)(void);
+	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+	void (*easy_cleanup)(CURL *);
+	char *(*easy_escape)(CURL *, const char *, int);
+	void (*free)(void *);
+	CURLM *(*multi_init)(void);
+	CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
+	CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+	CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+	CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd[], unsigned int, int, int *);
+	CURLMcode (*multi_perform)(CURLM *, int *);
+	CURLMsg *(*multi_info_read)(CURLM *, int *);
+	CURLMcode (*multi_wakeup)(CURLM *);
+	CURLMcode (*multi_cleanup)(CURLM *);
+	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+	void (*slist_free_all)(struct curl_slist *);
+} cu;
+static bool cu_loaded;
+
+/* curl.h's type-checking macros wrap some of these names: ours replace them. */
+#undef curl_easy_setopt
+#undef curl_easy_getinfo
+#undef curl_multi_setopt
+#define curl_global_init cu.global_init
+#define curl_easy_init cu.easy_init
+#define curl_easy_setopt cu.easy_setopt
+#define curl_easy_getinfo cu.easy_getinfo
+#define curl_easy_cleanup cu.easy_cleanup
+#define curl_easy_escape cu.easy_escape
+#define curl_free cu.free
+#define curl_multi_init cu.multi_init
+#define curl_multi_setopt cu.multi_setopt
+#define curl_multi_add_handle cu.multi_add_handle
+#define curl_multi_remove_handle cu.multi_remove_handle
+#define curl_multi_poll cu.multi_poll
+#define curl_multi_perform cu.multi_perform
+#define curl_multi_info_read cu.multi_info_read
+#define curl_multi_wakeup cu.multi_wakeup
+#define curl_multi_cleanup cu.multi_cleanup
+#define curl_slist_append cu.slist_append
+#define curl_slist_free_all cu.slist_free_all
+
+static void load_curl(void)
+{
+	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+	void **fn = (void **)&cu;
+	static const char *const names[] = {
+		"curl_global_init",	    "curl_easy_init",	       "curl_easy_setopt",
+		"curl_easy_getinfo",	    "curl_easy_cleanup",       "curl_easy_escape",
+		"curl_free",		    "curl_multi_init",	       "curl_multi_setopt",
+		"curl_multi_add_handle",    "curl_multi_remove_handle", "curl_multi_poll",
+		"curl_multi_perform",	    "curl_multi_info_read",    "curl_multi_wakeup",
+		"curl_multi_cleanup",	    "curl_slist_append",       "curl_slist_free_all",
+	};
+
+	_Static_assert(sizeof(cu) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
+		       "one name per libcurl pointer");
+	if (!h)
+		return;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		/* POSIX: a function pointer and void * convert through dlsym. */
+		fn[i] = dlsym(h, names[i]);
+		if (!fn[i])
+			return; /* h stays open: harmless, and keeps it simple */
+	}
+	cu.global_init(CURL_GLOBAL_DEFAULT);
+	cu_loaded = true;
+}
 
 #define SERVER_DOWN_NS (60 * 1000000000LL)
 #define LOCK_RETRY_NS (25 * 1000000LL)
@@ -1108,11 +1188,6 @@ static void *loop(void *arg)
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 
-static void curl_init_once(void)
-{
-	curl_global_init(CURL_GLOBAL_DEFAULT);
-}
-
 void ds__fetcher_free(struct ds_fetcher *f)
 {
 	if (!f)
@@ -1146,7 +1221,13 @@ static struct ds_fetcher *fetcher_new(struct ds_context *ctx, int *err)
 		*err = -ENOMEM;
 		return NULL;
 	}
-	pthread_once(&curl_once, curl_init_once);
+	pthread_once(&curl_once, load_curl);
+	if (!cu_loaded) {
+		ds_err(ctx, "cannot load libcurl.so.4: debuginfod servers cannot be asked");
+		free(f);
+		*err = -ENOSYS;
+		return NULL;
+	}
 	pthread_mutex_init(&f->lock, NULL);
 	pthread_mutex_init(&f->commit_lock, NULL);
 	pthread_cond_init(&f->commit_cond, NULL);

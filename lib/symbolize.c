@@ -51,6 +51,7 @@ struct scope {
 	uint16_t call_column;
 	uint8_t inlined;
 	uint8_t depth;
+	uint8_t is_linkage; /* the name is what binutils calls a linkage name */
 };
 
 struct line {
@@ -192,23 +193,45 @@ static const char *str(const struct ds_symbols *S, uint32_t off)
 /* ----------------------------------------------------------- DWARF walk */
 
 /* DW_AT_linkage_name (what binutils prints), else DW_AT_name, following
- * abstract_origin and specification. */
-static const char *die_name(Dwarf_Die *die)
+ * abstract_origin and specification.  *linkage: binutils' is_linkage, a
+ * linkage name or a plain name in a language without mangling. */
+static const char *die_name(Dwarf_Die *die, bool mangled_lang, bool *linkage)
 {
 	Dwarf_Attribute attr;
 	const char *name;
 
+	*linkage = true;
 	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
 	     dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)) &&
 	    (name = dwarf_formstring(&attr)))
 		return name;
+	*linkage = !mangled_lang;
 	return dwarf_diename(die) ?: (dwarf_attr_integrate(die, DW_AT_name, &attr)
 					      ? dwarf_formstring(&attr)
 					      : NULL);
 }
 
+/* binutils' mangle_style(): the languages whose names are mangled. */
+static bool mangled_language(Dwarf_Die *cu)
+{
+	switch (dwarf_srclang(cu)) {
+	case DW_LANG_C_plus_plus:
+	case DW_LANG_C_plus_plus_03:
+	case DW_LANG_C_plus_plus_11:
+	case DW_LANG_C_plus_plus_14:
+	case DW_LANG_ObjC_plus_plus:
+	case DW_LANG_Java:
+	case DW_LANG_D:
+	case DW_LANG_Rust:
+		return true;
+	default:
+		return false;
+	}
+}
+
 struct walk {
 	struct ds_symbols *S;
+	bool mangled_lang;
 	Dwarf_Files *files;
 	size_t nfiles;
 	uint8_t order;
@@ -238,7 +261,8 @@ static int add_scope(struct walk *w, Dwarf_Die *die, bool inlined, uint32_t pfir
 		     uint32_t pcount, uint8_t depth, uint32_t *first, uint32_t *count)
 {
 	struct ds_symbols *S = w->S;
-	uint32_t name = intern(S, die_name(die));
+	bool linkage;
+	uint32_t name = intern(S, die_name(die, w->mangled_lang, &linkage));
 	Dwarf_Addr base, lo, hi;
 	Dwarf_Attribute attr;
 	Dwarf_Word file = 0, line = 0, col = 0, disc = 0;
@@ -272,6 +296,7 @@ static int add_scope(struct walk *w, Dwarf_Die *die, bool inlined, uint32_t pfir
 		sc->name = name;
 		sc->inlined = inlined;
 		sc->depth = depth;
+		sc->is_linkage = linkage;
 		sc->call_file = inlined ? file_name(w, file) : 0;
 		sc->call_line = (uint32_t)line;
 		sc->call_discriminator = (uint32_t)disc;
@@ -316,13 +341,15 @@ static int walk_cu(struct walk *w, Dwarf_Die *cu)
 				depth = tag == DW_TAG_subprogram ? 1 : depth < 255 ? depth + 1 : depth;
 			}
 		}
-		/* Functions, blocks and namespaces hold scopes; types and
-		 * variables do not (C++ classes hold member functions, but
-		 * their code is described by out-of-line subprogram DIEs). */
+		/* Functions, blocks and namespaces hold scopes, and so do
+		 * classes: the code of a local class's methods (a lambda's
+		 * operator()) is described inside the class inside the
+		 * function.  Variables and other types do not. */
 		descend = tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
 			  tag == DW_TAG_lexical_block || tag == DW_TAG_namespace ||
 			  tag == DW_TAG_try_block || tag == DW_TAG_catch_block ||
-			  tag == DW_TAG_module;
+			  tag == DW_TAG_module || tag == DW_TAG_structure_type ||
+			  tag == DW_TAG_class_type || tag == DW_TAG_union_type;
 		if (descend && sp + 1 < MAX_DEPTH &&
 		    dwarf_child(die, &stack[sp + 1].die) == 0) {
 			stack[sp + 1].first = first;
@@ -401,6 +428,7 @@ static int walk_dwarf(struct ds_symbols *S, Dwarf *dw)
 		if (dwarf_offdie(dw, off + hsize, &cu)) {
 			if (dwarf_getsrcfiles(&cu, &w.files, &w.nfiles) != 0)
 				w.files = NULL;
+			w.mangled_lang = mangled_language(&cu);
 			err = walk_cu(&w, &cu);
 			if (!err)
 				err = add_lines(&w, &cu);
@@ -935,8 +963,18 @@ int ds__symbols_lookup(const struct ds_symbols *S, uint64_t addr, unsigned flags
 		for (int depth = 0; sc && depth < MAX_DEPTH && !err; depth++) {
 			const struct scope *up =
 				sc->parent != NO_PARENT ? &S->scopes[sc->parent] : NULL;
+			const char *name = str(S, sc->name);
 
-			err = add_frame(&b, str(S, sc->name), sc->lo, file, line, col, disc,
+			/* binutils: an innermost function whose DWARF name is not
+			 * a linkage name (C++ DW_AT_name only) is named after
+			 * the ELF symbol that holds the address. */
+			if (!depth && !sc->is_linkage && (flags & DS_SYM_BINUTILS)) {
+				const struct symbol *sym = symbol_at(S, addr);
+
+				if (sym)
+					name = str(S, sym->name);
+			}
+			err = add_frame(&b, name, sc->lo, file, line, col, disc,
 					sc->inlined && up, dm);
 			if (!sc->inlined || !(flags & DS_SYM_INLINES) || !up)
 				break;

@@ -243,6 +243,8 @@ static unsigned sym_flags(const struct opts *o)
 		flags |= DS_SYM_DEMANGLE;
 	if (o->file_offset)
 		flags |= DS_SYM_FILE_OFFSET;
+	if (o->style == STYLE_GNU)
+		flags |= DS_SYM_BINUTILS;
 	return flags;
 }
 
