@@ -378,6 +378,21 @@ DS_API int ds_dso_symbolize_batch(struct ds_dso *dso, const uint64_t *addrs, siz
 				  unsigned int flags, struct ds_sym_result *out);
 DS_API void ds_sym_result_release(struct ds_sym_result *res);
 
+/* One line of a symbolization request, as "dsostore symbolize" reads them:
+ * "ADDR", "BUILD-ID ADDR" or "PATH ADDR" (ADDR hex, 0x optional; spaces or
+ * tabs between).  Returns DS_SYM_LINE_ADDR, _BUILD_ID or _PATH and fills
+ * what the line has (key: the build ID or path, NUL-terminated, at most
+ * keylen - 1 bytes); DS_SYM_LINE_EMPTY for a blank line; -EINVAL for
+ * anything else (no address, not hex, trailing words, a key too long). */
+enum {
+	DS_SYM_LINE_EMPTY = 0,
+	DS_SYM_LINE_ADDR = 1,
+	DS_SYM_LINE_BUILD_ID = 2,
+	DS_SYM_LINE_PATH = 3,
+};
+DS_API int ds_sym_parse_line(const char *line, size_t len, char *key, size_t keylen,
+			     struct ds_build_id *bid, uint64_t *addr);
+
 struct ds_store_stats {
 	uint64_t dsos; /* live DSOs */
 	uint64_t debuginfos_open;

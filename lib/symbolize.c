@@ -1024,3 +1024,69 @@ DS_API void ds_sym_result_release(struct ds_sym_result *res)
 	res->_strings = NULL;
 	res->nframes = 0;
 }
+
+/* ------------------------------------------------------- request lines */
+
+static bool parse_hex(const char *s, size_t len, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (len > 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) {
+		s += 2;
+		len -= 2;
+	}
+	if (!len || len > 16)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+		unsigned d = c >= '0' && c <= '9'   ? c - '0'
+			     : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10
+								       : 16;
+
+		if (d > 15)
+			return false;
+		v = v << 4 | d;
+	}
+	*out = v;
+	return true;
+}
+
+DS_API int ds_sym_parse_line(const char *line, size_t len, char *key, size_t keylen,
+			     struct ds_build_id *bid, uint64_t *addr)
+{
+	const char *word[3];
+	size_t wlen[3], n = 0, i = 0;
+
+	if (!line || !addr)
+		return -EINVAL;
+	/* Up to three words; a third is an error. */
+	while (i < len && n < 3) {
+		while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' ||
+				   line[i] == '\n'))
+			i++;
+		if (i == len)
+			break;
+		word[n] = line + i;
+		while (i < len && line[i] != ' ' && line[i] != '\t' && line[i] != '\r' &&
+		       line[i] != '\n' && line[i] != 0)
+			i++;
+		if (i < len && line[i] == 0)
+			return -EINVAL; /* a NUL inside the line */
+		wlen[n] = (size_t)(line + i - word[n]);
+		n++;
+	}
+	if (n == 0)
+		return DS_SYM_LINE_EMPTY;
+	if (n == 3 || !parse_hex(word[n - 1], wlen[n - 1], addr))
+		return -EINVAL;
+	if (n == 1)
+		return DS_SYM_LINE_ADDR;
+	if (!key || wlen[0] >= keylen)
+		return -EINVAL;
+	memcpy(key, word[0], wlen[0]);
+	key[wlen[0]] = 0;
+	/* A path has a '/'; a build ID is hex only. */
+	if (!memchr(word[0], '/', wlen[0]) && bid && ds_build_id_parse(key, bid) == 0)
+		return DS_SYM_LINE_BUILD_ID;
+	return DS_SYM_LINE_PATH;
+}

@@ -155,17 +155,7 @@ static void answer(const struct opts *o, const char *module, uint64_t addr,
 
 static bool parse_addr(const char *s, uint64_t *out)
 {
-	char *end;
-
-	s += strspn(s, " \t");
-	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
-		s += 2;
-	if (!*s || !strchr("0123456789abcdefABCDEF", *s))
-		return false;
-	errno = 0;
-	*out = strtoull(s, &end, 16);
-	end += strspn(end, " \t\r\n");
-	return !errno && !*end;
+	return ds_sym_parse_line(s, strlen(s), NULL, 0, NULL, out) == DS_SYM_LINE_ADDR;
 }
 
 /* Lines of stdin, read in large blocks.  Output is flushed just before a
@@ -299,16 +289,6 @@ struct item {
 	char *error;
 };
 
-static struct ds_dso *dso_for(struct ds_store *store, const char *key)
-{
-	struct ds_dso_id id = { .flags = DS_DSO_ID_BUILD_ID };
-
-	/* A path has a '/'; a build ID never does. */
-	if (!strchr(key, '/') && ds_build_id_parse(key, &id.build_id) == 0)
-		return ds_store_findnew(store, NULL, &id);
-	return ds_store_findnew(store, key, NULL);
-}
-
 static void read_items(struct ds_store *store, struct item **out, size_t *n_out)
 {
 	struct item *v = NULL;
@@ -317,28 +297,29 @@ static void read_items(struct ds_store *store, struct item **out, size_t *n_out)
 	size_t lcap = 0;
 
 	while (getline(&line, &lcap, stdin) > 0) {
-		char key[4096], rest[256];
+		struct ds_dso_id id = { .flags = DS_DSO_ID_BUILD_ID };
 		struct item it = { 0 };
+		char key[4096];
+		int kind;
 
 		lineno++;
 		line[strcspn(line, "\r\n")] = 0;
-		if (!line[strspn(line, " \t")])
+		kind = ds_sym_parse_line(line, strlen(line), key, sizeof(key), &id.build_id,
+					 &it.addr);
+		if (kind == DS_SYM_LINE_EMPTY)
 			continue;
-		if (sscanf(line, " %4095s %255s", key, rest) != 2) {
-			it.module = strdup(line);
-			if (asprintf(&it.error, "line %zu: expected \"BUILD-ID ADDR\" or \"PATH ADDR\"",
-				     lineno) < 0)
-				it.error = NULL;
-		} else if (!parse_addr(rest, &it.addr)) {
+		if (kind == DS_SYM_LINE_BUILD_ID || kind == DS_SYM_LINE_PATH) {
 			it.module = strdup(key);
-			if (asprintf(&it.error, "line %zu: %s: not a hexadecimal address", lineno,
-				     rest) < 0)
-				it.error = NULL;
-		} else {
-			it.module = strdup(key);
-			it.dso = dso_for(store, key);
+			it.dso = kind == DS_SYM_LINE_PATH ? ds_store_findnew(store, key, NULL)
+							  : ds_store_findnew(store, NULL, &id);
 			if (!it.dso && asprintf(&it.error, "line %zu: %s: %s", lineno, key,
 						ds_strerror(-errno)) < 0)
+				it.error = NULL;
+		} else {
+			it.module = strdup(line);
+			if (asprintf(&it.error,
+				     "line %zu: expected \"BUILD-ID ADDR\" or \"PATH ADDR\" (hex)",
+				     lineno) < 0)
 				it.error = NULL;
 		}
 		if (n == cap) {
