@@ -774,9 +774,13 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, Elf *binary, struct ds
 		ds__symbols_free(S);
 		return err;
 	}
-	qsort(S->lines, S->nlines, sizeof(*S->lines), cmp_line);
-	qsort(S->syms, S->nsyms, sizeof(*S->syms), cmp_sym);
-	qsort(S->secs, S->nsecs, sizeof(*S->secs), cmp_sec);
+	/* (qsort() of zero elements at NULL is undefined: UBSan says so.) */
+	if (S->nlines)
+		qsort(S->lines, S->nlines, sizeof(*S->lines), cmp_line);
+	if (S->nsyms)
+		qsort(S->syms, S->nsyms, sizeof(*S->syms), cmp_sym);
+	if (S->nsecs)
+		qsort(S->secs, S->nsecs, sizeof(*S->secs), cmp_sec);
 	/* The interning table is only needed while building. */
 	free(S->intern);
 	S->intern = NULL;

@@ -66,6 +66,9 @@ static void print_json(const struct opts *o, const char *module, uint64_t addr,
 		return;
 	}
 	printf(",\"Symbol\":[");
+	if (!r || !r->nframes) /* llvm-symbolizer: one empty frame */
+		printf("{\"Column\":0,\"Discriminator\":0,\"FileName\":\"\",\"FunctionName\":\"\","
+		       "\"Line\":0,\"StartAddress\":\"\",\"StartFileName\":\"\",\"StartLine\":0}");
 	for (size_t i = 0; r && i < r->nframes; i++) {
 		const struct ds_frame *f = &r->frames[i];
 
@@ -212,9 +215,23 @@ static int symbolize_one(struct ds_dso *dso, const struct opts *o, const char *m
 	char msg[128];
 	int err = ds_dso_symbolize(dso, addr, flags, &r);
 
-	if (err == -ERANGE) {
+	if (err == -ERANGE)
 		snprintf(msg, sizeof(msg), "0x%" PRIx64 ": outside every loadable segment", addr);
+	else if (err == -ENOENT || err == -ENODATA)
+		snprintf(msg, sizeof(msg), "no debuginfo or symbols found");
+	else if (err)
+		snprintf(msg, sizeof(msg), "%s", ds_strerror(err));
+	if (err) {
 		answer(o, module, addr, NULL, msg);
+		if (o->exe && (err == -ENOENT || err == -ENODATA)) {
+			/* addr2line mode: say it once, answer "??" for all. */
+			static bool said;
+
+			if (!said)
+				cli_error("%s: %s", module, msg);
+			said = true;
+			return 0;
+		}
 		cli_error("%s: %s", module, msg);
 		return 1;
 	}
