@@ -81,11 +81,17 @@ struct segment {
 	uint64_t offset, filesz, vaddr;
 };
 
+#define BLOCK 64 /* rows per entry of the sampled key arrays */
+
 struct ds_symbols {
 	struct scope *scopes;
 	size_t nscopes, scap;
 	struct line *lines;
 	size_t nlines, lcap;
+	/* Every BLOCK-th address of lines and scopes: a search first narrows
+	 * to a block in this small array, which stays in cache, then looks
+	 * at one block of the large one. */
+	uint64_t *line_keys, *scope_keys;
 	struct symbol *syms;
 	size_t nsyms, symcap;
 	struct segment *segs;
@@ -232,6 +238,10 @@ static bool mangled_language(Dwarf_Die *cu)
 struct walk {
 	struct ds_symbols *S;
 	bool mangled_lang;
+	/* The CU's file table: ours (pool offsets) when we read its line
+	 * program, else libdw's. */
+	uint32_t *fileoff;
+	size_t nfileoff;
 	Dwarf_Files *files;
 	size_t nfiles;
 	uint8_t order;
@@ -241,6 +251,8 @@ static uint32_t file_name(struct walk *w, Dwarf_Word idx)
 {
 	const char *name;
 
+	if (w->fileoff)
+		return idx < w->nfileoff ? w->fileoff[idx] : 0;
 	if (!w->files || idx >= w->nfiles)
 		return 0;
 	name = dwarf_filesrc(w->files, idx, NULL, NULL);
@@ -368,11 +380,29 @@ static int walk_cu(struct walk *w, Dwarf_Die *cu)
 static int add_lines(struct walk *w, Dwarf_Die *cu)
 {
 	struct ds_symbols *S = w->S;
+	/* Rows name their file by a pointer into libdw's file table: intern
+	 * each pointer once, not each row's string (600k rows, ~100 files). */
+	struct {
+		const char *src;
+		uint32_t off;
+	} seen[64] = { { 0 } };
 	Dwarf_Lines *lines;
 	size_t n;
 
 	if (dwarf_getsrclines(cu, &lines, &n) != 0)
 		return 0; /* a CU without a line table */
+	if (S->nlines + n > S->lcap) {
+		size_t cap = S->lcap ? S->lcap : 1024;
+		struct line *p;
+
+		while (cap < S->nlines + n)
+			cap *= 2;
+		p = realloc(S->lines, cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		S->lines = p;
+		S->lcap = cap;
+	}
 	for (size_t i = 0, first = S->nlines; i < n; i++) {
 		Dwarf_Line *l = dwarf_onesrcline(lines, i);
 		Dwarf_Addr addr;
@@ -392,7 +422,18 @@ static int add_lines(struct walk *w, Dwarf_Die *cu)
 		row = &S->lines[S->nlines++];
 		row->addr = addr;
 		row->end = end;
-		row->file = end ? 0 : intern(S, dwarf_linesrc(l, NULL, NULL));
+		if (!end) {
+			const char *src = dwarf_linesrc(l, NULL, NULL);
+			size_t slot = ((uintptr_t)src >> 4) % 64;
+
+			if (seen[slot].src != src) {
+				seen[slot].src = src;
+				seen[slot].off = intern(S, src);
+			}
+			row->file = seen[slot].off;
+		} else {
+			row->file = 0;
+		}
 		row->line = lineno > 0 ? (uint32_t)lineno : 0;
 		row->column = col > 0 && col <= UINT16_MAX ? (uint16_t)col : 0;
 		row->discriminator = disc;
@@ -415,23 +456,506 @@ static int add_lines(struct walk *w, Dwarf_Die *cu)
 	return 0;
 }
 
+/* ------------------------------------------------- the line programs */
+
+/*
+ * Our own reader of .debug_line (DWARF 2 to 5): libdw's dwarf_getsrclines()
+ * allocates and sorts a record per row, which on an 18 MB binary with 600k
+ * rows was most of the index build.  Rows are appended in program order,
+ * sequence by sequence; order_sequences() then orders the sequences.
+ * Every read is bounded by the section; a malformed program ends that CU's
+ * rows, never the build.  File names are joined as binutils does: a
+ * relative name under its directory, a relative directory under the CU's
+ * comp_dir.
+ */
+struct sections {
+	const unsigned char *line, *line_str, *str;
+	size_t line_size, line_str_size, str_size;
+};
+
+struct cursor {
+	const unsigned char *p, *end;
+	bool bad;
+};
+
+static uint64_t rd(struct cursor *c, size_t n)
+{
+	uint64_t v = 0;
+
+	if ((size_t)(c->end - c->p) < n) {
+		c->bad = true;
+		c->p = c->end;
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) /* little-endian: x86, arm64, riscv... */
+		v |= (uint64_t)c->p[i] << (8 * i);
+	c->p += n;
+	return v;
+}
+
+static uint64_t uleb(struct cursor *c)
+{
+	uint64_t v = 0;
+
+	for (unsigned shift = 0; c->p < c->end; shift += 7) {
+		unsigned char b = *c->p++;
+
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	c->bad = true;
+	return v;
+}
+
+static int64_t sleb(struct cursor *c)
+{
+	int64_t v = 0;
+	unsigned shift = 0;
+	unsigned char b = 0x80;
+
+	while (c->p < c->end && (b & 0x80)) {
+		b = *c->p++;
+		if (shift < 64)
+			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
+		shift += 7;
+	}
+	if (b & 0x80)
+		c->bad = true;
+	else if (shift < 64 && (b & 0x40))
+		v |= -((int64_t)1 << shift);
+	return v;
+}
+
+static const char *cstr(struct cursor *c)
+{
+	const unsigned char *nul = memchr(c->p, 0, (size_t)(c->end - c->p));
+	const char *s = (const char *)c->p;
+
+	if (!nul) {
+		c->bad = true;
+		c->p = c->end;
+		return NULL;
+	}
+	c->p = nul + 1;
+	return s;
+}
+
+static const char *str_at(const unsigned char *sec, size_t size, uint64_t off)
+{
+	if (!sec || off >= size || !memchr(sec + off, 0, size - off))
+		return NULL;
+	return (const char *)sec + off;
+}
+
+/* One DWARF 5 entry (directory or file): its path and directory index. */
+static bool read_entry(struct cursor *c, const struct sections *sec, const uint64_t *fmt,
+		       size_t nfmt, bool dwarf64, const char **path, uint64_t *dir)
+{
+	*path = NULL;
+	*dir = 0;
+	for (size_t k = 0; k < nfmt; k++) {
+		uint64_t type = fmt[2 * k], form = fmt[2 * k + 1], v = 0;
+		const char *sv = NULL;
+
+		switch (form) {
+		case DW_FORM_string:
+			sv = cstr(c);
+			break;
+		case DW_FORM_line_strp:
+			sv = str_at(sec->line_str, sec->line_str_size, rd(c, dwarf64 ? 8 : 4));
+			break;
+		case DW_FORM_strp:
+			sv = str_at(sec->str, sec->str_size, rd(c, dwarf64 ? 8 : 4));
+			break;
+		case DW_FORM_udata:
+			v = uleb(c);
+			break;
+		case DW_FORM_data1:
+			v = rd(c, 1);
+			break;
+		case DW_FORM_data2:
+			v = rd(c, 2);
+			break;
+		case DW_FORM_data4:
+			v = rd(c, 4);
+			break;
+		case DW_FORM_data8:
+			v = rd(c, 8);
+			break;
+		case DW_FORM_data16:
+			rd(c, 8);
+			rd(c, 8);
+			break;
+		case DW_FORM_block: {
+			uint64_t len = uleb(c);
+
+			if (len > (uint64_t)(c->end - c->p))
+				c->bad = true;
+			else
+				c->p += len;
+			break;
+		}
+		default:
+			return false; /* a form we cannot size: give up on this CU */
+		}
+		if (type == DW_LNCT_path)
+			*path = sv;
+		else if (type == DW_LNCT_directory_index)
+			*dir = v;
+	}
+	return !c->bad;
+}
+
+struct names {
+	const char **v;
+	size_t n, cap;
+};
+
+static bool names_add(struct names *nm, const char *s)
+{
+	if (nm->n == nm->cap) {
+		size_t cap = nm->cap ? 2 * nm->cap : 32;
+		const char **v = realloc(nm->v, cap * sizeof(*v));
+
+		if (!v)
+			return false;
+		nm->v = v;
+		nm->cap = cap;
+	}
+	nm->v[nm->n++] = s;
+	return true;
+}
+
+/* binutils' concat_filename(). */
+static uint32_t file_path(struct ds_symbols *S, const char *name, const char *dir,
+			  const char *comp_dir)
+{
+	char buf[4096];
+
+	if (!name)
+		return 0;
+	if (name[0] == '/' || !dir)
+		return intern(S, name);
+	if (dir[0] != '/' && comp_dir && *comp_dir)
+		snprintf(buf, sizeof(buf), "%s/%s/%s", comp_dir, dir, name);
+	else
+		snprintf(buf, sizeof(buf), "%s/%s", dir, name);
+	return intern(S, buf);
+}
+
+static int read_line_program(struct walk *w, const struct sections *sec, uint64_t off,
+			     const char *comp_dir)
+{
+	struct ds_symbols *S = w->S;
+	struct names dirs = { 0 };
+	uint32_t *fileoff = NULL;
+	struct cursor c, prog;
+	uint64_t unit_len, hdr_len, nfiles = 0;
+	unsigned version, min_inst, line_range, opcode_base, default_stmt;
+	int line_base, err = 0;
+	bool dwarf64 = false;
+	unsigned char std_len[256] = { 0 };
+
+	if (!sec->line || off >= sec->line_size)
+		return 0;
+	c = (struct cursor){ sec->line + off, sec->line + sec->line_size, false };
+	unit_len = rd(&c, 4);
+	if (unit_len == 0xffffffff) {
+		dwarf64 = true;
+		unit_len = rd(&c, 8);
+	}
+	if (c.bad || unit_len > (uint64_t)(c.end - c.p))
+		return 0;
+	c.end = c.p + unit_len;
+	version = (unsigned)rd(&c, 2);
+	if (version < 2 || version > 5)
+		return 0;
+	if (version >= 5) {
+		rd(&c, 1); /* address size: set_address says it again */
+		rd(&c, 1); /* segment selector size */
+	}
+	hdr_len = rd(&c, dwarf64 ? 8 : 4);
+	if (c.bad || hdr_len > (uint64_t)(c.end - c.p))
+		return 0;
+	prog = (struct cursor){ c.p + hdr_len, c.end, false };
+	min_inst = (unsigned)rd(&c, 1);
+	if (version >= 4)
+		rd(&c, 1); /* maximum operations per instruction: VLIW only */
+	default_stmt = (unsigned)rd(&c, 1);
+	line_base = (int8_t)rd(&c, 1);
+	line_range = (unsigned)rd(&c, 1);
+	opcode_base = (unsigned)rd(&c, 1);
+	(void)default_stmt;
+	if (c.bad || !line_range || !opcode_base)
+		return 0;
+	for (unsigned i = 1; i < opcode_base; i++)
+		std_len[i] = (unsigned char)rd(&c, 1);
+
+	if (version < 5) {
+		size_t fcap = 16;
+		const char *d;
+
+		/* Directory 0 is the compilation directory; files count from 1. */
+		if (!names_add(&dirs, comp_dir))
+			goto nomem;
+		while ((d = cstr(&c)) && *d)
+			if (!names_add(&dirs, d))
+				goto nomem;
+		fileoff = calloc(fcap, sizeof(*fileoff));
+		if (!fileoff)
+			goto nomem;
+		nfiles = 1;
+		while ((d = cstr(&c)) && *d) {
+			uint64_t di = uleb(&c);
+
+			uleb(&c); /* mtime */
+			uleb(&c); /* length */
+			if (nfiles == fcap) {
+				uint32_t *nf = realloc(fileoff, 2 * fcap * sizeof(*nf));
+
+				if (!nf)
+					goto nomem;
+				fileoff = nf;
+				fcap *= 2;
+			}
+			fileoff[nfiles++] =
+				file_path(S, d, di < dirs.n ? dirs.v[di] : NULL, comp_dir);
+		}
+	} else {
+		uint64_t fmt[2 * 16], nfmt, count;
+
+		nfmt = rd(&c, 1);
+		if (nfmt > 16)
+			goto done;
+		for (uint64_t k = 0; k < 2 * nfmt; k++)
+			fmt[k] = uleb(&c);
+		count = uleb(&c);
+		for (uint64_t i = 0; i < count && !c.bad; i++) {
+			const char *path;
+			uint64_t di;
+
+			if (!read_entry(&c, sec, fmt, nfmt, dwarf64, &path, &di))
+				goto done;
+			/* Directory 0 is the compilation directory itself. */
+			if (!names_add(&dirs, path))
+				goto nomem;
+		}
+		nfmt = rd(&c, 1);
+		if (nfmt > 16)
+			goto done;
+		for (uint64_t k = 0; k < 2 * nfmt; k++)
+			fmt[k] = uleb(&c);
+		count = uleb(&c);
+		if (c.bad || count > (uint64_t)(c.end - c.p))
+			goto done;
+		fileoff = calloc(count ? count : 1, sizeof(*fileoff));
+		if (!fileoff)
+			goto nomem;
+		for (uint64_t i = 0; i < count; i++) {
+			const char *path;
+			uint64_t di;
+
+			if (!read_entry(&c, sec, fmt, nfmt, dwarf64, &path, &di))
+				goto done;
+			fileoff[i] = file_path(S, path, di < dirs.n ? dirs.v[di] : NULL, comp_dir);
+			nfiles = i + 1;
+		}
+	}
+
+	/* The state machine. */
+	{
+		uint64_t addr = 0, file = 1, line = 1, col = 0, disc = 0;
+		size_t seq_first = S->nlines;
+
+#define EMIT(is_end)                                                                     	do {                                                                             		struct line *row;                                                        		if (GROW(S, lines, nlines, lcap))                                        			goto nomem;                                                      		row = &S->lines[S->nlines++];                                            		row->addr = addr;                                                        		row->end = (is_end);                                                     		row->file = (is_end) || file >= nfiles ? 0 : fileoff[file];              		row->line = line > UINT32_MAX ? 0 : (uint32_t)line;                      		row->column = col > UINT16_MAX ? 0 : (uint16_t)col;                      		row->discriminator = disc > UINT32_MAX ? 0 : (uint32_t)disc;             		row->order = w->order;                                                   		disc = 0;                                                                	} while (0)
+
+		while (prog.p < prog.end && !prog.bad) {
+			unsigned op = (unsigned)rd(&prog, 1);
+
+			if (op >= opcode_base) {
+				unsigned adj = op - opcode_base;
+
+				addr += (uint64_t)(adj / line_range) * min_inst;
+				line += (int64_t)line_base + (int64_t)(adj % line_range);
+				EMIT(0);
+				continue;
+			}
+			switch (op) {
+			case 0: { /* extended */
+				uint64_t len = uleb(&prog);
+				const unsigned char *next;
+				unsigned sub;
+
+				if (!len || len > (uint64_t)(prog.end - prog.p)) {
+					prog.bad = true;
+					break;
+				}
+				next = prog.p + len;
+				sub = (unsigned)rd(&prog, 1);
+				if (sub == DW_LNE_end_sequence) {
+					EMIT(1);
+					/* Rows at the end address are zero-length:
+					 * binutils and LLVM give them no extent. */
+					for (size_t k = S->nlines - 1;
+					     k-- > seq_first && S->lines[k].addr == addr;) {
+						S->lines[k].end = 1;
+						S->lines[k].file = 0;
+					}
+					/* Code --gc-sections dropped sits at 0: not ours. */
+					if (S->lines[seq_first].addr == 0)
+						S->nlines = seq_first;
+					seq_first = S->nlines;
+					addr = 0;
+					file = 1;
+					line = 1;
+					col = 0;
+					disc = 0;
+				} else if (sub == DW_LNE_set_address) {
+					addr = rd(&prog, len - 1 > 8 ? 8 : len - 1);
+				} else if (sub == DW_LNE_set_discriminator) {
+					disc = uleb(&prog);
+				}
+				prog.p = next;
+				break;
+			}
+			case DW_LNS_copy:
+				EMIT(0);
+				break;
+			case DW_LNS_advance_pc:
+				addr += uleb(&prog) * min_inst;
+				break;
+			case DW_LNS_advance_line:
+				line += sleb(&prog);
+				break;
+			case DW_LNS_set_file:
+				file = uleb(&prog);
+				break;
+			case DW_LNS_set_column:
+				col = uleb(&prog);
+				break;
+			case DW_LNS_const_add_pc:
+				addr += (uint64_t)((255 - opcode_base) / line_range) * min_inst;
+				break;
+			case DW_LNS_fixed_advance_pc:
+				addr += rd(&prog, 2);
+				break;
+			case DW_LNS_negate_stmt:
+			case DW_LNS_set_basic_block:
+			case DW_LNS_set_prologue_end:
+			case DW_LNS_set_epilogue_begin:
+				break;
+			default: /* set_isa and unknown: skip their operands */
+				for (unsigned k = 0; k < std_len[op]; k++)
+					uleb(&prog);
+				break;
+			}
+		}
+		/* A program cut short: drop its unfinished sequence. */
+		S->nlines = seq_first;
+#undef EMIT
+	}
+	goto done;
+nomem:
+	err = -ENOMEM;
+done:
+	free(dirs.v);
+	/* The file table stays for the CU's DIEs (DW_AT_call_file). */
+	free(w->fileoff);
+	w->fileoff = fileoff;
+	w->nfileoff = nfiles;
+	return err;
+}
+
+static void find_sections(Elf *elf, struct sections *sec)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	memset(sec, 0, sizeof(*sec));
+	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (strcmp(name, ".debug_line") && strcmp(name, ".debug_line_str") &&
+			      strcmp(name, ".debug_str")))
+			continue;
+		/* dwarf_begin_elf() has decompressed SHF_COMPRESSED sections. */
+		if ((sh.sh_flags & SHF_COMPRESSED) || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+			continue;
+		if (!strcmp(name, ".debug_line")) {
+			sec->line = d->d_buf;
+			sec->line_size = d->d_size;
+		} else if (!strcmp(name, ".debug_line_str")) {
+			sec->line_str = d->d_buf;
+			sec->line_str_size = d->d_size;
+		} else {
+			sec->str = d->d_buf;
+			sec->str_size = d->d_size;
+		}
+	}
+}
+
+/* This CU's rows and file table: our reader when the sections are plain
+ * little-endian ELF, else libdw's (whose dwarf_getsrcfiles() would parse
+ * the whole program too). */
+static int cu_lines(struct walk *w, Dwarf_Die *cu, const struct sections *sec)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word off;
+	const char *comp_dir = NULL;
+
+	if (!sec->line || !dwarf_attr(cu, DW_AT_stmt_list, &attr) ||
+	    dwarf_formudata(&attr, &off) != 0) {
+		if (dwarf_getsrcfiles(cu, &w->files, &w->nfiles) != 0)
+			w->files = NULL;
+		return add_lines(w, cu);
+	}
+	if (dwarf_attr(cu, DW_AT_comp_dir, &attr))
+		comp_dir = dwarf_formstring(&attr);
+	return read_line_program(w, sec, off, comp_dir);
+}
+
 static int walk_dwarf(struct ds_symbols *S, Dwarf *dw)
 {
 	Dwarf_Off off = 0, next;
 	size_t hsize;
 	int err = 0;
 
+	struct sections sec;
+	Elf *elf = dwarf_getelf(dw);
+	GElf_Ehdr ehdr;
+
+	find_sections(elf, &sec);
+	if (!gelf_getehdr(elf, &ehdr) || ehdr.e_ident[EI_DATA] != ELFDATA2LSB)
+		sec.line = NULL; /* big-endian: libdw reads it */
+	/* A row takes 2 to 6 bytes of line program: reserve once (pages not
+	 * written cost nothing) rather than copy the array while it grows. */
+	if (sec.line_size / 3 > S->lcap) {
+		struct line *p = realloc(S->lines, sec.line_size / 3 * sizeof(*p));
+
+		if (p) {
+			S->lines = p;
+			S->lcap = sec.line_size / 3;
+		}
+	}
 	while (!err && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		struct walk w = { .S = S };
 		Dwarf_Die cu;
 
 		if (dwarf_offdie(dw, off + hsize, &cu)) {
-			if (dwarf_getsrcfiles(&cu, &w.files, &w.nfiles) != 0)
-				w.files = NULL;
 			w.mangled_lang = mangled_language(&cu);
-			err = walk_cu(&w, &cu);
+			err = cu_lines(&w, &cu, &sec);
 			if (!err)
-				err = add_lines(&w, &cu);
+				err = walk_cu(&w, &cu);
+			free(w.fileoff);
 		}
 		off = next;
 	}
@@ -653,6 +1177,81 @@ static int cmp_scope_idx(const void *a, const void *b, void *keys)
 	return cmp_scope(&k[*(const uint32_t *)a], &k[*(const uint32_t *)b]);
 }
 
+/* CUs usually come in address order, each with its rows sorted: then
+ * there is nothing to sort. */
+static bool sorted(const void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	const char *p = base;
+
+	for (size_t i = 1; i < n; i++)
+		if (cmp(p + (i - 1) * size, p + i * size) > 0)
+			return false;
+	return true;
+}
+
+struct seq {
+	size_t first, n;
+	uint64_t lo, hi;
+};
+
+static int cmp_seq(const void *a, const void *b)
+{
+	const struct seq *x = a, *y = b;
+
+	/* An empty sequence (a lone end) before one starting there. */
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->hi < y->hi ? -1 : x->hi > y->hi;
+}
+
+/* Each CU's rows come sorted from libdw, so each sequence (rows up to and
+ * including an end row) is a sorted run covering [lo, hi].  Sequences of
+ * different functions do not overlap: ordering the (few thousand)
+ * sequences orders the (hundreds of thousands of) rows.  -EAGAIN when they
+ * overlap after all, and the caller sorts rows. */
+static int order_sequences(struct ds_symbols *S)
+{
+	struct seq *v = NULL;
+	size_t n = 0, cap = 0, start = 0;
+	struct line *out;
+
+	for (size_t i = 0; i < S->nlines; i++) {
+		if (!S->lines[i].end && i + 1 < S->nlines)
+			continue;
+		if (n == cap) {
+			struct seq *nv = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				return -ENOMEM;
+			}
+			v = nv;
+		}
+		v[n++] = (struct seq){ start, i + 1 - start, S->lines[start].addr, S->lines[i].addr };
+		start = i + 1;
+	}
+	qsort(v, n, sizeof(*v), cmp_seq);
+	for (size_t i = 1; i < n; i++) {
+		if (v[i - 1].hi > v[i].lo) {
+			free(v);
+			return -EAGAIN;
+		}
+	}
+	out = malloc(S->nlines * sizeof(*out));
+	if (!out) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0, at = 0; i < n; at += v[i].n, i++)
+		memcpy(out + at, S->lines + v[i].first, v[i].n * sizeof(*out));
+	free(S->lines);
+	S->lines = out;
+	S->lcap = S->nlines;
+	free(v);
+	/* A sequence whose rows go backwards: let the caller sort rows. */
+	return sorted(S->lines, S->nlines, sizeof(*S->lines), cmp_line) ? 0 : -EAGAIN;
+}
+
 /* qsort() loses the parents' indexes: sort (index, key) pairs instead and
  * remap. */
 static int sort_scopes(struct ds_symbols *S)
@@ -698,6 +1297,8 @@ void ds__symbols_free(struct ds_symbols *S)
 	free(S->syms);
 	free(S->segs);
 	free(S->secs);
+	free(S->line_keys);
+	free(S->scope_keys);
 	free(S->pool);
 	free(S->intern);
 	free(S);
@@ -775,7 +1376,8 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, Elf *binary, struct ds
 		return err;
 	}
 	/* (qsort() of zero elements at NULL is undefined: UBSan says so.) */
-	if (S->nlines)
+	if (S->nlines && !sorted(S->lines, S->nlines, sizeof(*S->lines), cmp_line) &&
+	    order_sequences(S) != 0)
 		qsort(S->lines, S->nlines, sizeof(*S->lines), cmp_line);
 	if (S->nsyms)
 		qsort(S->syms, S->nsyms, sizeof(*S->syms), cmp_sym);
@@ -784,9 +1386,20 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, Elf *binary, struct ds
 	/* The interning table is only needed while building. */
 	free(S->intern);
 	S->intern = NULL;
+	S->line_keys = malloc((S->nlines / BLOCK + 1) * sizeof(*S->line_keys));
+	S->scope_keys = malloc((S->nscopes / BLOCK + 1) * sizeof(*S->scope_keys));
+	if (!S->line_keys || !S->scope_keys) {
+		ds__symbols_free(S);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < S->nlines; i += BLOCK)
+		S->line_keys[i / BLOCK] = S->lines[i].addr;
+	for (size_t i = 0; i < S->nscopes; i += BLOCK)
+		S->scope_keys[i / BLOCK] = S->scopes[i].lo;
 	S->bytes = sizeof(*S) + S->nscopes * sizeof(*S->scopes) +
 		   S->nlines * sizeof(*S->lines) + S->nsyms * sizeof(*S->syms) + S->pool_cap +
-		   S->nsegs * sizeof(*S->segs) + S->nsecs * sizeof(*S->secs);
+		   S->nsegs * sizeof(*S->segs) + S->nsecs * sizeof(*S->secs) +
+		   (S->nlines / BLOCK + S->nscopes / BLOCK + 2) * sizeof(uint64_t);
 	if (!S->nscopes && !S->nlines && !S->nsyms) {
 		ds__symbols_free(S);
 		return -ENOENT;
@@ -824,9 +1437,34 @@ int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vad
 		(ptrdiff_t)_lo - 1;                                \
 	})
 
+/* Last element with key <= addr, through the sampled keys. */
+#define UPPER2(arr, n, keys, field, addr)                                          \
+	({                                                                         \
+		size_t _lo = 0, _hi = ((n) + BLOCK - 1) / BLOCK, _b, _end;         \
+		while (_lo < _hi) {                                                \
+			size_t _mid = _lo + (_hi - _lo) / 2;                       \
+			if ((keys)[_mid] <= (addr))                                \
+				_lo = _mid + 1;                                    \
+			else                                                       \
+				_hi = _mid;                                        \
+		}                                                                  \
+		_b = _lo ? (_lo - 1) * BLOCK : 0;                                  \
+		_end = _lo ? (_b + BLOCK < (n) ? _b + BLOCK : (n)) : 0;            \
+		_lo = _b;                                                          \
+		_hi = _end;                                                        \
+		while (_lo < _hi) {                                                \
+			size_t _mid = _lo + (_hi - _lo) / 2;                       \
+			if ((arr)[_mid].field <= (addr))                           \
+				_lo = _mid + 1;                                    \
+			else                                                       \
+				_hi = _mid;                                        \
+		}                                                                  \
+		(ptrdiff_t)_lo - 1;                                                \
+	})
+
 static const struct scope *innermost(const struct ds_symbols *S, uint64_t addr)
 {
-	ptrdiff_t i = UPPER(S->scopes, S->nscopes, lo, addr);
+	ptrdiff_t i = UPPER2(S->scopes, S->nscopes, S->scope_keys, lo, addr);
 
 	/* Ranges nest: if the last one starting at or below addr does not
 	 * hold it, any range that does holds that one's start too, so it is
@@ -845,7 +1483,7 @@ static const struct scope *innermost(const struct ds_symbols *S, uint64_t addr)
 
 static const struct line *line_at(const struct ds_symbols *S, uint64_t addr)
 {
-	ptrdiff_t i = UPPER(S->lines, S->nlines, addr, addr);
+	ptrdiff_t i = UPPER2(S->lines, S->nlines, S->line_keys, addr, addr);
 
 	if (i < 0 || S->lines[i].end)
 		return NULL;
