@@ -388,6 +388,10 @@ static void spot_check(char **paths, const char *what)
 /* ---------------------------------------------------------------- corpus */
 
 static const char prog_src[] = "#include <stdio.h>\n"
+
+/* lib/fetch.c's default max_per_server: the concurrency against one
+ * HTTP/1.1 server, which sets the floor. */
+#define DEFAULT_PER_SERVER 32u
 			       "struct point { int x, y; };\n"
 			       "static int dot(struct point a, struct point b)\n"
 			       "{\n"
@@ -1061,7 +1065,7 @@ static void define_kind(enum kind_id id, const char *key, const char *name, bool
 			unsigned int mps)
 {
 	struct kind *k = &kinds[id];
-	unsigned int conc = mps ? mps : 16;
+	unsigned int conc = mps ? mps : DEFAULT_PER_SERVER;
 
 	k->key = key;
 	snprintf(k->name, sizeof(k->name), "%s", name);
@@ -1404,10 +1408,10 @@ static void print_rows(double a_ms)
 		if ((int)strlen(rows[i].unit) > wunit)
 			wunit = (int)strlen(rows[i].unit);
 	}
-	printf("dsostore fetch benchmark: %u build IDs, %d ms added per request, 16 connections "
+	printf("dsostore fetch benchmark: %u build IDs, %d ms added per request, %u connections "
 	       "per server (default); %ld CPUs, load average %s at start; median of up to %d "
 	       "runs\n\n",
-	       cfg.n, cfg.latency_ms, sysconf(_SC_NPROCESSORS_ONLN), load_at_start, cfg.reps);
+	       cfg.n, cfg.latency_ms, DEFAULT_PER_SERVER, sysconf(_SC_NPROCESSORS_ONLN), load_at_start, cfg.reps);
 	printf("%-*s  %8s  %-*s  %4s  %7s  %6s  %8s  %7s  %8s  %5s  %s\n", wname, "name", "value",
 	       wunit, "unit", "runs", "vs A", "floor", "vs floor", "cpu ms", "requests", "conns",
 	       "goal");
@@ -1456,7 +1460,7 @@ static void print_rows(double a_ms)
 static void make_table(double warm_us, double warm_lo, double warm_hi,
 		       struct server_counts wc_batch, const struct meas *wcli)
 {
-	double floor16 = ceil_div(cfg.n, 16) * (double)cfg.latency_ms, a_ms = NAN;
+	double floor_dflt = ceil_div(cfg.n, DEFAULT_PER_SERVER) * (double)cfg.latency_ms, a_ms = NAN;
 	double serial = cfg.n * (double)cfg.latency_ms;
 	struct row *r, *rb = NULL, *rc = NULL, *ra2 = NULL;
 
@@ -1476,7 +1480,7 @@ static void make_table(double warm_us, double warm_lo, double warm_hi,
 		if (id == K_LIBDI)
 			rc = r;
 	}
-	r = add_value("floor", "floor ceil(N/16) x latency", floor16, "ms", G_NONE, 0);
+	r = add_value("floor", "floor ceil(N/conc) x latency", floor_dflt, "ms", G_NONE, 0);
 	r->vs_a = true;
 	r = add_value("floor.serial", "floor of a serial client, N x latency", serial, "ms", G_NONE,
 		      0);
@@ -1491,10 +1495,10 @@ static void make_table(double warm_us, double warm_lo, double warm_hi,
 	add_meas("warm.cli", "warm dsostore fetch, all IDs", wcli);
 	add_value("speedup.find_loop", "speed-up B / A", rb->value / a_ms, "x", G_MIN, 30);
 	add_value("speedup.libdebuginfod", "speed-up C / A", rc->value / a_ms, "x", G_NONE, 0);
-	add_value("speedup.floors", "speed-up of the floors, serial / 16", serial / floor16, "x",
+	add_value("speedup.floors", "speed-up of the floors, serial / conc", serial / floor_dflt, "x",
 		  G_NONE, 0);
-	add_value("floor_ratio.cli", "A / floor", a_ms / floor16, "x", G_MAX, 1.5);
-	add_value("floor_ratio.batch", "A' / floor", ra2->value / floor16, "x", G_NONE, 0);
+	add_value("floor_ratio.cli", "A / floor", a_ms / floor_dflt, "x", G_MAX, 1.5);
+	add_value("floor_ratio.batch", "A' / floor", ra2->value / floor_dflt, "x", G_NONE, 0);
 	add_value("requests.cold", "server requests, A (every run)",
 		  (double)kinds[K_CLI].m.last.requests, "requests", G_EQ, cfg.n);
 	add_value("requests.warm", "server requests, warm (batch + CLI)",
