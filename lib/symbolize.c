@@ -83,6 +83,13 @@ struct segment {
 
 #define BLOCK 64 /* rows per entry of the sampled key arrays */
 
+/* A sequence of line rows: a sorted run [first, first + n) covering
+ * addresses [lo, hi]. */
+struct seq {
+	size_t first, n;
+	uint64_t lo, hi;
+};
+
 struct ds_symbols {
 	struct scope *scopes;
 	size_t nscopes, scap;
@@ -92,6 +99,10 @@ struct ds_symbols {
 	 * to a block in this small array, which stays in cache, then looks
 	 * at one block of the large one. */
 	uint64_t *line_keys, *scope_keys;
+	/* Line rows stay where they were read, sequence by sequence; these
+	 * say in which order (by address) the sequences come. */
+	struct seq *seqs;
+	size_t nseqs;
 	struct symbol *syms;
 	size_t nsyms, symcap;
 	struct segment *segs;
@@ -1189,11 +1200,6 @@ static bool sorted(const void *base, size_t n, size_t size, int (*cmp)(const voi
 	return true;
 }
 
-struct seq {
-	size_t first, n;
-	uint64_t lo, hi;
-};
-
 static int cmp_seq(const void *a, const void *b)
 {
 	const struct seq *x = a, *y = b;
@@ -1204,16 +1210,15 @@ static int cmp_seq(const void *a, const void *b)
 	return x->hi < y->hi ? -1 : x->hi > y->hi;
 }
 
-/* Each CU's rows come sorted from libdw, so each sequence (rows up to and
- * including an end row) is a sorted run covering [lo, hi].  Sequences of
- * different functions do not overlap: ordering the (few thousand)
- * sequences orders the (hundreds of thousands of) rows.  -EAGAIN when they
- * overlap after all, and the caller sorts rows. */
+/* Each sequence (rows up to and including an end row) is a sorted run;
+ * sequences of different functions do not overlap.  Ordering the (few
+ * hundred) sequences orders the (hundreds of thousands of) rows without
+ * moving them.  -EAGAIN when they overlap after all: the caller sorts the
+ * rows and makes them one sequence. */
 static int order_sequences(struct ds_symbols *S)
 {
 	struct seq *v = NULL;
 	size_t n = 0, cap = 0, start = 0;
-	struct line *out;
 
 	for (size_t i = 0; i < S->nlines; i++) {
 		if (!S->lines[i].end && i + 1 < S->nlines)
@@ -1231,25 +1236,31 @@ static int order_sequences(struct ds_symbols *S)
 		start = i + 1;
 	}
 	qsort(v, n, sizeof(*v), cmp_seq);
-	for (size_t i = 1; i < n; i++) {
-		if (v[i - 1].hi > v[i].lo) {
+	for (size_t i = 0; i < n; i++) {
+		/* Rows of a sequence in address order, sequences apart. */
+		bool ok = i == 0 || v[i - 1].hi <= v[i].lo;
+
+		for (size_t k = v[i].first + 1; ok && k < v[i].first + v[i].n; k++)
+			ok = S->lines[k - 1].addr <= S->lines[k].addr;
+		if (!ok) {
 			free(v);
 			return -EAGAIN;
 		}
 	}
-	out = malloc(S->nlines * sizeof(*out));
-	if (!out) {
-		free(v);
+	S->seqs = v;
+	S->nseqs = n;
+	return 0;
+}
+
+static int one_sequence(struct ds_symbols *S)
+{
+	S->seqs = malloc(sizeof(*S->seqs));
+	if (!S->seqs)
 		return -ENOMEM;
-	}
-	for (size_t i = 0, at = 0; i < n; at += v[i].n, i++)
-		memcpy(out + at, S->lines + v[i].first, v[i].n * sizeof(*out));
-	free(S->lines);
-	S->lines = out;
-	S->lcap = S->nlines;
-	free(v);
-	/* A sequence whose rows go backwards: let the caller sort rows. */
-	return sorted(S->lines, S->nlines, sizeof(*S->lines), cmp_line) ? 0 : -EAGAIN;
+	S->seqs[0] = (struct seq){ 0, S->nlines, S->nlines ? S->lines[0].addr : 0,
+				   S->nlines ? S->lines[S->nlines - 1].addr : 0 };
+	S->nseqs = 1;
+	return 0;
 }
 
 /* qsort() loses the parents' indexes: sort (index, key) pairs instead and
@@ -1299,6 +1310,7 @@ void ds__symbols_free(struct ds_symbols *S)
 	free(S->secs);
 	free(S->line_keys);
 	free(S->scope_keys);
+	free(S->seqs);
 	free(S->pool);
 	free(S->intern);
 	free(S);
@@ -1379,6 +1391,10 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, Elf *binary, struct ds
 	if (S->nlines && !sorted(S->lines, S->nlines, sizeof(*S->lines), cmp_line) &&
 	    order_sequences(S) != 0)
 		qsort(S->lines, S->nlines, sizeof(*S->lines), cmp_line);
+	if (!S->seqs && one_sequence(S)) {
+		ds__symbols_free(S);
+		return -ENOMEM;
+	}
 	if (S->nsyms)
 		qsort(S->syms, S->nsyms, sizeof(*S->syms), cmp_sym);
 	if (S->nsecs)
@@ -1399,7 +1415,8 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, Elf *binary, struct ds
 	S->bytes = sizeof(*S) + S->nscopes * sizeof(*S->scopes) +
 		   S->nlines * sizeof(*S->lines) + S->nsyms * sizeof(*S->syms) + S->pool_cap +
 		   S->nsegs * sizeof(*S->segs) + S->nsecs * sizeof(*S->secs) +
-		   (S->nlines / BLOCK + S->nscopes / BLOCK + 2) * sizeof(uint64_t);
+		   (S->nlines / BLOCK + S->nscopes / BLOCK + 2) * sizeof(uint64_t) +
+		   S->nseqs * sizeof(*S->seqs);
 	if (!S->nscopes && !S->nlines && !S->nsyms) {
 		ds__symbols_free(S);
 		return -ENOENT;
@@ -1481,11 +1498,52 @@ static const struct scope *innermost(const struct ds_symbols *S, uint64_t addr)
 	return NULL;
 }
 
+/* The last row at or below addr among rows [f, e), which are sorted: the
+ * sampled keys of the blocks inside the range first, then one block. */
+static ptrdiff_t rows_upper(const struct ds_symbols *S, size_t f, size_t e, uint64_t addr)
+{
+	size_t kb = (f + BLOCK - 1) / BLOCK, ke = e ? (e - 1) / BLOCK + 1 : 0, lo, hi;
+
+	lo = kb;
+	hi = ke > kb ? ke : kb;
+	while (lo < hi) { /* last block start in the range with key <= addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (S->line_keys[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > kb) { /* within block lo - 1 */
+		size_t b = (lo - 1) * BLOCK;
+
+		lo = b;
+		hi = b + BLOCK < e ? b + BLOCK : e;
+	} else { /* before the first block start of the range */
+		lo = f;
+		hi = kb * BLOCK < e ? kb * BLOCK : e;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (S->lines[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (ptrdiff_t)lo - 1;
+}
+
 static const struct line *line_at(const struct ds_symbols *S, uint64_t addr)
 {
-	ptrdiff_t i = UPPER2(S->lines, S->nlines, S->line_keys, addr, addr);
+	ptrdiff_t q = UPPER(S->seqs, S->nseqs, lo, addr), i;
+	const struct seq *sq;
 
-	if (i < 0 || S->lines[i].end)
+	if (q < 0)
+		return NULL;
+	sq = &S->seqs[q];
+	i = rows_upper(S, sq->first, sq->first + sq->n, addr);
+	if (i < (ptrdiff_t)sq->first || S->lines[i].end)
 		return NULL;
 	/* Several rows at one address: binutils takes the last of them. */
 	return &S->lines[i];
@@ -1531,18 +1589,34 @@ struct builder {
 	size_t *fn_off, *file_off;
 };
 
+/* Append s and its NUL; returns its offset (SIZE_MAX: none or no memory). */
 static size_t keep(struct builder *b, const char *s, bool demangle)
 {
-	size_t off;
+	struct ds_strbuf *sb = &b->sb;
 	char *dm = NULL;
+	size_t off = SIZE_MAX, len;
 	int status;
 
 	if (!s)
 		return SIZE_MAX;
 	if (demangle && s[0] == '_' && s[1] == 'Z')
 		dm = __cxa_demangle(s, NULL, NULL, &status);
-	off = b->sb.len;
-	ds__strbuf_addf(&b->sb, "%s%c", dm ? dm : s, 0);
+	if (dm)
+		s = dm;
+	len = strlen(s) + 1;
+	if (sb->len + len > sb->cap) {
+		size_t cap = (sb->len + len) * 2 < 256 ? 256 : (sb->len + len) * 2;
+		char *nb = realloc(sb->buf, cap);
+
+		if (!nb)
+			goto out;
+		sb->buf = nb;
+		sb->cap = cap;
+	}
+	memcpy(sb->buf + sb->len, s, len);
+	off = sb->len;
+	sb->len += len;
+out:
 	free(dm);
 	return off;
 }
