@@ -234,6 +234,32 @@ DS_API int ds_cache_stats(struct ds_context *ctx, struct ds_cache_stats *out);
  * Returns the number of files removed. */
 DS_API int ds_cache_clean(struct ds_context *ctx, bool force);
 
+/* -------------------------------------------------------------- perf.data */
+
+/* A perf.data file (perf record's, "PERFILE2"), read whole.  So far: the
+ * header and the build-ID table perf writes for the DSOs of a recording
+ * (HEADER_BUILD_ID); both byte orders.  Pipe mode: -EPROTONOSUPPORT.
+ * Malformed input: -EBADMSG, with err saying what and at which offset. */
+struct ds_perf_data;
+
+struct ds_perf_build_id {
+	struct ds_build_id build_id;
+	int32_t pid; /* -1: the host's kernel and DSOs; else a guest machine's */
+	uint16_t cpumode; /* PERF_RECORD_MISC_CPUMODE: 1 kernel, 2 user, ... */
+	const char *filename; /* borrowed: valid until ds_perf_data_close() */
+};
+
+DS_API int ds_perf_data_open(const char *path, struct ds_perf_data **out, char *err,
+			     size_t errlen);
+DS_API int ds_perf_data_open_mem(const void *buf, size_t len, struct ds_perf_data **out,
+				 char *err, size_t errlen);
+DS_API void ds_perf_data_close(struct ds_perf_data *p);
+/* The build-ID table, in file order; *out borrowed. */
+DS_API size_t ds_perf_data_build_ids(const struct ds_perf_data *p,
+				     const struct ds_perf_build_id **out);
+/* Written on a machine of the other byte order (and swapped on reading). */
+DS_API bool ds_perf_data_swapped(const struct ds_perf_data *p);
+
 /* ------------------------------------------------------------------ store */
 
 struct ds_store;

@@ -35,5 +35,6 @@ int cmd_scan(int argc, char **argv);
 int cmd_fetch(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
+int cmd_buildid_list(int argc, char **argv);
 
 #endif

@@ -19,6 +19,7 @@ static const struct {
 	{ "fetch", cmd_fetch, "fetch from debuginfod servers, many build IDs at once" },
 	{ "cache", cmd_cache, "the debuginfod client cache: path, stats, clean" },
 	{ "symbolize", cmd_symbolize, "addresses to functions, file:line and inline frames" },
+	{ "buildid-list", cmd_buildid_list, "the build IDs of a perf.data, as perf buildid-list" },
 };
 
 void cli_error(const char *fmt, ...)
