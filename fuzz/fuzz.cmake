@@ -20,6 +20,33 @@ set_tests_properties(fuzz_buildid_replay PROPERTIES
   FIXTURES_REQUIRED fuzz_buildid_corpus TIMEOUT 120
   ENVIRONMENT "FUZZ_CRASH_DIR=${CMAKE_BINARY_DIR}")
 
+# The symbolize request-line parser: a committed text corpus (no ELF in it),
+# cheap inputs, many mutations.
+add_executable(fuzz_symline_replay
+  ${CMAKE_SOURCE_DIR}/fuzz/replay.c ${CMAKE_SOURCE_DIR}/fuzz/fuzz_symline.c)
+target_link_libraries(fuzz_symline_replay PRIVATE dsostore_static)
+add_test(NAME fuzz_symline_replay
+  COMMAND fuzz_symline_replay -n 2000 -s 1 ${CMAKE_SOURCE_DIR}/fuzz/corpus/symline)
+set_tests_properties(fuzz_symline_replay PROPERTIES
+  TIMEOUT 120 ENVIRONMENT "FUZZ_CRASH_DIR=${CMAKE_BINARY_DIR}")
+
+# The whole symbolize path on arbitrary bytes as an ELF file.  Each input
+# is a full ELF + DWARF parse and index build, so few mutations per seed
+# (~20 seeds x 120: about 5 s with ASan).
+add_executable(fuzz_symelf_replay
+  ${CMAKE_SOURCE_DIR}/fuzz/replay.c ${CMAKE_SOURCE_DIR}/fuzz/fuzz_symelf.c)
+target_link_libraries(fuzz_symelf_replay PRIVATE dsostore_static)
+set(DS_SYMELF_CORPUS ${CMAKE_BINARY_DIR}/fuzz-corpus/symelf)
+add_test(NAME fuzz_symelf_corpus
+  COMMAND bash ${CMAKE_SOURCE_DIR}/fuzz/gen_symelf_corpus.sh ${DS_SYMELF_CORPUS})
+set_tests_properties(fuzz_symelf_corpus PROPERTIES
+  FIXTURES_SETUP fuzz_symelf_corpus TIMEOUT 120)
+add_test(NAME fuzz_symelf_replay
+  COMMAND fuzz_symelf_replay -n 120 -s 1 ${DS_SYMELF_CORPUS})
+set_tests_properties(fuzz_symelf_replay PROPERTIES
+  FIXTURES_REQUIRED fuzz_symelf_corpus TIMEOUT 120
+  ENVIRONMENT "FUZZ_CRASH_DIR=${CMAKE_BINARY_DIR};DEBUGINFOD_URLS=")
+
 # libFuzzer builds (scripts/fuzz configures a clang build with -DDS_FUZZ=ON
 # and the library instrumented with -fsanitize=fuzzer-no-link).
 option(DS_FUZZ "Build the libFuzzer harnesses (clang only)" OFF)
@@ -28,4 +55,34 @@ if(DS_FUZZ)
   target_compile_options(fuzz_buildid PRIVATE -fsanitize=fuzzer)
   target_link_options(fuzz_buildid PRIVATE -fsanitize=fuzzer)
   target_link_libraries(fuzz_buildid PRIVATE dsostore_static)
+  foreach(t fuzz_symline fuzz_symelf)
+    add_executable(${t} ${CMAKE_SOURCE_DIR}/fuzz/${t}.c)
+    target_compile_options(${t} PRIVATE -fsanitize=fuzzer)
+    target_link_options(${t} PRIVATE -fsanitize=fuzzer)
+    target_link_libraries(${t} PRIVATE dsostore_static)
+  endforeach()
+endif()
+
+# The perf.data reader.  Seeds are generated (a recording holds this
+# machine's paths): a perf record of `true` when perf works here, hand-built
+# files, both byte orders, cut and corrupted copies: ~175 seeds x 400
+# mutations, about 70,000 inputs in 2 s with ASan.
+add_executable(fuzz_perfdata_replay
+  ${CMAKE_SOURCE_DIR}/fuzz/replay.c ${CMAKE_SOURCE_DIR}/fuzz/fuzz_perfdata.c)
+target_link_libraries(fuzz_perfdata_replay PRIVATE dsostore_static)
+set(DS_PERFDATA_CORPUS ${CMAKE_BINARY_DIR}/fuzz-corpus/perfdata)
+add_test(NAME fuzz_perfdata_corpus
+  COMMAND bash ${CMAKE_SOURCE_DIR}/fuzz/gen_perfdata_corpus.sh ${DS_PERFDATA_CORPUS})
+set_tests_properties(fuzz_perfdata_corpus PROPERTIES
+  FIXTURES_SETUP fuzz_perfdata_corpus TIMEOUT 120)
+add_test(NAME fuzz_perfdata_replay
+  COMMAND fuzz_perfdata_replay -n 400 -s 1 ${DS_PERFDATA_CORPUS})
+set_tests_properties(fuzz_perfdata_replay PROPERTIES
+  FIXTURES_REQUIRED fuzz_perfdata_corpus TIMEOUT 120
+  ENVIRONMENT "FUZZ_CRASH_DIR=${CMAKE_BINARY_DIR}")
+if(DS_FUZZ)
+  add_executable(fuzz_perfdata ${CMAKE_SOURCE_DIR}/fuzz/fuzz_perfdata.c)
+  target_compile_options(fuzz_perfdata PRIVATE -fsanitize=fuzzer)
+  target_link_options(fuzz_perfdata PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(fuzz_perfdata PRIVATE dsostore_static)
 endif()

@@ -254,9 +254,11 @@ DS_API int ds_perf_data_open(const char *path, struct ds_perf_data **out, char *
 DS_API int ds_perf_data_open_mem(const void *buf, size_t len, struct ds_perf_data **out,
 				 char *err, size_t errlen);
 DS_API void ds_perf_data_close(struct ds_perf_data *p);
-/* The build-ID table, in file order; *out borrowed. */
-DS_API size_t ds_perf_data_build_ids(const struct ds_perf_data *p,
-				     const struct ds_perf_build_id **out);
+/* The build-ID table, in file order; *out borrowed.  Returns the count,
+ * or -ENOENT when the file has no table (perf record -z, --buildid-mmap:
+ * the build IDs are then in the events, not read yet). */
+DS_API int ds_perf_data_build_ids(const struct ds_perf_data *p,
+				  const struct ds_perf_build_id **out);
 /* Written on a machine of the other byte order (and swapped on reading). */
 DS_API bool ds_perf_data_swapped(const struct ds_perf_data *p);
 

@@ -45,6 +45,7 @@ struct ds_perf_data {
 	uint64_t features[4];
 	struct ds_perf_build_id *bids;
 	size_t nbids;
+	bool no_build_id_table;
 };
 
 static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
@@ -145,26 +146,39 @@ static int read_build_ids(struct ds_perf_data *p, uint64_t off, uint64_t size, c
 	return 0;
 }
 
-/* The {offset, size} of a feature: the n-th set bit's entry of the table. */
-static bool feature(const struct ds_perf_data *p, unsigned bit, uint64_t *off, uint64_t *size)
+/* The {offset, size} of a feature: the n-th set bit's entry of the table
+ * at data.offset + data.size.  0, -ENOENT (bit not set), or -EBADMSG with
+ * a message naming the offset. */
+static int feature(const struct ds_perf_data *p, unsigned bit, uint64_t *off, uint64_t *size,
+		   char *err, size_t errlen)
 {
-	uint64_t table = p->data_off + p->data_size;
+	uint64_t table = p->data_off + p->data_size, entry;
 	unsigned idx = 0;
 
 	if (!(p->features[bit / 64] >> (bit % 64) & 1))
-		return false;
+		return -ENOENT;
 	for (unsigned i = 0; i < bit; i++)
 		idx += p->features[i / 64] >> (i % 64) & 1;
-	if (table < p->data_off || !within(p, table + 16ULL * idx, 16))
-		return false;
-	*off = u64(p, table + 16ULL * idx);
-	*size = u64(p, table + 16ULL * idx + 8);
-	return within(p, *off, *size);
+	entry = table + 16ULL * idx;
+	if (table < p->data_off || !within(p, entry, 16))
+		return fail(err, errlen, -EBADMSG,
+			    "feature table entry %u at offset %llu beyond the file's %zu bytes", idx,
+			    (unsigned long long)entry, p->len);
+	*off = u64(p, entry);
+	*size = u64(p, entry + 8);
+	if (!within(p, *off, *size))
+		return fail(err, errlen, -EBADMSG,
+			    "feature section at offset %llu, size %llu (table entry at offset "
+			    "%llu) beyond the file's %zu bytes",
+			    (unsigned long long)*off, (unsigned long long)*size,
+			    (unsigned long long)entry, p->len);
+	return 0;
 }
 
 static int parse(struct ds_perf_data *p, char *err, size_t errlen)
 {
-	uint64_t magic, hsize, off, size;
+	uint64_t magic, hsize, off = 0, size = 0;
+	int rc;
 
 	if (p->len < 16)
 		return fail(err, errlen, -EBADMSG, "%zu bytes: too short for a perf.data header",
@@ -178,9 +192,12 @@ static int parse(struct ds_perf_data *p, char *err, size_t errlen)
 	if (hsize == 16)
 		return fail(err, errlen, -EPROTONOSUPPORT,
 			    "pipe-mode perf.data (perf record -o -) is not read yet");
-	if (hsize < HEADER_SIZE || p->len < HEADER_SIZE)
+	if (hsize < HEADER_SIZE)
 		return fail(err, errlen, -EBADMSG, "header size %llu at offset 8",
 			    (unsigned long long)hsize);
+	if (p->len < HEADER_SIZE)
+		return fail(err, errlen, -EBADMSG, "%zu bytes: the header ends at offset %d",
+			    p->len, HEADER_SIZE);
 	p->data_off = u64(p, 40);
 	p->data_size = u64(p, 48);
 	if (!within(p, p->data_off, p->data_size))
@@ -190,11 +207,12 @@ static int parse(struct ds_perf_data *p, char *err, size_t errlen)
 			    p->len);
 	for (int i = 0; i < 4; i++)
 		p->features[i] = u64(p, 72 + 8 * i);
-	if (feature(p, FEAT_BUILD_ID, &off, &size))
+	rc = feature(p, FEAT_BUILD_ID, &off, &size, err, errlen);
+	if (rc == 0)
 		return read_build_ids(p, off, size, err, errlen);
-	if (p->features[0] >> FEAT_BUILD_ID & 1)
-		return fail(err, errlen, -EBADMSG, "build-ID section beyond the end of the file");
-	return 0;
+	if (rc == -ENOENT)
+		p->no_build_id_table = true;
+	return rc == -ENOENT ? 0 : rc;
 }
 
 DS_API void ds_perf_data_close(struct ds_perf_data *p)
@@ -291,11 +309,17 @@ DS_API int ds_perf_data_open(const char *path, struct ds_perf_data **out, char *
 	return open_buf(buf, got, true, out, err, errlen);
 }
 
-DS_API size_t ds_perf_data_build_ids(const struct ds_perf_data *p,
-				     const struct ds_perf_build_id **out)
+DS_API int ds_perf_data_build_ids(const struct ds_perf_data *p,
+				  const struct ds_perf_build_id **out)
 {
 	*out = p ? p->bids : NULL;
-	return p ? p->nbids : 0;
+	if (!p)
+		return -EINVAL;
+	/* perf record -z or --buildid-mmap write none: the build IDs are in
+	 * the events, which this reader does not read yet. */
+	if (p->no_build_id_table)
+		return -ENOENT;
+	return (int)(p->nbids > INT32_MAX ? INT32_MAX : p->nbids);
 }
 
 DS_API bool ds_perf_data_swapped(const struct ds_perf_data *p)

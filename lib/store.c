@@ -62,8 +62,11 @@ struct ds_dso {
 	 * debuginfo goes with it on eviction; readers hold a pin. */
 	_Atomic(struct ds_symbols *) sym;
 	atomic_int sym_state; /* SYM_NONE, SYM_BUILDING, SYM_READY, SYM_FAILED */
-	bool sym_from_debuginfo;
+	atomic_bool sym_from_debuginfo;
 	int sym_err;
+	/* An index built before the debuginfo turned up, replaced since; a
+	 * reader may still hold it, so it goes with the DSO. */
+	struct ds_symbols *sym_retired;
 
 	/* Under store->di_lock. */
 	struct ds_dso *ring_prev, *ring_next; /* open debuginfos */
@@ -434,6 +437,7 @@ static struct ds_dso *dso_new(struct ds_store *s, struct path_key *pk)
 	atomic_init(&d->miss_err, 0);
 	atomic_init(&d->sym, NULL);
 	atomic_init(&d->sym_state, SYM_NONE);
+	atomic_init(&d->sym_from_debuginfo, false);
 	d->track_use = s->budget != 0;
 	ds__debuginfo_init(&d->di, &d->id.build_id);
 	d->store = s;
@@ -539,6 +543,7 @@ static void dso_free(struct ds_dso *d)
 		atomic_fetch_sub(&s->bytes_held, ds__symbols_bytes(atomic_load(&d->sym)));
 		ds__symbols_free(atomic_load(&d->sym));
 	}
+	ds__symbols_free(d->sym_retired);
 	ds__debuginfo_release(&d->di);
 	free(d->miss_msg);
 	free(d->path);
@@ -626,7 +631,7 @@ static bool try_evict(struct ds_store *s, struct ds_dso *d)
 	atomic_fetch_sub(&s->bytes_held, ds__debuginfo_close(&d->di));
 	atomic_fetch_sub(&s->n_open, 1);
 	atomic_fetch_add(&s->evictions, 1);
-	if (d->sym_from_debuginfo && atomic_load(&d->sym_state) == SYM_READY) {
+	if (atomic_load(&d->sym_from_debuginfo) && atomic_load(&d->sym_state) == SYM_READY) {
 		struct ds_symbols *S = atomic_exchange(&d->sym, NULL);
 
 		atomic_fetch_sub(&s->bytes_held, ds__symbols_bytes(S));
@@ -938,7 +943,10 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di)
 	pthread_mutex_lock(&s->di_lock);
 	while ((state = atomic_load(&d->sym_state)) == SYM_BUILDING)
 		pthread_cond_wait(&s->di_cond, &s->di_lock);
-	if (state == SYM_READY || state == SYM_FAILED) {
+	/* Built (or failed) without debuginfo that has turned up since
+	 * (installed, fetched, a miss whose TTL ran out): build again. */
+	if ((state == SYM_READY || state == SYM_FAILED) &&
+	    !(di && !atomic_load(&d->sym_from_debuginfo))) {
 		err = state == SYM_READY ? 0 : d->sym_err;
 		pthread_mutex_unlock(&s->di_lock);
 		return err;
@@ -961,7 +969,14 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di)
 
 	pthread_mutex_lock(&s->di_lock);
 	if (!err) {
-		d->sym_from_debuginfo = di != NULL;
+		struct ds_symbols *old = atomic_load(&d->sym);
+
+		if (old) { /* symbols only: readers may hold it (no pin) */
+			atomic_fetch_sub(&s->bytes_held, ds__symbols_bytes(old));
+			ds__symbols_free(d->sym_retired);
+			d->sym_retired = old;
+		}
+		atomic_store(&d->sym_from_debuginfo, di != NULL);
 		atomic_fetch_add(&s->bytes_held, ds__symbols_bytes(S));
 		if (di)
 			ring_touch(d);
@@ -969,6 +984,8 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di)
 		atomic_store(&d->sym_state, SYM_READY);
 		if (s->budget)
 			enforce_budget(s, d);
+	} else if (atomic_load(&d->sym)) {
+		atomic_store(&d->sym_state, SYM_READY); /* keep what we had */
 	} else {
 		d->sym_err = err;
 		atomic_store(&d->sym_state, SYM_FAILED);
@@ -997,7 +1014,8 @@ static int symbols_get(struct ds_dso *d, struct ds_symbols **out, bool *pinned)
 	} else {
 		di = NULL;
 	}
-	if (atomic_load_explicit(&d->sym_state, memory_order_acquire) != SYM_READY) {
+	if (atomic_load_explicit(&d->sym_state, memory_order_acquire) != SYM_READY ||
+	    (di && !atomic_load(&d->sym_from_debuginfo))) {
 		err = symbols_slow(d, di);
 		if (err)
 			goto fail;

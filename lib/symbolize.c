@@ -1127,6 +1127,8 @@ static int read_segments(struct ds_symbols *S, Elf *elf)
 
 	if (elf_getphdrnum(elf, &phnum) != 0 || !phnum)
 		return 0;
+	free(S->segs);
+	S->nsegs = 0;
 	S->segs = calloc(phnum, sizeof(*S->segs));
 	if (!S->segs)
 		return -ENOMEM;
@@ -1368,9 +1370,14 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, Elf *binary, struct ds
 		ds__found_release(&alt);
 		if (!err && add_symtab(S, debug, SHT_SYMTAB) < 0)
 			err = -ENOMEM;
-		if (!err)
-			err = read_segments(S, debug);
 	}
+	/* Segments from the binary when there is one: objcopy
+	 * --only-keep-debug rewrites the debug file's offsets, and file
+	 * offsets (perf's) are the binary's. */
+	if (!err && binary)
+		err = read_segments(S, binary);
+	if (!err && debug && !S->nsegs)
+		err = read_segments(S, debug);
 	if (!err && binary) {
 		if (!S->nsyms)
 			err = add_symtab(S, binary, SHT_SYMTAB) < 0 ? -ENOMEM : 0;
@@ -1378,8 +1385,6 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, Elf *binary, struct ds
 			err = add_minidebuginfo(S, binary) < 0 ? -ENOMEM : 0;
 		if (!err && !S->nsyms)
 			err = add_symtab(S, binary, SHT_DYNSYM) < 0 ? -ENOMEM : 0;
-		if (!err && !S->nsegs)
-			err = read_segments(S, binary);
 	}
 	if (!err)
 		err = sort_scopes(S);

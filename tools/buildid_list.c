@@ -40,7 +40,15 @@ int cmd_buildid_list(int argc, char **argv)
 		cli_error("%s: %s", path, err[0] ? err : ds_strerror(rc));
 		return 1;
 	}
-	n = ds_perf_data_build_ids(pd, &bids);
+	rc = ds_perf_data_build_ids(pd, &bids);
+	if (rc < 0) {
+		cli_error("%s: no build-ID table in the header (perf record -z or "
+			  "--buildid-mmap); reading build IDs from the events is not done yet",
+			  path);
+		ds_perf_data_close(pd);
+		return 1;
+	}
+	n = (size_t)rc;
 	for (size_t i = 0; i < n; i++) {
 		ds_build_id_format(&bids[i].build_id, hex, sizeof(hex));
 		printf("%s %s\n", hex, bids[i].filename);

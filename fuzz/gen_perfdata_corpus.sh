@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Generates the seed corpus of the perf.data fuzz target (fuzz_perfdata.c)
+# into OUTDIR (emptied first).  Nothing here is committed: a recorded
+# perf.data holds this machine's paths, so seeds are made on each run.
+#
+#   fuzz/gen_perfdata_corpus.sh OUTDIR
+#
+# Seeds: a recording of `true` (when perf record -e cpu-clock works here)
+# and its copy in the other byte order (tests/perfswap.py); hand-built
+# files with a small build-ID table, in both byte orders (so the corpus
+# exists without perf too); a pipe-mode header; and copies cut and
+# corrupted where the reader steers: in the header, in the feature table,
+# inside build-ID records (size fields, the size byte, the name's NUL).
+set -euo pipefail
+
+out=${1:?usage: gen_perfdata_corpus.sh OUTDIR}
+src=$(cd "$(dirname "$0")/.." && pwd)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsperfcorpus.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+rm -rf "$out"
+mkdir -p "$out"
+
+recorded=
+if command -v perf >/dev/null &&
+	HOME=$tmp perf record -N -e cpu-clock -o "$tmp/rec.data" -- true >"$tmp/rec.log" 2>&1; then
+	recorded=$tmp/rec.data
+else
+	echo "gen_perfdata_corpus: no perf recording (hand-built seeds only)" >&2
+fi
+
+# One python run for everything: it starts slowly on some machines.
+python3 - "$src/tests" "$out" "$recorded" <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+import perfswap
+
+out, recorded = sys.argv[2], sys.argv[3]
+
+
+def put(name, data):
+    with open("%s/%s" % (out, name), "wb") as f:
+        f.write(data)
+
+
+def record(misc, pid, bid, name, pad_to=8, size_byte=None):
+    body = struct.pack("<i", pid) + bid.ljust(20, b"\0")
+    body += bytes([len(bid) if size_byte is None else size_byte]) + b"\0" * 3
+    body += name.encode() + b"\0"
+    size = 8 + len(body)
+    size += -size % pad_to
+    return struct.pack("<IHH", 67, misc, size) + body.ljust(size - 8, b"\0")
+
+
+def synth(recs, extra_feats=()):
+    """A little-endian file-mode perf.data: header, one attr, 64 bytes of
+    data, then the feature table and sections (build IDs, HOSTNAME...)."""
+    attr = b"\1" * 136
+    data = b"\0" * 64
+    bits = sorted({2} | set(extra_feats))
+    table = 104 + len(attr) + len(data)
+    secs = []
+    at = table + 16 * len(bits)
+    for b in bits:
+        body = b"".join(recs) if b == 2 else struct.pack("<I", 8) + b"host\0\0\0\0"
+        secs.append((at, body))
+        at += len(body)
+    words = [0, 0, 0, 0]
+    for b in bits:
+        words[b // 64] |= 1 << (b % 64)
+    hdr = b"PERFILE2" + struct.pack("<12Q", 104, 136, 104, len(attr), 104 + len(attr),
+                                    len(data), 0, 0, *words)
+    tbl = b"".join(struct.pack("<QQ", o, len(body)) for o, body in secs)
+    return hdr + attr + data + tbl + b"".join(body for _, body in secs)
+
+
+def cuts_and_flips(tag, src):
+    """Copies of src cut and corrupted where the reader looks."""
+    _, _, table, bits = perfswap.layout(src)
+    boff, bsize = perfswap.build_id_section(src)
+    recs = perfswap.records(src)
+    nf = len(bits)
+    cuts = {15, 16, 103, 104, table, table + 8, table + 16 * nf - 1, boff + 7,
+            boff + 35, boff + bsize - 1}
+    for off, _, size in recs[:3]:
+        cuts |= {off + 6, off + 36, off + size - 1}
+    for c in sorted(c for c in cuts if 0 < c < len(src)):
+        put("%s-cut%d" % (tag, c), src[:c])
+    big = 0xffffffffffffffff
+    for name, at, fmt, val in [
+        ("datasize", 48, "<Q", big - 1), ("dataoff", 40, "<Q", len(src)),
+        ("hsize", 8, "<Q", 16), ("feat", 72, "<Q", big),
+        ("tbloff", table + 16 * bits.index(2), "<Q", big - 7),
+        ("tblsize", table + 16 * bits.index(2) + 8, "<Q", 1 << 63),
+        ("recsize0", boff + 6, "<H", 0), ("recsize35", boff + 6, "<H", 35),
+        ("recsizemax", boff + 6, "<H", 0xffff), ("misc", boff + 4, "<H", 0xffff),
+    ]:
+        b = bytearray(src)
+        struct.pack_into(fmt, b, at, val)
+        put("%s-%s" % (tag, name), b)
+    # No NUL in the first name: fill it up to the record's end.
+    off, _, size = recs[0]
+    b = bytearray(src)
+    b[off + 36:off + size] = b"A" * (size - 36)
+    put("%s-nonul" % tag, b)
+
+
+seeds = {}
+if recorded:
+    seeds["rec"] = open(recorded, "rb").read()
+bid = bytes(range(1, 21))
+seeds["synth"] = synth([
+    record(0x8001, -1, bid, "[kernel.kallsyms]", 64),
+    record(0x8002, -1, bid[:16], "/usr/bin/x", 64),
+    record(0x0002, 1234, bid, "/guest/lib.so"),
+    record(0x8002, -1, bid[:1], "/one-byte-id"),
+], extra_feats=(3, 4, 11))
+seeds["synth1"] = synth([record(0x0002, -1, bid, "/a")])
+for tag, src in list(seeds.items()):
+    put(tag, src)
+    put(tag + "-swapped", perfswap.swap(src))
+    cuts_and_flips(tag, src)
+    cuts_and_flips(tag + "-sw", perfswap.swap(src))
+put("pipe", b"PERFILE2" + struct.pack("<Q", 16) + b"\0" * 32)
+put("pipe-swapped", b"2ELIFREP" + struct.pack(">Q", 16))
+put("magic-only", b"PERFILE2")
+PY

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Generates the seed corpus of the symbolize-an-ELF fuzz target
+# (fuzz_symelf.c) into OUTDIR (emptied first).  Nothing here is committed:
+# ELF files must not be tracked, so the seeds are compiled on each run.
+#
+#   fuzz/gen_symelf_corpus.sh OUTDIR
+#
+# Each seed is one way a DSO reaches the index builder: gcc and clang,
+# DWARF 4 and 5, -O0 and -O2 with always_inline chains, C++ (templates,
+# namespaces: demangling), 32 bit, compressed debug sections, a shared
+# library, dwz, debug info only, symbols only, .dynsym only,
+# MiniDebugInfo (.gnu_debugdata), and truncated copies (inside the
+# section headers, inside .debug_info).  Small on purpose: every input is
+# a whole ELF and DWARF parse, and a fuzzer spends its time where the
+# bytes are.
+set -euo pipefail
+
+out=${1:?usage: gen_symelf_corpus.sh OUTDIR}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/dssymcorpus.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+rm -rf "$out"
+mkdir -p "$out"
+
+cat >"$tmp/prog.c" <<'EOF'
+volatile int sink;
+static inline __attribute__((always_inline)) int leaf(int x) { return x * sink + 1; }
+static inline __attribute__((always_inline)) int mid(int x) { return x > 2 ? leaf(x) : leaf(x + 3) * 2; }
+__attribute__((noinline)) int work(int n) { int s = 0; for (int i = 0; i < n; i++) s += mid(i); return s; }
+int main(int argc, char **argv) { (void)argv; return work(argc); }
+EOF
+cat >"$tmp/prog.cc" <<'EOF'
+namespace ns {
+template <typename T> struct Box {
+	T v;
+	__attribute__((noinline)) T get(T k) const { return v * k; }
+};
+inline __attribute__((always_inline)) int twice(int x) { return 2 * x; }
+__attribute__((noinline)) int use(int x) { return twice(x) + Box<int>{x}.get(3); }
+}
+int main(int argc, char **) { return ns::use(argc) + (int)ns::Box<double>{1.5}.get(argc); }
+EOF
+echo 'int lib_f(int x) { return x * 3; } int lib_g(int y) { return lib_f(y) + 1; }' >"$tmp/lib.c"
+
+n=0
+# seed NAME CC FLAGS... : compile one seed; a missing compiler or -m32
+# support only means fewer seeds.
+seed() {
+	local name=$1 cc=$2
+	shift 2
+	command -v "$cc" >/dev/null || return 1
+	if "$cc" "$@" -Wl,-z,noseparate-code -o "$out/$name" 2>/dev/null; then
+		n=$((n + 1))
+	else
+		rm -f "$out/$name"
+		return 1
+	fi
+}
+
+seed gcc-O2-g gcc -g -O2 "$tmp/prog.c" || true
+seed gcc-O0-g gcc -g -O0 "$tmp/prog.c" || true
+seed gcc-O2-dwarf4 gcc -gdwarf-4 -O2 "$tmp/prog.c" || true
+seed gcc-O2-gz gcc -g -O2 -gz=zlib "$tmp/prog.c" || true
+seed gcc32-O2-g gcc -m32 -g -O2 "$tmp/prog.c" || true
+seed clang-O2-g clang -g -O2 "$tmp/prog.c" || true
+seed clang-O2-dwarf4 clang -gdwarf-4 -O2 "$tmp/prog.c" || true
+seed gxx-O1-g g++ -g -O1 "$tmp/prog.cc" || true
+seed gcc-lib.so gcc -g -O2 -shared -fPIC "$tmp/lib.c" || true
+
+if [ -f "$out/gcc-O2-g" ]; then
+	g=$out/gcc-O2-g
+	# Split: debug info only (code NOBITS), symbols only, .dynsym only.
+	objcopy --only-keep-debug "$g" "$out/gcc-O2-g.debug" && n=$((n + 1))
+	strip --strip-debug -o "$out/gcc-O2-g.symtab" "$g" && n=$((n + 1))
+	strip -o "$out/gcc-O2-g.stripped" "$g" && n=$((n + 1))
+	# MiniDebugInfo as Fedora builds it: the function symbols of an
+	# --only-keep-debug copy, xz-compressed into .gnu_debugdata.
+	if command -v xz >/dev/null; then
+		nm "$g" --format=posix --defined-only | awk '$2 ~ /[Tt]/ {print $1}' >"$tmp/funcs"
+		objcopy --only-keep-debug "$g" "$tmp/debug"
+		objcopy -S --remove-section .gdb_index --remove-section .comment \
+			--keep-symbols="$tmp/funcs" "$tmp/debug" "$tmp/mini"
+		xz -c "$tmp/mini" >"$tmp/mini.xz"
+		objcopy --add-section .gnu_debugdata="$tmp/mini.xz" "$out/gcc-O2-g.stripped" \
+			"$out/gcc-O2-g.minidebuginfo" && n=$((n + 1))
+	fi
+	# dwz: partial units and DW_FORM_ref_udata across them.
+	if command -v dwz >/dev/null; then
+		cp "$g" "$out/gcc-O2-g.dwz"
+		dwz "$out/gcc-O2-g.dwz" 2>/dev/null || true
+		n=$((n + 1))
+	fi
+	# Truncated: inside the section header table, in the middle of the
+	# file (inside the DWARF), and in the first page.
+	size=$(stat -c %s "$g")
+	head -c $((size - 100)) "$g" >"$out/gcc-O2-g.cut-shdrs" && n=$((n + 1))
+	head -c $((size / 2)) "$g" >"$out/gcc-O2-g.cut-half" && n=$((n + 1))
+	off=$(readelf -SW "$g" | sed -n 's/.*\] \.debug_info *[A-Z]* *[0-9a-f]* \([0-9a-f]*\).*/\1/p')
+	if [ -n "$off" ]; then
+		head -c $((0x$off + 40)) "$g" >"$out/gcc-O2-g.cut-debug-info" && n=$((n + 1))
+	fi
+	head -c 4000 "$g" >"$out/gcc-O2-g.cut-4000" && n=$((n + 1))
+	# Section headers intact, DWARF damaged: zeros over the middle of
+	# .debug_info, 0xff over the middle of .debug_line.
+	for sec in debug_info:zero debug_line:ff; do
+		name=${sec%%:*}
+		read -r off sz < <(readelf -SW "$g" |
+			sed -n "s/.*\] \.$name *[A-Z]* *[0-9a-f]* \([0-9a-f]*\) \([0-9a-f]*\).*/\1 \2/p")
+		[ -n "${off:-}" ] || continue
+		cp "$g" "$out/gcc-O2-g.bad-$name"
+		if [ "${sec#*:}" = zero ]; then
+			head -c $((0x$sz / 3)) /dev/zero
+		else
+			head -c $((0x$sz / 3)) /dev/zero | tr '\0' '\377'
+		fi | dd of="$out/gcc-O2-g.bad-$name" bs=1 seek=$((0x$off + 0x$sz / 3)) conv=notrunc \
+			status=none
+		n=$((n + 1))
+	done
+fi
+if [ -f "$out/gxx-O1-g" ]; then
+	size=$(stat -c %s "$out/gxx-O1-g")
+	head -c $((size * 3 / 4)) "$out/gxx-O1-g" >"$out/gxx-O1-g.cut" && n=$((n + 1))
+fi
+# Not ELF at all.
+printf '#!/bin/sh\necho not ELF\n' >"$out/text"
+: >"$out/empty"
+
+echo "gen_symelf_corpus: $n seeds in $out"
