@@ -281,7 +281,7 @@ int ds__cache_entry_open(struct ds_cache *c, const char *hex, bool lock, int *di
 	return 0;
 }
 
-/* A temporary file beside the entry: <name>.XXXXXX, as elfutils names its
+/* A temporary file beside the entry: <name>.<6 random characters>, as elfutils names its
  * own (so its cleaner and ours treat leftovers alike). */
 int ds__cache_tmp_open(int dirfd, const char *name, char *tmpname, size_t len)
 {
@@ -352,7 +352,7 @@ struct clean_counts {
 	uint64_t build_ids, files, bytes, misses, removed;
 };
 
-/* A download that died: "<entry>.XXXXXX" still 0600 (both clients make
+/* A download that died: "<entry>.<6 random characters>" still 0600 (both clients make
  * the file they commit 0400).  The name alone would not do: a section
  * such as ".symtab" ends in six characters after a dot too. */
 static bool is_tmp_file(const char *name, const struct stat *st)

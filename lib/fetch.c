@@ -122,7 +122,7 @@ static void load_curl(void)
 #define MAX_REDIRECTS 5
 #define TABLE_SIZE 1024 /* buckets; chains grow past it, that is fine */
 
-enum srv_status { S_TODO, S_RUNNING, S_RETRY, S_NOTFOUND, S_FAILED };
+enum srv_status { S_ASK, S_RUNNING, S_RETRY, S_NOTFOUND, S_FAILED };
 
 struct server {
 	char *url; /* without trailing slash */
@@ -662,12 +662,12 @@ static int start_servers(struct ds_fetcher *f, struct job *job)
 		struct job_server *js = &job->srv[s];
 
 		if (js->status == S_RETRY && js->retry_at_ns <= now)
-			js->status = S_TODO;
-		if (js->status == S_TODO && f->servers[s].down_until_ns > now) {
+			js->status = S_ASK;
+		if (js->status == S_ASK && f->servers[s].down_until_ns > now) {
 			js->status = S_FAILED;
 			js->err = f->servers[s].down_err;
 		}
-		if (js->status == S_TODO && xfer_start(f, job, s) != 0) {
+		if (js->status == S_ASK && xfer_start(f, job, s) != 0) {
 			js->status = S_FAILED;
 			js->err = -ENOMEM;
 		}
@@ -686,7 +686,7 @@ static int job_verdict(struct ds_fetcher *f, struct job *job, bool *pending)
 	for (int s = 0; s < f->nservers; s++) {
 		struct job_server *js = &job->srv[s];
 
-		if (js->status == S_TODO || js->status == S_RUNNING || js->status == S_RETRY)
+		if (js->status == S_ASK || js->status == S_RUNNING || js->status == S_RETRY)
 			*pending = true;
 		else if (js->status == S_FAILED && (err == -ENOENT || js->err == -EBADMSG))
 			err = js->err;
@@ -951,7 +951,7 @@ static void xfer_done(struct ds_fetcher *f, CURL *easy, CURLcode rc)
 		code, err ? ds_strerror(err) : "ok", (now_ns() - x->started_ns) / 1e6,
 		(unsigned long long)x->bytes);
 	if (x->loser) {
-		job->srv[s].status = S_TODO; /* may be asked again if the winner fails */
+		job->srv[s].status = S_ASK; /* may be asked again if the winner fails */
 		xfer_unlink(x);
 		xfer_free(f, x);
 		return;
@@ -1169,7 +1169,7 @@ static void *loop(void *arg)
 			for (struct xfer *x = j->xfers, *xn; x; x = xn) {
 				xn = x->next;
 				if (x != j->winner) {
-					j->srv[x->server].status = S_TODO;
+					j->srv[x->server].status = S_ASK;
 					xfer_unlink(x);
 					xfer_free(f, x);
 				}

@@ -272,8 +272,8 @@ miss "unknown build ID again" $unknown "$DEBUGINFOD_CACHE_PATH/$unknown/debuginf
 after=$(requests debuginfo)
 [ "$after" -eq "$mid" ] || fail "a remembered miss made $((after - mid)) more requests"
 ! grep -q ' from http' "$tmp/err" || fail "a remembered miss logged a request: $(cat "$tmp/err")"
-# The real server 404s a source its DWARF does not name (FAILS as long as
-# --source is taken for --section, see above), and an absent section.
+# The real server 404s a source its DWARF does not name, and an absent
+# section.
 h=${bid[g1]}
 miss "source the DWARF does not name" "$h" "$DEBUGINFOD_CACHE_PATH/$h/source##etc##hostname" \
 	--source /etc/hostname
