@@ -64,9 +64,12 @@ struct ds_dso {
 	atomic_int sym_state; /* SYM_NONE, SYM_BUILDING, SYM_READY, SYM_FAILED */
 	atomic_bool sym_from_debuginfo;
 	int sym_err;
-	/* An index built before the debuginfo turned up, replaced since; a
-	 * reader may still hold it, so it goes with the DSO. */
-	struct ds_symbols *sym_retired;
+	/* Indexes built before the debuginfo turned up, replaced since; a
+	 * reader may still hold one, so they go with the DSO. */
+	struct retired_sym {
+		struct ds_symbols *S;
+		struct retired_sym *next;
+	} *sym_retired;
 
 	/* Under store->di_lock. */
 	struct ds_dso *ring_prev, *ring_next; /* open debuginfos */
@@ -543,7 +546,13 @@ static void dso_free(struct ds_dso *d)
 		atomic_fetch_sub(&s->bytes_held, ds__symbols_bytes(atomic_load(&d->sym)));
 		ds__symbols_free(atomic_load(&d->sym));
 	}
-	ds__symbols_free(d->sym_retired);
+	while (d->sym_retired) {
+		struct retired_sym *r = d->sym_retired;
+
+		d->sym_retired = r->next;
+		ds__symbols_free(r->S);
+		free(r);
+	}
 	ds__debuginfo_release(&d->di);
 	free(d->miss_msg);
 	free(d->path);
@@ -972,9 +981,15 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di)
 		struct ds_symbols *old = atomic_load(&d->sym);
 
 		if (old) { /* symbols only: readers may hold it (no pin) */
+			struct retired_sym *r = malloc(sizeof(*r));
+
 			atomic_fetch_sub(&s->bytes_held, ds__symbols_bytes(old));
-			ds__symbols_free(d->sym_retired);
-			d->sym_retired = old;
+			if (r) {
+				r->S = old;
+				r->next = d->sym_retired;
+				d->sym_retired = r;
+			}
+			/* else: leaked rather than freed under a reader */
 		}
 		atomic_store(&d->sym_from_debuginfo, di != NULL);
 		atomic_fetch_add(&s->bytes_held, ds__symbols_bytes(S));

