@@ -103,37 +103,6 @@ static bool same_bid(const struct ds_build_id *a, const struct ds_build_id *b)
 
 /* ------------------------------------------------------------- fixtures */
 
-static void mkdir_parents(const char *path)
-{
-	char *dir = strdup(path);
-
-	for (char *p = strchr(dir + 1, '/'); p; p = strchr(p + 1, '/')) {
-		*p = 0;
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-			perror(dir);
-			exit(1);
-		}
-		*p = '/';
-	}
-	free(dir);
-}
-
-static char *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0 ||
-	    !(buf = malloc(n)) || fread(buf, 1, n, f) != (size_t)n) {
-		perror(path);
-		exit(1);
-	}
-	fclose(f);
-	*len = n;
-	return buf;
-}
-
 /* A copy of the template program with the build ID replaced. */
 static void write_copy(const char *tmpl, size_t len, const char *dst, const struct ds_build_id *bid)
 {
@@ -145,7 +114,7 @@ static void write_copy(const char *tmpl, size_t len, const char *dst, const stru
 	hex_to_bid(TEMPLATE_HEX, &t);
 	hit = memmem(buf, len, t.data, t.size);
 	memcpy(hit, bid->data, bid->size);
-	mkdir_parents(dst);
+	t_mkdir_parents(dst);
 	fd = open(dst, O_WRONLY | O_CREAT | O_EXCL, 0644);
 	if (fd < 0 || write(fd, buf, len) != (ssize_t)len || close(fd) != 0) {
 		perror(dst);
@@ -228,7 +197,7 @@ static void setup_fixtures(void)
 		fprintf(stderr, "building the fixture program failed\n");
 		exit(1);
 	}
-	tmpl = read_all(prog, &len);
+	tmpl = t_read_all(prog, &len);
 	{
 		struct ds_build_id t;
 		char *hit;

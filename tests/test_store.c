@@ -81,43 +81,12 @@ static void hex_to_bid(const char *hex, struct ds_build_id *out)
  * Linking once and patching keeps the setup fast on a loaded machine. */
 #define TEMPLATE_HEX "7e3b1a7e0123456789abcdef0123456789abcdef"
 
-static void mkdir_parents(const char *path)
-{
-	char *dir = strdup(path);
-
-	for (char *p = strchr(dir + 1, '/'); p; p = strchr(p + 1, '/')) {
-		*p = 0;
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-			perror(dir);
-			exit(1);
-		}
-		*p = '/';
-	}
-	free(dir);
-}
-
-static void *read_all(const char *path, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	char *buf = NULL;
-	long n;
-
-	if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0 ||
-	    !(buf = malloc(n)) || fread(buf, 1, n, f) != (size_t)n) {
-		perror(path);
-		exit(1);
-	}
-	fclose(f);
-	*len = n;
-	return buf;
-}
-
 /* Copy src to dst with the template build ID replaced by bid. */
 static void copy_with_build_id(const char *src, const char *dst, const struct ds_build_id *bid)
 {
 	struct ds_build_id tmpl;
 	size_t len;
-	char *buf = read_all(src, &len), *hit, *again;
+	char *buf = t_read_all(src, &len), *hit, *again;
 	int fd;
 
 	hex_to_bid(TEMPLATE_HEX, &tmpl);
@@ -128,7 +97,7 @@ static void copy_with_build_id(const char *src, const char *dst, const struct ds
 		exit(1);
 	}
 	memcpy(hit, bid->data, bid->size);
-	mkdir_parents(dst);
+	t_mkdir_parents(dst);
 	fd = open(dst, O_WRONLY | O_CREAT | O_EXCL, 0755);
 	if (fd < 0 || write(fd, buf, len) != (ssize_t)len || close(fd) != 0) {
 		perror(dst);
@@ -150,7 +119,7 @@ static void make_bin(int i, const char *prog, const char *prog_debug)
 	b->debug = t_path("debug/.build-id/%.2s/%s.debug", want, want + 2);
 	b->held = t_path("held/prog-%02d.debug", i);
 	dst = i >= BIN_LATE ? b->held : b->debug;
-	mkdir_parents(b->debug);
+	t_mkdir_parents(b->debug);
 	copy_with_build_id(prog, b->path, &b->bid);
 	copy_with_build_id(prog_debug, dst, &b->bid);
 	if (stat(dst, &st) != 0) {

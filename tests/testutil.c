@@ -1,7 +1,9 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -45,6 +47,37 @@ char *t_path(const char *fmt, ...)
 	if (asprintf(&out, "%s/%s", t_tmpdir(), rel) < 0)
 		exit(2);
 	return out;
+}
+
+void t_mkdir_parents(const char *path)
+{
+	char *dir = strdup(path);
+
+	for (char *p = strchr(dir + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = 0;
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+			perror(dir);
+			exit(1);
+		}
+		*p = '/';
+	}
+	free(dir);
+}
+
+void *t_read_all(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET) != 0 ||
+	    !(buf = malloc(n)) || fread(buf, 1, n, f) != (size_t)n) {
+		perror(path);
+		exit(1);
+	}
+	fclose(f);
+	*len = n;
+	return buf;
 }
 
 void t_write_file(const char *path, const char *text)

@@ -31,6 +31,10 @@ extern int t_failures;
 const char *t_tmpdir(void);
 /* printf-style path under t_tmpdir(), malloc()ed: the caller frees it. */
 char *t_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* mkdir -p of the directories above path (not path itself). */
+void t_mkdir_parents(const char *path);
+/* A whole file, malloc()ed; exits the test if it cannot be read. */
+void *t_read_all(const char *path, size_t *len);
 /* Write a file. */
 void t_write_file(const char *path, const char *text);
 /* Run a shell command; returns its exit status (or -1). */
