@@ -61,7 +61,6 @@ struct line {
 	uint32_t discriminator;
 	uint16_t column;
 	uint8_t end; /* end of a sequence: no line from here */
-	uint8_t order; /* tie-break: keep CU order stable */
 };
 
 struct symbol {
@@ -255,7 +254,6 @@ struct walk {
 	size_t nfileoff;
 	Dwarf_Files *files;
 	size_t nfiles;
-	uint8_t order;
 };
 
 static uint32_t file_name(struct walk *w, Dwarf_Word idx)
@@ -448,7 +446,6 @@ static int add_lines(struct walk *w, Dwarf_Die *cu)
 		row->line = lineno > 0 ? (uint32_t)lineno : 0;
 		row->column = col > 0 && col <= UINT16_MAX ? (uint16_t)col : 0;
 		row->discriminator = disc;
-		row->order = w->order;
 		/* A sequence whose last row sits at its end address (a
 		 * zero-length row, as gcc emits just before
 		 * DW_LNE_end_sequence): libdw 0.188 sorts that row after the
@@ -682,6 +679,23 @@ static uint32_t file_path(struct ds_symbols *S, const char *name, const char *di
 	return intern(S, buf);
 }
 
+static int emit_row(struct ds_symbols *S, uint64_t addr, bool end, uint32_t file, uint64_t line,
+		    uint64_t col, uint64_t disc)
+{
+	struct line *row;
+
+	if (GROW(S, lines, nlines, lcap))
+		return -ENOMEM;
+	row = &S->lines[S->nlines++];
+	row->addr = addr;
+	row->end = end;
+	row->file = file;
+	row->line = line > UINT32_MAX ? 0 : (uint32_t)line;
+	row->column = col > UINT16_MAX ? 0 : (uint16_t)col;
+	row->discriminator = disc > UINT32_MAX ? 0 : (uint32_t)disc;
+	return 0;
+}
+
 static int read_line_program(struct walk *w, const struct sections *sec, uint64_t off,
 			     const char *comp_dir, bool rows)
 {
@@ -810,7 +824,13 @@ static int read_line_program(struct walk *w, const struct sections *sec, uint64_
 		uint64_t addr = 0, file = 1, line = 1, col = 0, disc = 0;
 		size_t seq_first = S->nlines;
 
-#define EMIT(is_end)                                                                     	do {                                                                             		struct line *row;                                                        		if (GROW(S, lines, nlines, lcap))                                        			goto nomem;                                                      		row = &S->lines[S->nlines++];                                            		row->addr = addr;                                                        		row->end = (is_end);                                                     		row->file = (is_end) || file >= nfiles ? 0 : fileoff[file];              		row->line = line > UINT32_MAX ? 0 : (uint32_t)line;                      		row->column = col > UINT16_MAX ? 0 : (uint16_t)col;                      		row->discriminator = disc > UINT32_MAX ? 0 : (uint32_t)disc;             		row->order = w->order;                                                   		disc = 0;                                                                	} while (0)
+#define EMIT(is_end)                                                                   \
+	do {                                                                           \
+		if (emit_row(S, addr, (is_end),                                        \
+			     (is_end) || file >= nfiles ? 0 : fileoff[file], line, col, disc)) \
+			goto nomem;                                                    \
+		disc = 0;                                                              \
+	} while (0)
 
 		while (prog.p < prog.end && !prog.bad) {
 			unsigned op = (unsigned)rd(&prog, 1);
@@ -1195,7 +1215,7 @@ static int cmp_line(const void *a, const void *b)
 		return x->addr < y->addr ? -1 : 1;
 	if (x->end != y->end)
 		return x->end ? -1 : 1; /* a sequence's end before another's start */
-	return (int)x->order - (int)y->order;
+	return 0;
 }
 
 static int cmp_sym(const void *a, const void *b)
