@@ -642,6 +642,21 @@ static bool read_entry(struct cursor *c, const struct sections *sec, const uint6
 	return !c->bad;
 }
 
+/* A DWARF 5 entry list's header: up to 16 (content type, form) pairs, then
+ * the count.  Each entry takes at least a byte, so a count larger than
+ * what is left, or entries of no fields, is malformed. */
+static bool entry_formats(struct cursor *c, uint64_t fmt[2 * 16], uint64_t *nfmt,
+			  uint64_t *count)
+{
+	*nfmt = rd(c, 1);
+	if (*nfmt > 16)
+		return false;
+	for (uint64_t k = 0; k < 2 * *nfmt; k++)
+		fmt[k] = uleb(c);
+	*count = uleb(c);
+	return !c->bad && *nfmt && *count <= (uint64_t)(c->end - c->p);
+}
+
 struct names {
 	const char **v;
 	size_t n, cap;
@@ -777,15 +792,7 @@ static int read_line_program(struct walk *w, const struct sections *sec, uint64_
 	} else {
 		uint64_t fmt[2 * 16], nfmt, count;
 
-		nfmt = rd(&c, 1);
-		if (nfmt > 16)
-			goto done;
-		for (uint64_t k = 0; k < 2 * nfmt; k++)
-			fmt[k] = uleb(&c);
-		count = uleb(&c);
-		/* Each entry takes at least a byte: a count larger than what is
-		 * left (or entries of no fields) is malformed. */
-		if (c.bad || !nfmt || count > (uint64_t)(c.end - c.p))
+		if (!entry_formats(&c, fmt, &nfmt, &count))
 			goto done;
 		for (uint64_t i = 0; i < count && !c.bad; i++) {
 			const char *path;
@@ -797,13 +804,7 @@ static int read_line_program(struct walk *w, const struct sections *sec, uint64_
 			if (!names_add(&dirs, path))
 				goto nomem;
 		}
-		nfmt = rd(&c, 1);
-		if (nfmt > 16)
-			goto done;
-		for (uint64_t k = 0; k < 2 * nfmt; k++)
-			fmt[k] = uleb(&c);
-		count = uleb(&c);
-		if (c.bad || !nfmt || count > (uint64_t)(c.end - c.p))
+		if (!entry_formats(&c, fmt, &nfmt, &count))
 			goto done;
 		fileoff = calloc(count ? count : 1, sizeof(*fileoff));
 		if (!fileoff)

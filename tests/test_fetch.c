@@ -73,34 +73,6 @@ static double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Our own hex parser, so that a bug in ds_build_id_parse() cannot hide
- * one elsewhere. */
-static void hex_to_bid(const char *hex, struct ds_build_id *out)
-{
-	size_t n = strlen(hex);
-
-	memset(out, 0, sizeof(*out));
-	if (n < 2 || n % 2 || n / 2 > DS_BUILD_ID_MAX) {
-		fprintf(stderr, "bad build ID '%s'\n", hex);
-		exit(1);
-	}
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned int byte;
-
-		if (sscanf(hex + 2 * i, "%2x", &byte) != 1) {
-			fprintf(stderr, "bad build ID '%s'\n", hex);
-			exit(1);
-		}
-		out->data[i] = byte;
-	}
-	out->size = n / 2;
-}
-
-static bool same_bid(const struct ds_build_id *a, const struct ds_build_id *b)
-{
-	return a && b && a->size && a->size == b->size && !memcmp(a->data, b->data, a->size);
-}
-
 /* ------------------------------------------------------------- fixtures */
 
 /* A copy of the template program with the build ID replaced. */
@@ -111,7 +83,7 @@ static void write_copy(const char *tmpl, size_t len, const char *dst, const stru
 	int fd;
 
 	memcpy(buf, tmpl, len);
-	hex_to_bid(TEMPLATE_HEX, &t);
+	t_hex_to_bid(TEMPLATE_HEX, &t);
 	hit = memmem(buf, len, t.data, t.size);
 	memcpy(hit, bid->data, bid->size);
 	t_mkdir_parents(dst);
@@ -127,7 +99,7 @@ static void fix_init(struct fix *f, enum group g, int i)
 {
 	/* As long as the template's: the copy replaces exactly its bytes. */
 	snprintf(f->hex, sizeof(f->hex), "f7%02x%04x5eed0123456789abcdef0123456789ab", g, i);
-	hex_to_bid(f->hex, &f->bid);
+	t_hex_to_bid(f->hex, &f->bid);
 	if (strlen(f->hex) != strlen(TEMPLATE_HEX))
 		abort();
 }
@@ -166,10 +138,10 @@ static void confirm_build_ids(struct fix **all, int n)
 			continue;
 		if (sscanf(line, " Build ID: %199s", hex) != 1)
 			continue;
-		hex_to_bid(hex, &got);
+		t_hex_to_bid(hex, &got);
 		for (int i = 0; i < n; i++)
 			if (!strcmp(file, all[i]->file)) {
-				CHECK(same_bid(&got, &all[i]->bid));
+				CHECK(t_same_bid(&got, &all[i]->bid));
 				seen++;
 			}
 	}
@@ -202,7 +174,7 @@ static void setup_fixtures(void)
 		struct ds_build_id t;
 		char *hit;
 
-		hex_to_bid(TEMPLATE_HEX, &t);
+		t_hex_to_bid(TEMPLATE_HEX, &t);
 		hit = memmem(tmpl, len, t.data, t.size);
 		if (!hit || memmem(hit + 1, len - (hit + 1 - tmpl), t.data, t.size)) {
 			fprintf(stderr, "the template build ID is not in %s exactly once\n", prog);
@@ -432,7 +404,7 @@ static bool valid_fetched(const char *path, const char *cache, const struct fix 
 	if (asprintf(&want, "%s/%s/debuginfo", cache, f->hex) < 0)
 		exit(2);
 	ok = !strcmp(path, want) && access(path, R_OK) == 0 &&
-	     ds_build_id_read_file(path, &got) == 0 && same_bid(&got, &f->bid);
+	     ds_build_id_read_file(path, &got) == 0 && t_same_bid(&got, &f->bid);
 	if (!ok)
 		fprintf(stderr, "  bad fetched path '%s' for %s\n", path, f->hex);
 	free(want);
@@ -657,7 +629,7 @@ static void case_many_stores(void)
 		src = ds_debuginfo_source(th[k].di);
 		CHECK(src == DS_SOURCE_DEBUGINFOD || src == DS_SOURCE_DEBUGINFOD_CACHE);
 		CHECK(valid_fetched(ds_debuginfo_path(th[k].di), cache, &stores_fix));
-		CHECK(same_bid(ds_debuginfo_build_id(th[k].di), &stores_fix.bid));
+		CHECK(t_same_bid(ds_debuginfo_build_id(th[k].di), &stores_fix.bid));
 		printf("  store %d: %s (%s)\n", k, ds_debuginfo_path(th[k].di),
 		       ds_source_name(src));
 	}

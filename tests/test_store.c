@@ -48,34 +48,6 @@ static const char prog_src[] =
     "int sum(int n) { int s = 0; for (int i = 0; i < n; i++) s += square(i); return s; }\n"
     "int main(int argc, char **argv) { (void)argv; printf(\"%d\\n\", sum(argc)); return 0; }\n";
 
-static bool same_bid(const struct ds_build_id *a, const struct ds_build_id *b)
-{
-	return a && b && a->size && a->size == b->size && !memcmp(a->data, b->data, a->size);
-}
-
-/* Our own hex parser, so that a bug in ds_build_id_parse() cannot hide
- * one in the store. */
-static void hex_to_bid(const char *hex, struct ds_build_id *out)
-{
-	size_t n = strlen(hex);
-
-	memset(out, 0, sizeof(*out));
-	if (n < 2 || n % 2 || n / 2 > DS_BUILD_ID_MAX) {
-		fprintf(stderr, "bad build ID '%s'\n", hex);
-		exit(1);
-	}
-	for (size_t i = 0; i < n / 2; i++) {
-		unsigned int byte;
-
-		if (sscanf(hex + 2 * i, "%2x", &byte) != 1) {
-			fprintf(stderr, "bad build ID '%s'\n", hex);
-			exit(1);
-		}
-		out->data[i] = byte;
-	}
-	out->size = n / 2;
-}
-
 /* The build ID the program is linked with; the fixtures are copies with
  * these 20 bytes (the note's descriptor, present once per file) replaced.
  * Linking once and patching keeps the setup fast on a loaded machine. */
@@ -89,7 +61,7 @@ static void copy_with_build_id(const char *src, const char *dst, const struct ds
 	char *buf = t_read_all(src, &len), *hit, *again;
 	int fd;
 
-	hex_to_bid(TEMPLATE_HEX, &tmpl);
+	t_hex_to_bid(TEMPLATE_HEX, &tmpl);
 	hit = memmem(buf, len, tmpl.data, tmpl.size);
 	again = hit ? memmem(hit + 1, len - (hit + 1 - buf), tmpl.data, tmpl.size) : NULL;
 	if (!hit || again) {
@@ -114,7 +86,7 @@ static void make_bin(int i, const char *prog, const char *prog_debug)
 	struct stat st;
 
 	snprintf(want, sizeof(want), "%08x0123456789abcdef0123456789abcdef", 0x5eed0000u + i);
-	hex_to_bid(want, &b->bid);
+	t_hex_to_bid(want, &b->bid);
 	b->path = t_path("bin/prog-%02d", i);
 	b->debug = t_path("debug/.build-id/%.2s/%s.debug", want, want + 2);
 	b->held = t_path("held/prog-%02d.debug", i);
@@ -156,8 +128,8 @@ static void check_fixture_build_ids(void)
 			if (strcmp(file, bins[i].path) && strcmp(file, bins[i].debug) &&
 			    strcmp(file, bins[i].held))
 				continue;
-			hex_to_bid(hex, &got);
-			CHECK(same_bid(&got, &bins[i].bid));
+			t_hex_to_bid(hex, &got);
+			CHECK(t_same_bid(&got, &bins[i].bid));
 			seen++;
 		}
 	}
@@ -294,7 +266,7 @@ static const struct ds_debuginfo *debuginfo_of(struct ds_dso *d, int i)
 	if (rc || !di)
 		return NULL;
 	CHECK(strcmp(ds_debuginfo_path(di), bins[i].debug) == 0);
-	CHECK(same_bid(ds_debuginfo_build_id(di), &bins[i].bid));
+	CHECK(t_same_bid(ds_debuginfo_build_id(di), &bins[i].bid));
 	return di;
 }
 
@@ -316,8 +288,8 @@ static void test_findnew_build_id_rules(void)
 	struct ds_dso_id ida, idb;
 	struct ds_dso *d1, *d2, *d3, *f;
 
-	hex_to_bid("aaaa000000000000000000000000000000000001", &a);
-	hex_to_bid("bbbb000000000000000000000000000000000002", &b);
+	t_hex_to_bid("aaaa000000000000000000000000000000000001", &a);
+	t_hex_to_bid("bbbb000000000000000000000000000000000002", &b);
 	ida = id_bid(&a);
 	idb = id_bid(&b);
 
@@ -356,7 +328,7 @@ static void test_findnew_learns_build_id(void)
 	struct ds_dso_id ida, got;
 	struct ds_dso *d1, *d2, *f;
 
-	hex_to_bid("cccc000000000000000000000000000000000003", &a);
+	t_hex_to_bid("cccc000000000000000000000000000000000003", &a);
 	ida = id_bid(&a);
 
 	d1 = ds_store_findnew(s, "/lib/liby.so", &id_none);
@@ -373,7 +345,7 @@ static void test_findnew_learns_build_id(void)
 	memset(&got, 0, sizeof(got));
 	ds_dso_id(d1, &got);
 	CHECK(got.flags & DS_DSO_ID_BUILD_ID);
-	CHECK(same_bid(&got.build_id, &a));
+	CHECK(t_same_bid(&got.build_id, &a));
 	CHECK((f = ds_store_find_build_id(s, &a)) == d1);
 	ds_dso_put(f);
 	CHECK((f = ds_store_findnew(s, NULL, &ida)) == d1);
@@ -444,8 +416,8 @@ static void test_findnew_partial_id(void)
 	struct ds_dso_id ino = id_inode(8, 3, 77), ida, idb, both, got;
 	struct ds_dso *d1, *d2, *d3, *d4, *e1, *e2;
 
-	hex_to_bid("dddd000000000000000000000000000000000004", &a);
-	hex_to_bid("eeee000000000000000000000000000000000005", &b);
+	t_hex_to_bid("dddd000000000000000000000000000000000004", &a);
+	t_hex_to_bid("eeee000000000000000000000000000000000005", &b);
 	ida = id_bid(&a);
 	idb = id_bid(&b);
 
@@ -457,7 +429,7 @@ static void test_findnew_partial_id(void)
 	ds_dso_id(d1, &got);
 	CHECK((got.flags & (DS_DSO_ID_BUILD_ID | DS_DSO_ID_INODE)) ==
 	      (DS_DSO_ID_BUILD_ID | DS_DSO_ID_INODE));
-	CHECK(same_bid(&got.build_id, &a));
+	CHECK(t_same_bid(&got.build_id, &a));
 	CHECK(got.maj == 8 && got.min == 3 && got.ino == 77);
 	both = ino;
 	both.flags |= DS_DSO_ID_BUILD_ID;
@@ -499,7 +471,7 @@ static void test_find_and_invalid(void)
 		exit(1);
 	machine[0] = 'X'; /* the store copied it */
 	CHECK(strcmp(ds_store_machine(s), "guest-1") == 0);
-	hex_to_bid("ffff000000000000000000000000000000000006", &a);
+	t_hex_to_bid("ffff000000000000000000000000000000000006", &a);
 	ida = id_bid(&a);
 
 	/* find never creates. */
@@ -665,9 +637,9 @@ static void test_debuginfo(void)
 	if (!di)
 		exit(1);
 	CHECK(strcmp(ds_debuginfo_path(di), bins[0].debug) == 0);
-	hex_to_bid(t_readelf_build_id(ds_debuginfo_path(di)), &want);
-	CHECK(same_bid(ds_debuginfo_build_id(di), &want));
-	CHECK(same_bid(ds_debuginfo_build_id(di), &bins[0].bid));
+	t_hex_to_bid(t_readelf_build_id(ds_debuginfo_path(di)), &want);
+	CHECK(t_same_bid(ds_debuginfo_build_id(di), &want));
+	CHECK(t_same_bid(ds_debuginfo_build_id(di), &bins[0].bid));
 	CHECK_EQ_INT(ds_debuginfo_source(di), DS_SOURCE_BUILD_ID_DIR);
 	CHECK(fd_is(ds_debuginfo_fd(di), &bins[0]));
 	CHECK(ds_debuginfo_elf(di) != NULL);
@@ -705,7 +677,7 @@ static void test_debuginfo_path_only(void)
 	memset(&got, 0, sizeof(got));
 	ds_dso_id(d, &got);
 	CHECK(got.flags & DS_DSO_ID_BUILD_ID);
-	CHECK(same_bid(&got.build_id, &bins[3].bid));
+	CHECK(t_same_bid(&got.build_id, &bins[3].bid));
 	CHECK((f = ds_store_find_build_id(s, &bins[3].bid)) == d);
 	ds_dso_put(f);
 
@@ -810,7 +782,7 @@ static void *many_dso_thread(void *p)
 			const struct ds_debuginfo *di = NULL;
 
 			if (!a->dso[k] || ds_dso_debuginfo(a->dso[k], &di) != 0 ||
-			    !same_bid(ds_debuginfo_build_id(di), &bins[k].bid) ||
+			    !t_same_bid(ds_debuginfo_build_id(di), &bins[k].bid) ||
 			    (a->di[k] && a->di[k] != di))
 				a->errors++;
 			a->di[k] = di;
@@ -893,7 +865,7 @@ static void test_miss(void)
 	CHECK_EQ_INT(st.debuginfos_open, 0);
 
 	/* Only a build ID, known nowhere. */
-	hex_to_bid("0badc0de00000000000000000000000000000007", &nowhere);
+	t_hex_to_bid("0badc0de00000000000000000000000000000007", &nowhere);
 	idn = id_bid(&nowhere);
 	nopath = ds_store_findnew(s, NULL, &idn);
 	CHECK(nopath != NULL);
@@ -1011,7 +983,7 @@ static void test_budget_eviction(void)
 	/* Borrowed strings outlive the eviction (ASan would see otherwise). */
 	CHECK(strcmp(pathb, bins[1].debug) == 0);
 	CHECK(strcmp(ds_debuginfo_path(dib), bins[1].debug) == 0);
-	CHECK(same_bid(ds_debuginfo_build_id(dib), &bins[1].bid));
+	CHECK(t_same_bid(ds_debuginfo_build_id(dib), &bins[1].bid));
 
 	/* A and C were kept: using them reopens nothing. */
 	debuginfo_of(da, 0);
@@ -1120,7 +1092,7 @@ static void stress_use(struct stress_arg *a, struct ds_dso *d, int k, bool budge
 
 	if (path && strcmp(path, bins[k].path) != 0)
 		a->errors++;
-	if (ds_dso_debuginfo(d, &di) != 0 || !same_bid(ds_debuginfo_build_id(di), &bins[k].bid) ||
+	if (ds_dso_debuginfo(d, &di) != 0 || !t_same_bid(ds_debuginfo_build_id(di), &bins[k].bid) ||
 	    strcmp(ds_debuginfo_path(di), bins[k].debug) != 0)
 		a->errors++;
 	if (budget && rand_r(&a->seed) % 4 == 0) {

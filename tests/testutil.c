@@ -1,6 +1,8 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 
+#include "dsostore.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <sys/stat.h>
@@ -47,6 +49,32 @@ char *t_path(const char *fmt, ...)
 	if (asprintf(&out, "%s/%s", t_tmpdir(), rel) < 0)
 		exit(2);
 	return out;
+}
+
+void t_hex_to_bid(const char *hex, struct ds_build_id *out)
+{
+	size_t n = strlen(hex);
+
+	memset(out, 0, sizeof(*out));
+	if (n < 2 || n % 2 || n / 2 > DS_BUILD_ID_MAX) {
+		fprintf(stderr, "bad build ID '%s'\n", hex);
+		exit(1);
+	}
+	for (size_t i = 0; i < n / 2; i++) {
+		unsigned int byte;
+
+		if (sscanf(hex + 2 * i, "%2x", &byte) != 1) {
+			fprintf(stderr, "bad build ID '%s'\n", hex);
+			exit(1);
+		}
+		out->data[i] = (uint8_t)byte;
+	}
+	out->size = (uint8_t)(n / 2);
+}
+
+bool t_same_bid(const struct ds_build_id *a, const struct ds_build_id *b)
+{
+	return a && b && a->size && a->size == b->size && !memcmp(a->data, b->data, a->size);
 }
 
 void t_mkdir_parents(const char *path)

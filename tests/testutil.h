@@ -3,6 +3,7 @@
 #ifndef DS_TESTUTIL_H
 #define DS_TESTUTIL_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -31,6 +32,12 @@ extern int t_failures;
 const char *t_tmpdir(void);
 /* printf-style path under t_tmpdir(), malloc()ed: the caller frees it. */
 char *t_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A build ID from hex by our own parser, so that a bug in
+ * ds_build_id_parse() cannot hide one elsewhere; exits on bad input. */
+struct ds_build_id;
+void t_hex_to_bid(const char *hex, struct ds_build_id *out);
+/* Equal and set, compared byte by byte here (not by the library). */
+bool t_same_bid(const struct ds_build_id *a, const struct ds_build_id *b);
 /* mkdir -p of the directories above path (not path itself). */
 void t_mkdir_parents(const char *path);
 /* A whole file, malloc()ed; exits the test if it cannot be read. */
