@@ -236,11 +236,18 @@ DS_API int ds_cache_clean(struct ds_context *ctx, bool force);
 
 /* -------------------------------------------------------------- perf.data */
 
-/* A perf.data file (perf record's, "PERFILE2"), read whole.  So far: the
- * header and the build-ID table perf writes for the DSOs of a recording
- * (HEADER_BUILD_ID); both byte orders.  Pipe mode: -EPROTONOSUPPORT.
- * Malformed input: -EBADMSG, with err saying what and at which offset. */
+/* A perf.data file (perf record's), read whole: the header, the attrs, the
+ * feature sections (build-ID table, hostname, OS release, arch, perf
+ * version, command line) and every record of the data section.  File mode
+ * ("PERFILE2") and pipe mode (perf record -o -), either byte order (a file
+ * from the other endianness is swapped, not rejected), compressed records
+ * (perf record -z, zstd) decompressed.  Malformed input: -EBADMSG, with err
+ * saying what and at which file offset; nothing beyond the file is read
+ * and no size field is trusted for an allocation.  -EPROTONOSUPPORT: a
+ * compression other than zstd. */
 struct ds_perf_data;
+struct ds_store_opts;
+struct ds_dso;
 
 struct ds_perf_build_id {
 	struct ds_build_id build_id;
@@ -254,13 +261,125 @@ DS_API int ds_perf_data_open(const char *path, struct ds_perf_data **out, char *
 DS_API int ds_perf_data_open_mem(const void *buf, size_t len, struct ds_perf_data **out,
 				 char *err, size_t errlen);
 DS_API void ds_perf_data_close(struct ds_perf_data *p);
-/* The build-ID table, in file order; *out borrowed.  Returns the count,
- * or -ENOENT when the file has no table (perf record -z, --buildid-mmap:
- * the build IDs are then in the events, not read yet). */
+/* The build-ID table (the HEADER_BUILD_ID feature, or in pipe mode the
+ * build-ID records of the stream), in file order; *out borrowed.  Returns
+ * the count, or -ENOENT when the file has none (perf record -z and
+ * --buildid-mmap write none: the build IDs are then in MMAP2 events or
+ * only in the files; see ds_perf_session). */
 DS_API int ds_perf_data_build_ids(const struct ds_perf_data *p,
 				  const struct ds_perf_build_id **out);
 /* Written on a machine of the other byte order (and swapped on reading). */
 DS_API bool ds_perf_data_swapped(const struct ds_perf_data *p);
+
+struct ds_perf_info {
+	/* Feature strings; NULL when the file has none.  Borrowed. */
+	const char *hostname, *osrelease, *arch, *perf_version, *cmdline;
+	bool pipe; /* perf record -o - */
+	bool compressed; /* perf record -z */
+	unsigned int nr_attrs; /* events recorded (cpu-clock, cycles, ...) */
+	uint64_t nr_records; /* records in the data section, decompressed ones included */
+	uint64_t nr_samples;
+	uint64_t nr_lost; /* samples the kernel dropped (PERF_RECORD_LOST) */
+	uint64_t nr_unknown; /* records of a type this reader skips */
+};
+
+DS_API void ds_perf_data_info(const struct ds_perf_data *p, struct ds_perf_info *out);
+
+/* A recording replayed as perf report does: records in time order, each
+ * process's maps (MMAP, MMAP2, FORK, EXIT, exec), every DSO put into the
+ * store of its machine (the host, or one per guest as perf's machines),
+ * each sample's IP (and callchain) resolved to (DSO, file offset).  A
+ * DSO's build ID comes from the build-ID table, else from its MMAP2 event,
+ * else from the file at its path on this machine when that is the file
+ * that was mapped (same inode when the recording says, see
+ * DS_PERF_BID_FILE). */
+struct ds_perf_session;
+
+struct ds_perf_session_opts {
+	size_t sz;
+	const struct ds_store_opts *store_opts; /* for each machine's store */
+	/* Do not read build IDs from the files on this machine. */
+	bool no_local_build_ids;
+};
+
+enum ds_perf_bid_source {
+	DS_PERF_BID_NONE = 0,
+	DS_PERF_BID_TABLE, /* the header's build-ID table */
+	DS_PERF_BID_MMAP2, /* an MMAP2 event (perf record --buildid-mmap) */
+	DS_PERF_BID_FILE, /* read from the file at its path on this machine */
+};
+
+/* One DSO of a recording, in the order perf lists them (host first, then
+ * guests; within a machine in order of first appearance). */
+struct ds_perf_dso {
+	const char *machine; /* "host", or "guest/<pid>"; borrowed */
+	const char *path; /* as recorded: a path, "[kernel.kallsyms]", "[vdso]", "//anon"... */
+	struct ds_build_id build_id; /* size 0: unknown */
+	enum ds_perf_bid_source build_id_source;
+	uint16_t cpumode; /* 1 kernel, 2 user, 4 guest kernel, 5 guest user */
+	bool kernel; /* the kernel or a kernel module */
+	bool has_file; /* a file that can have debuginfo (not [anon], [heap], JIT...) */
+	uint64_t samples; /* samples whose IP is in it */
+	uint64_t period; /* the sum of their periods */
+	struct ds_dso *dso; /* the store's DSO; borrowed (valid with the session); NULL if !has_file */
+};
+
+/* A sample, decoded through its attr's sample_type and resolved.  Fields
+ * the attr did not record are 0 (pid, tid: -1). */
+struct ds_perf_sample {
+	uint64_t time, ip, period, addr, id;
+	int32_t pid, tid;
+	uint32_t cpu;
+	uint16_t cpumode;
+	unsigned int attr; /* which event (index of the file's attrs) */
+	size_t dso; /* index into ds_perf_session_dsos(), or SIZE_MAX: no map */
+	uint64_t dso_offset; /* ip as a file offset in the DSO; kernel: the address */
+	/* The callchain (PERF_SAMPLE_CALLCHAIN) without the context markers,
+	 * leaf first; each entry resolved like ip.  Borrowed for the call. */
+	size_t nr_callchain;
+	const uint64_t *callchain;
+	const size_t *callchain_dso;
+	const uint64_t *callchain_offset;
+};
+
+/* Replay the recording.  err names what went wrong and the offset.  NULL
+ * with errno on failure. */
+DS_API struct ds_perf_session *ds_perf_session_new(struct ds_context *ctx,
+						   const struct ds_perf_data *p,
+						   const struct ds_perf_session_opts *opts,
+						   char *err, size_t errlen);
+DS_API void ds_perf_session_free(struct ds_perf_session *s);
+/* The DSOs; *out borrowed (valid with the session).  Returns the count. */
+DS_API size_t ds_perf_session_dsos(const struct ds_perf_session *s,
+				   const struct ds_perf_dso **out);
+/* Calls fn for each sample in time order; a non-zero return stops the walk
+ * and is returned. */
+typedef int (*ds_perf_sample_fn)(void *user, const struct ds_perf_sample *sample);
+DS_API int ds_perf_session_samples(const struct ds_perf_session *s, ds_perf_sample_fn fn,
+				   void *user);
+/* Find the debuginfo of the session's DSOs that have a file and a build ID
+ * (those with samples only, unless all), kernel ones only with
+ * DS_PERF_PREFETCH_KERNEL: local sources first, then one parallel
+ * debuginfod batch for what is left.  Returns how many are still without
+ * debuginfo (ds_dso_debuginfo() / ds_dso_error() say why), or -ECANCELED. */
+#define DS_PERF_PREFETCH_ALL (1u << 0)
+#define DS_PERF_PREFETCH_KERNEL (1u << 1)
+DS_API int ds_perf_session_prefetch(struct ds_perf_session *s, unsigned int flags,
+				    const struct ds_fetch_opts *opts);
+
+/* perf's build-id cache (<root>/<path>/<build-id>/debug, and the link
+ * <root>/.build-id/<xx>/<rest> -> ../../<path>/<build-id>; root from the
+ * context: $PERF_BUILDID_DIR or ~/.debug): install debug_file as the
+ * debuginfo of the DSO at dso_path (absolute; NULL: a path under
+ * "[dsostore]/" named after the build ID) so that perf report, with or
+ * without debuginfod support, finds it.  The file's build ID must be bid
+ * (-EBADMSG otherwise).  Written atomically (temporary file, rename), a
+ * hard link when on the same file system; an entry already there with the
+ * right build ID is left as it is.  *installed (may be NULL) gets the
+ * malloc()ed path of the debug file. */
+DS_API int ds_perf_cache_install(struct ds_context *ctx, const char *dso_path,
+				 const struct ds_build_id *bid, const char *debug_file,
+				 char **installed);
 
 /* ------------------------------------------------------------------ store */
 
