@@ -154,6 +154,13 @@ int ds__open_candidate(const char *path, const struct ds_build_id *bid, enum ds_
 		       struct ds_found *found, const char **reason);
 void ds__found_release(struct ds_found *found);
 
+/* ---- store (lib/store.c) */
+
+/* ds_store_prefetch() for a given list of DSOs (of one context): local
+ * sources, then one debuginfod batch.  Returns how many are left without
+ * debuginfo, or a negative error. */
+int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts *opts);
+
 /* ---- symbolize (lib/symbolize.c) */
 
 struct ds_symbols;

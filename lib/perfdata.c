@@ -1,10 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * perf.data reader (file mode, "PERFILE2"): the header and the build-ID
- * table of the HEADER_BUILD_ID feature section.  The file is read whole
- * (bounded) or given as memory; every offset and size is checked against
- * what is there, and either byte order is read (a file from the other
- * endianness is swapped, not rejected).
+ * perf.data reader: the header, attrs, feature sections and the records of
+ * the data section, in file mode ("PERFILE2" with a 104-byte header) and
+ * pipe mode (16-byte header; attrs, features and build IDs come as records).
+ * The file is read whole (bounded) or given as memory; every offset and
+ * size is checked against what is there, and either byte order is read (a
+ * file from the other endianness is swapped, not rejected).  Compressed
+ * records (perf record -z) hold one zstd stream across all of them: it is
+ * decompressed into one buffer, bounded, whose records are listed in place
+ * of the compressed records that carried them.
+ *
+ * The records are listed once, with their attr (found by sample id) and
+ * timestamp, and sorted by time as perf's ordered events deliver them
+ * (lib/perfsession.c replays them).
  *
  * Layout (tools/perf/Documentation/perf.data-file-format.txt):
  *   header  @0: magic "PERFILE2", size, attr_size, attrs{off,size},
@@ -17,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "internal.h"
+#include "perfdata.h"
 
 #include <byteswap.h>
 #include <errno.h>
@@ -27,25 +36,83 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zstd.h>
 
 #define PERF_MAGIC2 0x32454c4946524550ULL /* "PERFILE2" */
 #define HEADER_SIZE 104
-#define FEAT_BUILD_ID 2
+#define PIPE_HEADER_SIZE 16
 #define NFEATS 256
 #define MISC_BUILD_ID_SIZE (1u << 15)
 #define BUILD_ID_RECORD_MIN 36
 #define PERF_DATA_MAX (16ULL << 30) /* what we agree to read into memory */
+#define ATTR_SIZE_VER0 64 /* the smallest perf_event_attr */
+#define MAX_ATTRS 4096
+/* Decompressed records: at most this, and at most RATIO_MAX times the
+ * compressed bytes (perf's level-1 streams shrink 5-20x). */
+#define DECOMP_MAX (8ULL << 30)
+#define RATIO_MAX 200
+
+/* Features (perf's HEADER_*) and record types this reader knows. */
+enum {
+	FEAT_BUILD_ID = 2,
+	FEAT_HOSTNAME = 3,
+	FEAT_OSRELEASE = 4,
+	FEAT_VERSION = 5,
+	FEAT_ARCH = 6,
+	FEAT_CMDLINE = 11,
+	FEAT_COMPRESSED = 27,
+};
+
+enum {
+	REC_LOST = 2,
+	REC_HEADER_ATTR = 64,
+	REC_HEADER_EVENT_TYPE = 65,
+	REC_HEADER_TRACING_DATA = 66,
+	REC_HEADER_BUILD_ID = 67,
+	REC_FINISHED_ROUND = 68,
+	REC_AUXTRACE = 71,
+	REC_HEADER_FEATURE = 80,
+	REC_COMPRESSED = 81,
+	REC_FINISHED_INIT = 82,
+	REC_COMPRESSED2 = 83,
+};
+
+#define IN_DBUF (1ULL << 63)
 
 struct ds_perf_data {
 	unsigned char *buf;
 	size_t len;
 	bool owned;
 	bool swap;
+	bool file_be; /* the file's byte order is big endian */
+	bool pipe;
 	uint64_t data_off, data_size;
 	uint64_t features[4];
 	struct ds_perf_build_id *bids;
-	size_t nbids;
-	bool no_build_id_table;
+	size_t nbids, bids_cap;
+	bool have_build_ids;
+
+	struct ds__perf_attr *attrs;
+	unsigned int nattrs;
+	struct id_attr {
+		uint64_t id;
+		unsigned int attr;
+	} *ids;
+	size_t nids, ids_cap;
+
+	/* Decompressed records, and the stream decoder while reading. */
+	unsigned char *dbuf;
+	size_t dlen, dcap, dpos; /* dpos: first byte not yet listed */
+	uint64_t dsrc_off; /* file offset of the compressed record being read */
+	uint64_t compressed_in;
+	ZSTD_DStream *zd;
+	int comp_type; /* HEADER_COMPRESSED's type: 1 zstd; 0 unknown */
+
+	struct ds__perf_rec *recs;
+	size_t nrecs, recs_cap;
+
+	char *str[FEAT_CMDLINE + 1]; /* string features, by feature number */
+	uint64_t nr_samples, nr_lost, nr_unknown, nr_records;
 };
 
 static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
@@ -63,28 +130,33 @@ static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 	return code;
 }
 
-static uint64_t u64(const struct ds_perf_data *p, uint64_t off)
+uint64_t ds__perf_rd64(const struct ds_perf_data *p, const void *q)
 {
 	uint64_t v;
 
-	memcpy(&v, p->buf + off, 8);
+	memcpy(&v, q, 8);
 	return p->swap ? bswap_64(v) : v;
 }
 
-static uint32_t u32(const struct ds_perf_data *p, uint64_t off)
+uint32_t ds__perf_rd32(const struct ds_perf_data *p, const void *q)
 {
 	uint32_t v;
 
-	memcpy(&v, p->buf + off, 4);
+	memcpy(&v, q, 4);
 	return p->swap ? bswap_32(v) : v;
 }
 
-static uint16_t u16(const struct ds_perf_data *p, uint64_t off)
+uint16_t ds__perf_rd16(const struct ds_perf_data *p, const void *q)
 {
 	uint16_t v;
 
-	memcpy(&v, p->buf + off, 2);
+	memcpy(&v, q, 2);
 	return p->swap ? bswap_16(v) : v;
+}
+
+static uint64_t u64(const struct ds_perf_data *p, uint64_t off)
+{
+	return ds__perf_rd64(p, p->buf + off);
 }
 
 /* [off, off + size) inside the file? */
@@ -93,55 +165,158 @@ static bool within(const struct ds_perf_data *p, uint64_t off, uint64_t size)
 	return off <= p->len && size <= p->len - off;
 }
 
+static void *grow(void *v, size_t *cap, size_t n, size_t elem)
+{
+	size_t ncap;
+	void *nv;
+
+	if (n < *cap)
+		return v;
+	ncap = *cap ? 2 * *cap : 64;
+	nv = reallocarray(v, ncap, elem);
+	if (nv)
+		*cap = ncap;
+	return nv;
+}
+
+/* One build-ID record (a table entry, or a pipe-mode record) at q, rsize
+ * bytes; strings point into the file.  off is its file offset. */
+static int add_build_id(struct ds_perf_data *p, const unsigned char *q, uint16_t rsize,
+			uint64_t off, char *err, size_t errlen)
+{
+	struct ds_perf_build_id *b, *nb;
+	uint16_t misc = ds__perf_rd16(p, q + 4);
+	uint8_t bsize = (misc & MISC_BUILD_ID_SIZE) ? q[32] : 20;
+	size_t namelen;
+
+	if (rsize < BUILD_ID_RECORD_MIN)
+		return fail(err, errlen, -EBADMSG,
+			    "build-ID record of size %u at offset %llu is too short", rsize,
+			    (unsigned long long)off);
+	if (bsize == 0 || bsize > 20)
+		return fail(err, errlen, -EBADMSG, "build-ID table: build ID size %u at offset %llu",
+			    bsize, (unsigned long long)off);
+	namelen = strnlen((const char *)q + 36, rsize - 36);
+	if (namelen == (size_t)(rsize - 36))
+		return fail(err, errlen, -EBADMSG,
+			    "build-ID table: file name not terminated at offset %llu",
+			    (unsigned long long)off);
+	nb = grow(p->bids, &p->bids_cap, p->nbids, sizeof(*nb));
+	if (!nb)
+		return -ENOMEM;
+	p->bids = nb;
+	b = &p->bids[p->nbids++];
+	memset(b, 0, sizeof(*b));
+	b->pid = (int32_t)ds__perf_rd32(p, q + 8);
+	b->cpumode = misc & 7;
+	b->build_id.size = bsize;
+	memcpy(b->build_id.data, q + 12, bsize);
+	b->filename = (const char *)q + 36;
+	p->have_build_ids = true;
+	return 0;
+}
+
 static int read_build_ids(struct ds_perf_data *p, uint64_t off, uint64_t size, char *err,
 			  size_t errlen)
 {
 	uint64_t end = off + size;
-	size_t cap = 0;
 
+	p->have_build_ids = true;
 	while (off < end) {
-		struct ds_perf_build_id *b;
-		uint16_t misc, rsize;
-		uint8_t bsize;
-		size_t namelen;
+		uint16_t rsize;
+		int rc;
 
 		if (end - off < 8)
 			return fail(err, errlen, -EBADMSG,
 				    "build-ID table: record header cut at offset %llu",
 				    (unsigned long long)off);
-		misc = u16(p, off + 4);
-		rsize = u16(p, off + 6);
+		rsize = ds__perf_rd16(p, p->buf + off + 6);
 		if (rsize < BUILD_ID_RECORD_MIN || rsize > end - off)
 			return fail(err, errlen, -EBADMSG,
 				    "build-ID table: record of size %u at offset %llu does not fit",
 				    rsize, (unsigned long long)off);
-		bsize = (misc & MISC_BUILD_ID_SIZE) ? p->buf[off + 32] : 20;
-		if (bsize == 0 || bsize > 20)
-			return fail(err, errlen, -EBADMSG,
-				    "build-ID table: build ID size %u at offset %llu", bsize,
-				    (unsigned long long)off);
-		namelen = strnlen((const char *)p->buf + off + 36, rsize - 36);
-		if (namelen == (size_t)(rsize - 36))
-			return fail(err, errlen, -EBADMSG,
-				    "build-ID table: file name not terminated at offset %llu",
-				    (unsigned long long)off);
-		if (p->nbids == cap) {
-			size_t ncap = cap ? 2 * cap : 64;
-			struct ds_perf_build_id *nb = realloc(p->bids, ncap * sizeof(*nb));
-
-			if (!nb)
-				return -ENOMEM;
-			p->bids = nb;
-			cap = ncap;
-		}
-		b = &p->bids[p->nbids++];
-		memset(b, 0, sizeof(*b));
-		b->pid = (int32_t)u32(p, off + 8);
-		b->cpumode = misc & 7;
-		b->build_id.size = bsize;
-		memcpy(b->build_id.data, p->buf + off + 12, bsize);
-		b->filename = (const char *)p->buf + off + 36;
+		rc = add_build_id(p, p->buf + off, rsize, off, err, errlen);
+		if (rc)
+			return rc;
 		off += rsize;
+	}
+	return 0;
+}
+
+/* A perf string ({u32 len; char s[len]}, NUL-padded) at [off, end);
+ * *next gets the offset after it.  NULL when it does not fit. */
+static char *read_string(const struct ds_perf_data *p, const unsigned char *base, uint64_t off,
+			 uint64_t end, uint64_t *next)
+{
+	uint32_t len;
+	size_t n;
+	char *s;
+
+	if (end - off < 4)
+		return NULL;
+	len = ds__perf_rd32(p, base + off);
+	if (len > end - off - 4)
+		return NULL;
+	n = strnlen((const char *)base + off + 4, len);
+	s = malloc(n + 1);
+	if (!s)
+		return NULL;
+	memcpy(s, base + off + 4, n);
+	s[n] = 0;
+	*next = off + 4 + len;
+	return s;
+}
+
+/* The feature numbered feat, its data at base[off, off + size).  Features
+ * this reader does not use are skipped; the ones it uses are checked. */
+static int read_feature(struct ds_perf_data *p, unsigned int feat, const unsigned char *base,
+			uint64_t off, uint64_t size, char *err, size_t errlen)
+{
+	uint64_t end = off + size, next;
+
+	switch (feat) {
+	case FEAT_BUILD_ID:
+		if (base != p->buf)
+			return 0;
+		return read_build_ids(p, off, size, err, errlen);
+	case FEAT_HOSTNAME:
+	case FEAT_OSRELEASE:
+	case FEAT_VERSION:
+	case FEAT_ARCH:
+		free(p->str[feat]);
+		p->str[feat] = read_string(p, base, off, end, &next);
+		break;
+	case FEAT_CMDLINE: {
+		struct ds_strbuf sb = { 0 };
+		uint32_t nr;
+
+		if (size < 4)
+			break;
+		nr = ds__perf_rd32(p, base + off);
+		off += 4;
+		for (uint32_t i = 0; i < nr; i++) {
+			char *arg = read_string(p, base, off, end, &next);
+
+			if (!arg)
+				break;
+			ds__strbuf_addf(&sb, "%s%s", i ? " " : "", arg);
+			free(arg);
+			off = next;
+		}
+		free(p->str[FEAT_CMDLINE]);
+		p->str[FEAT_CMDLINE] = sb.buf;
+		break;
+	}
+	case FEAT_COMPRESSED:
+		/* u32 version, type, level, ratio, mmap_len */
+		if (size >= 8)
+			p->comp_type = (int)ds__perf_rd32(p, base + off + 4);
+		if (p->comp_type != 1)
+			return fail(err, errlen, -EPROTONOSUPPORT,
+				    "compressed with method %d (feature at offset %llu); only zstd "
+				    "(1) is read",
+				    p->comp_type, (unsigned long long)off);
+		break;
 	}
 	return 0;
 }
@@ -175,6 +350,445 @@ static int feature(const struct ds_perf_data *p, unsigned bit, uint64_t *off, ui
 	return 0;
 }
 
+/* --------------------------------------------------------------- attrs */
+
+/* The attr's flag word as a bit set (bit n = perf_event_attr's n-th
+ * bitfield).  A compiler for a big-endian machine allocates bitfields from
+ * the most significant bit of the first byte; perf's readers reverse the
+ * bits of each byte for such files (swap_bitfield), and so do we. */
+static uint64_t attr_flags(const struct ds_perf_data *p, const unsigned char *q)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++) {
+		unsigned b = q[i];
+
+		if (p->file_be) {
+			b = ((b & 0xf0) >> 4) | ((b & 0x0f) << 4);
+			b = ((b & 0xcc) >> 2) | ((b & 0x33) << 2);
+			b = ((b & 0xaa) >> 1) | ((b & 0x55) << 1);
+		}
+		v |= (uint64_t)b << (8 * i);
+	}
+	return v;
+}
+
+static int add_attr(struct ds_perf_data *p, const unsigned char *q, uint64_t size, uint64_t off,
+		    char *err, size_t errlen)
+{
+	struct ds__perf_attr *a, *na;
+
+	if (size < ATTR_SIZE_VER0)
+		return fail(err, errlen, -EBADMSG, "attr at offset %llu: %llu bytes, at least %d",
+			    (unsigned long long)off, (unsigned long long)size, ATTR_SIZE_VER0);
+	if (p->nattrs >= MAX_ATTRS)
+		return fail(err, errlen, -EBADMSG, "attr at offset %llu: more than %d attrs",
+			    (unsigned long long)off, MAX_ATTRS);
+	na = reallocarray(p->attrs, p->nattrs + 1, sizeof(*na));
+	if (!na)
+		return -ENOMEM;
+	p->attrs = na;
+	a = &p->attrs[p->nattrs++];
+	memset(a, 0, sizeof(*a));
+	a->type = ds__perf_rd32(p, q);
+	a->config = ds__perf_rd64(p, q + 8);
+	a->sample_type = ds__perf_rd64(p, q + 24);
+	a->read_format = ds__perf_rd64(p, q + 32);
+	a->flags = attr_flags(p, q + 40);
+	return 0;
+}
+
+static int add_ids(struct ds_perf_data *p, const unsigned char *q, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		struct id_attr *v = grow(p->ids, &p->ids_cap, p->nids, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		p->ids = v;
+		p->ids[p->nids].id = ds__perf_rd64(p, q + 8 * i);
+		p->ids[p->nids].attr = p->nattrs - 1;
+		p->nids++;
+	}
+	return 0;
+}
+
+static int read_attrs(struct ds_perf_data *p, char *err, size_t errlen)
+{
+	uint64_t asize = u64(p, 16), off = u64(p, 24), size = u64(p, 32);
+
+	if (!within(p, off, size))
+		return fail(err, errlen, -EBADMSG,
+			    "attrs section (offset %llu, size %llu) beyond the file's %zu bytes",
+			    (unsigned long long)off, (unsigned long long)size, p->len);
+	if (asize < ATTR_SIZE_VER0 + 16 || size % asize)
+		return fail(err, errlen, -EBADMSG,
+			    "attr size %llu (header offset 16) does not divide the attrs "
+			    "section's %llu bytes",
+			    (unsigned long long)asize, (unsigned long long)size);
+	for (uint64_t at = off; at < off + size; at += asize) {
+		uint64_t ioff = u64(p, at + asize - 16), isize = u64(p, at + asize - 8);
+		int rc = add_attr(p, p->buf + at, asize - 16, at, err, errlen);
+
+		if (rc)
+			return rc;
+		if (!within(p, ioff, isize) || isize % 8)
+			return fail(err, errlen, -EBADMSG,
+				    "ids of the attr at offset %llu (offset %llu, size %llu) "
+				    "beyond the file",
+				    (unsigned long long)at, (unsigned long long)ioff,
+				    (unsigned long long)isize);
+		rc = add_ids(p, p->buf + ioff, isize / 8);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int cmp_id(const void *a, const void *b)
+{
+	const struct id_attr *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* Where the sample id is in a SAMPLE record (from its start, 0: none) and
+ * in the sample_id trailer of others (from its end, 0: none), as perf's
+ * evlist id_pos/is_pos; the first attr decides for all, as in perf. */
+static void id_positions(const struct ds_perf_data *p, unsigned *id_pos, unsigned *is_pos)
+{
+	uint64_t t = p->nattrs ? p->attrs[0].sample_type : 0;
+
+	*id_pos = *is_pos = 0;
+	if (t & DS__PERF_SAMPLE_IDENTIFIER) {
+		*id_pos = 8;
+		*is_pos = 8;
+		return;
+	}
+	if (!(t & DS__PERF_SAMPLE_ID))
+		return;
+	*id_pos = 8 + 8 * (!!(t & DS__PERF_SAMPLE_IP) + !!(t & DS__PERF_SAMPLE_TID) +
+			   !!(t & DS__PERF_SAMPLE_TIME) + !!(t & DS__PERF_SAMPLE_ADDR));
+	*is_pos = 8 * (1 + !!(t & DS__PERF_SAMPLE_CPU) + !!(t & DS__PERF_SAMPLE_STREAM_ID));
+}
+
+unsigned int ds__perf_attr_of(const struct ds_perf_data *p, const unsigned char *rec,
+			      uint16_t size, bool sample)
+{
+	unsigned id_pos, is_pos;
+	struct id_attr key, *hit;
+
+	if (p->nattrs <= 1 || !p->nids)
+		return 0;
+	id_positions(p, &id_pos, &is_pos);
+	if (sample) {
+		if (!id_pos || id_pos + 8 > size)
+			return 0;
+		key.id = ds__perf_rd64(p, rec + id_pos);
+	} else {
+		if (!is_pos || !(p->attrs[0].flags & DS__PERF_ATTR_SAMPLE_ID_ALL) ||
+		    is_pos + 8 > size)
+			return 0;
+		key.id = ds__perf_rd64(p, rec + size - is_pos);
+	}
+	hit = bsearch(&key, p->ids, p->nids, sizeof(*p->ids), cmp_id);
+	return hit ? hit->attr : 0;
+}
+
+/* The record's timestamp, or false when it has none. */
+static bool rec_time(const struct ds_perf_data *p, const unsigned char *q, uint16_t size,
+		     uint32_t type, unsigned attr, uint64_t *time)
+{
+	const struct ds__perf_attr *a = p->nattrs ? &p->attrs[attr] : NULL;
+	uint64_t t = a ? a->sample_type : 0;
+	unsigned pos;
+
+	if (!a || !(t & DS__PERF_SAMPLE_TIME) || type >= REC_HEADER_ATTR)
+		return false;
+	if (type == DS__PERF_REC_SAMPLE) {
+		pos = 8 + 8 * (!!(t & DS__PERF_SAMPLE_IDENTIFIER) + !!(t & DS__PERF_SAMPLE_IP) +
+			       !!(t & DS__PERF_SAMPLE_TID));
+		if (pos + 8 > size)
+			return false;
+		*time = ds__perf_rd64(p, q + pos);
+		return true;
+	}
+	if (!(a->flags & DS__PERF_ATTR_SAMPLE_ID_ALL))
+		return false;
+	/* The trailer: TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER. */
+	pos = 8 * (!!(t & DS__PERF_SAMPLE_TIME) + !!(t & DS__PERF_SAMPLE_ID) +
+		   !!(t & DS__PERF_SAMPLE_STREAM_ID) + !!(t & DS__PERF_SAMPLE_CPU) +
+		   !!(t & DS__PERF_SAMPLE_IDENTIFIER));
+	if (pos + 8 > size)
+		return false;
+	*time = ds__perf_rd64(p, q + size - pos);
+	return true;
+}
+
+/* ------------------------------------------------------------- records */
+
+static int list_record(struct ds_perf_data *p, uint64_t loc, const unsigned char *q,
+		       uint32_t type, uint16_t size)
+{
+	struct ds__perf_rec *r, *nr;
+
+	nr = grow(p->recs, &p->recs_cap, p->nrecs, sizeof(*nr));
+	if (!nr)
+		return -ENOMEM;
+	p->recs = nr;
+	r = &p->recs[p->nrecs++];
+	r->loc = loc;
+	r->type = type;
+	r->size = size;
+	r->attr = ds__perf_attr_of(p, q, size, type == DS__PERF_REC_SAMPLE);
+	r->has_time = rec_time(p, q, size, type, r->attr, &r->time);
+	return 0;
+}
+
+static int walk(struct ds_perf_data *p, const unsigned char *base, uint64_t start, uint64_t end,
+		bool in_dbuf, uint64_t *stop, char *err, size_t errlen);
+
+/* Decompress the payload of a compressed record into dbuf and list the
+ * records that are complete; a record may continue in the next one. */
+static int decompress(struct ds_perf_data *p, const unsigned char *src, size_t n, uint64_t off,
+		      char *err, size_t errlen)
+{
+	ZSTD_inBuffer in = { src, n, 0 };
+	uint64_t limit;
+	int rc;
+
+	if (p->comp_type != 0 && p->comp_type != 1)
+		return fail(err, errlen, -EPROTONOSUPPORT,
+			    "compressed record at offset %llu: method %d, not zstd",
+			    (unsigned long long)off, p->comp_type);
+	if (!p->zd) {
+		p->zd = ZSTD_createDStream();
+		if (!p->zd || ZSTD_isError(ZSTD_initDStream(p->zd)))
+			return -ENOMEM;
+	}
+	p->compressed_in += n;
+	limit = p->compressed_in * RATIO_MAX;
+	if (limit > DECOMP_MAX)
+		limit = DECOMP_MAX;
+	while (in.pos < in.size) {
+		ZSTD_outBuffer out;
+		size_t ret, in_before;
+
+		if (p->dcap - p->dlen < ZSTD_DStreamOutSize()) {
+			size_t ncap = p->dcap ? 2 * p->dcap : 4 * ZSTD_DStreamOutSize();
+			unsigned char *nb;
+
+			if (ncap > limit + ZSTD_DStreamOutSize())
+				ncap = limit + ZSTD_DStreamOutSize();
+			if (ncap <= p->dcap || p->dlen >= limit)
+				return fail(err, errlen, -EFBIG,
+					    "compressed record at offset %llu: more than %llu "
+					    "bytes decompressed from %llu",
+					    (unsigned long long)off, (unsigned long long)p->dlen,
+					    (unsigned long long)p->compressed_in);
+			nb = realloc(p->dbuf, ncap);
+			if (!nb)
+				return -ENOMEM;
+			p->dbuf = nb;
+			p->dcap = ncap;
+		}
+		out = (ZSTD_outBuffer){ p->dbuf + p->dlen, p->dcap - p->dlen, 0 };
+		in_before = in.pos;
+		ret = ZSTD_decompressStream(p->zd, &out, &in);
+		if (ZSTD_isError(ret))
+			return fail(err, errlen, -EBADMSG,
+				    "compressed record at offset %llu: zstd: %s",
+				    (unsigned long long)off, ZSTD_getErrorName(ret));
+		p->dlen += out.pos;
+		if (!out.pos && in.pos == in_before)
+			return fail(err, errlen, -EBADMSG,
+				    "compressed record at offset %llu: zstd made no progress",
+				    (unsigned long long)off);
+	}
+	p->dsrc_off = off;
+	rc = walk(p, p->dbuf, p->dpos, p->dlen, true, &p->dpos, err, errlen);
+	return rc;
+}
+
+/* List the records of base[start, end).  In dbuf, a record cut at the end
+ * waits for the next compressed record (*stop: where it starts); in the
+ * file, it is an error. */
+static int walk(struct ds_perf_data *p, const unsigned char *base, uint64_t start, uint64_t end,
+		bool in_dbuf, uint64_t *stop, char *err, size_t errlen)
+{
+	uint64_t off = start;
+	int rc;
+
+	while (off < end) {
+		const unsigned char *q = base + off;
+		uint64_t at = in_dbuf ? p->dsrc_off : off, extra = 0;
+		uint32_t type;
+		uint16_t size;
+
+		if (end - off < 8) {
+			if (in_dbuf)
+				break;
+			return fail(err, errlen, -EBADMSG,
+				    "record header at offset %llu cut by the end of the data at "
+				    "%llu",
+				    (unsigned long long)off, (unsigned long long)end);
+		}
+		type = ds__perf_rd32(p, q);
+		size = ds__perf_rd16(p, q + 6);
+		if (size < 8)
+			return fail(err, errlen, -EBADMSG, "record at offset %llu%s: size %u",
+				    (unsigned long long)at, in_dbuf ? " (compressed)" : "", size);
+		if (size > end - off) {
+			if (in_dbuf)
+				break;
+			return fail(err, errlen, -EBADMSG,
+				    "record at offset %llu of size %u runs past the end of the "
+				    "data at %llu",
+				    (unsigned long long)off, size, (unsigned long long)end);
+		}
+		p->nr_records++;
+		switch (type) {
+		case REC_HEADER_ATTR: {
+			uint32_t asize;
+
+			if (size < 8 + ATTR_SIZE_VER0)
+				return fail(err, errlen, -EBADMSG,
+					    "attr record at offset %llu: size %u", (unsigned long long)at,
+					    size);
+			asize = ds__perf_rd32(p, q + 8 + 4);
+			if (asize < ATTR_SIZE_VER0 || asize > size - 8u || (size - 8u - asize) % 8)
+				return fail(err, errlen, -EBADMSG,
+					    "attr record at offset %llu: attr size %u in a record of %u",
+					    (unsigned long long)at, asize, size);
+			rc = add_attr(p, q + 8, asize, at, err, errlen);
+			if (!rc)
+				rc = add_ids(p, q + 8 + asize, (size - 8u - asize) / 8);
+			if (!rc)
+				qsort(p->ids, p->nids, sizeof(*p->ids), cmp_id);
+			break;
+		}
+		case REC_HEADER_BUILD_ID:
+			rc = in_dbuf ? 0 : add_build_id(p, q, size, at, err, errlen);
+			break;
+		case REC_HEADER_FEATURE:
+			rc = 0;
+			if (size >= 16 && !in_dbuf) {
+				uint64_t feat = ds__perf_rd64(p, q + 8);
+
+				if (feat < NFEATS)
+					rc = read_feature(p, (unsigned)feat, base, off + 16, size - 16u,
+							  err, errlen);
+			}
+			break;
+		case REC_HEADER_TRACING_DATA:
+		case REC_AUXTRACE:
+			/* A payload follows that the record's size leaves out:
+			 * tracing data u32 size @8 (already 8-aligned), AUXTRACE
+			 * u64 size @8. */
+			if (size < 16)
+				return fail(err, errlen, -EBADMSG, "record at offset %llu: size %u",
+					    (unsigned long long)at, size);
+			extra = type == REC_AUXTRACE ? ds__perf_rd64(p, q + 8)
+						     : ds__perf_rd32(p, q + 8);
+			extra = (extra + 7) & ~7ULL;
+			if (extra > end - off - size)
+				return fail(err, errlen, -EBADMSG,
+					    "record at offset %llu: a payload of %llu bytes runs past "
+					    "the end of the data",
+					    (unsigned long long)at, (unsigned long long)extra);
+			rc = 0;
+			break;
+		case REC_COMPRESSED:
+		case REC_COMPRESSED2: {
+			uint64_t psize = size - 8u, poff = 8;
+
+			if (in_dbuf) {
+				rc = fail(err, errlen, -EBADMSG,
+					  "compressed record inside a compressed record (offset %llu)",
+					  (unsigned long long)at);
+				break;
+			}
+			if (type == REC_COMPRESSED2) {
+				if (size < 16)
+					return fail(err, errlen, -EBADMSG,
+						    "compressed record at offset %llu: size %u",
+						    (unsigned long long)at, size);
+				psize = ds__perf_rd64(p, q + 8);
+				poff = 16;
+				if (psize > size - 16u)
+					return fail(err, errlen, -EBADMSG,
+						    "compressed record at offset %llu: %llu bytes "
+						    "of data in a record of %u",
+						    (unsigned long long)at, (unsigned long long)psize,
+						    size);
+			}
+			rc = decompress(p, q + poff, psize, at, err, errlen);
+			break;
+		}
+		case REC_FINISHED_ROUND:
+		case REC_FINISHED_INIT:
+		case REC_HEADER_EVENT_TYPE:
+			rc = 0;
+			break;
+		case DS__PERF_REC_MMAP:
+		case DS__PERF_REC_COMM:
+		case DS__PERF_REC_EXIT:
+		case DS__PERF_REC_FORK:
+		case DS__PERF_REC_SAMPLE:
+		case DS__PERF_REC_MMAP2:
+			if (type == DS__PERF_REC_SAMPLE)
+				p->nr_samples++;
+			rc = list_record(p, in_dbuf ? (off | IN_DBUF) : off, q, type, size);
+			break;
+		case REC_LOST:
+			if (size >= 24)
+				p->nr_lost += ds__perf_rd64(p, q + 16);
+			rc = 0;
+			break;
+		default:
+			/* perf's own types (64 and up) are bookkeeping we do not
+			 * need; kernel types we do not decode are counted. */
+			if (type < REC_HEADER_ATTR)
+				p->nr_unknown++;
+			rc = 0;
+		}
+		if (rc)
+			return rc;
+		off += size + extra;
+	}
+	if (stop)
+		*stop = off;
+	return 0;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+	const struct ds__perf_rec *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Records without a timestamp keep their place: they take the time of the
+ * record before them.  Then a stable sort by time, as perf's ordered
+ * events deliver them. */
+static void sort_records(struct ds_perf_data *p)
+{
+	uint64_t last = 0;
+
+	for (size_t i = 0; i < p->nrecs; i++) {
+		struct ds__perf_rec *r = &p->recs[i];
+
+		if (r->has_time)
+			last = r->time;
+		else
+			r->time = last;
+		r->seq = i;
+	}
+	qsort(p->recs, p->nrecs, sizeof(*p->recs), cmp_rec);
+}
+
 static int parse(struct ds_perf_data *p, char *err, size_t errlen)
 {
 	uint64_t magic, hsize, off = 0, size = 0;
@@ -188,31 +802,61 @@ static int parse(struct ds_perf_data *p, char *err, size_t errlen)
 		p->swap = true;
 	else if (magic != PERF_MAGIC2)
 		return fail(err, errlen, -EBADMSG, "not a perf.data file (magic at offset 0)");
+	p->file_be = (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__) != p->swap;
 	hsize = u64(p, 8);
-	if (hsize == 16)
-		return fail(err, errlen, -EPROTONOSUPPORT,
-			    "pipe-mode perf.data (perf record -o -) is not read yet");
-	if (hsize < HEADER_SIZE)
-		return fail(err, errlen, -EBADMSG, "header size %llu at offset 8",
-			    (unsigned long long)hsize);
-	if (p->len < HEADER_SIZE)
-		return fail(err, errlen, -EBADMSG, "%zu bytes: the header ends at offset %d",
-			    p->len, HEADER_SIZE);
-	p->data_off = u64(p, 40);
-	p->data_size = u64(p, 48);
-	if (!within(p, p->data_off, p->data_size))
+	if (hsize == PIPE_HEADER_SIZE) {
+		p->pipe = true;
+		p->data_off = PIPE_HEADER_SIZE;
+		p->data_size = p->len - PIPE_HEADER_SIZE;
+	} else {
+		if (hsize < HEADER_SIZE)
+			return fail(err, errlen, -EBADMSG, "header size %llu at offset 8",
+				    (unsigned long long)hsize);
+		if (p->len < HEADER_SIZE)
+			return fail(err, errlen, -EBADMSG,
+				    "%zu bytes: the header ends at offset %d", p->len, HEADER_SIZE);
+		p->data_off = u64(p, 40);
+		p->data_size = u64(p, 48);
+		if (!within(p, p->data_off, p->data_size))
+			return fail(err, errlen, -EBADMSG,
+				    "data section (offset %llu, size %llu) beyond the file's %zu "
+				    "bytes",
+				    (unsigned long long)p->data_off,
+				    (unsigned long long)p->data_size, p->len);
+		for (int i = 0; i < 4; i++)
+			p->features[i] = u64(p, 72 + 8 * i);
+		for (unsigned bit = 0; bit < NFEATS; bit++) {
+			rc = feature(p, bit, &off, &size, err, errlen);
+			if (rc == -ENOENT)
+				continue;
+			if (!rc)
+				rc = read_feature(p, bit, p->buf, off, size, err, errlen);
+			if (rc)
+				return rc;
+		}
+		rc = read_attrs(p, err, errlen);
+		if (rc)
+			return rc;
+		qsort(p->ids, p->nids, sizeof(*p->ids), cmp_id);
+	}
+	rc = walk(p, p->buf, p->data_off, p->data_off + p->data_size, false, NULL, err, errlen);
+	if (rc)
+		return rc;
+	if (p->dpos < p->dlen)
 		return fail(err, errlen, -EBADMSG,
-			    "data section (offset %llu, size %llu) beyond the file's %zu bytes",
-			    (unsigned long long)p->data_off, (unsigned long long)p->data_size,
-			    p->len);
-	for (int i = 0; i < 4; i++)
-		p->features[i] = u64(p, 72 + 8 * i);
-	rc = feature(p, FEAT_BUILD_ID, &off, &size, err, errlen);
-	if (rc == 0)
-		return read_build_ids(p, off, size, err, errlen);
-	if (rc == -ENOENT)
-		p->no_build_id_table = true;
-	return rc == -ENOENT ? 0 : rc;
+			    "compressed records end inside a record (%zu bytes left over)",
+			    p->dlen - p->dpos);
+	ZSTD_freeDStream(p->zd);
+	p->zd = NULL;
+	/* dbuf is final: record locations become pointers. */
+	for (size_t i = 0; i < p->nrecs; i++) {
+		struct ds__perf_rec *r = &p->recs[i];
+
+		r->file_off = r->loc & IN_DBUF ? p->dsrc_off : r->loc;
+		r->p = r->loc & IN_DBUF ? p->dbuf + (r->loc & ~IN_DBUF) : p->buf + r->loc;
+	}
+	sort_records(p);
+	return 0;
 }
 
 DS_API void ds_perf_data_close(struct ds_perf_data *p)
@@ -222,6 +866,13 @@ DS_API void ds_perf_data_close(struct ds_perf_data *p)
 	if (p->owned)
 		free(p->buf);
 	free(p->bids);
+	free(p->attrs);
+	free(p->ids);
+	free(p->dbuf);
+	ZSTD_freeDStream(p->zd);
+	free(p->recs);
+	for (size_t i = 0; i < sizeof(p->str) / sizeof(p->str[0]); i++)
+		free(p->str[i]);
 	free(p);
 }
 
@@ -315,9 +966,9 @@ DS_API int ds_perf_data_build_ids(const struct ds_perf_data *p,
 	*out = p ? p->bids : NULL;
 	if (!p)
 		return -EINVAL;
-	/* perf record -z or --buildid-mmap write none: the build IDs are in
-	 * the events, which this reader does not read yet. */
-	if (p->no_build_id_table)
+	/* perf record -z or --buildid-mmap write none: the build IDs are
+	 * then in MMAP2 events, or only in the files. */
+	if (!p->have_build_ids)
 		return -ENOENT;
 	return (int)(p->nbids > INT32_MAX ? INT32_MAX : p->nbids);
 }
@@ -325,4 +976,35 @@ DS_API int ds_perf_data_build_ids(const struct ds_perf_data *p,
 DS_API bool ds_perf_data_swapped(const struct ds_perf_data *p)
 {
 	return p && p->swap;
+}
+
+DS_API void ds_perf_data_info(const struct ds_perf_data *p, struct ds_perf_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		return;
+	out->hostname = p->str[FEAT_HOSTNAME];
+	out->osrelease = p->str[FEAT_OSRELEASE];
+	out->arch = p->str[FEAT_ARCH];
+	out->perf_version = p->str[FEAT_VERSION];
+	out->cmdline = p->str[FEAT_CMDLINE];
+	out->pipe = p->pipe;
+	out->compressed = p->compressed_in > 0;
+	out->nr_attrs = p->nattrs;
+	out->nr_records = p->nr_records;
+	out->nr_samples = p->nr_samples;
+	out->nr_lost = p->nr_lost;
+	out->nr_unknown = p->nr_unknown;
+}
+
+const struct ds__perf_attr *ds__perf_attrs(const struct ds_perf_data *p, unsigned int *n)
+{
+	*n = p->nattrs;
+	return p->attrs;
+}
+
+const struct ds__perf_rec *ds__perf_records(const struct ds_perf_data *p, size_t *n)
+{
+	*n = p->nrecs;
+	return p->recs;
 }

@@ -895,47 +895,60 @@ out:
 	return v;
 }
 
-DS_API int ds_store_prefetch(struct ds_store *s, const struct ds_fetch_opts *opts)
+/* Prefetch for a list of DSOs of one context (any of its stores). */
+int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts *opts)
 {
 	const struct ds_debuginfo *di;
 	struct ds_fetch_req *reqs;
-	struct ds_dso **dsos;
-	size_t n, nreq = 0;
+	size_t nreq = 0;
 	int left = 0, err = 0;
 
-	if (!s)
-		return -EINVAL;
-	dsos = unsearched(s, &n);
-	reqs = calloc(n ? n : 1, sizeof(*reqs));
-	if (!reqs) {
-		err = -ENOMEM;
-		goto out;
-	}
+	if (!n)
+		return 0;
+	reqs = calloc(n, sizeof(*reqs));
+	if (!reqs)
+		return -ENOMEM;
 	/* Local sources first; what they lack goes into one batch. */
 	for (size_t i = 0; i < n; i++) {
-		if (debuginfo_slow(dsos[i], &di, true) != -ENOENT)
+		if (debuginfo_slow(dsos[i], &di, true) != -ENOENT ||
+		    !dsos[i]->id.build_id.size)
 			continue;
 		reqs[nreq].build_id = dsos[i]->id.build_id;
 		reqs[nreq].what = DS_ARTIFACT_DEBUGINFO;
 		nreq++;
 	}
 	if (nreq) {
-		err = ds_fetch_batch(s->ctx, reqs, nreq, opts);
+		err = ds_fetch_batch(dsos[0]->store->ctx, reqs, nreq, opts);
 		for (size_t i = 0; i < nreq; i++)
 			free(reqs[i].path);
+		free(reqs);
 		if (err < 0)
-			goto out;
-		err = 0;
+			return err;
+	} else {
+		free(reqs);
 	}
 	/* Now each is answered from the cache (or remembered as a miss). */
 	for (size_t i = 0; i < n; i++)
 		left += ds_dso_debuginfo(dsos[i], &di) != 0;
-out:
+	return left;
+}
+
+DS_API int ds_store_prefetch(struct ds_store *s, const struct ds_fetch_opts *opts)
+{
+	struct ds_dso **dsos;
+	size_t n;
+	int rc;
+
+	if (!s)
+		return -EINVAL;
+	dsos = unsearched(s, &n);
+	if (!dsos && n)
+		return -ENOMEM;
+	rc = ds__dsos_prefetch(dsos, n, opts);
 	for (size_t i = 0; i < n; i++)
 		ds_dso_put(dsos[i]);
 	free(dsos);
-	free(reqs);
-	return err ? err : left;
+	return rc;
 }
 
 /* ------------------------------------------------------------ symbolize */

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/* Between the perf.data reader (lib/perfdata.c) and the session that
+ * replays it (lib/perfsession.c).  Not exported. */
+#ifndef DS_PERFDATA_H
+#define DS_PERFDATA_H
+
+#include "dsostore.h"
+
+/* Kernel record types (perf_event.h). */
+enum {
+	DS__PERF_REC_MMAP = 1,
+	DS__PERF_REC_COMM = 3,
+	DS__PERF_REC_EXIT = 4,
+	DS__PERF_REC_FORK = 7,
+	DS__PERF_REC_SAMPLE = 9,
+	DS__PERF_REC_MMAP2 = 10,
+};
+
+/* perf_event_attr.sample_type bits, in the order a sample lays them out. */
+#define DS__PERF_SAMPLE_IP (1ULL << 0)
+#define DS__PERF_SAMPLE_TID (1ULL << 1)
+#define DS__PERF_SAMPLE_TIME (1ULL << 2)
+#define DS__PERF_SAMPLE_ADDR (1ULL << 3)
+#define DS__PERF_SAMPLE_READ (1ULL << 4)
+#define DS__PERF_SAMPLE_CALLCHAIN (1ULL << 5)
+#define DS__PERF_SAMPLE_ID (1ULL << 6)
+#define DS__PERF_SAMPLE_CPU (1ULL << 7)
+#define DS__PERF_SAMPLE_PERIOD (1ULL << 8)
+#define DS__PERF_SAMPLE_STREAM_ID (1ULL << 9)
+#define DS__PERF_SAMPLE_IDENTIFIER (1ULL << 16)
+
+/* read_format bits. */
+#define DS__PERF_FORMAT_TOTAL_TIME_ENABLED (1ULL << 0)
+#define DS__PERF_FORMAT_TOTAL_TIME_RUNNING (1ULL << 1)
+#define DS__PERF_FORMAT_ID (1ULL << 2)
+#define DS__PERF_FORMAT_GROUP (1ULL << 3)
+#define DS__PERF_FORMAT_LOST (1ULL << 4)
+
+/* perf_event_attr flag bits (the bitfield word at offset 40). */
+#define DS__PERF_ATTR_SAMPLE_ID_ALL (1ULL << 18)
+
+/* misc bits. */
+#define DS__PERF_MISC_CPUMODE_MASK 7u
+#define DS__PERF_MISC_MMAP_BUILD_ID (1u << 14)
+#define DS__PERF_MISC_COMM_EXEC (1u << 13)
+
+struct ds__perf_attr {
+	uint32_t type;
+	uint64_t config, sample_type, read_format, flags;
+};
+
+/* A record of the data section, decompressed ones included. */
+struct ds__perf_rec {
+	const unsigned char *p; /* the record, header first; the file's byte order */
+	uint64_t loc; /* private to the reader */
+	uint64_t file_off; /* where it is (a compressed one: its compressed record) */
+	uint64_t time; /* its timestamp, else the one of the record before it */
+	uint64_t seq; /* position in the file */
+	uint32_t type;
+	uint16_t size;
+	bool has_time;
+	unsigned int attr; /* index of its attr (by sample id) */
+};
+
+uint64_t ds__perf_rd64(const struct ds_perf_data *p, const void *q);
+uint32_t ds__perf_rd32(const struct ds_perf_data *p, const void *q);
+uint16_t ds__perf_rd16(const struct ds_perf_data *p, const void *q);
+unsigned int ds__perf_attr_of(const struct ds_perf_data *p, const unsigned char *rec,
+			      uint16_t size, bool sample);
+const struct ds__perf_attr *ds__perf_attrs(const struct ds_perf_data *p, unsigned int *n);
+/* In time order. */
+const struct ds__perf_rec *ds__perf_records(const struct ds_perf_data *p, size_t *n);
+
+#endif

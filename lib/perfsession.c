@@ -1,0 +1,1031 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A perf recording replayed as perf report replays it: the records of
+ * lib/perfdata.c in time order; each machine (the host, each guest) with
+ * its kernel maps and its processes' maps (MMAP, MMAP2, FORK copying the
+ * parent's, a new mapping replacing what it overlaps); every DSO put into
+ * its machine's store; each sample decoded through its attr's sample_type
+ * and its IP and callchain resolved to (DSO, file offset).
+ *
+ * DSOs are told apart as perf 6.1's dsos__findnew_id does: by path within
+ * a machine, two at one path when their build IDs or inodes differ.  A
+ * DSO's build ID: the header's table, else its MMAP2 event, else the file
+ * at its path on this machine when it is the file that was mapped (the
+ * same inode and device, when the recording names them).
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+#include "perfdata.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#define HOST_PID (-1)
+/* Callchain context markers (PERF_CONTEXT_*): entries at or above MAX. */
+#define CONTEXT_HV ((uint64_t)-32)
+#define CONTEXT_KERNEL ((uint64_t)-128)
+#define CONTEXT_USER ((uint64_t)-512)
+#define CONTEXT_GUEST_KERNEL ((uint64_t)-2176)
+#define CONTEXT_GUEST_USER ((uint64_t)-2560)
+#define CONTEXT_MAX ((uint64_t)-4095)
+
+enum { CPUMODE_KERNEL = 1, CPUMODE_USER = 2, CPUMODE_HV = 3, CPUMODE_GUEST_KERNEL = 4,
+       CPUMODE_GUEST_USER = 5 };
+
+struct map {
+	uint64_t start, end, pgoff;
+	uint32_t dso; /* index into s->dsos */
+};
+
+struct maps {
+	struct map *v;
+	size_t n, cap;
+};
+
+struct proc {
+	int32_t pid;
+	struct maps maps;
+	struct proc *next;
+};
+
+struct machine {
+	int32_t pid; /* HOST_PID, or the guest's */
+	char name[24];
+	struct ds_store *store;
+	struct maps kmaps; /* the kernel and its modules */
+	struct proc **procs;
+	size_t nprocs, mask;
+};
+
+/* A DSO of the recording while replaying; made public at the end. */
+struct pdso {
+	struct ds_perf_dso pub;
+	char *path;
+	unsigned int machine;
+	bool has_inode;
+	uint32_t maj, min;
+	uint64_t ino;
+	uint32_t next; /* same path hash chain; UINT32_MAX ends it */
+};
+
+struct sample {
+	uint64_t time, ip, period, addr, id, offset;
+	int32_t pid, tid;
+	uint32_t cpu, dso;
+	uint16_t cpumode;
+	unsigned int attr;
+	size_t cc, ncc; /* callchain: [cc, cc + ncc) of the cc_* arrays */
+};
+
+struct ds_perf_session {
+	struct ds_context *ctx;
+	bool local_bids;
+	struct ds_store_opts store_opts;
+	bool have_store_opts;
+
+	struct machine *machines;
+	unsigned int nmachines;
+
+	struct pdso *dsos;
+	size_t ndsos, dsos_cap;
+	uint32_t *dso_hash; /* path hash -> first pdso; UINT32_MAX empty */
+	size_t dso_mask;
+
+	struct sample *samples;
+	size_t nsamples, samples_cap;
+	uint64_t *cc_ip, *cc_off;
+	size_t *cc_dso;
+	size_t ncc, cc_cap;
+
+	struct ds_perf_dso *pub; /* final order */
+	const struct ds_perf_data *p; /* during ds_perf_session_new only */
+	char *err;
+	size_t errlen;
+};
+
+static int fail(struct ds_perf_session *s, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int fail(struct ds_perf_session *s, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->err && s->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(s->err, s->errlen, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}
+
+static void *grow(void *v, size_t *cap, size_t n, size_t elem)
+{
+	size_t ncap;
+	void *nv;
+
+	if (n < *cap)
+		return v;
+	ncap = *cap ? 2 * *cap : 16;
+	nv = reallocarray(v, ncap, elem);
+	if (nv)
+		*cap = ncap;
+	return nv;
+}
+
+static uint64_t hash_str(const char *str, unsigned int machine)
+{
+	uint64_t h = 0xcbf29ce484222325ULL ^ machine;
+
+	for (; *str; str++)
+		h = (h ^ (unsigned char)*str) * 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+/* ------------------------------------------------------------ machines */
+
+static struct machine *machine_of(struct ds_perf_session *s, int32_t pid)
+{
+	struct machine *m, *nv;
+	char name[24];
+
+	for (unsigned i = 0; i < s->nmachines; i++)
+		if (s->machines[i].pid == pid)
+			return &s->machines[i];
+	if (pid == HOST_PID)
+		snprintf(name, sizeof(name), "host");
+	else
+		snprintf(name, sizeof(name), "guest/%d", pid);
+	nv = reallocarray(s->machines, s->nmachines + 1, sizeof(*nv));
+	if (!nv)
+		return NULL;
+	s->machines = nv;
+	m = &s->machines[s->nmachines];
+	memset(m, 0, sizeof(*m));
+	m->pid = pid;
+	memcpy(m->name, name, sizeof(name));
+	m->store = ds_store_new(s->ctx, name, s->have_store_opts ? &s->store_opts : NULL);
+	if (!m->store)
+		return NULL;
+	s->nmachines++;
+	return m;
+}
+
+static struct proc *proc_find(struct machine *m, int32_t pid)
+{
+	if (!m->procs)
+		return NULL;
+	for (struct proc *p = m->procs[(uint32_t)pid & m->mask]; p; p = p->next)
+		if (p->pid == pid)
+			return p;
+	return NULL;
+}
+
+static struct proc *proc_findnew(struct machine *m, int32_t pid)
+{
+	struct proc *p = proc_find(m, pid);
+
+	if (p)
+		return p;
+	if (m->nprocs >= m->mask) { /* keep the load under 1 */
+		size_t nmask = m->mask ? 2 * m->mask + 1 : 63;
+		struct proc **nb = calloc(nmask + 1, sizeof(*nb));
+
+		if (!nb)
+			return NULL;
+		for (size_t b = 0; m->procs && b <= m->mask; b++) {
+			for (struct proc *q = m->procs[b], *next; q; q = next) {
+				next = q->next;
+				q->next = nb[(uint32_t)q->pid & nmask];
+				nb[(uint32_t)q->pid & nmask] = q;
+			}
+		}
+		free(m->procs);
+		m->procs = nb;
+		m->mask = nmask;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->pid = pid;
+	p->next = m->procs[(uint32_t)pid & m->mask];
+	m->procs[(uint32_t)pid & m->mask] = p;
+	m->nprocs++;
+	return p;
+}
+
+/* ---------------------------------------------------------------- maps */
+
+static const struct map *maps_find(const struct maps *ms, uint64_t addr)
+{
+	size_t lo = 0, hi = ms->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ms->v[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < ms->n && ms->v[lo].start <= addr ? &ms->v[lo] : NULL;
+}
+
+/* Insert, cutting away what the new map overlaps (a new mapping replaces
+ * the old one there, as the kernel did; what is left of an old map keeps
+ * its file offsets). */
+static int maps_insert(struct maps *ms, struct map nm)
+{
+	size_t i = 0, j, k;
+	struct map left = { 0 }, right = { 0 };
+	bool has_left = false, has_right = false;
+
+	if (nm.end <= nm.start)
+		return 0;
+	while (i < ms->n && ms->v[i].end <= nm.start)
+		i++;
+	j = i;
+	while (j < ms->n && ms->v[j].start < nm.end)
+		j++;
+	/* [i, j) overlap the new map. */
+	if (i < j && ms->v[i].start < nm.start) {
+		left = ms->v[i];
+		left.end = nm.start;
+		has_left = true;
+	}
+	if (i < j && ms->v[j - 1].end > nm.end) {
+		right = ms->v[j - 1];
+		right.pgoff += nm.end - right.start;
+		right.start = nm.end;
+		has_right = true;
+	}
+	k = has_left + 1 + has_right; /* what replaces [i, j) */
+	if (ms->n - (j - i) + k > ms->cap) {
+		size_t ncap = ms->cap ? 2 * ms->cap : 16;
+		struct map *nv;
+
+		while (ncap < ms->n - (j - i) + k)
+			ncap *= 2;
+		nv = reallocarray(ms->v, ncap, sizeof(*nv));
+		if (!nv)
+			return -ENOMEM;
+		ms->v = nv;
+		ms->cap = ncap;
+	}
+	memmove(&ms->v[i + k], &ms->v[j], (ms->n - j) * sizeof(*ms->v));
+	ms->n = ms->n - (j - i) + k;
+	if (has_left)
+		ms->v[i++] = left;
+	ms->v[i++] = nm;
+	if (has_right)
+		ms->v[i] = right;
+	return 0;
+}
+
+static int maps_copy(struct maps *dst, const struct maps *src)
+{
+	struct map *v = NULL;
+
+	if (src->n) {
+		v = malloc(src->n * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		memcpy(v, src->v, src->n * sizeof(*v));
+	}
+	free(dst->v);
+	dst->v = v;
+	dst->n = dst->cap = src->n;
+	return 0;
+}
+
+/* ---------------------------------------------------------------- DSOs */
+
+/* Names that are not files: anonymous memory, heap, stack, JIT maps... */
+static bool is_special(const char *path)
+{
+	static const char *const prefixes[] = { "//", "[", "/dev/zero", "/anon_hugepage",
+						"/SYSV", "/memfd:", "/dev/dri/", "/tmp/perf-" };
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(path, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return path[0] != '/' || strstr(path, " (deleted)") != NULL;
+}
+
+static bool is_kernel_name(const char *path)
+{
+	return !strncmp(path, "[kernel.kallsyms]", 17) ||
+	       !strncmp(path, "[guest.kernel.kallsyms", 22);
+}
+
+static const struct ds_build_id *table_build_id(const struct ds_perf_data *p, int32_t pid,
+						const char *path)
+{
+	const struct ds_perf_build_id *t;
+	int n = ds_perf_data_build_ids(p, &t);
+
+	for (int i = 0; i < n; i++)
+		if (t[i].pid == pid && !strcmp(t[i].filename, path))
+			return &t[i].build_id;
+	return NULL;
+}
+
+struct dso_key {
+	const char *path;
+	unsigned int machine;
+	uint16_t cpumode;
+	const struct ds_build_id *bid; /* known from the table or the event */
+	enum ds_perf_bid_source src;
+	bool has_inode;
+	uint32_t maj, min;
+	uint64_t ino;
+};
+
+static bool dso_matches(const struct pdso *d, const struct dso_key *k)
+{
+	if (d->machine != k->machine || strcmp(d->path, k->path))
+		return false;
+	if (k->bid && d->pub.build_id.size && !ds_build_id_equal(k->bid, &d->pub.build_id))
+		return false;
+	if (k->has_inode && d->has_inode &&
+	    (d->ino != k->ino || d->maj != k->maj || d->min != k->min))
+		return false;
+	return true;
+}
+
+static int dso_hash_add(struct ds_perf_session *s, uint32_t idx)
+{
+	if (s->ndsos * 2 > s->dso_mask) {
+		size_t nmask = s->dso_mask ? 2 * s->dso_mask + 1 : 255;
+		uint32_t *nh = malloc((nmask + 1) * sizeof(*nh));
+
+		if (!nh)
+			return -ENOMEM;
+		memset(nh, 0xff, (nmask + 1) * sizeof(*nh));
+		free(s->dso_hash);
+		s->dso_hash = nh;
+		s->dso_mask = nmask;
+		for (uint32_t i = 0; i < s->ndsos; i++) {
+			struct pdso *d = &s->dsos[i];
+			size_t b = hash_str(d->path, d->machine) & nmask;
+
+			d->next = nh[b];
+			nh[b] = i;
+		}
+		return 0; /* idx (< ndsos) went in with the others */
+	}
+	{
+		struct pdso *d = &s->dsos[idx];
+		size_t b = hash_str(d->path, d->machine) & s->dso_mask;
+
+		d->next = s->dso_hash[b];
+		s->dso_hash[b] = idx;
+	}
+	return 0;
+}
+
+/* The build ID of the file at path on this machine, if it is the one the
+ * recording mapped. */
+static bool local_build_id(const struct dso_key *k, struct ds_build_id *out)
+{
+	struct stat st;
+
+	if (stat(k->path, &st) != 0 || !S_ISREG(st.st_mode))
+		return false;
+	if (k->has_inode && k->ino &&
+	    (st.st_ino != k->ino || major(st.st_dev) != k->maj || minor(st.st_dev) != k->min))
+		return false;
+	return ds_build_id_read_file(k->path, out) == 0;
+}
+
+/* The DSO for a key, created when new.  Returns its index or -errno. */
+static int64_t dso_findnew(struct ds_perf_session *s, const struct dso_key *k)
+{
+	struct machine *m = &s->machines[k->machine];
+	struct ds_dso_id id = { 0 };
+	struct pdso *d, *nv;
+	bool special;
+	int rc;
+
+	if (s->dso_hash) {
+		uint32_t i = s->dso_hash[hash_str(k->path, k->machine) & s->dso_mask];
+
+		for (; i != UINT32_MAX; i = s->dsos[i].next) {
+			d = &s->dsos[i];
+			if (!dso_matches(d, k))
+				continue;
+			/* It learns what it lacked (a build ID from MMAP2). */
+			if (k->bid && !d->pub.build_id.size) {
+				d->pub.build_id = *k->bid;
+				d->pub.build_id_source = k->src;
+			}
+			return i;
+		}
+	}
+	if (s->ndsos >= UINT32_MAX - 1)
+		return -E2BIG;
+	nv = grow(s->dsos, &s->dsos_cap, s->ndsos, sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	s->dsos = nv;
+	d = &s->dsos[s->ndsos];
+	memset(d, 0, sizeof(*d));
+	d->path = strdup(k->path);
+	if (!d->path)
+		return -ENOMEM;
+	d->machine = k->machine;
+	d->has_inode = k->has_inode;
+	d->maj = k->maj;
+	d->min = k->min;
+	d->ino = k->ino;
+	d->pub.cpumode = k->cpumode;
+	d->pub.kernel = k->cpumode == CPUMODE_KERNEL || k->cpumode == CPUMODE_GUEST_KERNEL ||
+			is_kernel_name(k->path);
+	if (k->bid) {
+		d->pub.build_id = *k->bid;
+		d->pub.build_id_source = k->src;
+	}
+	special = is_special(k->path);
+	if (!d->pub.build_id.size && !special && !d->pub.kernel && s->local_bids &&
+	    local_build_id(k, &d->pub.build_id))
+		d->pub.build_id_source = DS_PERF_BID_FILE;
+	/* A DSO in the store: by build ID when known (a path that is no file
+	 * of this machine is left out), else by a path that is the file. */
+	if (d->pub.build_id.size) {
+		id.flags = DS_DSO_ID_BUILD_ID;
+		id.build_id = d->pub.build_id;
+	}
+	if (d->pub.build_id_source == DS_PERF_BID_FILE && k->has_inode && k->ino) {
+		id.flags |= DS_DSO_ID_INODE;
+		id.maj = k->maj;
+		id.min = k->min;
+		id.ino = k->ino;
+	}
+	if (d->pub.build_id.size || (!special && !d->pub.kernel && !s->local_bids)) {
+		d->pub.dso = ds_store_findnew(m->store, special || d->pub.kernel ? NULL : k->path,
+					      id.flags ? &id : NULL);
+		if (!d->pub.dso) {
+			rc = -errno;
+			free(d->path);
+			return rc;
+		}
+	}
+	d->pub.has_file = d->pub.dso != NULL;
+	s->ndsos++;
+	rc = dso_hash_add(s, (uint32_t)(s->ndsos - 1));
+	return rc ? rc : (int64_t)(s->ndsos - 1);
+}
+
+/* ---------------------------------------------------------------- events */
+
+static bool is_guest(uint16_t cpumode)
+{
+	return cpumode == CPUMODE_GUEST_KERNEL || cpumode == CPUMODE_GUEST_USER;
+}
+
+static int do_mmap(struct ds_perf_session *s, const struct ds__perf_rec *r)
+{
+	const struct ds_perf_data *p = s->p;
+	const unsigned char *q = r->p;
+	uint16_t misc = ds__perf_rd16(p, q + 4);
+	uint16_t cpumode = misc & DS__PERF_MISC_CPUMODE_MASK;
+	bool mmap2 = r->type == DS__PERF_REC_MMAP2;
+	size_t name_at = mmap2 ? 72 : 40;
+	struct ds_build_id ebid;
+	struct dso_key k = { 0 };
+	struct machine *m;
+	struct map nm;
+	int32_t pid;
+	char path[4096];
+	size_t n;
+	int64_t idx;
+
+	if (r->size < name_at + 1)
+		return fail(s, -EBADMSG, "%s record at offset %llu: size %u",
+			    mmap2 ? "MMAP2" : "MMAP", (unsigned long long)r->file_off, r->size);
+	pid = (int32_t)ds__perf_rd32(p, q + 8);
+	nm.start = ds__perf_rd64(p, q + 16);
+	nm.end = nm.start + ds__perf_rd64(p, q + 24);
+	nm.pgoff = ds__perf_rd64(p, q + 32);
+	if (nm.end < nm.start)
+		nm.end = UINT64_MAX; /* the kernel map runs to the end */
+	n = strnlen((const char *)q + name_at, r->size - name_at);
+	if (n == r->size - name_at || n >= sizeof(path))
+		return fail(s, -EBADMSG, "%s record at offset %llu: file name not terminated",
+			    mmap2 ? "MMAP2" : "MMAP", (unsigned long long)r->file_off);
+	memcpy(path, q + name_at, n + 1);
+
+	/* The kernel's maps belong to the machine (pid -1 on the host); a
+	 * guest's events name it by pid. */
+	m = machine_of(s, is_guest(cpumode) ? (cpumode == CPUMODE_GUEST_KERNEL && pid == -1 ? 0 : pid)
+					    : HOST_PID);
+	if (!m)
+		return -ENOMEM;
+	k.machine = (unsigned)(m - s->machines);
+	k.cpumode = cpumode;
+	k.path = path;
+	if (cpumode == CPUMODE_KERNEL || cpumode == CPUMODE_GUEST_KERNEL) {
+		/* "[kernel.kallsyms]_text": the DSO is "[kernel.kallsyms]". */
+		if (is_kernel_name(path)) {
+			char *us = strchr(path, ']');
+
+			if (us)
+				us[1] = 0;
+		}
+	}
+	if (mmap2 && (misc & DS__PERF_MISC_MMAP_BUILD_ID)) {
+		ebid.size = q[40];
+		if (ebid.size == 0 || ebid.size > 20)
+			return fail(s, -EBADMSG, "MMAP2 record at offset %llu: build ID size %u",
+				    (unsigned long long)r->file_off, ebid.size);
+		memcpy(ebid.data, q + 44, ebid.size);
+		k.bid = &ebid;
+		k.src = DS_PERF_BID_MMAP2;
+	} else if (mmap2) {
+		k.has_inode = true;
+		k.maj = ds__perf_rd32(p, q + 40);
+		k.min = ds__perf_rd32(p, q + 44);
+		k.ino = ds__perf_rd64(p, q + 48);
+	}
+	if (!k.bid) {
+		k.bid = table_build_id(p, m->pid == HOST_PID ? -1 : m->pid, path);
+		k.src = DS_PERF_BID_TABLE;
+	}
+	idx = dso_findnew(s, &k);
+	if (idx < 0)
+		return (int)idx;
+	nm.dso = (uint32_t)idx;
+	if (cpumode == CPUMODE_KERNEL || cpumode == CPUMODE_GUEST_KERNEL)
+		return maps_insert(&m->kmaps, nm);
+	{
+		struct proc *pr = proc_findnew(m, pid);
+
+		return pr ? maps_insert(&pr->maps, nm) : -ENOMEM;
+	}
+}
+
+static int do_fork(struct ds_perf_session *s, const struct ds__perf_rec *r)
+{
+	const struct ds_perf_data *p = s->p;
+	uint16_t cpumode = ds__perf_rd16(p, r->p + 4) & DS__PERF_MISC_CPUMODE_MASK;
+	int32_t pid, ppid;
+	struct machine *m;
+	struct proc *parent, *child;
+
+	if (r->size < 24)
+		return fail(s, -EBADMSG, "FORK record at offset %llu: size %u",
+			    (unsigned long long)r->file_off, r->size);
+	pid = (int32_t)ds__perf_rd32(p, r->p + 8);
+	ppid = (int32_t)ds__perf_rd32(p, r->p + 12);
+	if (pid == ppid) /* a thread: it shares the process's maps */
+		return 0;
+	m = machine_of(s, is_guest(cpumode) ? pid : HOST_PID);
+	if (!m)
+		return -ENOMEM;
+	parent = proc_find(m, ppid);
+	child = proc_findnew(m, pid);
+	if (!child)
+		return -ENOMEM;
+	if (!parent) {
+		child->maps.n = 0;
+		return 0;
+	}
+	return maps_copy(&child->maps, &parent->maps);
+}
+
+/* The IP at addr in the given cpumode: (DSO, file offset), or false. */
+static bool resolve(struct ds_perf_session *s, int32_t pid, uint16_t cpumode, uint64_t addr,
+		    uint32_t *dso, uint64_t *offset)
+{
+	struct machine *m = NULL;
+	const struct map *mp = NULL;
+
+	for (unsigned i = 0; i < s->nmachines; i++)
+		if (s->machines[i].pid == (is_guest(cpumode) ? pid : HOST_PID))
+			m = &s->machines[i];
+	if (!m)
+		return false;
+	if (cpumode == CPUMODE_KERNEL || cpumode == CPUMODE_GUEST_KERNEL) {
+		mp = maps_find(&m->kmaps, addr);
+		if (mp) {
+			*dso = mp->dso;
+			*offset = addr;
+		}
+		return mp != NULL;
+	}
+	if (cpumode != CPUMODE_USER && cpumode != CPUMODE_GUEST_USER)
+		return false;
+	{
+		struct proc *pr = proc_find(m, pid);
+
+		mp = pr ? maps_find(&pr->maps, addr) : NULL;
+	}
+	if (!mp)
+		return false;
+	*dso = mp->dso;
+	*offset = addr - mp->start + mp->pgoff;
+	return true;
+}
+
+static int add_cc(struct ds_perf_session *s, uint64_t ip, uint32_t dso, uint64_t off)
+{
+	if (s->ncc == s->cc_cap) {
+		size_t ncap = s->cc_cap ? 2 * s->cc_cap : 1024;
+		uint64_t *a = reallocarray(s->cc_ip, ncap, sizeof(*a));
+		uint64_t *b;
+		size_t *c;
+
+		if (!a)
+			return -ENOMEM;
+		s->cc_ip = a;
+		b = reallocarray(s->cc_off, ncap, sizeof(*b));
+		if (!b)
+			return -ENOMEM;
+		s->cc_off = b;
+		c = reallocarray(s->cc_dso, ncap, sizeof(*c));
+		if (!c)
+			return -ENOMEM;
+		s->cc_dso = c;
+		s->cc_cap = ncap;
+	}
+	s->cc_ip[s->ncc] = ip;
+	s->cc_dso[s->ncc] = dso;
+	s->cc_off[s->ncc] = off;
+	s->ncc++;
+	return 0;
+}
+
+static int do_sample(struct ds_perf_session *s, const struct ds__perf_rec *r)
+{
+	const struct ds_perf_data *p = s->p;
+	const unsigned char *q = r->p;
+	unsigned int nattrs;
+	const struct ds__perf_attr *a = &ds__perf_attrs(p, &nattrs)[r->attr];
+	uint64_t t = a->sample_type, pos = 8, end = r->size, nr;
+	struct sample *sm, *nv;
+	uint16_t mode;
+	int rc;
+
+#define NEED(n, what)                                                                        \
+	do {                                                                                 \
+		if ((n) > end - pos)                                                         \
+			return fail(s, -EBADMSG,                                             \
+				    "sample at offset %llu: %s runs past the record's %u bytes", \
+				    (unsigned long long)r->file_off, what, r->size);         \
+	} while (0)
+#define TAKE64(dst, what)                        \
+	do {                                     \
+		NEED(8, what);                   \
+		dst = ds__perf_rd64(p, q + pos); \
+		pos += 8;                        \
+	} while (0)
+
+	nv = grow(s->samples, &s->samples_cap, s->nsamples, sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	s->samples = nv;
+	sm = &s->samples[s->nsamples];
+	memset(sm, 0, sizeof(*sm));
+	sm->pid = sm->tid = -1;
+	sm->dso = UINT32_MAX;
+	sm->attr = r->attr;
+	sm->cpumode = ds__perf_rd16(p, q + 4) & DS__PERF_MISC_CPUMODE_MASK;
+	sm->cc = s->ncc;
+	if (t & DS__PERF_SAMPLE_IDENTIFIER)
+		TAKE64(sm->id, "the identifier");
+	if (t & DS__PERF_SAMPLE_IP)
+		TAKE64(sm->ip, "the IP");
+	if (t & DS__PERF_SAMPLE_TID) {
+		NEED(8, "pid/tid");
+		sm->pid = (int32_t)ds__perf_rd32(p, q + pos);
+		sm->tid = (int32_t)ds__perf_rd32(p, q + pos + 4);
+		pos += 8;
+	}
+	if (t & DS__PERF_SAMPLE_TIME)
+		TAKE64(sm->time, "the time");
+	if (t & DS__PERF_SAMPLE_ADDR)
+		TAKE64(sm->addr, "the address");
+	if (t & DS__PERF_SAMPLE_ID)
+		TAKE64(sm->id, "the id");
+	if (t & DS__PERF_SAMPLE_STREAM_ID)
+		TAKE64(nr, "the stream id");
+	if (t & DS__PERF_SAMPLE_CPU) {
+		NEED(8, "the cpu");
+		sm->cpu = ds__perf_rd32(p, q + pos);
+		pos += 8;
+	}
+	if (t & DS__PERF_SAMPLE_PERIOD)
+		TAKE64(sm->period, "the period");
+	if (t & DS__PERF_SAMPLE_READ) {
+		uint64_t rf = a->read_format, per;
+
+		per = 1 + !!(rf & DS__PERF_FORMAT_ID) + !!(rf & DS__PERF_FORMAT_LOST);
+		if (rf & DS__PERF_FORMAT_GROUP) {
+			TAKE64(nr, "the read group");
+			pos += 8 * (!!(rf & DS__PERF_FORMAT_TOTAL_TIME_ENABLED) +
+				    !!(rf & DS__PERF_FORMAT_TOTAL_TIME_RUNNING));
+			if (pos > end || nr > (end - pos) / 8 / per)
+				return fail(s, -EBADMSG,
+					    "sample at offset %llu: a read group of %llu values "
+					    "runs past the record",
+					    (unsigned long long)r->file_off, (unsigned long long)nr);
+			pos += 8 * per * nr;
+		} else {
+			pos += 8 * (per + !!(rf & DS__PERF_FORMAT_TOTAL_TIME_ENABLED) +
+				    !!(rf & DS__PERF_FORMAT_TOTAL_TIME_RUNNING));
+			if (pos > end)
+				return fail(s, -EBADMSG,
+					    "sample at offset %llu: read values run past the record",
+					    (unsigned long long)r->file_off);
+		}
+	}
+	if (!sm->period)
+		sm->period = 1; /* perf counts a sample without one as 1 */
+	if (resolve(s, sm->pid, sm->cpumode, sm->ip, &sm->dso, &sm->offset)) {
+		s->dsos[sm->dso].pub.samples++;
+		s->dsos[sm->dso].pub.period += sm->period;
+	}
+	if (t & DS__PERF_SAMPLE_CALLCHAIN) {
+		TAKE64(nr, "the callchain size");
+		if (nr > (end - pos) / 8)
+			return fail(s, -EBADMSG,
+				    "sample at offset %llu: a callchain of %llu entries runs past "
+				    "the record's %u bytes",
+				    (unsigned long long)r->file_off, (unsigned long long)nr, r->size);
+		mode = sm->cpumode;
+		for (uint64_t i = 0; i < nr; i++, pos += 8) {
+			uint64_t ip = ds__perf_rd64(p, q + pos), off = 0;
+			uint32_t dso = UINT32_MAX;
+
+			if (ip >= CONTEXT_MAX) {
+				mode = ip == CONTEXT_KERNEL	  ? CPUMODE_KERNEL
+				       : ip == CONTEXT_USER	  ? CPUMODE_USER
+				       : ip == CONTEXT_GUEST_KERNEL ? CPUMODE_GUEST_KERNEL
+				       : ip == CONTEXT_GUEST_USER   ? CPUMODE_GUEST_USER
+				       : ip == CONTEXT_HV	  ? CPUMODE_HV
+								  : 0;
+				continue;
+			}
+			resolve(s, sm->pid, mode, ip, &dso, &off);
+			rc = add_cc(s, ip, dso, off);
+			if (rc)
+				return rc;
+		}
+	}
+	sm->ncc = s->ncc - sm->cc;
+	s->nsamples++;
+	return 0;
+#undef TAKE64
+#undef NEED
+}
+
+/* ------------------------------------------------------------- session */
+
+static void machine_release(struct machine *m)
+{
+	for (size_t b = 0; m->procs && b <= m->mask; b++) {
+		for (struct proc *p = m->procs[b], *next; p; p = next) {
+			next = p->next;
+			free(p->maps.v);
+			free(p);
+		}
+	}
+	free(m->procs);
+	free(m->kmaps.v);
+	ds_store_free(m->store);
+}
+
+DS_API void ds_perf_session_free(struct ds_perf_session *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->ndsos; i++) {
+		ds_dso_put(s->dsos[i].pub.dso);
+		free(s->dsos[i].path);
+	}
+	for (unsigned i = 0; i < s->nmachines; i++)
+		machine_release(&s->machines[i]);
+	free(s->machines);
+	free(s->dsos);
+	free(s->dso_hash);
+	free(s->samples);
+	free(s->cc_ip);
+	free(s->cc_off);
+	free(s->cc_dso);
+	free(s->pub);
+	if (s->ctx)
+		ds__context_put(s->ctx);
+	free(s);
+}
+
+static int cmp_order(const void *a, const void *b, void *arg)
+{
+	const struct ds_perf_session *s = arg;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int32_t mx = s->machines[s->dsos[x].machine].pid, my = s->machines[s->dsos[y].machine].pid;
+
+	/* The host (-1) first, then guests by pid; within one, creation order. */
+	if (mx != my)
+		return mx < my ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/* The public DSO array, host first, and every index remapped to it. */
+static int publish(struct ds_perf_session *s)
+{
+	uint32_t *order = malloc((s->ndsos ? s->ndsos : 1) * sizeof(*order));
+	uint32_t *rank = malloc((s->ndsos ? s->ndsos : 1) * sizeof(*rank));
+	int rc = -ENOMEM;
+
+	s->pub = calloc(s->ndsos ? s->ndsos : 1, sizeof(*s->pub));
+	if (!order || !rank || !s->pub)
+		goto out;
+	for (uint32_t i = 0; i < s->ndsos; i++)
+		order[i] = i;
+	qsort_r(order, s->ndsos, sizeof(*order), cmp_order, s);
+	for (uint32_t i = 0; i < s->ndsos; i++) {
+		struct pdso *d = &s->dsos[order[i]];
+
+		rank[order[i]] = i;
+		s->pub[i] = d->pub;
+		s->pub[i].path = d->path;
+		s->pub[i].machine = s->machines[d->machine].name;
+	}
+	for (size_t i = 0; i < s->nsamples; i++)
+		if (s->samples[i].dso != UINT32_MAX)
+			s->samples[i].dso = rank[s->samples[i].dso];
+	for (size_t i = 0; i < s->ncc; i++)
+		if (s->cc_dso[i] != UINT32_MAX)
+			s->cc_dso[i] = rank[s->cc_dso[i]];
+	rc = 0;
+out:
+	free(order);
+	free(rank);
+	return rc;
+}
+
+DS_API struct ds_perf_session *ds_perf_session_new(struct ds_context *ctx,
+						   const struct ds_perf_data *p,
+						   const struct ds_perf_session_opts *opts,
+						   char *err, size_t errlen)
+{
+	const struct ds_perf_build_id *table;
+	const struct ds__perf_rec *recs;
+	const struct ds_store_opts *so;
+	struct ds_perf_session *s;
+	size_t nrecs;
+	int rc = 0, ntable;
+
+	if (!ctx || !p) {
+		errno = EINVAL;
+		return NULL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return NULL;
+	s->ctx = ds__context_get(ctx);
+	s->p = p;
+	s->err = err;
+	s->errlen = errlen;
+	s->local_bids = !DS_OPT(opts, no_local_build_ids, false);
+	so = DS_OPT(opts, store_opts, NULL);
+	if (so) {
+		memset(&s->store_opts, 0, sizeof(s->store_opts));
+		memcpy(&s->store_opts, so, so->sz < sizeof(*so) ? so->sz : sizeof(*so));
+		s->store_opts.sz = sizeof(s->store_opts);
+		s->have_store_opts = true;
+	}
+	if (!machine_of(s, HOST_PID)) {
+		rc = -errno ? -errno : -ENOMEM;
+		goto out;
+	}
+	/* perf makes the table's DSOs first, in table order. */
+	ntable = ds_perf_data_build_ids(p, &table);
+	for (int i = 0; i < ntable && !rc; i++) {
+		struct machine *m = machine_of(s, table[i].pid == -1 ? HOST_PID : table[i].pid);
+		struct dso_key k = { .path = table[i].filename,
+				     .cpumode = table[i].cpumode,
+				     .bid = &table[i].build_id,
+				     .src = DS_PERF_BID_TABLE };
+		int64_t idx;
+
+		if (!m) {
+			rc = -ENOMEM;
+			break;
+		}
+		k.machine = (unsigned)(m - s->machines);
+		idx = dso_findnew(s, &k);
+		rc = idx < 0 ? (int)idx : 0;
+	}
+	recs = ds__perf_records(p, &nrecs);
+	for (size_t i = 0; i < nrecs && !rc; i++) {
+		switch (recs[i].type) {
+		case DS__PERF_REC_MMAP:
+		case DS__PERF_REC_MMAP2:
+			rc = do_mmap(s, &recs[i]);
+			break;
+		case DS__PERF_REC_FORK:
+			rc = do_fork(s, &recs[i]);
+			break;
+		case DS__PERF_REC_SAMPLE:
+			rc = do_sample(s, &recs[i]);
+			break;
+		default: /* COMM, EXIT: the maps stay as they are */
+			break;
+		}
+	}
+	if (!rc)
+		rc = publish(s);
+out:
+	s->p = NULL;
+	s->err = NULL;
+	if (rc) {
+		if (rc == -ENOMEM && err && errlen && !err[0])
+			snprintf(err, errlen, "out of memory");
+		ds_perf_session_free(s);
+		errno = -rc;
+		return NULL;
+	}
+	return s;
+}
+
+DS_API size_t ds_perf_session_dsos(const struct ds_perf_session *s,
+				   const struct ds_perf_dso **out)
+{
+	*out = s ? s->pub : NULL;
+	return s ? s->ndsos : 0;
+}
+
+DS_API int ds_perf_session_samples(const struct ds_perf_session *s, ds_perf_sample_fn fn,
+				   void *user)
+{
+	if (!s || !fn)
+		return -EINVAL;
+	for (size_t i = 0; i < s->nsamples; i++) {
+		const struct sample *sm = &s->samples[i];
+		struct ds_perf_sample out = {
+			.time = sm->time,
+			.ip = sm->ip,
+			.period = sm->period,
+			.addr = sm->addr,
+			.id = sm->id,
+			.pid = sm->pid,
+			.tid = sm->tid,
+			.cpu = sm->cpu,
+			.cpumode = sm->cpumode,
+			.attr = sm->attr,
+			.dso = sm->dso == UINT32_MAX ? SIZE_MAX : sm->dso,
+			.dso_offset = sm->offset,
+			.nr_callchain = sm->ncc,
+			.callchain = s->cc_ip ? s->cc_ip + sm->cc : NULL,
+			.callchain_dso = s->cc_dso ? s->cc_dso + sm->cc : NULL,
+			.callchain_offset = s->cc_off ? s->cc_off + sm->cc : NULL,
+		};
+		int rc = fn(user, &out);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int cmp_ptr(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+DS_API int ds_perf_session_prefetch(struct ds_perf_session *s, unsigned int flags,
+				    const struct ds_fetch_opts *opts)
+{
+	struct ds_dso **v;
+	size_t n = 0, u = 0;
+	int rc;
+
+	if (!s)
+		return -EINVAL;
+	v = malloc((s->ndsos ? s->ndsos : 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->ndsos; i++) {
+		const struct ds_perf_dso *d = &s->pub[i];
+
+		if (!d->dso || (!d->samples && !(flags & DS_PERF_PREFETCH_ALL)) ||
+		    (d->kernel && !(flags & DS_PERF_PREFETCH_KERNEL)))
+			continue;
+		v[n++] = d->dso;
+	}
+	/* One DSO of the store can stand for two of the recording. */
+	qsort(v, n, sizeof(*v), cmp_ptr);
+	for (size_t i = 0; i < n; i++)
+		if (!u || v[u - 1] != v[i])
+			v[u++] = v[i];
+	rc = ds__dsos_prefetch(v, u, opts);
+	free(v);
+	return rc;
+}
