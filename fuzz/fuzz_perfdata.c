@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for the perf.data reader (ds_perf_data_open_mem).
+ * Fuzz target for the perf.data reader (ds_perf_data_open_mem) and the
+ * session that replays its events (ds_perf_session_new).
  *
  * The input is given in a heap buffer of exactly its size (ASan sees a
  * read past it).  On success every build ID must have a size of 1..20
@@ -8,8 +9,13 @@
  * NUL-terminated and occur, with its NUL, in the input (the reader can
  * neither invent an entry nor run off the end of the table), and the
  * byte order reported must be the magic's.  A failure must be -EBADMSG or
- * -EPROTONOSUPPORT with a message, or -ENOMEM.  The error buffer is given
- * at a few sizes, 0 and 1 included, and must stay NUL-terminated.
+ * -EPROTONOSUPPORT with a message, -EFBIG (decompressing too much), or
+ * -ENOMEM.  The error buffer is given at a few sizes, 0 and 1 included,
+ * and must stay NUL-terminated.  A file that opens is replayed (no files
+ * of this machine read, no network): a failure must be -EBADMSG with a
+ * message; on success every sample's DSO index is in range, its callchain
+ * resolved entry by entry, and no DSO has more samples than the file has
+ * sample records.
  *
  * Built with -fsanitize=fuzzer by scripts/fuzz, and linked with
  * fuzz/replay.c for make check.
@@ -28,15 +34,16 @@ void fuzz_summary(void);
 #define PERF_BUILD_ID_MAX 20
 
 static struct {
-	unsigned long ok, entries, badmsg, pipe, nomem;
+	unsigned long ok, entries, badmsg, pipe, nomem, sessions, samples;
 } stats;
 
 void fuzz_summary(void)
 {
 	fprintf(stderr,
-		"fuzz_perfdata: %lu read (%lu build IDs), %lu -EBADMSG, %lu pipe mode, "
-		"%lu -ENOMEM\n",
-		stats.ok, stats.entries, stats.badmsg, stats.pipe, stats.nomem);
+		"fuzz_perfdata: %lu read (%lu build IDs), %lu -EBADMSG, %lu -EPROTONOSUPPORT, "
+		"%lu -ENOMEM; %lu replayed (%lu samples)\n",
+		stats.ok, stats.entries, stats.badmsg, stats.pipe, stats.nomem, stats.sessions,
+		stats.samples);
 }
 
 static void die(const char *what, int ret)
@@ -85,10 +92,77 @@ static void check_error(int ret, const char *err, size_t errlen)
 		stats.badmsg++;
 	else if (ret == -EPROTONOSUPPORT)
 		stats.pipe++;
-	else if (ret == -ENOMEM)
+	else if (ret == -ENOMEM || ret == -EFBIG)
 		stats.nomem++;
 	else
 		die("unexpected error code", ret);
+}
+
+struct walk {
+	size_t ndsos;
+	uint64_t n;
+};
+
+static int on_sample(void *user, const struct ds_perf_sample *s)
+{
+	struct walk *w = user;
+
+	if (s->dso != SIZE_MAX && s->dso >= w->ndsos)
+		die("sample DSO index out of range", (int)s->dso);
+	for (size_t i = 0; i < s->nr_callchain; i++) {
+		if (s->callchain_dso[i] != SIZE_MAX && s->callchain_dso[i] >= w->ndsos)
+			die("callchain DSO index out of range", (int)i);
+		if (s->callchain[i] >= (uint64_t)-4095)
+			die("a callchain context marker left in the callchain", (int)i);
+	}
+	w->n++;
+	return 0;
+}
+
+static void replay(const struct ds_perf_data *pd, char *err, size_t errlen)
+{
+	static const char *const no_dirs[] = { "/nonexistent/dsostore-fuzz", NULL };
+	static struct ds_context *ctx;
+	DS_OPTS(ds_perf_session_opts, so, .no_local_build_ids = true);
+	const struct ds_perf_dso *dsos;
+	struct ds_perf_session *s;
+	struct ds_perf_info info;
+	struct walk w = { 0 };
+
+	if (!ctx) {
+		DS_OPTS(ds_context_opts, co, .debug_dirs = no_dirs, .perf_buildid_dir = "",
+			.urls = "");
+		ctx = ds_context_new(&co);
+		if (!ctx)
+			die("no context", -errno);
+	}
+	ds_perf_data_info(pd, &info);
+	if (errlen)
+		err[0] = 0;
+	s = ds_perf_session_new(ctx, pd, &so, errlen ? err : NULL, errlen);
+	if (!s) {
+		if (errno == ENOMEM)
+			return;
+		if (errno != EBADMSG && errno != E2BIG)
+			die("unexpected session error", -errno);
+		if (errlen > 1 && !err[0])
+			die("session error without a message", -errno);
+		return;
+	}
+	stats.sessions++;
+	w.ndsos = ds_perf_session_dsos(s, &dsos);
+	for (size_t i = 0; i < w.ndsos; i++) {
+		if (!dsos[i].path || !dsos[i].machine)
+			die("DSO without a path or machine", (int)i);
+		if (dsos[i].samples > info.nr_samples)
+			die("a DSO with more samples than the file has", (int)i);
+	}
+	if (ds_perf_session_samples(s, on_sample, &w))
+		die("sample walk stopped", 0);
+	if (w.n > info.nr_samples)
+		die("more samples replayed than read", (int)w.n);
+	stats.samples += w.n;
+	ds_perf_session_free(s);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -120,6 +194,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_entries(data, size, pd);
 		if (ds_perf_data_swapped(pd) != (size < 8 || memcmp(data, native, 8) != 0))
 			die("byte order not the magic's", 0);
+		replay(pd, err, errlen);
 		ds_perf_data_close(pd);
 	} else {
 		check_error(ret, err, errlen);

@@ -26,17 +26,31 @@ recorded=
 if command -v perf >/dev/null &&
 	HOME=$tmp perf record -N -e cpu-clock -o "$tmp/rec.data" -- true >"$tmp/rec.log" 2>&1; then
 	recorded=$tmp/rec.data
+	# Events of every kind the reader decodes: callchains and two attrs
+	# (sample ids), zstd-compressed records, build IDs in MMAP2, pipe mode.
+	busy='i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done'
+	rec() {
+		local name=$1
+		shift
+		HOME=$tmp perf record -N "$@" -- sh -c "$busy" >"$tmp/$name.log" 2>&1 ||
+			echo "gen_perfdata_corpus: perf record $* failed" >&2
+	}
+	rec g -g -e cpu-clock,task-clock -o "$tmp/ev-g"
+	rec z -z -e cpu-clock -o "$tmp/ev-z"
+	rec mm --buildid-mmap -e cpu-clock -o "$tmp/ev-mm"
+	HOME=$tmp perf record -N -e cpu-clock -o - -- sh -c "$busy" >"$tmp/ev-pipe" 2>"$tmp/pipe.log" ||
+		echo "gen_perfdata_corpus: perf record -o - failed" >&2
 else
 	echo "gen_perfdata_corpus: no perf recording (hand-built seeds only)" >&2
 fi
 
 # One python run for everything: it starts slowly on some machines.
-python3 - "$src/tests" "$out" "$recorded" <<'PY'
-import struct, sys
+python3 - "$src/tests" "$out" "$recorded" "$tmp" <<'PY'
+import glob, os, struct, sys
 sys.path.insert(0, sys.argv[1])
 import perfswap
 
-out, recorded = sys.argv[2], sys.argv[3]
+out, recorded, tmp = sys.argv[2], sys.argv[3], sys.argv[4]
 
 
 def put(name, data):
@@ -56,14 +70,17 @@ def record(misc, pid, bid, name, pad_to=8, size_byte=None):
 def synth(recs, extra_feats=()):
     """A little-endian file-mode perf.data: header, one attr, 64 bytes of
     data, then the feature table and sections (build IDs, HOSTNAME...)."""
-    attr = b"\1" * 136
-    data = b"\0" * 64
+    # cpu-clock (type 1), attr.size 120, no ids: {offset 0, size 0}.
+    attr = struct.pack("<II", 1, 120) + b"\0" * 112 + struct.pack("<QQ", 0, 0)
+    data = struct.pack("<IHH", 68, 0, 8) * 8  # FINISHED_ROUND records
     bits = sorted({2} | set(extra_feats))
     table = 104 + len(attr) + len(data)
     secs = []
     at = table + 16 * len(bits)
     for b in bits:
-        body = b"".join(recs) if b == 2 else struct.pack("<I", 8) + b"host\0\0\0\0"
+        string = struct.pack("<I", 8) + b"host\0\0\0\0"
+        body = (b"".join(recs) if b == 2 else
+                struct.pack("<I", 1) + string if b == 11 else string)
         secs.append((at, body))
         at += len(body)
     words = [0, 0, 0, 0]
@@ -122,6 +139,44 @@ for tag, src in list(seeds.items()):
     put(tag + "-swapped", perfswap.swap(src))
     cuts_and_flips(tag, src)
     cuts_and_flips(tag + "-sw", perfswap.swap(src))
+
+
+def event_mutants(tag, src):
+    """Copies of a recording broken inside its records: cut, sizes made
+    0, 7 and huge, and words of the bodies (sample fields, callchain
+    sizes, MMAP lengths, file names' NULs, zstd bytes) overwritten."""
+    if src[8:16] == struct.pack("<Q", 16):
+        off, end = 16, len(src)
+    else:
+        off, size = struct.unpack_from("<QQ", src, 40)
+        end = off + size
+    n = 0
+    while off + 8 <= end and n < 40:
+        typ, misc, size = struct.unpack_from("<IHH", src, off)
+        if size < 8:
+            break
+        if n % 4 == 0 or typ in (10, 81, 83, 64):
+            put("%s-r%d-cut" % (tag, n), src[:off + size // 2])
+            for v in (0, 7, 0xffff):
+                b = bytearray(src)
+                struct.pack_into("<H", b, off + 6, v)
+                put("%s-r%d-size%d" % (tag, n, v), b)
+            for at in range(off + 8, min(off + size, off + 80), 16):
+                b = bytearray(src)
+                struct.pack_into("<Q", b, at, 0xfffffffffffffff0)
+                put("%s-r%d-w%d" % (tag, n, at - off), b)
+        off += size
+        n += 1
+
+
+for f in sorted(glob.glob(os.path.join(tmp, "ev-*"))):
+    src = open(f, "rb").read()
+    if len(src) < 16:
+        continue
+    tag = os.path.basename(f)
+    put(tag, src)
+    event_mutants(tag, src)
+
 put("pipe", b"PERFILE2" + struct.pack("<Q", 16) + b"\0" * 32)
 put("pipe-swapped", b"2ELIFREP" + struct.pack(">Q", 16))
 put("magic-only", b"PERFILE2")

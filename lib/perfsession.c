@@ -653,7 +653,7 @@ static int add_cc(struct ds_perf_session *s, uint64_t ip, uint32_t dso, uint64_t
 		s->cc_cap = ncap;
 	}
 	s->cc_ip[s->ncc] = ip;
-	s->cc_dso[s->ncc] = dso;
+	s->cc_dso[s->ncc] = dso == UINT32_MAX ? SIZE_MAX : dso;
 	s->cc_off[s->ncc] = off;
 	s->ncc++;
 	return 0;
@@ -664,8 +664,8 @@ static int do_sample(struct ds_perf_session *s, const struct ds__perf_rec *r)
 	const struct ds_perf_data *p = s->p;
 	const unsigned char *q = r->p;
 	unsigned int nattrs;
-	const struct ds__perf_attr *a = &ds__perf_attrs(p, &nattrs)[r->attr];
-	uint64_t t = a->sample_type, pos = 8, end = r->size, nr;
+	const struct ds__perf_attr *attrs = ds__perf_attrs(p, &nattrs), *a;
+	uint64_t t, pos = 8, end = r->size, nr;
 	struct sample *sm, *nv;
 	uint16_t mode;
 	int rc;
@@ -684,6 +684,11 @@ static int do_sample(struct ds_perf_session *s, const struct ds__perf_rec *r)
 		pos += 8;                        \
 	} while (0)
 
+	if (r->attr >= nattrs)
+		return fail(s, -EBADMSG, "sample at offset %llu: no attr describes it",
+			    (unsigned long long)r->file_off);
+	a = &attrs[r->attr];
+	t = a->sample_type;
 	nv = grow(s->samples, &s->samples_cap, s->nsamples, sizeof(*nv));
 	if (!nv)
 		return -ENOMEM;
@@ -859,7 +864,7 @@ static int publish(struct ds_perf_session *s)
 		if (s->samples[i].dso != UINT32_MAX)
 			s->samples[i].dso = rank[s->samples[i].dso];
 	for (size_t i = 0; i < s->ncc; i++)
-		if (s->cc_dso[i] != UINT32_MAX)
+		if (s->cc_dso[i] != SIZE_MAX)
 			s->cc_dso[i] = rank[s->cc_dso[i]];
 	rc = 0;
 out:

@@ -2,20 +2,40 @@
  * same lines as perf buildid-list -i perf.data. */
 #include "cli.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 static const char buildid_list_help[] =
-	"usage: dsostore buildid-list [-i] PERF.DATA\n"
-	"Prints \"<build-id> <path>\" for each DSO of perf.data's build-ID table (perf\n"
-	"writes the DSOs that have samples), as perf buildid-list -i does.\n";
+	"usage: dsostore buildid-list [--all] [--local] [-i] PERF.DATA\n"
+	"Prints \"<build-id> <path>\" for the DSOs of a perf recording, as perf\n"
+	"buildid-list -i does: the header's build-ID table when the file has one;\n"
+	"otherwise (perf record -z, --buildid-mmap, pipe mode) the DSOs with samples,\n"
+	"with the build IDs of their MMAP2 events (blank when the recording has none).\n"
+	"  --all     every DSO the recording maps or names, sampled or not\n"
+	"  --local   fill a missing build ID from the file on this machine, when it is\n"
+	"            the file that was mapped (same inode)\n";
+
+static void print_bid(const struct ds_build_id *bid, const char *path)
+{
+	char hex[2 * DS_BUILD_ID_MAX + 1];
+
+	if (!bid->size || ds_build_id_format(bid, hex, sizeof(hex)) < 0)
+		snprintf(hex, sizeof(hex), "%40s", "");
+	printf("%s %s\n", hex, path);
+}
 
 int cmd_buildid_list(int argc, char **argv)
 {
+	DS_OPTS(ds_perf_session_opts, sopts);
 	const struct ds_perf_build_id *bids;
+	const struct ds_perf_dso *dsos;
+	struct ds_perf_session *sess;
+	struct ds_context *ctx;
 	const char *path = NULL;
 	struct ds_perf_data *pd;
-	char err[256] = "", hex[2 * DS_BUILD_ID_MAX + 1];
+	bool all = false, local = false;
+	char err[256] = "";
 	size_t n;
 	int rc;
 
@@ -26,6 +46,10 @@ int cmd_buildid_list(int argc, char **argv)
 		}
 		if (!strcmp(argv[i], "-i") && i + 1 < argc)
 			path = argv[++i];
+		else if (!strcmp(argv[i], "--all"))
+			all = true;
+		else if (!strcmp(argv[i], "--local"))
+			local = true;
 		else if (argv[i][0] != '-' && !path)
 			path = argv[i];
 		else {
@@ -41,18 +65,31 @@ int cmd_buildid_list(int argc, char **argv)
 		return 1;
 	}
 	rc = ds_perf_data_build_ids(pd, &bids);
-	if (rc < 0) {
-		cli_error("%s: no build-ID table in the header (perf record -z or "
-			  "--buildid-mmap); reading build IDs from the events is not done yet",
-			  path);
+	if (rc >= 0 && !all && !local) {
+		/* perf prints the table as it is, sampled or not. */
+		for (int i = 0; i < rc; i++)
+			print_bid(&bids[i].build_id, bids[i].filename);
+		ds_perf_data_close(pd);
+		return 0;
+	}
+	/* perf buildid-list itself reads no files: neither do we, unless asked. */
+	sopts.no_local_build_ids = !local;
+	ctx = ds_context_new(NULL);
+	sess = ctx ? ds_perf_session_new(ctx, pd, &sopts, err, sizeof(err)) : NULL;
+	if (!sess) {
+		cli_error("%s: %s", path, err[0] ? err : ds_strerror(-errno));
+		ds_context_free(ctx);
 		ds_perf_data_close(pd);
 		return 1;
 	}
-	n = (size_t)rc;
+	n = ds_perf_session_dsos(sess, &dsos);
 	for (size_t i = 0; i < n; i++) {
-		ds_build_id_format(&bids[i].build_id, hex, sizeof(hex));
-		printf("%s %s\n", hex, bids[i].filename);
+		if (!all && !dsos[i].samples)
+			continue;
+		print_bid(&dsos[i].build_id, dsos[i].path);
 	}
+	ds_perf_session_free(sess);
+	ds_context_free(ctx);
 	ds_perf_data_close(pd);
 	return 0;
 }

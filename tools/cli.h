@@ -21,6 +21,13 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i);
 /* A context configured from the common options; exits on failure. */
 struct ds_context *cli_context(const struct cli_common *c);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* "1.5 MiB" */
+void cli_human(double bytes, char *buf, size_t len);
+/* A ds_fetch_progress_fn drawing one line on stderr. */
+int cli_progress(void *user, const struct ds_fetch_progress *p);
+/* Whether to draw it: --progress (1), --no-progress (0), else (-1) when
+ * stderr is a terminal or $DEBUGINFOD_PROGRESS is set. */
+bool cli_want_progress(int option);
 
 #define CLI_COMMON_HELP                                                                   \
 	"  --debug-dir DIR         a debug directory (repeatable; default /usr/lib/debug)\n" \
@@ -36,5 +43,6 @@ int cmd_fetch(int argc, char **argv);
 int cmd_cache(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_buildid_list(int argc, char **argv);
+int cmd_prefetch(int argc, char **argv);
 
 #endif

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const struct {
 	const char *name;
@@ -20,6 +21,7 @@ static const struct {
 	{ "cache", cmd_cache, "the debuginfod client cache: path, stats, clean" },
 	{ "symbolize", cmd_symbolize, "addresses to functions, file:line and inline frames" },
 	{ "buildid-list", cmd_buildid_list, "the build IDs of a perf.data, as perf buildid-list" },
+	{ "prefetch", cmd_prefetch, "the debuginfo a perf recording needs, in one parallel batch" },
 };
 
 void cli_error(const char *fmt, ...)
@@ -58,6 +60,37 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
 		return 1;
 	}
 	return 0;
+}
+
+void cli_human(double bytes, char *buf, size_t len)
+{
+	const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	int u = 0;
+
+	while (bytes >= 1024 && u < 4) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
+}
+
+int cli_progress(void *user, const struct ds_fetch_progress *p)
+{
+	char bytes[32], rate[32];
+
+	(void)user;
+	cli_human((double)p->bytes, bytes, sizeof(bytes));
+	cli_human(p->elapsed_s > 0 ? p->bytes / p->elapsed_s : 0, rate, sizeof(rate));
+	fprintf(stderr, "\r[%zu/%zu] %s, %s/s, %zu failed, %.1f s  ", p->done, p->total, bytes,
+		rate, p->failed, p->elapsed_s);
+	if (p->done == p->total)
+		fputc('\n', stderr);
+	return 0;
+}
+
+bool cli_want_progress(int option)
+{
+	return option >= 0 ? option : isatty(2) || getenv("DEBUGINFOD_PROGRESS");
 }
 
 static void log_stderr(void *user, enum ds_log_level level, const char *msg)

@@ -72,32 +72,6 @@ static int read_stdin(struct ids *ids, enum ds_artifact what, const char *arg)
 	return bad;
 }
 
-static void human(double bytes, char *buf, size_t len)
-{
-	const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB" };
-	int u = 0;
-
-	while (bytes >= 1024 && u < 4) {
-		bytes /= 1024;
-		u++;
-	}
-	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
-}
-
-static int show_progress(void *user, const struct ds_fetch_progress *p)
-{
-	char bytes[32], rate[32];
-
-	(void)user;
-	human((double)p->bytes, bytes, sizeof(bytes));
-	human(p->elapsed_s > 0 ? p->bytes / p->elapsed_s : 0, rate, sizeof(rate));
-	fprintf(stderr, "\r[%zu/%zu] %s, %s/s, %zu failed, %.1f s  ", p->done, p->total, bytes,
-		rate, p->failed, p->elapsed_s);
-	if (p->done == p->total)
-		fputc('\n', stderr);
-	return 0;
-}
-
 int cmd_fetch(int argc, char **argv)
 {
 	enum ds_artifact what = DS_ARTIFACT_DEBUGINFO;
@@ -151,10 +125,9 @@ int cmd_fetch(int argc, char **argv)
 			fputs(fetch_help, stderr);
 		return status ? 1 : 2;
 	}
-	if (progress < 0)
-		progress = isatty(2) || getenv("DEBUGINFOD_PROGRESS");
+	progress = cli_want_progress(progress);
 	ctx = cli_context(&common);
-	DS_OPTS(ds_fetch_opts, opts, .progress = progress ? show_progress : NULL);
+	DS_OPTS(ds_fetch_opts, opts, .progress = progress ? cli_progress : NULL);
 	n = ds_fetch_batch(ctx, ids.v, ids.n, &opts);
 	if (n < 0) {
 		cli_error("fetch: %s", ds_strerror(n));

@@ -356,15 +356,6 @@ static void read_items(struct ds_store *store, struct item **out, size_t *n_out)
 	*n_out = n;
 }
 
-static int progress_bar(void *user, const struct ds_fetch_progress *p)
-{
-	(void)user;
-	fprintf(stderr, "\r[%zu/%zu] fetching debuginfo, %zu failed ", p->done, p->total, p->failed);
-	if (p->done == p->total)
-		fputc('\n', stderr);
-	return 0;
-}
-
 static int run_stream(const struct opts *o, struct ds_store *store)
 {
 	unsigned flags = sym_flags(o);
@@ -374,7 +365,7 @@ static int run_stream(const struct opts *o, struct ds_store *store)
 
 	read_items(store, &items, &n);
 	/* Every DSO's debuginfo at once, before the first answer. */
-	DS_OPTS(ds_fetch_opts, fo, .progress = isatty(2) ? progress_bar : NULL);
+	DS_OPTS(ds_fetch_opts, fo, .progress = cli_want_progress(-1) ? cli_progress : NULL);
 	ds_store_prefetch(store, &fo);
 	for (size_t i = 0; i < n; i++) {
 		struct item *it = &items[i];

@@ -1,0 +1,211 @@
+/* dsostore prefetch perf.data: the debuginfo of every DSO a recording
+ * needs, local sources first and then one parallel debuginfod batch, with
+ * a summary; --perf-cache puts each into perf's build-id cache. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char prefetch_help[] =
+	"usage: dsostore prefetch [OPTIONS] PERF.DATA...\n"
+	"Finds the debuginfo of every DSO with samples in the recordings: on this\n"
+	"machine first (the binary itself, debug directories, debuglink, perf's\n"
+	"build-id cache, the debuginfod cache), then from the servers of\n"
+	"$DEBUGINFOD_URLS, all at once.  Ends with a summary, and a line for each\n"
+	"DSO left without debuginfo.  Exit status 1 when a fetch failed (a server\n"
+	"error, not \"no server has it\"), 2 on bad usage or an unreadable recording.\n"
+	"  --all                   every DSO the recordings map, not only sampled ones\n"
+	"  --kernel                the kernel and its modules too (large downloads)\n"
+	"  --perf-cache            install each debuginfo into perf's build-id cache\n"
+	"                          (--perf-buildid-dir, else $PERF_BUILDID_DIR, else\n"
+	"                          ~/.debug) so that perf report finds it offline\n"
+	"  --progress, --no-progress   a progress bar on stderr (default: on a terminal)\n"
+	"  -q, --quiet             only the lines for DSOs left without debuginfo\n" CLI_COMMON_HELP;
+
+struct tally {
+	size_t local, fetched, cached, missing, failed, nobid, kernel, installed;
+};
+
+static void install(struct ds_context *ctx, const struct ds_perf_dso *d,
+		    const struct ds_debuginfo *di, struct tally *t, int *status)
+{
+	char *where = NULL;
+	int rc;
+
+	/* A binary that carries its own debuginfo: perf reads it there. */
+	if (ds_debuginfo_source(di) == DS_SOURCE_SELF)
+		return;
+	rc = ds_perf_cache_install(ctx, d->path[0] == '/' ? d->path : NULL,
+				   ds_debuginfo_build_id(di), ds_debuginfo_path(di), &where);
+	if (rc) {
+		cli_error("%s: perf cache: %s", d->path, ds_strerror(rc));
+		*status = 1;
+		return;
+	}
+	t->installed++;
+	free(where);
+}
+
+static int prefetch_one(struct ds_context *ctx, const char *path, bool all, bool kernel,
+			bool perf_cache, bool progress, bool quiet)
+{
+	DS_OPTS(ds_fetch_opts, fo, .progress = progress ? cli_progress : NULL);
+	struct ds_fetch_stats before, after;
+	const struct ds_perf_dso *dsos;
+	struct ds_perf_session *sess;
+	struct ds_perf_data *pd;
+	struct tally t = { 0 };
+	struct timespec t0, t1;
+	char err[256] = "", bytes[32];
+	size_t n, considered = 0;
+	int rc, status = 0;
+
+	rc = ds_perf_data_open(path, &pd, err, sizeof(err));
+	if (rc) {
+		cli_error("%s: %s", path, err[0] ? err : ds_strerror(rc));
+		return 2;
+	}
+	sess = ds_perf_session_new(ctx, pd, NULL, err, sizeof(err));
+	ds_perf_data_close(pd);
+	if (!sess) {
+		cli_error("%s: %s", path, err[0] ? err : ds_strerror(-errno));
+		return 2;
+	}
+	ds_fetch_stats(ctx, &before);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	rc = ds_perf_session_prefetch(sess,
+				      (all ? DS_PERF_PREFETCH_ALL : 0) |
+					      (kernel ? DS_PERF_PREFETCH_KERNEL : 0),
+				      &fo);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ds_fetch_stats(ctx, &after);
+	if (rc < 0) {
+		cli_error("%s: %s", path, ds_strerror(rc));
+		ds_perf_session_free(sess);
+		return rc == -ECANCELED ? 1 : 2;
+	}
+	n = ds_perf_session_dsos(sess, &dsos);
+	for (size_t i = 0; i < n; i++) {
+		const struct ds_perf_dso *d = &dsos[i];
+		const struct ds_debuginfo *di;
+		char hex[2 * DS_BUILD_ID_MAX + 1] = "(no build ID)", why[512];
+
+		if (!all && !d->samples)
+			continue;
+		if (d->kernel && !kernel) {
+			t.kernel++;
+			continue;
+		}
+		considered++;
+		if (!d->dso) {
+			t.nobid++;
+			continue;
+		}
+		if (d->build_id.size)
+			ds_build_id_format(&d->build_id, hex, sizeof(hex));
+		rc = ds_dso_debuginfo(d->dso, &di);
+		if (rc == 0) {
+			switch (ds_debuginfo_source(di)) {
+			case DS_SOURCE_DEBUGINFOD:
+				t.fetched++;
+				break;
+			case DS_SOURCE_DEBUGINFOD_CACHE:
+				t.cached++;
+				break;
+			default:
+				t.local++;
+			}
+			if (perf_cache)
+				install(ctx, d, di, &t, &status);
+			continue;
+		}
+		ds_dso_error(d->dso, why, sizeof(why));
+		/* What was looked at goes with -v; one line says what is missing. */
+		if (rc == -ENOENT || rc == -ENODATA || rc == -ENOSYS) {
+			t.missing++;
+			printf("missing  %s %s\n", hex, d->path);
+		} else {
+			t.failed++;
+			status = 1;
+			printf("failed   %s %s: %s\n", hex, d->path, ds_strerror(rc));
+		}
+	}
+	if (!quiet) {
+		double secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+
+		cli_human((double)(after.bytes - before.bytes), bytes, sizeof(bytes));
+		printf("%s: %zu DSOs%s", path, considered, all ? "" : " with samples");
+		if (t.kernel)
+			printf(" (and %zu kernel ones, not asked for: --kernel)", t.kernel);
+		printf("\n  found locally      %zu\n", t.local);
+		printf("  debuginfod cache   %zu\n", t.cached);
+		printf("  fetched            %zu  (%s in %.2f s)\n", t.fetched, bytes, secs);
+		printf("  missing            %zu\n", t.missing);
+		printf("  failed             %zu\n", t.failed);
+		if (t.nobid)
+			printf("  no build ID        %zu  (not a file here: anonymous memory, "
+			       "JIT code, [vdso]...)\n",
+			       t.nobid);
+		if (perf_cache)
+			printf("  into perf's cache  %zu\n", t.installed);
+	}
+	ds_perf_session_free(sess);
+	return status;
+}
+
+int cmd_prefetch(int argc, char **argv)
+{
+	struct cli_common common = { 0 };
+	bool all = false, kernel = false, perf_cache = false, quiet = false;
+	const char *files[64];
+	int nfiles = 0, progress = -1, status = 0;
+	struct ds_context *ctx;
+
+	for (int i = 1; i < argc; i++) {
+		int r = cli_common_option(&common, argc, argv, &i);
+
+		if (r < 0)
+			return 2;
+		if (r > 0)
+			continue;
+		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+			fputs(prefetch_help, stdout);
+			return 0;
+		} else if (!strcmp(argv[i], "--all")) {
+			all = true;
+		} else if (!strcmp(argv[i], "--kernel")) {
+			kernel = true;
+		} else if (!strcmp(argv[i], "--perf-cache")) {
+			perf_cache = true;
+		} else if (!strcmp(argv[i], "--progress")) {
+			progress = 1;
+		} else if (!strcmp(argv[i], "--no-progress")) {
+			progress = 0;
+		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+			quiet = true;
+		} else if (argv[i][0] == '-') {
+			cli_error("prefetch: unknown option: %s", argv[i]);
+			return 2;
+		} else if (nfiles < (int)(sizeof(files) / sizeof(files[0]))) {
+			files[nfiles++] = argv[i];
+		} else {
+			cli_error("prefetch: more than %zu recordings", sizeof(files) / sizeof(files[0]));
+			return 2;
+		}
+	}
+	if (!nfiles)
+		files[nfiles++] = "perf.data"; /* perf's default */
+	ctx = cli_context(&common);
+	for (int i = 0; i < nfiles; i++) {
+		int rc = prefetch_one(ctx, files[i], all, kernel, perf_cache,
+				      cli_want_progress(progress), quiet);
+
+		if (rc > status)
+			status = rc;
+	}
+	ds_context_free(ctx);
+	return status;
+}
