@@ -11,7 +11,7 @@
  * a machine, two at one path when their build IDs or inodes differ.  A
  * DSO's build ID: the header's table, else its MMAP2 event, else the file
  * at its path on this machine when it is the file that was mapped (the
- * same inode and device, when the recording names them).
+ * same inode number, when the recording names it).
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -23,7 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 
 #define HOST_PID (-1)
 /* Callchain context markers (PERF_CONTEXT_*): entries at or above MAX. */
@@ -322,18 +321,6 @@ static bool is_kernel_name(const char *path)
 	       !strncmp(path, "[guest.kernel.kallsyms", 22);
 }
 
-static const struct ds_build_id *table_build_id(const struct ds_perf_data *p, int32_t pid,
-						const char *path)
-{
-	const struct ds_perf_build_id *t;
-	int n = ds_perf_data_build_ids(p, &t);
-
-	for (int i = 0; i < n; i++)
-		if (t[i].pid == pid && !strcmp(t[i].filename, path))
-			return &t[i].build_id;
-	return NULL;
-}
-
 struct dso_key {
 	const char *path;
 	unsigned int machine;
@@ -396,8 +383,9 @@ static bool local_build_id(const struct dso_key *k, struct ds_build_id *out)
 
 	if (stat(k->path, &st) != 0 || !S_ISREG(st.st_mode))
 		return false;
-	if (k->has_inode && k->ino &&
-	    (st.st_ino != k->ino || major(st.st_dev) != k->maj || minor(st.st_dev) != k->min))
+	/* The inode number only: the device a stat() reports can differ from
+	 * the one the kernel put in MMAP2 (btrfs subvolumes, overlayfs). */
+	if (k->has_inode && k->ino && st.st_ino != k->ino)
 		return false;
 	return ds_build_id_read_file(k->path, out) == 0;
 }
@@ -487,6 +475,15 @@ static bool is_guest(uint16_t cpumode)
 	return cpumode == CPUMODE_GUEST_KERNEL || cpumode == CPUMODE_GUEST_USER;
 }
 
+/* Which machine an event or sample belongs to: the host, or a guest by
+ * pid (perf's default guest, pid 0, for a guest kernel's pid -1). */
+static int32_t machine_pid(uint16_t cpumode, int32_t pid)
+{
+	if (!is_guest(cpumode))
+		return HOST_PID;
+	return pid == -1 ? 0 : pid;
+}
+
 static int do_mmap(struct ds_perf_session *s, const struct ds__perf_rec *r)
 {
 	const struct ds_perf_data *p = s->p;
@@ -521,8 +518,7 @@ static int do_mmap(struct ds_perf_session *s, const struct ds__perf_rec *r)
 
 	/* The kernel's maps belong to the machine (pid -1 on the host); a
 	 * guest's events name it by pid. */
-	m = machine_of(s, is_guest(cpumode) ? (cpumode == CPUMODE_GUEST_KERNEL && pid == -1 ? 0 : pid)
-					    : HOST_PID);
+	m = machine_of(s, machine_pid(cpumode, pid));
 	if (!m)
 		return -ENOMEM;
 	k.machine = (unsigned)(m - s->machines);
@@ -551,10 +547,7 @@ static int do_mmap(struct ds_perf_session *s, const struct ds__perf_rec *r)
 		k.min = ds__perf_rd32(p, q + 44);
 		k.ino = ds__perf_rd64(p, q + 48);
 	}
-	if (!k.bid) {
-		k.bid = table_build_id(p, m->pid == HOST_PID ? -1 : m->pid, path);
-		k.src = DS_PERF_BID_TABLE;
-	}
+	/* The table's DSOs were made first: the lookup finds them by path. */
 	idx = dso_findnew(s, &k);
 	if (idx < 0)
 		return (int)idx;
@@ -583,7 +576,7 @@ static int do_fork(struct ds_perf_session *s, const struct ds__perf_rec *r)
 	ppid = (int32_t)ds__perf_rd32(p, r->p + 12);
 	if (pid == ppid) /* a thread: it shares the process's maps */
 		return 0;
-	m = machine_of(s, is_guest(cpumode) ? pid : HOST_PID);
+	m = machine_of(s, machine_pid(cpumode, pid));
 	if (!m)
 		return -ENOMEM;
 	parent = proc_find(m, ppid);
@@ -605,7 +598,7 @@ static bool resolve(struct ds_perf_session *s, int32_t pid, uint16_t cpumode, ui
 	const struct map *mp = NULL;
 
 	for (unsigned i = 0; i < s->nmachines; i++)
-		if (s->machines[i].pid == (is_guest(cpumode) ? pid : HOST_PID))
+		if (s->machines[i].pid == machine_pid(cpumode, pid))
 			m = &s->machines[i];
 	if (!m)
 		return false;

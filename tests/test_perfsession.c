@@ -1,0 +1,304 @@
+/* SPDX-License-Identifier: MIT */
+/* The perf session (ds_perf_session_*) on recordings written by
+ * tests/perfgen.py, where each scenario's answer follows from what the
+ * kernel did to the address space:
+ *   - a new mapping replaces the part of an older one it overlaps, and what
+ *     is left of the older one keeps its file offsets;
+ *   - a forked process keeps a copy of its parent's maps (later changes to
+ *     the parent do not reach it), a thread shares its process's;
+ *   - records are replayed in time order, not file order (perf writes one
+ *     buffer per CPU): a sample before its mmap in the file but after it in
+ *     time resolves, one earlier in time does not;
+ *   - file offset = ip - map start + pgoff; kernel samples keep the address;
+ *   - callchains lose their context markers and resolve entry by entry;
+ *   - the build-ID table's DSOs come first, in its order; a DSO learns a
+ *     build ID from MMAP2; two builds at one path are two DSOs.
+ * When perf can read the files, `perf script -F pid,ip,dso` is asked for
+ * the DSO of each sample too, as an independent replay. */
+#define _GNU_SOURCE
+#include "dsostore.h"
+#include "testutil.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+struct got {
+	size_t n;
+	struct {
+		int32_t pid;
+		uint64_t ip, offset, time;
+		size_t dso;
+		size_t ncc;
+		size_t cc_dso[4];
+		uint64_t cc_off[4];
+	} v[64];
+};
+
+static int collect(void *user, const struct ds_perf_sample *s)
+{
+	struct got *g = user;
+
+	if (g->n == 64)
+		return 1;
+	g->v[g->n].pid = s->pid;
+	g->v[g->n].ip = s->ip;
+	g->v[g->n].offset = s->dso_offset;
+	g->v[g->n].time = s->time;
+	g->v[g->n].dso = s->dso;
+	g->v[g->n].ncc = s->nr_callchain;
+	for (size_t i = 0; i < s->nr_callchain && i < 4; i++) {
+		g->v[g->n].cc_dso[i] = s->callchain_dso[i];
+		g->v[g->n].cc_off[i] = s->callchain_offset[i];
+	}
+	g->n++;
+	return 0;
+}
+
+struct rec {
+	struct ds_perf_data *pd;
+	struct ds_perf_session *s;
+	const struct ds_perf_dso *dsos;
+	size_t ndsos;
+	struct got got;
+};
+
+static bool open_rec(struct ds_context *ctx, const char *name, struct rec *r)
+{
+	char *path = t_path("%s.data", name), err[256] = "";
+	DS_OPTS(ds_perf_session_opts, so, .no_local_build_ids = true);
+	int rc = ds_perf_data_open(path, &r->pd, err, sizeof(err));
+
+	free(path);
+	memset(&r->got, 0, sizeof(r->got));
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", name, err);
+		t_failures++;
+		return false;
+	}
+	r->s = ds_perf_session_new(ctx, r->pd, &so, err, sizeof(err));
+	if (!r->s) {
+		fprintf(stderr, "%s: session: %s\n", name, err);
+		t_failures++;
+		ds_perf_data_close(r->pd);
+		return false;
+	}
+	r->ndsos = ds_perf_session_dsos(r->s, &r->dsos);
+	CHECK_EQ_INT(ds_perf_session_samples(r->s, collect, &r->got), 0);
+	return true;
+}
+
+static void close_rec(struct rec *r)
+{
+	ds_perf_session_free(r->s);
+	ds_perf_data_close(r->pd);
+}
+
+/* The path of sample i's DSO, or "" when it has none. */
+static const char *dso_of(const struct rec *r, size_t i)
+{
+	size_t d = r->got.v[i].dso;
+
+	return d == SIZE_MAX ? "" : d < r->ndsos ? r->dsos[d].path : "(out of range)";
+}
+
+#define CHECK_SAMPLE(r, i, path, off)                                                       \
+	do {                                                                                \
+		if ((i) >= (r)->got.n) {                                                    \
+			fprintf(stderr, "%s:%d: no sample %d\n", __FILE__, __LINE__, (int)(i)); \
+			t_failures++;                                                       \
+			break;                                                              \
+		}                                                                           \
+		if (strcmp(dso_of(r, i), path) || (*(path) && (r)->got.v[i].offset != (off))) { \
+			fprintf(stderr,                                                     \
+				"%s:%d: sample %d (ip %#llx): %s+%#llx, expected %s+%#llx\n", \
+				__FILE__, __LINE__, (int)(i),                               \
+				(unsigned long long)(r)->got.v[i].ip, dso_of(r, i),         \
+				(unsigned long long)(r)->got.v[i].offset, path,             \
+				(unsigned long long)(off));                                 \
+			t_failures++;                                                       \
+		}                                                                           \
+	} while (0)
+
+/* perf script's DSO for each sample, in its order, against ours. */
+static void against_perf(const char *name, const struct rec *r)
+{
+	char *data = t_path("%s.data", name), *out = t_path("%s.script", name);
+	char line[512];
+	size_t i = 0;
+	FILE *f;
+
+	if (t_sh("command -v perf >/dev/null && HOME=%s perf script -i %s -F pid,ip,dso "
+		 ">%s 2>/dev/null",
+		 t_tmpdir(), data, out) != 0) {
+		fprintf(stderr, "%s: perf script cannot read it here; first principles only\n",
+			name);
+		goto out;
+	}
+	f = fopen(out, "r");
+	CHECK(f != NULL);
+	while (f && fgets(line, sizeof(line), f)) {
+		char *open = strrchr(line, '('), *close = open ? strchr(open, ')') : NULL;
+		const char *want;
+
+		if (!close || i >= r->got.n)
+			continue;
+		*close = 0;
+		want = strcmp(open + 1, "[unknown]") ? open + 1 : "";
+		if (strcmp(want, dso_of(r, i))) {
+			fprintf(stderr, "%s: sample %zu: perf script says %s, we say %s\n", name, i,
+				want, dso_of(r, i));
+			t_failures++;
+		}
+		i++;
+	}
+	if (f)
+		fclose(f);
+	CHECK_EQ_INT(i, r->got.n);
+out:
+	free(data);
+	free(out);
+}
+
+static const char gen[] =
+	"import sys\n"
+	"sys.path.insert(0, sys.argv[1])\n"
+	"from perfgen import Recording\n"
+	"d = sys.argv[2]\n"
+	"BID_A = bytes(range(1, 21)); BID_A2 = bytes(range(2, 22)); BID_K = bytes(20 * [7])\n"
+	/* overlap: B cut into the middle of A; A's right remnant keeps offsets */
+	"r = Recording()\n"
+	"r.comm(100, 100, 'w', 1)\n"
+	"r.mmap2(100, 100, 0x400000, 0x10000, 0, '/a/libA.so', 2)\n"
+	"r.sample(100, 100, 0x401234, 3)\n"
+	"r.mmap2(100, 100, 0x408000, 0x4000, 0x2000, '/a/libB.so', 4)\n"
+	"r.sample(100, 100, 0x401000, 5)\n"
+	"r.sample(100, 100, 0x409000, 6)\n"
+	"r.sample(100, 100, 0x40d000, 7)\n"
+	"r.sample(100, 100, 0x410000, 8)\n"
+	"r.write(d + '/overlap.data')\n"
+	/* fork: the child keeps the parent's maps as they were */
+	"r = Recording()\n"
+	"r.mmap2(100, 100, 0x400000, 0x10000, 0x1000, '/a/libA.so', 2)\n"
+	"r.fork(200, 100, 200, 100, 3)\n"
+	"r.fork(100, 100, 101, 100, 3)\n"
+	"r.mmap2(100, 100, 0x400000, 0x10000, 0, '/a/libC.so', 4)\n"
+	"r.sample(200, 200, 0x400010, 5)\n"
+	"r.sample(100, 101, 0x400010, 6)\n"
+	"r.sample(300, 300, 0x400010, 7)\n"
+	"r.write(d + '/fork.data')\n"
+	/* time order: file order differs from time order */
+	"r = Recording()\n"
+	"r.sample(100, 100, 0x400020, 20)\n"
+	"r.sample(100, 100, 0x400020, 5)\n"
+	"r.mmap2(100, 100, 0x400000, 0x1000, 0, '/a/libA.so', 10)\n"
+	"r.write(d + '/order.data')\n"
+	/* callchain, kernel, table order, MMAP2 build IDs, two builds at one path */
+	"r = Recording(callchain=True)\n"
+	"r.build_id(BID_K, '[kernel.kallsyms]', cpumode=1)\n"
+	"r.build_id(BID_A, '/a/libA.so')\n"
+	"r.mmap(-1, 0, 0xffffffff81000000, 0x1000000, 0xffffffff81000000, '[kernel.kallsyms]_text', 1, misc=1)\n"
+	"r.mmap2(100, 100, 0x500000, 0x1000, 0, '/a/libD.so', 2, build_id=BID_A2)\n"
+	"r.mmap2(100, 100, 0x400000, 0x1000, 0, '/a/libA.so', 3)\n"
+	"r.sample(100, 100, 0x400100, 4, callchain=[0x400100, 0x500200, 0x999999])\n"
+	"r.sample(100, 100, 0xffffffff81001234, 5, misc=1)\n"
+	"r.mmap2(200, 200, 0x400000, 0x1000, 0, '/a/libA.so', 6, build_id=BID_A2)\n"
+	"r.sample(200, 200, 0x400100, 7)\n"
+	"r.write(d + '/mixed.data')\n"
+	"r.write(d + '/mixed-pipe.data', pipe=True)\n";
+
+int main(void)
+{
+	DS_OPTS(ds_context_opts, co, .urls = "", .perf_buildid_dir = "");
+	struct ds_context *ctx;
+	struct rec r;
+	char *py = t_path("gen.py");
+
+	t_write_file(py, gen);
+	if (t_sh("command -v python3 >/dev/null") != 0)
+		return 77;
+	if (t_sh("python3 %s %s/tests %s", py, getenv("DS_SRC") ? getenv("DS_SRC") : ".",
+		 t_tmpdir()) != 0) {
+		fprintf(stderr, "perfgen.py failed\n");
+		return 1;
+	}
+	free(py);
+	ctx = ds_context_new(&co);
+	CHECK(ctx != NULL);
+
+	if (open_rec(ctx, "overlap", &r)) {
+		CHECK_EQ_INT(r.got.n, 5);
+		CHECK_SAMPLE(&r, 0, "/a/libA.so", 0x1234);
+		CHECK_SAMPLE(&r, 1, "/a/libA.so", 0x1000);
+		CHECK_SAMPLE(&r, 2, "/a/libB.so", 0x2000 + 0x1000);
+		CHECK_SAMPLE(&r, 3, "/a/libA.so", 0xd000);
+		CHECK_SAMPLE(&r, 4, "", 0); /* one past the end */
+		CHECK_EQ_INT(r.ndsos, 2);
+		CHECK_EQ_INT(r.dsos[0].samples, 3);
+		CHECK_EQ_INT(r.dsos[0].period, 3 * 250000);
+		against_perf("overlap", &r);
+		close_rec(&r);
+	}
+	if (open_rec(ctx, "fork", &r)) {
+		CHECK_EQ_INT(r.got.n, 3);
+		CHECK_SAMPLE(&r, 0, "/a/libA.so", 0x1010); /* the child's copy */
+		CHECK_SAMPLE(&r, 1, "/a/libC.so", 0x10); /* a thread of the parent */
+		CHECK_SAMPLE(&r, 2, "", 0); /* a process never mapped */
+		against_perf("fork", &r);
+		close_rec(&r);
+	}
+	if (open_rec(ctx, "order", &r)) {
+		CHECK_EQ_INT(r.got.n, 2);
+		/* Delivered by time: t=5 (before the mmap at t=10), then t=20. */
+		CHECK_EQ_INT(r.got.v[0].time, 5);
+		CHECK_SAMPLE(&r, 0, "", 0);
+		CHECK_EQ_INT(r.got.v[1].time, 20);
+		CHECK_SAMPLE(&r, 1, "/a/libA.so", 0x20);
+		close_rec(&r);
+	}
+	for (int pipe = 0; pipe < 2; pipe++) {
+		const char *name = pipe ? "mixed-pipe" : "mixed";
+		struct ds_build_id a, a2, k;
+
+		if (!open_rec(ctx, name, &r))
+			continue;
+		t_hex_to_bid("0102030405060708090a0b0c0d0e0f1011121314", &a);
+		t_hex_to_bid("02030405060708090a0b0c0d0e0f101112131415", &a2);
+		t_hex_to_bid("0707070707070707070707070707070707070707", &k);
+		/* The table's first, in its order; then by first appearance. */
+		CHECK_EQ_INT(r.ndsos, 4);
+		if (r.ndsos == 4) {
+			CHECK(!strcmp(r.dsos[0].path, "[kernel.kallsyms]"));
+			CHECK(r.dsos[0].kernel);
+			CHECK(t_same_bid(&r.dsos[0].build_id, &k));
+			CHECK(!strcmp(r.dsos[1].path, "/a/libA.so"));
+			CHECK(t_same_bid(&r.dsos[1].build_id, &a));
+			CHECK_EQ_INT(r.dsos[1].build_id_source, DS_PERF_BID_TABLE);
+			CHECK(!strcmp(r.dsos[2].path, "/a/libD.so"));
+			CHECK(t_same_bid(&r.dsos[2].build_id, &a2));
+			CHECK_EQ_INT(r.dsos[2].build_id_source, DS_PERF_BID_MMAP2);
+			/* Another build at libA's path: another DSO. */
+			CHECK(!strcmp(r.dsos[3].path, "/a/libA.so"));
+			CHECK(t_same_bid(&r.dsos[3].build_id, &a2));
+			for (size_t i = 0; i < 4; i++)
+				CHECK(!strcmp(r.dsos[i].machine, "host"));
+		}
+		CHECK_EQ_INT(r.got.n, 3);
+		CHECK_SAMPLE(&r, 0, "/a/libA.so", 0x100);
+		CHECK_EQ_INT(r.got.v[0].dso, 1);
+		/* The marker is gone: three entries, each resolved. */
+		CHECK_EQ_INT(r.got.v[0].ncc, 3);
+		CHECK_EQ_INT(r.got.v[0].cc_dso[0], 1);
+		CHECK_EQ_INT(r.got.v[0].cc_off[0], 0x100);
+		CHECK_EQ_INT(r.got.v[0].cc_dso[1], 2);
+		CHECK_EQ_INT(r.got.v[0].cc_off[1], 0x200);
+		CHECK(r.got.v[0].cc_dso[2] == SIZE_MAX);
+		/* Kernel: the address itself. */
+		CHECK_SAMPLE(&r, 1, "[kernel.kallsyms]", 0xffffffff81001234);
+		CHECK_SAMPLE(&r, 2, "/a/libA.so", 0x100);
+		CHECK_EQ_INT(r.got.v[2].dso, 3);
+		close_rec(&r);
+	}
+	ds_context_free(ctx);
+	return t_done("test_perfsession");
+}
