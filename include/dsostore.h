@@ -370,13 +370,15 @@ DS_API int ds_perf_session_prefetch(struct ds_perf_session *s, unsigned int flag
 /* perf's build-id cache (<root>/<path>/<build-id>/debug, and the link
  * <root>/.build-id/<xx>/<rest> -> ../../<path>/<build-id>; root from the
  * context: $PERF_BUILDID_DIR or ~/.debug): install debug_file as the
- * debuginfo of the DSO at dso_path (absolute; NULL: a path under
- * "[dsostore]/" named after the build ID) so that perf report, with or
- * without debuginfod support, finds it.  The file's build ID must be bid
- * (-EBADMSG otherwise).  Written atomically (temporary file, rename), a
- * hard link when on the same file system; an entry already there with the
- * right build ID is left as it is.  *installed (may be NULL) gets the
- * malloc()ed path of the debug file. */
+ * debuginfo of the DSO at dso_path (absolute, no "." or ".." components;
+ * NULL: the entry the link already names, else "[dsostore]/<build-id>")
+ * so that perf report, with or without debuginfod support, finds it.  The
+ * file's build ID must be bid (-EBADMSG otherwise; nothing is created).
+ * Written atomically (temporary file, rename), a hard link when on the
+ * same file system; an entry already there with the right build ID is
+ * left as it is.  -EINVAL also when the context has perf's cache
+ * disabled.  *installed (may be NULL) gets the malloc()ed path of the
+ * debug file. */
 DS_API int ds_perf_cache_install(struct ds_context *ctx, const char *dso_path,
 				 const struct ds_build_id *bid, const char *debug_file,
 				 char **installed);

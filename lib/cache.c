@@ -14,6 +14,9 @@
  * entry directory is flock()ed while one process downloads, so that several
  * processes sharing a cache download each file once (elfutils 0.188 has no
  * lock: 8 processes asking for one build ID made 4 downloads).
+ *
+ * At the end, the writer of perf's build-id cache (~/.debug), which has a
+ * layout of its own (see there).
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -115,8 +118,8 @@ void ds__cache_release(struct ds_cache *c)
 	pthread_mutex_destroy(&c->lock);
 }
 
-/* mkdir -p, 0700 like elfutils. */
-static int mkdirs(const char *path)
+/* mkdir -p: 0700 for our cache, like elfutils; 0755 for perf's. */
+static int mkdirs(const char *path, mode_t mode)
 {
 	char buf[PATH_MAX];
 	size_t len = strlen(path);
@@ -128,11 +131,11 @@ static int mkdirs(const char *path)
 		if (*p != '/')
 			continue;
 		*p = 0;
-		if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+		if (mkdir(buf, mode) != 0 && errno != EEXIST)
 			return -errno;
 		*p = '/';
 	}
-	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+	if (mkdir(buf, mode) != 0 && errno != EEXIST)
 		return -errno;
 	return 0;
 }
@@ -156,7 +159,7 @@ int ds__cache_open_root(struct ds_cache *c)
 	pthread_mutex_lock(&c->lock);
 	if (c->rootfd > 0)
 		goto out;
-	err = mkdirs(c->root);
+	err = mkdirs(c->root, 0700);
 	if (err)
 		goto out;
 	fd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -281,34 +284,46 @@ int ds__cache_entry_open(struct ds_cache *c, const char *hex, bool lock, int *di
 	return 0;
 }
 
-/* A temporary file beside the entry: <name>.<6 random characters>, as elfutils names its
- * own (so its cleaner and ours treat leftovers alike). */
-int ds__cache_tmp_open(int dirfd, const char *name, char *tmpname, size_t len)
+/* A temporary name beside the entry: <name>.<6 random characters>, as
+ * elfutils names its own (so its cleaner and ours treat leftovers alike). */
+static int tmp_name(const char *name, int attempt, char *tmpname, size_t len)
 {
 	static const char letters[] = "abcdefghijklmnopqrstuvwxyz0123456789";
 	struct timespec ts;
+	char suffix[7];
+	uint64_t r;
 
+	clock_gettime(CLOCK_REALTIME, &ts);
+	r = (uint64_t)ts.tv_nsec * 2654435761u ^ (uint64_t)getpid() << 20 ^
+	    (uint64_t)attempt * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uintptr_t)&ts;
+	for (int i = 0; i < 6; i++, r /= 36)
+		suffix[i] = letters[r % 36];
+	suffix[6] = 0;
+	if (snprintf(tmpname, len, "%s.%s", name, suffix) >= (int)len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int tmp_open_mode(int dirfd, const char *name, mode_t mode, char *tmpname, size_t len)
+{
 	for (int attempt = 0; attempt < 100; attempt++) {
-		char suffix[7];
-		uint64_t r;
-		int fd;
+		int fd, err = tmp_name(name, attempt, tmpname, len);
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		r = (uint64_t)ts.tv_nsec * 2654435761u ^ (uint64_t)getpid() << 20 ^
-		    (uint64_t)attempt * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uintptr_t)&ts;
-		for (int i = 0; i < 6; i++, r /= 36)
-			suffix[i] = letters[r % 36];
-		suffix[6] = 0;
-		if (snprintf(tmpname, len, "%s.%s", name, suffix) >= (int)len)
-			return -ENAMETOOLONG;
+		if (err)
+			return err;
 		fd = openat(dirfd, tmpname, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-			    0600);
+			    mode);
 		if (fd >= 0)
 			return fd;
 		if (errno != EEXIST)
 			return -errno;
 	}
 	return -EEXIST;
+}
+
+int ds__cache_tmp_open(int dirfd, const char *name, char *tmpname, size_t len)
+{
+	return tmp_open_mode(dirfd, name, 0600, tmpname, len);
 }
 
 int ds__cache_commit(int dirfd, const char *tmpname, const char *name, int fd, time_t mtime)
@@ -474,4 +489,442 @@ int ds__cache_clean(struct ds_cache *c, bool force)
 		return err;
 	utimensat(c->rootfd, "cache_clean_interval_s", NULL, 0);
 	return (int)(n.removed > INT32_MAX ? INT32_MAX : n.removed);
+}
+
+/* ---- perf's build-id cache
+ *
+ * As perf 6.1 writes it (util/build-id.c, build_id_cache__add()):
+ *
+ *   <root>/<realpath of the DSO>/<hex>/elf | debug | probes
+ *   <root>/.build-id/<hex[0:2]>/<hex[2:]> -> ../../<realpath of the DSO>/<hex>
+ *
+ * perf report opens <root>/.build-id/xx/rest/debug (dso__build_id_filename),
+ * so the path part only has to be one the link names; perf's own
+ * "buildid-cache --list" prints it as the DSO's name.  Directories are
+ * 0755 like perf's; the debug file is a hard link to the verified source
+ * when the file system allows it (perf links too), else a copy, and both
+ * it and the link reach their names by rename(), so a reader sees the old
+ * state or the new one.
+ */
+
+#define PERF_DIR_MODE 0755
+#define PERF_ANON_DIR "[dsostore]"
+
+static bool bad_component(const char *c, size_t n)
+{
+	return (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.');
+}
+
+/* "/a//b/c" -> "a/b/c": the entry's place under the root.  "." and ".."
+ * would take it elsewhere, ".build-id" is perf's index: -EINVAL. */
+static int perf_entry_rel(const char *dso_path, char *rel, size_t len)
+{
+	size_t n = 0;
+
+	if (dso_path[0] != '/')
+		return -EINVAL;
+	for (const char *p = dso_path; *p;) {
+		size_t clen;
+
+		while (*p == '/')
+			p++;
+		clen = strcspn(p, "/");
+		if (!clen)
+			break;
+		if (bad_component(p, clen))
+			return -EINVAL;
+		if (clen > NAME_MAX || n + !!n + clen >= len)
+			return -ENAMETOOLONG;
+		if (n)
+			rel[n++] = '/';
+		memcpy(rel + n, p, clen);
+		n += clen;
+		p += clen;
+	}
+	rel[n] = 0;
+	if (!n || !strcmp(rel, ".build-id") || !strncmp(rel, ".build-id/", 10))
+		return -EINVAL;
+	return 0;
+}
+
+/* The entry an existing .build-id link names, if it is one perf would
+ * have written ("../../<rel>/<hex>", a directory): its <rel>. */
+static int perf_linked_rel(int rootfd, const char *linkpath, const char *hex, char *rel,
+			   size_t len)
+{
+	char target[PATH_MAX];
+	size_t hexlen = strlen(hex), tlen;
+	struct stat st;
+	ssize_t n;
+
+	n = readlinkat(rootfd, linkpath, target, sizeof(target) - 1);
+	if (n < 0)
+		return -errno;
+	target[n] = 0;
+	tlen = (size_t)n;
+	if (tlen < 7 + hexlen || strncmp(target, "../../", 6) != 0 ||
+	    target[tlen - hexlen - 1] != '/' || strcmp(target + tlen - hexlen, hex) != 0)
+		return -EINVAL;
+	target[tlen - hexlen - 1] = 0;
+	/* "/<rel>": perf_entry_rel() checks its components. */
+	if (perf_entry_rel(target + 5, rel, len) != 0)
+		return -EINVAL;
+	if (fstatat(rootfd, linkpath, &st, 0) != 0 || !S_ISDIR(st.st_mode))
+		return -ENOENT;
+	return 0;
+}
+
+/* mkdir -p of a relative path below dirfd, every component opened with
+ * O_NOFOLLOW: a symlink planted in the cache is not followed. */
+static int open_dirs_at(int dirfd, const char *rel, int *out)
+{
+	int fd = dup(dirfd), err = 0;
+	char comp[NAME_MAX + 1];
+
+	if (fd < 0)
+		return -errno;
+	for (const char *p = rel; *p;) {
+		size_t clen = strcspn(p, "/");
+		int next;
+
+		if (clen > NAME_MAX) {
+			err = -ENAMETOOLONG;
+			break;
+		}
+		memcpy(comp, p, clen);
+		comp[clen] = 0;
+		p += clen;
+		p += *p == '/';
+		if (!clen)
+			continue;
+		if (mkdirat(fd, comp, PERF_DIR_MODE) != 0 && errno != EEXIST) {
+			err = -errno;
+			break;
+		}
+		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			err = -errno;
+			break;
+		}
+		close(fd);
+		fd = next;
+	}
+	if (err) {
+		close(fd);
+		return err;
+	}
+	*out = fd;
+	return 0;
+}
+
+/* The entry's "debug" is already a file of this build ID. */
+static bool perf_debug_present(int entryfd, const struct ds_build_id *bid)
+{
+	struct ds_build_id got;
+	int fd = openat(entryfd, "debug", O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = ds_build_id_read_fd(fd, &got) == 0 && ds_build_id_equal(&got, bid);
+	close(fd);
+	return ok;
+}
+
+static int copy_fd(int from, int to)
+{
+	char buf[65536];
+	off_t off = 0;
+
+	for (;;) {
+		ssize_t n = copy_file_range(from, &off, to, NULL, 1 << 30, 0);
+
+		if (n == 0)
+			return 0;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno != EXDEV && errno != ENOSYS && errno != EINVAL &&
+			    errno != EOPNOTSUPP)
+				return -errno;
+			break; /* no copy_file_range between these: read and write */
+		}
+	}
+	for (;;) {
+		ssize_t n = pread(from, buf, sizeof(buf), off);
+
+		if (n == 0)
+			return 0;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		off += n;
+		for (ssize_t done = 0; done < n;) {
+			ssize_t w = write(to, buf + done, (size_t)(n - done));
+
+			if (w < 0) {
+				if (errno == EINTR)
+					continue;
+				return -errno;
+			}
+			done += w;
+		}
+	}
+}
+
+/* A hard link to the very file we verified (through /proc, so that a
+ * rename over the source path in between does not matter) under a
+ * temporary name; -EXDEV, -EPERM (protected_hardlinks), -ENOENT (no /proc)
+ * and the like mean: copy instead. */
+static int link_tmp(int srcfd, int entryfd, char *tmpname, size_t len)
+{
+	char proc[64];
+
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", srcfd);
+	for (int attempt = 0; attempt < 100; attempt++) {
+		int err = tmp_name("debug", attempt, tmpname, len);
+
+		if (err)
+			return err;
+		if (linkat(AT_FDCWD, proc, entryfd, tmpname, AT_SYMLINK_FOLLOW) == 0)
+			return 0;
+		if (errno != EEXIST)
+			return -errno;
+	}
+	return -EEXIST;
+}
+
+/* A copy of srcfd under a temporary name, fsync()ed and checked again
+ * (the source could change while we copy). */
+static int copy_tmp(int srcfd, int entryfd, const struct ds_build_id *bid, char *tmpname,
+		    size_t len)
+{
+	struct ds_build_id got;
+	int fd, err;
+
+	fd = tmp_open_mode(entryfd, "debug", 0644, tmpname, len);
+	if (fd < 0) {
+		tmpname[0] = 0;
+		return fd;
+	}
+	err = copy_fd(srcfd, fd);
+	if (!err && fsync(fd) != 0)
+		err = -errno;
+	if (!err && (ds_build_id_read_fd(fd, &got) != 0 || !ds_build_id_equal(&got, bid)))
+		err = -EBADMSG;
+	close(fd);
+	if (err) {
+		unlinkat(entryfd, tmpname, 0);
+		tmpname[0] = 0;
+	}
+	return err;
+}
+
+/* <entry>/debug made the verified file. */
+static int perf_place_debug(struct ds_context *ctx, int srcfd, int entryfd,
+			    const struct ds_build_id *bid)
+{
+	char tmpname[NAME_MAX + 1];
+	int err;
+
+	err = link_tmp(srcfd, entryfd, tmpname, sizeof(tmpname));
+	if (err) {
+		ds_debug(ctx, "perf cache: no hard link (%s), copying", strerror(-err));
+		err = copy_tmp(srcfd, entryfd, bid, tmpname, sizeof(tmpname));
+		if (err)
+			return err;
+	}
+	if (renameat(entryfd, tmpname, entryfd, "debug") != 0) {
+		err = -errno;
+		unlinkat(entryfd, tmpname, 0);
+		return err;
+	}
+	/* rename() between two links of one file does nothing, and leaves
+	 * the temporary name (another process put the same file there). */
+	unlinkat(entryfd, tmpname, 0);
+	fsync(entryfd);
+	return 0;
+}
+
+/* <root>/.build-id/xx/rest -> target, replaced in one rename() unless it
+ * already says that; old gets what it said before ("" if nothing). */
+static int perf_place_link(int rootfd, const char *hex, const char *target, char *old,
+			   size_t oldlen)
+{
+	char cur[PATH_MAX], xx[3] = { hex[0], hex[1], 0 }, tmpname[NAME_MAX + 1];
+	const char *rest = hex + 2;
+	int dirfd, err = 0;
+	ssize_t n;
+
+	err = open_dirs_at(rootfd, ".build-id", &dirfd);
+	if (!err) {
+		int xxfd;
+
+		err = open_dirs_at(dirfd, xx, &xxfd);
+		close(dirfd);
+		dirfd = xxfd;
+	}
+	if (err)
+		return err;
+	n = readlinkat(dirfd, rest, cur, sizeof(cur) - 1);
+	cur[n >= 0 ? n : 0] = 0;
+	snprintf(old, oldlen, "%s", cur);
+	if (!strcmp(cur, target))
+		goto out;
+	for (int attempt = 0;; attempt++) {
+		err = attempt < 100 ? tmp_name(rest, attempt, tmpname, sizeof(tmpname)) : -EEXIST;
+		if (err)
+			goto out;
+		if (symlinkat(target, dirfd, tmpname) == 0)
+			break;
+		if (errno != EEXIST) {
+			err = -errno;
+			goto out;
+		}
+	}
+	if (renameat(dirfd, tmpname, dirfd, rest) != 0) {
+		err = -errno;
+		unlinkat(dirfd, tmpname, 0);
+		goto out;
+	}
+	fsync(dirfd);
+out:
+	close(dirfd);
+	return err;
+}
+
+/* Our entry for the build ID alone, once the link names another: nothing
+ * reaches it any more (perf's purge goes through the links). */
+static void perf_remove_anon(int rootfd, const char *hex)
+{
+	int anon, byhex, entry = -1;
+
+	anon = openat(rootfd, PERF_ANON_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (anon < 0)
+		return;
+	byhex = openat(anon, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (byhex >= 0)
+		entry = openat(byhex, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (entry >= 0) {
+		unlinkat(entry, "debug", 0);
+		close(entry);
+		unlinkat(byhex, hex, AT_REMOVEDIR);
+	}
+	if (byhex >= 0) {
+		close(byhex);
+		unlinkat(anon, hex, AT_REMOVEDIR);
+	}
+	close(anon);
+}
+
+static int open_perf_root(const char *root, int *out)
+{
+	int err = mkdirs(root, PERF_DIR_MODE), fd;
+
+	if (err)
+		return err;
+	fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	*out = fd;
+	return 0;
+}
+
+DS_API int ds_perf_cache_install(struct ds_context *ctx, const char *dso_path,
+				 const struct ds_build_id *bid, const char *debug_file,
+				 char **installed)
+{
+	char hex[2 * DS_BUILD_ID_MAX + 1], rel[PATH_MAX], linkpath[32 + sizeof(hex)];
+	char entry[PATH_MAX], target[PATH_MAX], old[PATH_MAX], anon[PATH_MAX], *path = NULL;
+	int srcfd = -1, rootfd = -1, entryfd = -1, err;
+	struct ds_build_id got;
+	bool placed = false;
+	const char *root;
+
+	/* perf's link is .build-id/xx/rest: two bytes at least. */
+	if (!ctx || !bid || bid->size < 2 || !debug_file ||
+	    ds_build_id_format(bid, hex, sizeof(hex)) < 0)
+		return -EINVAL;
+	root = ctx->perf_buildid_dir;
+	if (!root)
+		return -EINVAL; /* the context has perf's cache disabled */
+	if (dso_path) {
+		err = perf_entry_rel(dso_path, rel, sizeof(rel));
+		if (err)
+			return err;
+	}
+
+	/* The source first: nothing is created for a wrong file. */
+	srcfd = open(debug_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (srcfd < 0)
+		return -errno;
+	err = ds_build_id_read_fd(srcfd, &got);
+	if (err == -ENODATA || (!err && !ds_build_id_equal(&got, bid)))
+		err = -EBADMSG;
+	if (err) {
+		ds_debug(ctx, "perf cache: %s: %s", debug_file, ds_strerror(err));
+		goto out;
+	}
+
+	err = open_perf_root(root, &rootfd);
+	if (err) {
+		ds_debug(ctx, "perf cache: %s: %s", root, strerror(-err));
+		goto out;
+	}
+	snprintf(linkpath, sizeof(linkpath), ".build-id/%.2s/%s", hex, hex + 2);
+	/* No path given: the entry the link already names (perf's, with its
+	 * elf), else one of our own. */
+	if (!dso_path && perf_linked_rel(rootfd, linkpath, hex, rel, sizeof(rel)) != 0)
+		snprintf(rel, sizeof(rel), "%s/%s", PERF_ANON_DIR, hex);
+	if (snprintf(entry, sizeof(entry), "%s/%s", rel, hex) >= (int)sizeof(entry) ||
+	    snprintf(target, sizeof(target), "../../%s", entry) >= (int)sizeof(target) ||
+	    strlen(root) + strlen(entry) + sizeof("//debug") > PATH_MAX) {
+		err = -ENAMETOOLONG;
+		goto out;
+	}
+	if (asprintf(&path, "%s/%s/debug", root, entry) < 0) {
+		err = -ENOMEM;
+		path = NULL;
+		goto out;
+	}
+
+	err = open_dirs_at(rootfd, entry, &entryfd);
+	if (err) {
+		ds_debug(ctx, "perf cache: %s/%s: %s", root, entry, strerror(-err));
+		goto out;
+	}
+	if (!perf_debug_present(entryfd, bid)) {
+		err = perf_place_debug(ctx, srcfd, entryfd, bid);
+		if (err) {
+			ds_debug(ctx, "perf cache: %s: %s", path, strerror(-err));
+			goto out;
+		}
+		placed = true;
+	}
+	err = perf_place_link(rootfd, hex, target, old, sizeof(old));
+	if (err) {
+		ds_debug(ctx, "perf cache: %s/%s: %s", root, linkpath, strerror(-err));
+		/* A debug file perf cannot reach is not left behind. */
+		if (placed)
+			unlinkat(entryfd, "debug", 0);
+		goto out;
+	}
+	snprintf(anon, sizeof(anon), "../../%s/%s/%s", PERF_ANON_DIR, hex, hex);
+	if (!strcmp(old, anon) && strcmp(target, anon) != 0)
+		perf_remove_anon(rootfd, hex);
+	ds_info(ctx, "perf cache: %s %s", path, placed ? "installed" : "already there");
+	if (installed) {
+		*installed = path;
+		path = NULL;
+	}
+out:
+	free(path);
+	if (entryfd >= 0)
+		close(entryfd);
+	if (rootfd >= 0)
+		close(rootfd);
+	close(srcfd);
+	return err;
 }
