@@ -51,6 +51,7 @@ struct ds_dso {
 	struct ds_dso_id id; /* under store->lock */
 
 	struct ds_debuginfo di;
+	atomic_bool downloaded; /* by ds__dsos_prefetch's batch, not yet adopted */
 	atomic_int pins;
 	struct ds_store *store;
 	char *path;
@@ -713,6 +714,9 @@ static int search(struct ds_dso *d, bool local_only, struct ds_strbuf *why)
 		err = ds__fetch_found(s->ctx, &d->id.build_id, &found, why);
 	if (err)
 		return err;
+	/* A prefetch batch downloaded it a moment ago: say so, not "cache". */
+	if (found.source == DS_SOURCE_DEBUGINFOD_CACHE && atomic_exchange(&d->downloaded, false))
+		found.source = DS_SOURCE_DEBUGINFOD;
 	ds__debuginfo_adopt(&d->di, &found);
 	return 0;
 }
@@ -900,14 +904,18 @@ int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts
 {
 	const struct ds_debuginfo *di;
 	struct ds_fetch_req *reqs;
-	size_t nreq = 0;
+	size_t nreq = 0, *of;
 	int left = 0, err = 0;
 
 	if (!n)
 		return 0;
 	reqs = calloc(n, sizeof(*reqs));
-	if (!reqs)
+	of = calloc(n, sizeof(*of));
+	if (!reqs || !of) {
+		free(reqs);
+		free(of);
 		return -ENOMEM;
+	}
 	/* Local sources first; what they lack goes into one batch. */
 	for (size_t i = 0; i < n; i++) {
 		if (debuginfo_slow(dsos[i], &di, true) != -ENOENT ||
@@ -915,18 +923,19 @@ int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts
 			continue;
 		reqs[nreq].build_id = dsos[i]->id.build_id;
 		reqs[nreq].what = DS_ARTIFACT_DEBUGINFO;
-		nreq++;
+		of[nreq++] = i;
 	}
-	if (nreq) {
+	if (nreq)
 		err = ds_fetch_batch(dsos[0]->store->ctx, reqs, nreq, opts);
-		for (size_t i = 0; i < nreq; i++)
-			free(reqs[i].path);
-		free(reqs);
-		if (err < 0)
-			return err;
-	} else {
-		free(reqs);
+	for (size_t i = 0; i < nreq; i++) {
+		if (err >= 0 && !reqs[i].err && reqs[i].source == DS_SOURCE_DEBUGINFOD)
+			atomic_store(&dsos[of[i]]->downloaded, true);
+		free(reqs[i].path);
 	}
+	free(reqs);
+	free(of);
+	if (err < 0)
+		return err;
 	/* Now each is answered from the cache (or remembered as a miss). */
 	for (size_t i = 0; i < n; i++)
 		left += ds_dso_debuginfo(dsos[i], &di) != 0;

@@ -19,9 +19,11 @@ static const char prefetch_help[] =
 	"error, not \"no server has it\"), 2 on bad usage or an unreadable recording.\n"
 	"  --all                   every DSO the recordings map, not only sampled ones\n"
 	"  --kernel                the kernel and its modules too (large downloads)\n"
-	"  --perf-cache            install each debuginfo into perf's build-id cache\n"
-	"                          (--perf-buildid-dir, else $PERF_BUILDID_DIR, else\n"
-	"                          ~/.debug) so that perf report finds it offline\n"
+	"  --perf-cache            install each debuginfo perf would not find by itself\n"
+	"                          (fetched, or in another debug directory) into perf's\n"
+	"                          build-id cache (--perf-buildid-dir, else\n"
+	"                          $PERF_BUILDID_DIR, else ~/.debug) so that perf\n"
+	"                          report finds it offline\n"
 	"  --progress, --no-progress   a progress bar on stderr (default: on a terminal)\n"
 	"  -q, --quiet             only the lines for DSOs left without debuginfo\n" CLI_COMMON_HELP;
 
@@ -35,9 +37,22 @@ static void install(struct ds_context *ctx, const struct ds_perf_dso *d,
 	char *where = NULL;
 	int rc;
 
-	/* A binary that carries its own debuginfo: perf reads it there. */
-	if (ds_debuginfo_source(di) == DS_SOURCE_SELF)
+	/* Only what perf would not find by itself: it reads a binary's own
+	 * debuginfo, its cache, debuglinks and /usr/lib/debug, but neither
+	 * the debuginfod cache (perf 6.1 as Debian builds it) nor other debug
+	 * directories. */
+	switch (ds_debuginfo_source(di)) {
+	case DS_SOURCE_SELF:
+	case DS_SOURCE_PERF_CACHE:
 		return;
+	case DS_SOURCE_BUILD_ID_DIR:
+	case DS_SOURCE_DEBUGLINK:
+		if (!strncmp(ds_debuginfo_path(di), "/usr/lib/debug/", 15))
+			return;
+		break;
+	default:
+		break;
+	}
 	rc = ds_perf_cache_install(ctx, d->path[0] == '/' ? d->path : NULL,
 				   ds_debuginfo_build_id(di), ds_debuginfo_path(di), &where);
 	if (rc) {

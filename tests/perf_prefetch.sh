@@ -1,0 +1,294 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# `dsostore prefetch` on real perf recordings of stripped workloads whose
+# debuginfo only a debuginfod server has: the real elfutils debuginfod for
+# the main path (perf report shows hex before and the functions' names
+# after `prefetch --perf-cache`, with no network), our dsserver for what a
+# real server will not do on purpose (fail, 404 one build ID) and to count
+# requests.  Expected names come from the workload's source (they are its
+# functions), build IDs from readelf, what was fetched from the server's
+# own counters.
+#
+# The real debuginfod 0.188 listens on every address: like
+# tests/debuginfod_real.sh, this script re-runs itself in a network
+# namespace with only loopback up.
+set -u
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
+export PATH=$PATH:/usr/sbin:/sbin
+
+: "${DSOSTORE:?DSOSTORE must name the CLI}"
+: "${DS_BUILD:?DS_BUILD must name the build dir}"
+for tool in perf debuginfod gcc objcopy strip readelf curl unshare ip; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "SKIP: $tool is not installed" >&2
+		exit 77
+	fi
+done
+if [ "${DS_IN_NETNS:-}" != 1 ]; then
+	for how in "unshare -n" "unshare -rn"; do
+		if $how true 2>/dev/null; then
+			exec $how env DS_IN_NETNS=1 bash "$0" "$@"
+		fi
+	done
+	echo "SKIP: cannot create a network namespace for the real debuginfod" >&2
+	exit 77
+fi
+ip link set lo up 2>/dev/null || {
+	echo "SKIP: cannot bring up lo in the network namespace" >&2
+	exit 77
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsprefetch.XXXXXX") || exit 2
+tmp=$(realpath "$tmp")
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	[ -n "${DS_KEEP_TMP:-}" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+cd "$tmp" || exit 2
+export HOME=$tmp # perf's ~/.debug and ~/.perfconfig: ours
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=87
+fails=0
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+if ! perf record -N -e cpu-clock -o probe.data -- true >probe.log 2>&1; then
+	echo "SKIP: perf record -e cpu-clock is not permitted here:" >&2
+	sed 's/^/  /' probe.log >&2
+	exit 77
+fi
+
+# ---------------------------------------------------------- workload
+# A program and a library it calls, each with static functions that burn
+# CPU (so they get samples), plus a library that is mapped but never
+# called (only --all asks for it).  Built with -g, the debuginfo split off
+# and the binaries stripped: nothing on this machine can name the
+# functions but the server.
+mkdir -p bin srv
+cat >libw.c <<'EOF'
+static __attribute__((noinline)) unsigned long lib_spin(unsigned long x)
+{
+	for (int i = 0; i < 2000; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	return x;
+}
+
+unsigned long lib_entry(unsigned long x)
+{
+	return lib_spin(x) ^ 1;
+}
+EOF
+cat >libidle.c <<'EOF'
+int idle_never_called(int x)
+{
+	return x * 3;
+}
+EOF
+cat >w.c <<'EOF'
+#include <stdio.h>
+#include <time.h>
+
+unsigned long lib_entry(unsigned long x);
+int idle_never_called(int x);
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static __attribute__((noinline)) unsigned long main_spin(unsigned long x)
+{
+	for (int i = 0; i < 3000; i++)
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+	return x;
+}
+
+int main(int argc, char **argv)
+{
+	double end = now() + 0.4;
+	unsigned long h = 1;
+
+	while (now() < end)
+		h = lib_entry(main_spin(h));
+	if (argc > 5)
+		h += idle_never_called(argc);
+	printf("%lx\n", h);
+	return 0;
+}
+EOF
+split() { # name: bin/name stripped, srv/name.debug its debuginfo
+	objcopy --only-keep-debug "bin/$1" "srv/$1.debug" &&
+		strip --strip-all "bin/$1"
+}
+gcc -O1 -g -fPIC -shared -o bin/libw.so libw.c &&
+	gcc -O1 -g -fPIC -shared -o bin/libidle.so libidle.c &&
+	gcc -O1 -g -o bin/w w.c -Lbin -lw -lidle -Wl,--no-as-needed -Wl,-rpath,"$tmp/bin" &&
+	split w && split libw.so && split libidle.so || {
+	fail "could not build the workload"
+	exit 1
+}
+declare -A bid
+for f in w libw.so libidle.so; do
+	bid[$f]=$(readelf -n "bin/$f" | awk '/Build ID:/ {print $3}')
+	[ -n "${bid[$f]}" ] || fail "no build ID in bin/$f"
+done
+
+# ---------------------------------------------------------- servers
+P=8011
+metrics() { curl -s --max-time 5 "http://127.0.0.1:$P/metrics"; }
+debuginfod -F -d :memory: -p $P -t0 -g0 "$tmp/srv" >server.log 2>&1 &
+pids+=($!)
+for ((i = 0; i < 150; i++)); do
+	if metrics | awk '$1 == "ready" && $2 == 1 {r = 1}
+		$1 == "thread_work_total{role=\"traverse\"}" && $2 >= 1 {t = 1}
+		$1 == "thread_work_pending{role=\"scan\"}" && $2 != 0 {busy = 1}
+		$1 == "thread_busy{role=\"scan\"}" && $2 != 0 {busy = 1}
+		END {exit !(r && t && !busy)}'; then
+		break
+	fi
+	sleep 0.1
+done
+served() { # debuginfo requests the real server got
+	metrics | awk '$1 == "http_requests_total{type=\"debuginfo\"}" {v = $2} END {print v + 0}'
+}
+
+# dsserver: the same files, misbehaving on request.
+"$DS_BUILD/dsserver" --port-file "$tmp/ds.port" --log "$tmp/ds.log" --die-with-parent \
+	--max-runtime 300 "$tmp/srv" >ds.out 2>&1 &
+pids+=($!)
+for ((i = 0; i < 100; i++)); do
+	[ -s ds.port ] && break
+	sleep 0.05
+done
+DSP=$(cat ds.port 2>/dev/null)
+[ -n "$DSP" ] || {
+	fail "dsserver did not start: $(cat ds.out)"
+	exit 1
+}
+control() { curl -s --max-time 5 "http://127.0.0.1:$DSP/control/$1" >/dev/null; }
+ds_requests() { # debuginfo requests dsserver saw for a build ID
+	curl -s --max-time 5 "http://127.0.0.1:$DSP/control/stats?url=/buildid/$1/debuginfo"
+}
+
+# ------------------------------------------------------------ record
+perf record -N -e cpu-clock -F 2000 -o s.data -- bin/w >s.rec 2>&1 ||
+	fail "perf record: $(tail -3 s.rec)"
+perf record -N -z -e cpu-clock -F 2000 -o z.data -- bin/w >z.rec 2>&1 ||
+	fail "perf record -z: $(tail -3 z.rec)"
+perf record -N -e cpu-clock -F 2000 -o - -- bin/w >pipe.data 2>pipe.rec ||
+	fail "perf record -o -: $(tail -3 pipe.rec)"
+
+report_syms() { # perf report's symbols of our DSOs, sorted
+	perf report -i "$1" --stdio --sort dso,sym 2>/dev/null |
+		awk '$2 == "w" || $2 == "libw.so" {print $2, $NF}' | sort -u
+}
+names_before=$(report_syms s.data)
+# (lib_entry is exported: .dynsym names it even stripped.)
+for fn in main_spin lib_spin; do
+	if grep -q " $fn\$" <<<"$names_before"; then
+		fail "before prefetch perf report already names $fn: the binaries were not stripped?"
+	fi
+done
+
+# ------------------------------------------------- prefetch: real server
+# prefetch NAME [OPTION...] RECORDING: stdout NAME.out, stderr NAME.err, $rc.
+prefetch() {
+	local name=$1
+	shift
+	rc=0
+	"$DSOSTORE" prefetch --no-progress "$@" >"$name.out" 2>"$name.err" || rc=$?
+	if grep -q -E 'Sanitizer|runtime error' "$name.err"; then
+		fail "$name: sanitizer report: $(head -5 "$name.err")"
+	fi
+}
+field() { # NAME LABEL: the number after a summary label
+	awk -v l="$2" 'index($0, "  " l " ") == 1 {
+		sub("^  " l " +", ""); print $1 + 0; exit}' "$1.out"
+}
+export DEBUGINFOD_URLS=http://127.0.0.1:$P DEBUGINFOD_CACHE_PATH=$tmp/cache
+before=$(served)
+prefetch real --perf-cache --perf-buildid-dir "$HOME/.debug" s.data
+[ "$rc" -eq 0 ] || fail "real: exit $rc: $(cat real.err)"
+[ "$(field real fetched)" = 2 ] || fail "real: fetched $(field real fetched), want 2 (w, libw.so): $(cat real.out)"
+[ "$(field real "into perf's cache")" = 2 ] ||
+	fail "real: $(field real "into perf's cache") into perf's cache, want 2: $(cat real.out)"
+# One request per build ID the machine lacks: the two, and what is missing
+# (the vDSO, when it has samples).
+[ $(($(served) - before)) -eq $((2 + $(field real missing))) ] ||
+	fail "real: the server was asked $(($(served) - before)) times, want 2 + $(field real missing) missing"
+grep -q "libidle" real.out && fail "real: libidle.so (no samples) was considered without --all"
+for f in w libw.so; do
+	grep -q "${bid[$f]}" real.out && fail "real: $f listed as missing or failed"
+	[ -s "cache/${bid[$f]}/debuginfo" ] || fail "real: $f's debuginfo not in the cache"
+done
+
+# perf, offline now (no server in its environment, and Debian's perf has
+# no debuginfod client anyway), names the functions.
+names_after=$(env -u DEBUGINFOD_URLS perf report -i s.data --stdio --sort dso,sym 2>/dev/null |
+	awk '$2 == "w" || $2 == "libw.so" {print $2, $NF}' | sort -u)
+for want in "w main_spin" "libw.so lib_spin"; do
+	grep -q -x -F "$want" <<<"$names_after" ||
+		fail "after prefetch --perf-cache perf report lacks '$want'; it shows: $(tr '\n' ';' <<<"$names_after")"
+done
+
+# Again: everything from the cache, nothing asked of the server.
+before=$(served)
+prefetch again s.data
+[ "$rc" -eq 0 ] || fail "again: exit $rc"
+[ "$(field again fetched)" = 0 ] || fail "again: fetched $(field again fetched), want 0"
+[ "$(field again "debuginfod cache")" = 2 ] ||
+	fail "again: $(field again "debuginfod cache") from the debuginfod cache, want 2: $(cat again.out)"
+[ "$(served)" -eq "$before" ] || fail "again: the server was asked again"
+
+# -z and pipe mode: no build-ID table; the build IDs are read from the
+# files (same inodes): the same two come from the cache.
+for r in z pipe; do
+	prefetch "$r" "$r.data"
+	[ "$rc" -eq 0 ] || fail "$r: exit $rc: $(cat "$r.err")"
+	[ "$(field "$r" "debuginfod cache")" = 2 ] ||
+		fail "$r: $(field "$r" "debuginfod cache") from the cache, want 2: $(cat "$r.out")"
+done
+
+# ---------------------------------------------------- dsserver: faults
+export DEBUGINFOD_URLS=http://127.0.0.1:$DSP DEBUGINFOD_RETRY_LIMIT=0
+# --all: the unsampled library too; a 404 for libw.so is "missing" (exit
+# 0), with its build ID and path.
+export DEBUGINFOD_CACHE_PATH=$tmp/cache-all
+control "fault?spec=${bid[libw.so]}:status=404"
+prefetch all --all s.data
+[ "$rc" -eq 0 ] || fail "all: exit $rc: $(cat all.err)"
+[ "$(ds_requests "${bid[libidle.so]}")" -eq 1 ] || fail "all: libidle.so not fetched once with --all"
+[ -s "cache-all/${bid[libidle.so]}/debuginfo" ] || fail "all: libidle.so's debuginfo not cached"
+grep -q -x -F "missing  ${bid[libw.so]} $tmp/bin/libw.so" all.out ||
+	fail "all: no 'missing' line for libw.so: $(cat all.out)"
+control "fault?bid=${bid[libw.so]}&kind=clear"
+
+# A server error is a failure: exit 1, a 'failed' line.
+export DEBUGINFOD_CACHE_PATH=$tmp/cache-fail
+control "fault?spec=${bid[w]}:status=500"
+prefetch failed s.data
+[ "$rc" -eq 1 ] || fail "failed: exit $rc, want 1"
+grep -q -E "^failed   ${bid[w]} $tmp/bin/w: " failed.out || fail "failed: no 'failed' line for w: $(cat failed.out)"
+[ "$(field failed failed)" = 1 ] || fail "failed: $(field failed failed) failed, want 1"
+[ "$(field failed fetched)" = 1 ] || fail "failed: $(field failed fetched) fetched, want 1 (libw.so)"
+
+# Not a recording: exit 2 with one message.
+prefetch bad /etc/passwd
+[ "$rc" -eq 2 ] || fail "bad: exit $rc, want 2"
+grep -q "^dsostore: /etc/passwd: " bad.err || fail "bad: $(cat bad.err)"
+
+if [ "$fails" -ne 0 ]; then
+	echo "perf_prefetch: $fails failure(s)" >&2
+	exit 1
+fi
+echo "perf_prefetch: ok"
