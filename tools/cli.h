@@ -44,6 +44,7 @@ int cmd_cache(int argc, char **argv);
 int cmd_symbolize(int argc, char **argv);
 int cmd_buildid_list(int argc, char **argv);
 int cmd_prefetch(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_perf_cache(int argc, char **argv);
 
 #endif

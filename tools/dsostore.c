@@ -22,6 +22,7 @@ static const struct {
 	{ "symbolize", cmd_symbolize, "addresses to functions, file:line and inline frames" },
 	{ "buildid-list", cmd_buildid_list, "the build IDs of a perf.data, as perf buildid-list" },
 	{ "prefetch", cmd_prefetch, "the debuginfo a perf recording needs, in one parallel batch" },
+	{ "report", cmd_report, "the top symbols of a perf.data, as perf report --stdio" },
 	{ "perf-cache", cmd_perf_cache, "install debuginfo into perf's build-id cache" },
 };
 

@@ -1,0 +1,484 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# dsostore report against perf report itself.  A workload whose noinline
+# functions burn most of the CPU (a main binary and a shared library, -O2
+# -g, one always_inline helper) is recorded with perf record -e cpu-clock;
+# then:
+#  - `report --sort dso,sym` must have every row of `perf report --stdio
+#    --sort dso,sym` with at least 1% (and no other such row), with the same
+#    DSO, symbol and share;
+#  - the same for `--sort sym,srcline`;
+#  - `--inline`: the helper's samples show the chain the source says
+#    (helper inlined at its body's line, called from the marked line), with
+#    the share perf gives that source line;
+#  - `--json` is valid JSON and says what the table says;
+#  - a recording of stripped copies: with --no-fetch the main binary's
+#    functions are unnamed; with the debuginfo served by the real elfutils
+#    debuginfod (in a network namespace with only loopback; the test server
+#    dsserver when no namespace can be made) the report names them, and its
+#    rows are perf report's of the same recording, perf given the debuginfo
+#    through its build-id cache;
+#  - a missing file and a file that is no recording: exit 1, one message.
+#
+# Tolerance of the shares: 0.01 percentage points, one unit of the last
+# digit printed.  Both tools divide the same sums of the same periods, so
+# they should print the same digits; the unit allows for a different
+# rounding of a share that lands on a half.
+set -uo pipefail
+unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
+export PATH=$PATH:/usr/sbin:/sbin
+
+: "${DSOSTORE:?DSOSTORE must name the CLI}"
+for tool in perf gcc objcopy strip readelf python3; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "SKIP: $tool is not installed" >&2
+		exit 77
+	fi
+done
+
+# The real debuginfod (Debian's 0.188) listens on every address: it only
+# runs in a network namespace of our own, which as root is a plain
+# `unshare -n`.  Otherwise the test server, which binds 127.0.0.1.
+if [ "${DS_IN_NETNS:-}" != 1 ] && [ "$(id -u)" = 0 ] && command -v debuginfod >/dev/null &&
+	command -v unshare >/dev/null && unshare -n true 2>/dev/null; then
+	exec unshare -n env DS_IN_NETNS=1 bash "$0" "$@"
+fi
+server=dsserver
+if [ "${DS_IN_NETNS:-}" = 1 ] && ip link set lo up 2>/dev/null; then
+	server=debuginfod
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsperfreport.XXXXXX") || exit 2
+tmp=$(realpath "$tmp")
+pids=()
+cleanup() {
+	for p in "${pids[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	wait 2>/dev/null
+	[ -n "${DS_KEEP_TMP:-}" ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+cd "$tmp" || exit 2
+# perf reads and writes $HOME/.debug and ~/.perfconfig: ours, not the
+# user's.  -N below also keeps perf record from writing its cache.
+export HOME=$tmp/home
+mkdir -p "$HOME"
+unset PERF_BUILDID_DIR DEBUGINFOD_PROGRESS
+export DEBUGINFOD_URLS= DEBUGINFOD_CACHE_PATH=$tmp/dcache
+# A sanitizer's report must not pass for a clean exit.
+export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=87
+fails=0
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# python3 may be a slow shim (pyenv: 1.5 s a start): its interpreter, once.
+py=$(python3 -c 'import sys; print(sys.executable)') || py=python3
+
+# ----------------------------------------------------------- workload
+# Loop counts 50/30/20 (the shares follow only roughly: the loops differ).
+# Short file names: perf cuts its Source:Line column at 11 characters.
+cat >libw.c <<'EOF'
+__attribute__((noinline, noclone)) unsigned long lib_burn(unsigned long n, unsigned long x)
+{
+	for (unsigned long i = 0; i < n; i++)
+		x = x * 6364136223846793005UL + 1442695040888963407UL;
+	return x;
+}
+EOF
+cat >w.c <<'EOF'
+#include <stdio.h>
+
+unsigned long lib_burn(unsigned long n, unsigned long x);
+
+static inline __attribute__((always_inline)) unsigned long mix(unsigned long x)
+{
+	x ^= x << 13; x ^= x >> 7; x ^= x << 17; /* MIX_BODY */
+	return x; /* MIX_BODY */
+}
+
+__attribute__((noinline, noclone)) unsigned long burn_a(unsigned long n, unsigned long x)
+{
+	for (unsigned long i = 0; i < n; i++) {
+		x = mix(x); /* MIX_CALL */
+		__asm__ volatile("" : "+r"(x));
+	}
+	return x;
+}
+
+__attribute__((noinline, noclone)) unsigned long burn_b(unsigned long n, unsigned long x)
+{
+	for (unsigned long i = 0; i < n; i++) {
+		x = x * 31 + i;
+		__asm__ volatile("" : "+r"(x));
+	}
+	return x;
+}
+
+int main(void)
+{
+	unsigned long x = 1, n = 10000000;
+
+	x = burn_a(5 * n, x);
+	x = burn_b(3 * n * 2, x);
+	x = lib_burn(2 * n, x);
+	printf("%lx\n", x);
+	return 0;
+}
+EOF
+mix_body=$(grep -n 'MIX_BODY' w.c | cut -d: -f1 | tr '\n' ' ')
+mix_call=$(grep -n 'MIX_CALL' w.c | cut -d: -f1)
+# Unstripped in $tmp; stripped copies (same build IDs) in $tmp/s, their
+# debuginfo in $tmp/srv only.
+mkdir -p s srv
+if ! gcc -O2 -g -fPIC -shared -o libw.so libw.c ||
+	! gcc -O2 -g -o w w.c -L. -lw -Wl,-rpath,'$ORIGIN'; then
+	echo "FAIL: cannot build the workload" >&2
+	exit 1
+fi
+for f in w libw.so; do
+	objcopy --only-keep-debug "$f" "srv/$f.debug" && strip -o "s/$f" "$f" ||
+		fail "cannot split the debuginfo of $f"
+done
+
+# record NAME PROGRAM
+record() {
+	if ! perf record -N -e cpu-clock -F 4000 -o "$1.data" -- "$2" >"$1.rec" 2>&1; then
+		fail "perf record of $2 failed: $(tail -3 "$1.rec")"
+		return 1
+	fi
+}
+
+# Runs the CLI: $out, $err, $rc are its stdout, stderr file and status.
+run() {
+	rc=0
+	"$DSOSTORE" report "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+	out=$tmp/out
+	err=$tmp/err
+	if grep -q -E 'Sanitizer|runtime error' "$err"; then
+		fail "report $*: sanitizer report:"
+		head -20 "$err" >&2
+	fi
+}
+
+# The comparison, one python per call: rows of perf's table and ours.
+#   compare WHAT KEYS PERF-FILE OURS-FILE
+# KEYS: dso,sym or sym,srcline.  Every perf row of >= 1% must be one of
+# ours with the same keys and a share within 0.01; no row of ours of >= 1%
+# may be missing from perf's.  perf cuts Source:Line to its header's width
+# (11): a cut srcline matches ours when it is a prefix of it.
+compare() {
+	"$py" - "$@" <<'PY' || fails=$((fails + 1))
+import re, sys
+
+what, keys, perf_file, ours_file = sys.argv[1:5]
+TOL, MIN = 0.01, 1.0
+
+def rows(path):
+    out = []
+    for line in open(path, errors="replace"):
+        if line.startswith("#") or not line.strip():
+            continue
+        if keys == "dso,sym":
+            m = re.match(r"^\s+([0-9.]+)%\s+(\S+)\s+\[(.)\]\s+(.+?)\s*$", line)
+            if m:
+                out.append((float(m.group(1)), (m.group(2), m.group(3), m.group(4))))
+        else:
+            m = re.match(r"^\s+([0-9.]+)%\s+\[(.)\]\s+(.+?)\s+(\S+)\s*$", line)
+            if m:
+                out.append((float(m.group(1)), (m.group(2), m.group(3), m.group(4))))
+    return out
+
+perf, ours = rows(perf_file), rows(ours_file)
+bad = []
+if not perf:
+    bad.append("perf's table has no rows")
+if not ours:
+    bad.append("our table has no rows")
+
+def same(pk, ok):
+    if keys == "sym,srcline" and len(pk[2]) == 11 and pk[2] != ok[2]:
+        return pk[:2] == ok[:2] and ok[2].startswith(pk[2])
+    return pk == ok
+
+used = set()
+for share, key in perf:
+    if share < MIN:
+        continue
+    hit = [i for i, (s, k) in enumerate(ours) if same(key, k) and i not in used]
+    if not hit:
+        bad.append("perf's row %.2f%% %s is not in ours" % (share, " ".join(key)))
+        continue
+    used.add(hit[0])
+    if abs(ours[hit[0]][0] - share) > TOL:
+        bad.append("%s: perf %.2f%%, ours %.2f%%" % (" ".join(key), share, ours[hit[0]][0]))
+for i, (share, key) in enumerate(ours):
+    if share >= MIN and i not in used:
+        bad.append("our row %.2f%% %s is not in perf's" % (share, " ".join(key)))
+if bad:
+    print("FAIL: %s (--sort %s):" % (what, keys), file=sys.stderr)
+    for b in bad:
+        print("  " + b, file=sys.stderr)
+    sys.exit(1)
+print("%s (--sort %s): %d rows of >= 1%% agree with perf report" %
+      (what, keys, len([1 for s, k in perf if s >= MIN])))
+PY
+}
+
+perf_report() { # file keys
+	perf report -i "$1" --stdio --sort "$2" >"$1.$2.perf" 2>"$1.perferr" ||
+		fail "perf report -i $1 --sort $2 failed: $(head -3 "$1.perferr")"
+}
+
+# ----------------------------------------------- unstripped recording
+if ! perf record -N -e cpu-clock -F 4000 -o plain.data -- "$tmp/w" >plain.rec 2>&1; then
+	echo "SKIP: perf record -e cpu-clock is not permitted here:" >&2
+	sed 's/^/  /' plain.rec >&2
+	exit 77
+fi
+perf_report plain.data dso,sym
+run plain.data --no-fetch --sort dso,sym
+[ "$rc" -eq 0 ] || fail "report --sort dso,sym: exit $rc: $(head -3 "$err")"
+cp "$out" plain.ours.dsosym
+compare "unstripped" dso,sym plain.data.dso,sym.perf plain.ours.dsosym
+# The comparison above must have been about the workload.
+for f in "w burn_a" "w burn_b" "libw.so lib_burn"; do
+	grep -q -E "%  +${f% *} +\[\.\] ${f#* }\$" plain.ours.dsosym ||
+		fail "report has no row for ${f#* } in ${f% *}: $(head -20 plain.ours.dsosym)"
+done
+# The default sort is dso,sym, -i is perf's, --top cuts the rows, -n
+# adds perf's Samples column; the header has the sample count and the
+# event count (the sum of the periods) perf prints.
+run -i plain.data --no-fetch -n --top 2
+perf report -i plain.data --stdio --sort dso,sym -n >plain.perf.n 2>/dev/null
+n=$(grep -c -v -e '^#' -e '^$' "$out")
+[ "$n" -eq 2 ] || fail "--top 2 printed $n rows"
+got=$(awk '!/^#/ && NF {print $1, $3, $4, $5}' "$out")
+want=$(grep -v -e '^#' -e '^$' plain.ours.dsosym | head -2 | awk '{print $1, $2, $3, $4}')
+[ "$got" = "$want" ] ||
+	fail "-i, -n, --top 2 without --sort: not the first rows of --sort dso,sym: $got"
+for h in '# Samples: [0-9]+[KMG]?' '# Event count \(approx\.\): [0-9]+'; do
+	want=$(grep -o -E "^$h" plain.perf.n | head -1)
+	got=$(grep -o -E "^$h" "$out" | head -1)
+	[ -n "$want" ] && [ "$want" = "$got" ] || fail "header: perf '$want', ours '$got'"
+done
+want=$(awk '$5 == "burn_a" {print $2}' plain.perf.n)
+got=$(awk '$5 == "burn_a" {print $2}' "$out")
+[ -n "$want" ] && [ "$want" = "$got" ] || fail "-n: burn_a has $got samples, perf says $want"
+
+# ---- sym,srcline
+perf_report plain.data sym,srcline
+run plain.data --no-fetch --sort sym,srcline
+[ "$rc" -eq 0 ] || fail "report --sort sym,srcline: exit $rc: $(head -3 "$err")"
+cp "$out" plain.ours.srcline
+compare "unstripped" sym,srcline plain.data.sym,srcline.perf plain.ours.srcline
+
+# ---- --inline: burn_a's samples in mix() show the chain the source
+# gives: mix inlined, at a line of its body, called from MIX_CALL; the
+# share of each chain is what perf gives burn_a at that source line.
+run plain.data --no-fetch --inline --json
+[ "$rc" -eq 0 ] || fail "report --inline --json: exit $rc: $(head -3 "$err")"
+cp "$out" plain.inline.json
+"$py" - plain.inline.json plain.data.sym,srcline.perf "$mix_body" "$mix_call" <<'PY' ||
+import json, re, sys
+
+doc = json.load(open(sys.argv[1]))
+body = set(int(x) for x in sys.argv[3].split())
+call = int(sys.argv[4])
+perf = {}
+for line in open(sys.argv[2]):
+    m = re.match(r"^\s+([0-9.]+)%\s+\[\.\]\s+burn_a\s+w\.c:(\d+)\s*$", line)
+    if m:
+        perf[int(m.group(2))] = float(m.group(1))
+bad = []
+rows = [e for e in doc["events"][0]["entries"] if e.get("symbol") == "burn_a"]
+if len(rows) != 1:
+    bad.append("%d burn_a rows" % len(rows))
+else:
+    chains = rows[0]["inlines"]
+    if not chains:
+        bad.append("burn_a has no inline chain")
+    total = 0
+    for c in chains:
+        f = c["frames"]
+        got = [(x["function"], x["file"].rsplit("/", 1)[-1], x["line"], x["inlined"]) for x in f]
+        if len(f) != 2 or got[0][:2] != ("mix", "w.c") or got[0][2] not in body or \
+           not got[0][3] or got[1] != ("burn_a", "w.c", call, False):
+            bad.append("chain %s; want mix (inlined) at w.c:%s, then burn_a at w.c:%d" %
+                       (got, sorted(body), call))
+            continue
+        total += c["overhead"]
+        want = perf.get(got[0][2])
+        if want is None or abs(round(c["overhead"], 2) - want) > 0.01:
+            bad.append("chain at w.c:%d: %.2f%%, perf's burn_a w.c:%d row: %s" %
+                       (got[0][2], c["overhead"], got[0][2], want))
+    if total > rows[0]["overhead"] + 1e-6:
+        bad.append("the chains' shares (%.4f) exceed the row's (%.4f)" % (total, rows[0]["overhead"]))
+for e in doc["events"][0]["entries"]:
+    if e.get("symbol") in ("burn_b", "lib_burn") and e["inlines"]:
+        bad.append("%s has inline chains: %s" % (e["symbol"], e["inlines"]))
+if bad:
+    print("FAIL: --inline:\n  " + "\n  ".join(bad), file=sys.stderr)
+    sys.exit(1)
+print("--inline: burn_a's chains are mix (inlined) <- burn_a:%d, shares as perf's" % call)
+PY
+	fails=$((fails + 1))
+# The text form of the same: under burn_a, "SHARE  mix (inlined)
+# w.c:LINE", then "burn_a w.c:CALL".
+run plain.data --no-fetch --inline
+awk -v call="$mix_call" '
+	/\[\.\] burn_a$/ {inrow = 1; next}
+	inrow && /^ +[0-9.]+%  mix \(inlined\) w\.c:[0-9]+$/ {want = 1; next}
+	inrow && want && $0 ~ "^ +burn_a w\\.c:" call "$" {ok = 1; want = 0; next}
+	{inrow = 0}
+	END {exit !ok}' "$out" ||
+	fail "--inline text: no chain under burn_a: $(grep -A3 'burn_a$' "$out" | head -8)"
+
+# ---- --json (that of --inline above): valid, and the rows of the table.
+if ! "$py" -m json.tool plain.inline.json >/dev/null 2>json.err; then
+	fail "--json is not valid JSON: $(head -3 json.err)"
+else
+	"$py" - plain.inline.json plain.ours.dsosym <<'PY' || fails=$((fails + 1))
+import json, re, sys
+
+doc = json.load(open(sys.argv[1]))
+table = []
+for line in open(sys.argv[2]):
+    m = re.match(r"^\s+([0-9.]+)%\s+(\S+)\s+\[(.)\]\s+(.+?)\s*$", line)
+    if m:
+        table.append((m.group(1), m.group(2), m.group(3), m.group(4)))
+ev = doc["events"]
+got = []
+for e in ev[0]["entries"]:
+    sym = e["symbol"] if e["symbol"] is not None else "0x%016x" % int(e["ip"], 16)
+    got.append(("%.2f" % e["overhead"], e["dso"], e["level"], sym))
+bad = []
+if len(ev) != 1:
+    bad.append("%d events" % len(ev))
+if got != table:
+    bad.append("entries differ from the table: %s vs %s" % (got[:4], table[:4]))
+if ev[0]["samples"] != sum(e["samples"] for e in ev[0]["entries"]):
+    bad.append("event samples %d != sum of the entries'" % ev[0]["samples"])
+if ev[0]["event_count"] != sum(e["period"] for e in ev[0]["entries"]):
+    bad.append("event_count != sum of the entries' periods")
+for e in ev[0]["entries"]:
+    if e["dso"] in ("w", "libw.so") and not re.fullmatch(r"[0-9a-f]{40}", e["build_id"] or ""):
+        bad.append("%s: build_id %r" % (e["dso"], e["build_id"]))
+if bad:
+    print("FAIL: --json:\n  " + "\n  ".join(bad), file=sys.stderr)
+    sys.exit(1)
+print("--json: valid, %d entries, the table's" % len(got))
+PY
+fi
+for f in w libw.so; do
+	want=$(readelf -n "$f" | awk '/Build ID:/ {print $3; exit}')
+	grep -q "\"build_id\":\"$want\"" plain.inline.json || fail "--json: no build_id $want of $f"
+done
+
+# ------------------------------------------------- stripped recording
+# Without debuginfo the main binary's functions have no names (they are
+# in no .dynsym); served by debuginfod, they do, and the rows are perf's
+# with the debuginfo in its build-id cache.
+start_server() {
+	local i m
+	case $server in
+	debuginfod)
+		port=8002
+		env -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$tmp/srvcache" \
+			debuginfod -F -d :memory: -p $port -t0 -g0 "$tmp/srv" >server.log 2>&1 &
+		pids+=($!)
+		;;
+	dsserver)
+		if [ -z "${DSSERVER:-}" ]; then
+			echo "no network namespace and no \$DSSERVER: stripped part skipped" >&2
+			return 1
+		fi
+		"$DSSERVER" --max-runtime 120 --die-with-parent --port-file "$tmp/port" "$tmp/srv" \
+			>server.log 2>&1 &
+		pids+=($!)
+		for ((i = 0; i < 100; i++)); do
+			[ -s "$tmp/port" ] && break
+			sleep 0.05
+		done
+		port=$(cat "$tmp/port" 2>/dev/null)
+		;;
+	esac
+	for ((i = 0; i < 150; i++)); do
+		m=$(curl -s --max-time 2 "http://127.0.0.1:$port/metrics" 2>/dev/null) || m=
+		if awk '$1 == "ready" && $2 == 1 {r = 1}
+			$1 == "thread_work_total{role=\"traverse\"}" && $2 >= 1 {t = 1}
+			$1 == "thread_work_pending{role=\"scan\"}" && $2 != 0 {busy = 1}
+			$1 == "thread_busy{role=\"scan\"}" && $2 != 0 {busy = 1}
+			END {exit !(r && t && !busy)}' <<<"$m"; then
+			echo "$server on 127.0.0.1:$port"
+			return 0
+		fi
+		sleep 0.1
+	done
+	fail "$server did not get ready: $(tail -5 server.log)"
+	return 1
+}
+
+# perf's build-id cache as perf 6.1 lays it out (REFERENCES.md): a debug
+# file under the binary's path and build ID, and the .build-id link.
+perf_cache_add() { # binary-path debug-file
+	local hex dir
+	hex=$(readelf -n "$1" | awk '/Build ID:/ {print $3; exit}')
+	dir=$HOME/.debug$1/$hex
+	mkdir -p "$dir" "$HOME/.debug/.build-id/${hex:0:2}"
+	cp "$2" "$dir/debug"
+	ln -sfn "../..$1/$hex" "$HOME/.debug/.build-id/${hex:0:2}/${hex:2}"
+}
+
+if command -v curl >/dev/null && record stripped "$tmp/s/w"; then
+	run stripped.data --no-fetch --perf-buildid-dir ""
+	[ "$rc" -eq 0 ] || fail "stripped, --no-fetch: exit $rc: $(head -3 "$err")"
+	! grep -q -E '\] burn_(a|b)$' "$out" ||
+		fail "stripped, --no-fetch: burn_a/burn_b named without debuginfo (the test proves nothing)"
+	grep -q -E '  w +\[\.\] 0x[0-9a-f]{16}$' "$out" ||
+		fail "stripped, --no-fetch: no unnamed address of w: $(head -14 "$out" | tail -4)"
+	if start_server; then
+		export DEBUGINFOD_URLS=http://127.0.0.1:$port
+		run stripped.data --sort dso,sym --perf-buildid-dir ""
+		[ "$rc" -eq 0 ] || fail "stripped, fetched: exit $rc: $(head -3 "$err")"
+		cp "$out" stripped.ours.dsosym
+		for f in w libw.so; do
+			hex=$(readelf -n "$f" | awk '/Build ID:/ {print $3; exit}')
+			cmp -s "srv/$f.debug" "$DEBUGINFOD_CACHE_PATH/$hex/debuginfo" ||
+				fail "stripped: the debuginfo of $f was not fetched into the cache"
+		done
+		export DEBUGINFOD_URLS=
+		perf_cache_add "$tmp/s/w" srv/w.debug
+		perf_cache_add "$tmp/s/libw.so" srv/libw.so.debug
+		perf_report stripped.data dso,sym
+		grep -q -E '\] burn_a *$' stripped.data.dso,sym.perf ||
+			fail "perf does not name burn_a with its build-id cache: the oracle is broken"
+		compare "stripped, fetched" dso,sym stripped.data.dso,sym.perf stripped.ours.dsosym
+		grep -q -E '%  +w +\[\.\] burn_a$' stripped.ours.dsosym ||
+			fail "stripped, fetched: burn_a not named: $(head -14 stripped.ours.dsosym | tail -4)"
+		# The fetched debuginfo stays in the cache: no server needed now.
+		run stripped.data --no-fetch --perf-buildid-dir "" --sort sym,srcline
+		perf_report stripped.data sym,srcline
+		compare "stripped, from the cache" sym,srcline stripped.data.sym,srcline.perf "$out"
+	fi
+fi
+
+# ----------------------------------------------------------- errors
+for f in "$tmp/missing.data" /etc/passwd; do
+	run "$f" --no-fetch
+	[ "$rc" -eq 1 ] || fail "$f: exit $rc, expected 1"
+	[ "$(wc -l <"$err")" -eq 1 ] && grep -q "^dsostore: $f: " "$err" ||
+		fail "$f: expected one 'dsostore: $f: ...' line, got: $(head -3 "$err")"
+	[ ! -s "$out" ] || fail "$f: printed a report"
+done
+run plain.data --sort dso,bogus
+[ "$rc" -eq 2 ] || fail "--sort dso,bogus: exit $rc, expected 2"
+
+if [ "$fails" -ne 0 ]; then
+	echo "perf_report: $fails failure(s)" >&2
+	exit 1
+fi
+echo "perf_report: ok"
