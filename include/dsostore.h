@@ -116,7 +116,7 @@ struct ds_context_opts {
 	int64_t maxsize; /* bytes of one file (none); < 0 none */
 	int retry_limit; /* retries of a transient failure per server (2); < 0 none */
 	unsigned int max_transfers; /* in flight at once (64) */
-	unsigned int max_per_server; /* connections to one server (16) */
+	unsigned int max_per_server; /* connections to one server (32) */
 	const char *headers_file;
 };
 

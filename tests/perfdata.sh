@@ -164,7 +164,7 @@ check_recording() {
 	run -i "$f"
 	same "$name: buildid-list -i vs perf buildid-list" "$name.perf" "$out"
 	# perf's order is the table's (so no sorting): an independent walk.
-	if [ "$name" = pipe ]; then
+	if [[ $name == *pipe* ]]; then
 		: # no header table to walk
 	elif python3 "$swap" --list "$f" >"$name.walk" 2>"$name.walkerr"; then
 		if grep -q . "$name.walk"; then
@@ -189,6 +189,11 @@ check_swapped() {
 	[ "$rc" -eq 0 ] || fail "$name: swapped copy: exit $rc: $(head -3 "$err")"
 	same "$name: buildid-list of the swapped copy" "$name.native" "$out"
 	grep -q . "$name.native" || fail "$name: no build IDs to compare in the swapped copy"
+	# The events too: every mapped DSO, with the build IDs read locally.
+	run --all --local "$name.data"
+	cp "$out" "$name.native-all"
+	run --all --local "$name.swapped"
+	same "$name: buildid-list --all --local of the swapped copy" "$name.native-all" "$out"
 }
 
 record plain1 "$tmp/w1" && check_recording plain1 && check_swapped plain1
@@ -207,18 +212,34 @@ if perf_has compression-level; then
 	grep -q " $tmp/w1\$" z.perf || fail "z: perf lists no line for $tmp/w1"
 fi
 if perf_has buildid-mmap; then
-	record mmap "$tmp/w2" --buildid-mmap && check_recording mmap
+	record mmap "$tmp/w2" --buildid-mmap && check_recording mmap && check_swapped mmap
 	grep -q "^[0-9a-f]\{40\} $tmp/libw.so\$" mmap.perf ||
 		fail "mmap: perf lists no build ID for $tmp/libw.so"
 fi
 
 # ------------------------------------------------------------- pipe mode
 if perf record -N -e cpu-clock -o - -- "$tmp/w1" >pipe.data 2>pipe.rec; then
-	check_recording pipe
+	check_recording pipe && check_swapped pipe
 	grep -q " $tmp/w1\$" pipe.perf || fail "pipe: perf lists no line for $tmp/w1"
 else
 	fail "perf record -o - failed: $(tail -3 pipe.rec)"
 fi
+
+# Synthetic recordings (tests/perfgen.py) with build IDs for DSOs that
+# have no samples: perf prints a file's table as it is, but in pipe mode
+# it lists only the sampled DSOs.
+mkdir -p gen
+cp "$tmp/w1" "$tmp/w2" "$tmp/libw.so" gen/
+for variant in "--table-all" "--table-all --pipe" "--mmap2-build-id" "--both --pipe"; do
+	name=gen-$(tr -d ' -' <<<"$variant")
+	# shellcheck disable=SC2086
+	if python3 "$DS_SRC/tests/perfgen.py" --dsos-from gen --out "$name.data" \
+		--unsampled 2 $variant 2>"$name.generr"; then
+		check_recording "$name"
+	else
+		fail "perfgen $variant: $(cat "$name.generr")"
+	fi
+done
 
 # --all lists every mapped DSO: a superset of the sampled ones, and with
 # --local the build IDs of the workload's files as readelf reads them.

@@ -31,6 +31,7 @@ int cmd_buildid_list(int argc, char **argv)
 	const struct ds_perf_build_id *bids;
 	const struct ds_perf_dso *dsos;
 	struct ds_perf_session *sess;
+	struct ds_perf_info info;
 	struct ds_context *ctx;
 	const char *path = NULL;
 	struct ds_perf_data *pd;
@@ -65,8 +66,10 @@ int cmd_buildid_list(int argc, char **argv)
 		return 1;
 	}
 	rc = ds_perf_data_build_ids(pd, &bids);
-	if (rc >= 0 && !all && !local) {
-		/* perf prints the table as it is, sampled or not. */
+	ds_perf_data_info(pd, &info);
+	if (rc >= 0 && !all && !local && !info.pipe) {
+		/* perf prints the header's table as it is, sampled or not; in
+		 * pipe mode it replays the events and lists the sampled DSOs. */
 		for (int i = 0; i < rc; i++)
 			print_bid(&bids[i].build_id, bids[i].filename);
 		ds_perf_data_close(pd);
