@@ -284,6 +284,9 @@ struct ds_perf_info {
 };
 
 DS_API void ds_perf_data_info(const struct ds_perf_data *p, struct ds_perf_info *out);
+/* The name perf gave event number attr ("cpu-clock", "cycles:u"...), from
+ * the HEADER_EVENT_DESC feature; NULL when the file does not say. */
+DS_API const char *ds_perf_data_event_name(const struct ds_perf_data *p, unsigned int attr);
 
 /* A recording replayed as perf report does: records in time order, each
  * process's maps (MMAP, MMAP2, FORK, EXIT, exec), every DSO put into the

@@ -60,6 +60,7 @@ enum {
 	FEAT_VERSION = 5,
 	FEAT_ARCH = 6,
 	FEAT_CMDLINE = 11,
+	FEAT_EVENT_DESC = 12,
 	FEAT_COMPRESSED = 27,
 };
 
@@ -112,6 +113,8 @@ struct ds_perf_data {
 	size_t nrecs, recs_cap;
 
 	char *str[FEAT_CMDLINE + 1]; /* string features, by feature number */
+	char **event_names; /* HEADER_EVENT_DESC's, in attr order */
+	unsigned int nevent_names;
 	uint64_t nr_samples, nr_lost, nr_unknown, nr_records;
 };
 
@@ -307,6 +310,35 @@ static int read_feature(struct ds_perf_data *p, unsigned int feat, const unsigne
 		p->str[FEAT_CMDLINE] = sb.buf;
 		break;
 	}
+	case FEAT_EVENT_DESC: {
+		/* u32 nr, u32 attr size; each: attr, u32 nr_ids, string, ids */
+		uint32_t nr, asize;
+
+		if (size < 8 || p->event_names)
+			break;
+		nr = ds__perf_rd32(p, base + off);
+		asize = ds__perf_rd32(p, base + off + 4);
+		off += 8;
+		if (nr > MAX_ATTRS || nr > size / 8)
+			break;
+		/* One more: a name read before its entry was refused is freed too. */
+		p->event_names = calloc(nr + 1, sizeof(*p->event_names));
+		if (!p->event_names)
+			return -ENOMEM;
+		for (uint32_t i = 0; i < nr; i++) {
+			uint32_t nids;
+
+			if (asize > end - off || end - off - asize < 4)
+				break;
+			nids = ds__perf_rd32(p, base + off + asize);
+			p->event_names[i] = read_string(p, base, off + asize + 4, end, &next);
+			if (!p->event_names[i] || nids > (end - next) / 8)
+				break;
+			p->nevent_names = i + 1;
+			off = next + 8ULL * nids;
+		}
+		break;
+	}
 	case FEAT_COMPRESSED:
 		/* u32 version, type, level, ratio, mmap_len */
 		if (size >= 8)
@@ -450,6 +482,12 @@ static int cmp_id(const void *a, const void *b)
 	const struct id_attr *x = a, *y = b;
 
 	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void sort_ids(struct ds_perf_data *p)
+{
+	if (p->nids > 1)
+		qsort(p->ids, p->nids, sizeof(*p->ids), cmp_id);
 }
 
 /* Where the sample id is in a SAMPLE record (from its start, 0: none) and
@@ -664,7 +702,7 @@ static int walk(struct ds_perf_data *p, const unsigned char *base, uint64_t star
 			if (!rc)
 				rc = add_ids(p, q + 8 + asize, (size - 8u - asize) / 8);
 			if (!rc)
-				qsort(p->ids, p->nids, sizeof(*p->ids), cmp_id);
+				sort_ids(p);
 			break;
 		}
 		case REC_HEADER_BUILD_ID:
@@ -786,7 +824,8 @@ static void sort_records(struct ds_perf_data *p)
 			r->time = last;
 		r->seq = i;
 	}
-	qsort(p->recs, p->nrecs, sizeof(*p->recs), cmp_rec);
+	if (p->nrecs > 1) /* qsort's base may not be NULL, even for 0 */
+		qsort(p->recs, p->nrecs, sizeof(*p->recs), cmp_rec);
 }
 
 static int parse(struct ds_perf_data *p, char *err, size_t errlen)
@@ -837,7 +876,7 @@ static int parse(struct ds_perf_data *p, char *err, size_t errlen)
 		rc = read_attrs(p, err, errlen);
 		if (rc)
 			return rc;
-		qsort(p->ids, p->nids, sizeof(*p->ids), cmp_id);
+		sort_ids(p);
 	}
 	rc = walk(p, p->buf, p->data_off, p->data_off + p->data_size, false, NULL, err, errlen);
 	if (rc)
@@ -873,6 +912,9 @@ DS_API void ds_perf_data_close(struct ds_perf_data *p)
 	free(p->recs);
 	for (size_t i = 0; i < sizeof(p->str) / sizeof(p->str[0]); i++)
 		free(p->str[i]);
+	for (unsigned i = 0; p->event_names && i <= p->nevent_names; i++)
+		free(p->event_names[i]);
+	free(p->event_names);
 	free(p);
 }
 
@@ -995,6 +1037,11 @@ DS_API void ds_perf_data_info(const struct ds_perf_data *p, struct ds_perf_info 
 	out->nr_samples = p->nr_samples;
 	out->nr_lost = p->nr_lost;
 	out->nr_unknown = p->nr_unknown;
+}
+
+DS_API const char *ds_perf_data_event_name(const struct ds_perf_data *p, unsigned int attr)
+{
+	return p && attr < p->nevent_names ? p->event_names[attr] : NULL;
 }
 
 const struct ds__perf_attr *ds__perf_attrs(const struct ds_perf_data *p, unsigned int *n)

@@ -1063,7 +1063,8 @@ static void report_free(struct report *r)
 	free(r->ev);
 }
 
-static void output(struct report *r, const struct ds_perf_info *info)
+static void output(struct report *r, const struct ds_perf_info *info,
+		   const struct ds_perf_data *pd)
 {
 	const struct opts *o = r->o;
 	bool first = true;
@@ -1087,9 +1088,10 @@ static void output(struct report *r, const struct ds_perf_info *info)
 			continue;
 		e = entries_of(r, a, &n);
 		if (o->json) {
-			printf("%s{\"attr\":%u,\"event\":null,\"samples\":%" PRIu64
-			       ",\"event_count\":%" PRIu64 ",\"entries\":[",
-			       first ? "" : ",", a, r->ev[a].samples, r->ev[a].period);
+			printf("%s{\"attr\":%u,\"event\":", first ? "" : ",", a);
+			json_string(ds_perf_data_event_name(pd, a));
+			printf(",\"samples\":%" PRIu64 ",\"event_count\":%" PRIu64 ",\"entries\":[",
+			       r->ev[a].samples, r->ev[a].period);
 			for (size_t i = 0; i < n && (!o->top || i < o->top); i++) {
 				if (i)
 					putchar(',');
@@ -1097,7 +1099,7 @@ static void output(struct report *r, const struct ds_perf_info *info)
 			}
 			printf("]}");
 		} else {
-			print_table(r, NULL, a, e, n);
+			print_table(r, ds_perf_data_event_name(pd, a), a, e, n);
 		}
 		first = false;
 		for (size_t i = 0; i < n; i++)
@@ -1149,7 +1151,7 @@ static int run(const struct opts *o, const struct cli_common *common)
 	prefetch(&r, s);
 	resolve(&r);
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-	output(&r, &info);
+	output(&r, &info, pd);
 	status = fflush(stdout) ? 1 : 0;
 out:
 	report_free(&r);
