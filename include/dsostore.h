@@ -494,6 +494,13 @@ DS_API struct Elf *ds_debuginfo_elf(const struct ds_debuginfo *di);
  * an innermost function whose DWARF name is not a linkage name (C++ with
  * only DW_AT_name) takes the name of the ELF symbol holding the address. */
 #define DS_SYM_BINUTILS (1u << 3)
+/* Name the function holding the address (the frame that is not inlined)
+ * as perf report does: after the ELF symbol that holds it, among aliases
+ * the one perf chooses (with a size, not weak, global, fewer leading
+ * underscores, longer name), so "foo.constprop.0" and "__fstat64" rather
+ * than the DWARF's "foo" and "__GI___fstat64".  Without an ELF symbol
+ * there, the DWARF name stays. */
+#define DS_SYM_ELF_NAMES (1u << 4)
 
 struct ds_frame {
 	const char *function; /* NULL: unknown ("??") */

@@ -68,8 +68,11 @@ struct symbol {
 	uint32_t name;
 	uint32_t file; /* the STT_FILE it is under, as binutils reports it */
 	uint32_t shndx;
-	uint32_t order; /* in the symbol table: ties keep it */
+	uint32_t order : 30; /* in the symbol table: ties keep it */
+	uint32_t bind : 2; /* SYM_LOCAL, SYM_GLOBAL, SYM_WEAK */
 };
+
+enum { SYM_LOCAL, SYM_GLOBAL, SYM_WEAK };
 
 struct section {
 	uint64_t lo, hi;
@@ -1104,7 +1107,10 @@ static int add_symtab(struct ds_symbols *S, Elf *elf, Elf64_Word type)
 			S->syms[S->nsyms].size = sym.st_size;
 			S->syms[S->nsyms].name = intern(S, name);
 			S->syms[S->nsyms].shndx = sym.st_shndx;
-			S->syms[S->nsyms].order = (uint32_t)S->nsyms;
+			S->syms[S->nsyms].order = (uint32_t)S->nsyms & ((1u << 30) - 1);
+			S->syms[S->nsyms].bind = GELF_ST_BIND(sym.st_info) == STB_GLOBAL ? SYM_GLOBAL
+						 : GELF_ST_BIND(sym.st_info) == STB_WEAK ? SYM_WEAK
+											   : SYM_LOCAL;
 			S->syms[S->nsyms].file = GELF_ST_BIND(sym.st_info) == STB_LOCAL ||
 							 state != FILE_AFTER_SYMBOL
 						 ? file
@@ -1637,6 +1643,65 @@ static const struct symbol *symbol_at(const struct ds_symbols *S, uint64_t addr)
 	return best;
 }
 
+static size_t leading_underscores(const char *name)
+{
+	size_t n = 0;
+
+	while (name[n] == '_')
+		n++;
+	return n;
+}
+
+/* perf's choose_best_symbol() (tools/perf/util/symbol.c): of two symbols
+ * at one address, the one with a size, then not weak, then global, then
+ * with fewer leading underscores, then with the longer name; else the one
+ * first in the symbol table. */
+static bool perf_prefers(const struct ds_symbols *S, const struct symbol *a,
+			 const struct symbol *b)
+{
+	const char *na = str(S, a->name), *nb = str(S, b->name);
+	size_t ua, ub, la, lb;
+
+	if (!a->size != !b->size)
+		return a->size != 0;
+	if ((a->bind == SYM_WEAK) != (b->bind == SYM_WEAK))
+		return a->bind != SYM_WEAK;
+	if ((a->bind == SYM_GLOBAL) != (b->bind == SYM_GLOBAL))
+		return a->bind == SYM_GLOBAL;
+	ua = leading_underscores(na);
+	ub = leading_underscores(nb);
+	if (ua != ub)
+		return ua < ub;
+	la = strlen(na);
+	lb = strlen(nb);
+	if (la != lb)
+		return la > lb;
+	return a->order < b->order;
+}
+
+/* The symbol perf report names an address after: of the symbols at the
+ * greatest start at or below addr, perf's choice, which holds addr up to
+ * its size or, when it has none, up to the next symbol (perf's
+ * symbols__fixup_end). */
+static const struct symbol *perf_symbol_at(const struct ds_symbols *S, uint64_t addr)
+{
+	ptrdiff_t i = UPPER(S->syms, S->nsyms, lo, addr), j;
+	const struct symbol *best;
+	uint64_t end;
+
+	if (i < 0)
+		return NULL;
+	best = &S->syms[i];
+	for (j = i - 1; j >= 0 && S->syms[j].lo == best->lo; j--)
+		if (perf_prefers(S, &S->syms[j], best))
+			best = &S->syms[j];
+	if (best->size)
+		end = best->lo + best->size;
+	else
+		end = (size_t)i + 1 < S->nsyms ? S->syms[i + 1].lo : UINT64_MAX;
+	return addr < end ? best : NULL;
+}
+
 /* Room for frames and their strings, in one allocation pair. */
 struct builder {
 	struct ds_sym_result *res;
@@ -1747,6 +1812,14 @@ int ds__symbols_lookup(const struct ds_symbols *S, uint64_t addr, unsigned flags
 				if (sym)
 					name = str(S, sym->name);
 			}
+			/* perf: the function holding the address is named after
+			 * its ELF symbol. */
+			if ((flags & DS_SYM_ELF_NAMES) && !(sc->inlined && up)) {
+				const struct symbol *sym = perf_symbol_at(S, addr);
+
+				if (sym)
+					name = str(S, sym->name);
+			}
 			err = add_frame(&b, name, sc->lo, file, line, col, disc,
 					sc->inlined && up, dm);
 			if (!sc->inlined || !(flags & DS_SYM_INLINES) || !up)
@@ -1758,7 +1831,8 @@ int ds__symbols_lookup(const struct ds_symbols *S, uint64_t addr, unsigned flags
 			sc = up;
 		}
 	} else {
-		const struct symbol *sym = symbol_at(S, addr);
+		const struct symbol *sym = (flags & DS_SYM_ELF_NAMES) ? perf_symbol_at(S, addr)
+								      : symbol_at(S, addr);
 
 		if (sym || ln) {
 			res->from_symtab = sym != NULL;

@@ -365,7 +365,7 @@ static void loc_from_result(struct loc *l, const struct ds_sym_result *res, cons
 	l->chain = chain_of(res);
 }
 
-#define SYM_FLAGS (DS_SYM_FILE_OFFSET | DS_SYM_DEMANGLE | DS_SYM_INLINES)
+#define SYM_FLAGS (DS_SYM_FILE_OFFSET | DS_SYM_DEMANGLE | DS_SYM_INLINES | DS_SYM_ELF_NAMES)
 
 /* The sites of one user-space DSO, sorted by ip: each distinct address
  * symbolized once, in one batch. */
