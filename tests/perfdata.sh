@@ -194,10 +194,19 @@ check_swapped() {
 	cp "$out" "$name.native-all"
 	run --all --local "$name.swapped"
 	same "$name: buildid-list --all --local of the swapped copy" "$name.native-all" "$out"
+	# And the samples: the same report, line for line (but its file name).
+	"$DSOSTORE" report --no-fetch --no-progress --sort dso,sym "$name.data" 2>&1 |
+		grep -v '^# dsostore report of' >"$name.report-native"
+	"$DSOSTORE" report --no-fetch --no-progress --sort dso,sym "$name.swapped" 2>&1 |
+		grep -v '^# dsostore report of' >"$name.report-swapped"
+	grep -q '%' "$name.report-native" || fail "$name: report printed no rows: $(head -3 "$name.report-native")"
+	same "$name: report of the swapped copy" "$name.report-native" "$name.report-swapped"
 }
 
 record plain1 "$tmp/w1" && check_recording plain1 && check_swapped plain1
 record plain2 "$tmp/w2" && check_recording plain2 && check_swapped plain2
+# Callchains and two events (samples told apart by their ids).
+record cc "$tmp/w2" -g -e task-clock && check_recording cc && check_swapped cc
 # The workloads' own DSOs must be in perf's table, or the comparison
 # above proves little.
 for dso in "$tmp/libw.so" "$tmp/w1"; do
@@ -208,7 +217,7 @@ done
 # samples from the events (-z and pipe mode: with blank build IDs, as their
 # MMAP2 events carry inodes).
 if perf_has compression-level; then
-	record z "$tmp/w1" -z && check_recording z
+	record z "$tmp/w1" -z && check_recording z && check_swapped z
 	grep -q " $tmp/w1\$" z.perf || fail "z: perf lists no line for $tmp/w1"
 fi
 if perf_has buildid-mmap; then
