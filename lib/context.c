@@ -95,6 +95,20 @@ void ds__strbuf_addf(struct ds_strbuf *sb, const char *fmt, ...)
 	sb->len += need;
 }
 
+void *ds__grow(void *v, size_t *cap, size_t n, size_t elem)
+{
+	size_t ncap;
+	void *nv;
+
+	if (n < *cap)
+		return v;
+	ncap = *cap ? 2 * *cap : 16;
+	nv = reallocarray(v, ncap, elem);
+	if (nv)
+		*cap = ncap;
+	return nv;
+}
+
 void ds__strbuf_release(struct ds_strbuf *sb)
 {
 	free(sb->buf);

@@ -111,6 +111,10 @@ void ds__strbuf_addf(struct ds_strbuf *sb, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 void ds__strbuf_release(struct ds_strbuf *sb);
 
+/* Room for element n of an array v of *cap elements of elem bytes:
+ * doubled (from 16) when full.  The array, or NULL (v is kept) on failure. */
+void *ds__grow(void *v, size_t *cap, size_t n, size_t elem);
+
 /* ---- buildid (lib/buildid.c) */
 
 int ds__elf_build_id(struct Elf *elf, struct ds_build_id *out);

@@ -168,20 +168,6 @@ static bool within(const struct ds_perf_data *p, uint64_t off, uint64_t size)
 	return off <= p->len && size <= p->len - off;
 }
 
-static void *grow(void *v, size_t *cap, size_t n, size_t elem)
-{
-	size_t ncap;
-	void *nv;
-
-	if (n < *cap)
-		return v;
-	ncap = *cap ? 2 * *cap : 64;
-	nv = reallocarray(v, ncap, elem);
-	if (nv)
-		*cap = ncap;
-	return nv;
-}
-
 /* One build-ID record (a table entry, or a pipe-mode record) at q, rsize
  * bytes; strings point into the file.  off is its file offset. */
 static int add_build_id(struct ds_perf_data *p, const unsigned char *q, uint16_t rsize,
@@ -204,7 +190,7 @@ static int add_build_id(struct ds_perf_data *p, const unsigned char *q, uint16_t
 		return fail(err, errlen, -EBADMSG,
 			    "build-ID table: file name not terminated at offset %llu",
 			    (unsigned long long)off);
-	nb = grow(p->bids, &p->bids_cap, p->nbids, sizeof(*nb));
+	nb = ds__grow(p->bids, &p->bids_cap, p->nbids, sizeof(*nb));
 	if (!nb)
 		return -ENOMEM;
 	p->bids = nb;
@@ -433,7 +419,7 @@ static int add_attr(struct ds_perf_data *p, const unsigned char *q, uint64_t siz
 static int add_ids(struct ds_perf_data *p, const unsigned char *q, uint64_t n)
 {
 	for (uint64_t i = 0; i < n; i++) {
-		struct id_attr *v = grow(p->ids, &p->ids_cap, p->nids, sizeof(*v));
+		struct id_attr *v = ds__grow(p->ids, &p->ids_cap, p->nids, sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
@@ -570,7 +556,7 @@ static int list_record(struct ds_perf_data *p, uint64_t loc, const unsigned char
 {
 	struct ds__perf_rec *r, *nr;
 
-	nr = grow(p->recs, &p->recs_cap, p->nrecs, sizeof(*nr));
+	nr = ds__grow(p->recs, &p->recs_cap, p->nrecs, sizeof(*nr));
 	if (!nr)
 		return -ENOMEM;
 	p->recs = nr;

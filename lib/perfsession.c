@@ -122,20 +122,6 @@ static int fail(struct ds_perf_session *s, int code, const char *fmt, ...)
 	return code;
 }
 
-static void *grow(void *v, size_t *cap, size_t n, size_t elem)
-{
-	size_t ncap;
-	void *nv;
-
-	if (n < *cap)
-		return v;
-	ncap = *cap ? 2 * *cap : 16;
-	nv = reallocarray(v, ncap, elem);
-	if (nv)
-		*cap = ncap;
-	return nv;
-}
-
 static uint64_t hash_str(const char *str, unsigned int machine)
 {
 	uint64_t h = 0xcbf29ce484222325ULL ^ machine;
@@ -416,7 +402,7 @@ static int64_t dso_findnew(struct ds_perf_session *s, const struct dso_key *k)
 	}
 	if (s->ndsos >= UINT32_MAX - 1)
 		return -E2BIG;
-	nv = grow(s->dsos, &s->dsos_cap, s->ndsos, sizeof(*nv));
+	nv = ds__grow(s->dsos, &s->dsos_cap, s->ndsos, sizeof(*nv));
 	if (!nv)
 		return -ENOMEM;
 	s->dsos = nv;
@@ -682,7 +668,7 @@ static int do_sample(struct ds_perf_session *s, const struct ds__perf_rec *r)
 			    (unsigned long long)r->file_off);
 	a = &attrs[r->attr];
 	t = a->sample_type;
-	nv = grow(s->samples, &s->samples_cap, s->nsamples, sizeof(*nv));
+	nv = ds__grow(s->samples, &s->samples_cap, s->nsamples, sizeof(*nv));
 	if (!nv)
 		return -ENOMEM;
 	s->samples = nv;
