@@ -289,7 +289,8 @@ DS_API void ds_perf_data_info(const struct ds_perf_data *p, struct ds_perf_info 
 DS_API const char *ds_perf_data_event_name(const struct ds_perf_data *p, unsigned int attr);
 
 /* A recording replayed as perf report does: records in time order, each
- * process's maps (MMAP, MMAP2, FORK, EXIT, exec), every DSO put into the
+ * process's maps (MMAP, MMAP2, FORK, exec) and each thread's name (COMM,
+ * FORK), every DSO put into the
  * store of its machine (the host, or one per guest as perf's machines),
  * each sample's IP (and callchain) resolved to (DSO, file offset).  A
  * DSO's build ID comes from the build-ID table, else from its MMAP2 event,
@@ -335,6 +336,8 @@ struct ds_perf_sample {
 	uint32_t cpu;
 	uint16_t cpumode;
 	unsigned int attr; /* which event (index of the file's attrs) */
+	const char *comm; /* the thread's name then (COMM, FORK); NULL: unknown;
+			     valid with the session */
 	size_t dso; /* index into ds_perf_session_dsos(), or SIZE_MAX: no map */
 	uint64_t dso_offset; /* ip as a file offset in the DSO; kernel: the address */
 	/* The callchain (PERF_SAMPLE_CALLCHAIN) without the context markers,

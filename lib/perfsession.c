@@ -46,10 +46,17 @@ struct maps {
 	size_t n, cap;
 };
 
+/* A process (its maps) or a thread (its name), by pid or tid. */
 struct proc {
 	int32_t pid;
 	struct maps maps;
+	const char *comm; /* threads: the name of its last COMM; in s->comms */
 	struct proc *next;
+};
+
+struct ptab {
+	struct proc **b;
+	size_t n, mask;
 };
 
 struct machine {
@@ -57,8 +64,7 @@ struct machine {
 	char name[24];
 	struct ds_store *store;
 	struct maps kmaps; /* the kernel and its modules */
-	struct proc **procs;
-	size_t nprocs, mask;
+	struct ptab procs, threads;
 };
 
 /* A DSO of the recording while replaying; made public at the end. */
@@ -78,6 +84,7 @@ struct sample {
 	uint32_t cpu, dso;
 	uint16_t cpumode;
 	unsigned int attr;
+	const char *comm;
 	size_t cc, ncc; /* callchain: [cc, cc + ncc) of the cc_* arrays */
 };
 
@@ -97,6 +104,8 @@ struct ds_perf_session {
 
 	struct sample *samples;
 	size_t nsamples, samples_cap;
+	char **comms; /* every thread name seen */
+	size_t ncomms, comms_cap;
 	uint64_t *cc_ip, *cc_off;
 	size_t *cc_dso;
 	size_t ncc, cc_cap;
@@ -160,47 +169,59 @@ static struct machine *machine_of(struct ds_perf_session *s, int32_t pid)
 	return m;
 }
 
-static struct proc *proc_find(struct machine *m, int32_t pid)
+static struct proc *proc_find(const struct ptab *t, int32_t pid)
 {
-	if (!m->procs)
+	if (!t->b)
 		return NULL;
-	for (struct proc *p = m->procs[(uint32_t)pid & m->mask]; p; p = p->next)
+	for (struct proc *p = t->b[(uint32_t)pid & t->mask]; p; p = p->next)
 		if (p->pid == pid)
 			return p;
 	return NULL;
 }
 
-static struct proc *proc_findnew(struct machine *m, int32_t pid)
+static struct proc *proc_findnew(struct ptab *t, int32_t pid)
 {
-	struct proc *p = proc_find(m, pid);
+	struct proc *p = proc_find(t, pid);
 
 	if (p)
 		return p;
-	if (m->nprocs >= m->mask) { /* keep the load under 1 */
-		size_t nmask = m->mask ? 2 * m->mask + 1 : 63;
+	if (t->n >= t->mask) { /* keep the load under 1 */
+		size_t nmask = t->mask ? 2 * t->mask + 1 : 63;
 		struct proc **nb = calloc(nmask + 1, sizeof(*nb));
 
 		if (!nb)
 			return NULL;
-		for (size_t b = 0; m->procs && b <= m->mask; b++) {
-			for (struct proc *q = m->procs[b], *next; q; q = next) {
+		for (size_t b = 0; t->b && b <= t->mask; b++) {
+			for (struct proc *q = t->b[b], *next; q; q = next) {
 				next = q->next;
 				q->next = nb[(uint32_t)q->pid & nmask];
 				nb[(uint32_t)q->pid & nmask] = q;
 			}
 		}
-		free(m->procs);
-		m->procs = nb;
-		m->mask = nmask;
+		free(t->b);
+		t->b = nb;
+		t->mask = nmask;
 	}
 	p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
 	p->pid = pid;
-	p->next = m->procs[(uint32_t)pid & m->mask];
-	m->procs[(uint32_t)pid & m->mask] = p;
-	m->nprocs++;
+	p->next = t->b[(uint32_t)pid & t->mask];
+	t->b[(uint32_t)pid & t->mask] = p;
+	t->n++;
 	return p;
+}
+
+static void ptab_release(struct ptab *t)
+{
+	for (size_t b = 0; t->b && b <= t->mask; b++) {
+		for (struct proc *p = t->b[b], *next; p; p = next) {
+			next = p->next;
+			free(p->maps.v);
+			free(p);
+		}
+	}
+	free(t->b);
 }
 
 /* ---------------------------------------------------------------- maps */
@@ -541,32 +562,78 @@ static int do_mmap(struct ds_perf_session *s, const struct ds__perf_rec *r)
 	if (cpumode == CPUMODE_KERNEL || cpumode == CPUMODE_GUEST_KERNEL)
 		return maps_insert(&m->kmaps, nm);
 	{
-		struct proc *pr = proc_findnew(m, pid);
+		struct proc *pr = proc_findnew(&m->procs, pid);
 
 		return pr ? maps_insert(&pr->maps, nm) : -ENOMEM;
 	}
+}
+
+/* A thread's name, as its last COMM said (a FORK copies its parent's):
+ * kept in s->comms, so a sample's name stays valid after a rename. */
+static int do_comm(struct ds_perf_session *s, const struct ds__perf_rec *r)
+{
+	const struct ds_perf_data *p = s->p;
+	uint16_t cpumode = ds__perf_rd16(p, r->p + 4) & DS__PERF_MISC_CPUMODE_MASK;
+	struct machine *m;
+	struct proc *t;
+	int32_t pid, tid;
+	char **nv;
+	size_t n;
+
+	if (r->size < 17)
+		return fail(s, -EBADMSG, "COMM record at offset %llu: size %u",
+			    (unsigned long long)r->file_off, r->size);
+	pid = (int32_t)ds__perf_rd32(p, r->p + 8);
+	tid = (int32_t)ds__perf_rd32(p, r->p + 12);
+	n = strnlen((const char *)r->p + 16, r->size - 16u);
+	if (n == r->size - 16u)
+		return fail(s, -EBADMSG, "COMM record at offset %llu: name not terminated",
+			    (unsigned long long)r->file_off);
+	m = machine_of(s, machine_pid(cpumode, pid));
+	t = m ? proc_findnew(&m->threads, tid) : NULL;
+	nv = ds__grow(s->comms, &s->comms_cap, s->ncomms, sizeof(*nv));
+	if (!t || !nv)
+		return -ENOMEM;
+	s->comms = nv;
+	if (!t->comm || strcmp(t->comm, (const char *)r->p + 16)) {
+		s->comms[s->ncomms] = strndup((const char *)r->p + 16, n);
+		if (!s->comms[s->ncomms])
+			return -ENOMEM;
+		t->comm = s->comms[s->ncomms++];
+	}
+	return 0;
 }
 
 static int do_fork(struct ds_perf_session *s, const struct ds__perf_rec *r)
 {
 	const struct ds_perf_data *p = s->p;
 	uint16_t cpumode = ds__perf_rd16(p, r->p + 4) & DS__PERF_MISC_CPUMODE_MASK;
-	int32_t pid, ppid;
+	int32_t pid, ppid, tid, ptid;
 	struct machine *m;
-	struct proc *parent, *child;
+	struct proc *parent, *child, *pt, *ct;
 
 	if (r->size < 24)
 		return fail(s, -EBADMSG, "FORK record at offset %llu: size %u",
 			    (unsigned long long)r->file_off, r->size);
 	pid = (int32_t)ds__perf_rd32(p, r->p + 8);
 	ppid = (int32_t)ds__perf_rd32(p, r->p + 12);
-	if (pid == ppid) /* a thread: it shares the process's maps */
-		return 0;
+	tid = (int32_t)ds__perf_rd32(p, r->p + 16);
+	ptid = (int32_t)ds__perf_rd32(p, r->p + 20);
 	m = machine_of(s, machine_pid(cpumode, pid));
 	if (!m)
 		return -ENOMEM;
-	parent = proc_find(m, ppid);
-	child = proc_findnew(m, pid);
+	/* The new thread starts with its creator's name. */
+	pt = proc_find(&m->threads, ptid);
+	if (pt && pt->comm) {
+		ct = proc_findnew(&m->threads, tid);
+		if (!ct)
+			return -ENOMEM;
+		ct->comm = pt->comm;
+	}
+	if (pid == ppid) /* a thread: it shares the process's maps */
+		return 0;
+	parent = proc_find(&m->procs, ppid);
+	child = proc_findnew(&m->procs, pid);
 	if (!child)
 		return -ENOMEM;
 	if (!parent) {
@@ -599,7 +666,7 @@ static bool resolve(struct ds_perf_session *s, int32_t pid, uint16_t cpumode, ui
 	if (cpumode != CPUMODE_USER && cpumode != CPUMODE_GUEST_USER)
 		return false;
 	{
-		struct proc *pr = proc_find(m, pid);
+		struct proc *pr = proc_find(&m->procs, pid);
 
 		mp = pr ? maps_find(&pr->maps, addr) : NULL;
 	}
@@ -608,6 +675,23 @@ static bool resolve(struct ds_perf_session *s, int32_t pid, uint16_t cpumode, ui
 	*dso = mp->dso;
 	*offset = addr - mp->start + mp->pgoff;
 	return true;
+}
+
+static const char *thread_comm(struct ds_perf_session *s, uint16_t cpumode, int32_t pid,
+			       int32_t tid)
+{
+	int32_t mp = machine_pid(cpumode, pid);
+	const struct proc *t;
+
+	for (unsigned i = 0; i < s->nmachines; i++) {
+		if (s->machines[i].pid != mp)
+			continue;
+		t = proc_find(&s->machines[i].threads, tid);
+		if (!t || !t->comm)
+			t = proc_find(&s->machines[i].threads, pid);
+		return t ? t->comm : NULL;
+	}
+	return NULL;
 }
 
 static int add_cc(struct ds_perf_session *s, uint64_t ip, uint32_t dso, uint64_t off)
@@ -729,6 +813,7 @@ static int do_sample(struct ds_perf_session *s, const struct ds__perf_rec *r)
 	}
 	if (!sm->period)
 		sm->period = 1; /* perf counts a sample without one as 1 */
+	sm->comm = thread_comm(s, sm->cpumode, sm->pid, sm->tid);
 	if (resolve(s, sm->pid, sm->cpumode, sm->ip, &sm->dso, &sm->offset)) {
 		s->dsos[sm->dso].pub.samples++;
 		s->dsos[sm->dso].pub.period += sm->period;
@@ -771,14 +856,8 @@ static int do_sample(struct ds_perf_session *s, const struct ds__perf_rec *r)
 
 static void machine_release(struct machine *m)
 {
-	for (size_t b = 0; m->procs && b <= m->mask; b++) {
-		for (struct proc *p = m->procs[b], *next; p; p = next) {
-			next = p->next;
-			free(p->maps.v);
-			free(p);
-		}
-	}
-	free(m->procs);
+	ptab_release(&m->procs);
+	ptab_release(&m->threads);
 	free(m->kmaps.v);
 	ds_store_free(m->store);
 }
@@ -801,6 +880,9 @@ DS_API void ds_perf_session_free(struct ds_perf_session *s)
 	free(s->cc_off);
 	free(s->cc_dso);
 	free(s->pub);
+	for (size_t i = 0; i < s->ncomms; i++)
+		free(s->comms[i]);
+	free(s->comms);
 	if (s->ctx)
 		ds__context_put(s->ctx);
 	free(s);
@@ -915,10 +997,13 @@ DS_API struct ds_perf_session *ds_perf_session_new(struct ds_context *ctx,
 		case DS__PERF_REC_FORK:
 			rc = do_fork(s, &recs[i]);
 			break;
+		case DS__PERF_REC_COMM:
+			rc = do_comm(s, &recs[i]);
+			break;
 		case DS__PERF_REC_SAMPLE:
 			rc = do_sample(s, &recs[i]);
 			break;
-		default: /* COMM, EXIT: the maps stay as they are */
+		default: /* EXIT: the maps stay as they are */
 			break;
 		}
 	}
@@ -962,6 +1047,7 @@ DS_API int ds_perf_session_samples(const struct ds_perf_session *s, ds_perf_samp
 			.cpu = sm->cpu,
 			.cpumode = sm->cpumode,
 			.attr = sm->attr,
+			.comm = sm->comm,
 			.dso = sm->dso == UINT32_MAX ? SIZE_MAX : sm->dso,
 			.dso_offset = sm->offset,
 			.nr_callchain = sm->ncc,

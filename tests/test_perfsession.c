@@ -13,8 +13,9 @@
  *   - callchains lose their context markers and resolve entry by entry;
  *   - the build-ID table's DSOs come first, in its order; a DSO learns a
  *     build ID from MMAP2; two builds at one path are two DSOs.
- * When perf can read the files, `perf script -F pid,ip,dso` is asked for
- * the DSO of each sample too, as an independent replay. */
+ *   - a thread is named by its last COMM, a new one after its creator.
+ * When perf can read the files, `perf script -F comm,ip,dso` is asked for
+ * the thread name and DSO of each sample too, as an independent replay. */
 #define _GNU_SOURCE
 #include "dsostore.h"
 #include "testutil.h"
@@ -27,6 +28,7 @@ struct got {
 	size_t n;
 	struct {
 		int32_t pid;
+		char comm[32];
 		uint64_t ip, offset, time;
 		size_t dso;
 		size_t ncc;
@@ -42,6 +44,7 @@ static int collect(void *user, const struct ds_perf_sample *s)
 	if (g->n == 64)
 		return 1;
 	g->v[g->n].pid = s->pid;
+	snprintf(g->v[g->n].comm, sizeof(g->v[g->n].comm), "%s", s->comm ? s->comm : "(null)");
 	g->v[g->n].ip = s->ip;
 	g->v[g->n].offset = s->dso_offset;
 	g->v[g->n].time = s->time;
@@ -120,7 +123,8 @@ static const char *dso_of(const struct rec *r, size_t i)
 		}                                                                           \
 	} while (0)
 
-/* perf script's DSO for each sample, in its order, against ours. */
+/* perf script's thread name and DSO for each sample, in its order,
+ * against ours. */
 static void against_perf(const char *name, const struct rec *r)
 {
 	char *data = t_path("%s.data", name), *out = t_path("%s.script", name);
@@ -128,7 +132,7 @@ static void against_perf(const char *name, const struct rec *r)
 	size_t i = 0;
 	FILE *f;
 
-	if (t_sh("command -v perf >/dev/null && HOME=%s perf script -i %s -F pid,ip,dso "
+	if (t_sh("command -v perf >/dev/null && HOME=%s perf script -i %s -F comm,ip,dso "
 		 ">%s 2>/dev/null",
 		 t_tmpdir(), data, out) != 0) {
 		fprintf(stderr, "%s: perf script cannot read it here; first principles only\n",
@@ -139,11 +143,20 @@ static void against_perf(const char *name, const struct rec *r)
 	CHECK(f != NULL);
 	while (f && fgets(line, sizeof(line), f)) {
 		char *open = strrchr(line, '('), *close = open ? strchr(open, ')') : NULL;
+		char comm[64] = "";
 		const char *want;
 
 		if (!close || i >= r->got.n)
 			continue;
 		*close = 0;
+		/* The thread's name first; ":PID" when perf knows none. */
+		sscanf(line, " %63s", comm);
+		if (strcmp(comm, r->got.v[i].comm) &&
+		    !(comm[0] == ':' && !strcmp(r->got.v[i].comm, "(null)"))) {
+			fprintf(stderr, "%s: sample %zu: perf script names the thread %s, we %s\n",
+				name, i, comm, r->got.v[i].comm);
+			t_failures++;
+		}
 		want = strcmp(open + 1, "[unknown]") ? open + 1 : "";
 		if (strcmp(want, dso_of(r, i))) {
 			fprintf(stderr, "%s: sample %zu: perf script says %s, we say %s\n", name, i,
@@ -179,6 +192,7 @@ static const char gen[] =
 	"r.write(d + '/overlap.data')\n"
 	/* fork: the child keeps the parent's maps as they were */
 	"r = Recording()\n"
+	"r.comm(100, 100, 'parent', 1)\n"
 	"r.mmap2(100, 100, 0x400000, 0x10000, 0x1000, '/a/libA.so', 2)\n"
 	"r.fork(200, 100, 200, 100, 3)\n"
 	"r.fork(100, 100, 101, 100, 3)\n"
@@ -186,6 +200,8 @@ static const char gen[] =
 	"r.sample(200, 200, 0x400010, 5)\n"
 	"r.sample(100, 101, 0x400010, 6)\n"
 	"r.sample(300, 300, 0x400010, 7)\n"
+	"r.comm(200, 200, 'child', 8, exec_=False)\n"
+	"r.sample(200, 200, 0x400010, 9)\n"
 	"r.write(d + '/fork.data')\n"
 	/* time order: file order differs from time order */
 	"r = Recording()\n"
@@ -240,10 +256,16 @@ int main(void)
 		close_rec(&r);
 	}
 	if (open_rec(ctx, "fork", &r)) {
-		CHECK_EQ_INT(r.got.n, 3);
+		CHECK_EQ_INT(r.got.n, 4);
 		CHECK_SAMPLE(&r, 0, "/a/libA.so", 0x1010); /* the child's copy */
 		CHECK_SAMPLE(&r, 1, "/a/libC.so", 0x10); /* a thread of the parent */
 		CHECK_SAMPLE(&r, 2, "", 0); /* a process never mapped */
+		/* Names: inherited by the child and the thread, unknown for a
+		 * process never named, the new one after a rename only. */
+		CHECK(!strcmp(r.got.v[0].comm, "parent"));
+		CHECK(!strcmp(r.got.v[1].comm, "parent"));
+		CHECK(!strcmp(r.got.v[2].comm, "(null)"));
+		CHECK(!strcmp(r.got.v[3].comm, "child"));
 		against_perf("fork", &r);
 		close_rec(&r);
 	}
