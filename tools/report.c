@@ -6,11 +6,19 @@
 #include "cli.h"
 
 #include <ctype.h>
+#include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 static const char report_help[] =
 	"usage: dsostore report [OPTIONS] [PERF.DATA]\n"
@@ -21,8 +29,10 @@ static const char report_help[] =
 	"from the servers of $DEBUGINFOD_URLS.  Kernel samples are named from\n"
 	"/proc/kallsyms when the recording's kernel build ID is the running kernel's.\n"
 	"  -i, --input FILE        the recording\n"
-	"  -s, --sort KEYS         dso,sym (default), sym,srcline, or another list of\n"
-	"                          dso, sym and srcline (FILE:LINE, file's base name)\n"
+	"  -s, --sort KEYS         dso,sym (default), sym,srcline, comm,dso,sym (perf's\n"
+	"                          default), or another list of comm (the thread's\n"
+	"                          name), dso, sym and srcline (FILE:LINE, the file's\n"
+	"                          base name)\n"
 	"  -n, --show-nr-samples   a column with the number of samples\n"
 	"  --top N                 only the first N rows of each table\n"
 	"  --inline                under each row, each inline chain its samples are\n"
@@ -35,14 +45,15 @@ static const char report_help[] =
 	"                          on a terminal or with $DEBUGINFOD_PROGRESS)\n"
 	"  --stdio                 accepted, for perf's command lines (the only output)\n" CLI_COMMON_HELP;
 
-enum key { KEY_DSO, KEY_SYM, KEY_SRCLINE };
+enum key { KEY_DSO, KEY_SYM, KEY_SRCLINE, KEY_COMM, NKEYS };
 
-static const char *const key_names[] = { "dso", "sym", "srcline" };
+static const char *const key_names[] = { "dso", "sym", "srcline", "comm" };
 
 struct opts {
 	const char *path;
-	enum key keys[3];
+	enum key keys[NKEYS];
 	int nkeys;
+	bool by_comm; /* comm is a key: samples are told apart by thread name */
 	bool show_nr, inlines, json, no_fetch, progress;
 	size_t top; /* 0: all */
 	int verbose;
@@ -80,6 +91,8 @@ struct site {
 	uint64_t samples, period;
 	const char *dso_name; /* perf's short name; NULL: no map ("[unknown]") */
 	const struct loc *loc;
+	const char *comm; /* the thread's name (the session's string); NULL: none */
+	int32_t pid; /* for perf's ":PID" when there is no name */
 };
 
 struct event_total {
@@ -123,6 +136,13 @@ struct report {
 	struct loc unknown; /* no map */
 	struct kallsyms ksyms;
 	bool ksyms_tried, ksyms_ok;
+	const struct ds_perf_info *info;
+	struct ds_context *ctx;
+	/* The vDSO's image, where perf would find one (see vdso_dso()). */
+	bool vdso_tried;
+	int vdso_fd;
+	struct ds_store *vdso_store;
+	struct ds_dso *vdso;
 };
 
 static _Noreturn void oom(void)
@@ -174,9 +194,9 @@ static char level_of(uint16_t cpumode)
 	}
 }
 
-static size_t site_hash(unsigned attr, size_t dso, uint64_t ip, char level)
+static size_t site_hash(unsigned attr, size_t dso, uint64_t ip, char level, const char *comm)
 {
-	uint64_t h = ip * 0x9e3779b97f4a7c15ull;
+	uint64_t h = ip * 0x9e3779b97f4a7c15ull ^ (uintptr_t)comm;
 
 	h ^= ((uint64_t)dso * 0xff51afd7ed558ccdull) ^ ((uint64_t)attr << 32) ^ (uint8_t)level;
 	h ^= h >> 29;
@@ -194,7 +214,7 @@ static void sites_rehash(struct report *r)
 	r->nslots = n;
 	for (size_t i = 0; i < r->nsites; i++) {
 		const struct site *s = &r->sites[i];
-		size_t h = site_hash(s->attr, s->dso, s->ip, s->level) & (n - 1);
+		size_t h = site_hash(s->attr, s->dso, s->ip, s->level, s->comm) & (n - 1);
 
 		while (r->slots[h])
 			h = (h + 1) & (n - 1);
@@ -202,25 +222,31 @@ static void sites_rehash(struct report *r)
 	}
 }
 
+/* A site per (event, DSO, address, level), and per thread name when the
+ * table is sorted by it (the session's names are shared strings: one
+ * pointer per name change). */
 static struct site *site_findnew(struct report *r, unsigned attr, size_t dso, uint64_t ip,
-				 char level)
+				 char level, const char *comm, int32_t pid)
 {
 	size_t h;
 
 	if (2 * (r->nsites + 1) > r->nslots)
 		sites_rehash(r);
-	h = site_hash(attr, dso, ip, level) & (r->nslots - 1);
+	h = site_hash(attr, dso, ip, level, comm) & (r->nslots - 1);
 	for (; r->slots[h]; h = (h + 1) & (r->nslots - 1)) {
 		struct site *s = &r->sites[r->slots[h] - 1];
 
-		if (s->attr == attr && s->dso == dso && s->ip == ip && s->level == level)
+		if (s->attr == attr && s->dso == dso && s->ip == ip && s->level == level &&
+		    s->comm == comm && (comm || s->pid == pid))
 			return s;
 	}
 	if (r->nsites == r->cap) {
 		r->cap = r->cap ? 2 * r->cap : 1024;
 		r->sites = xrealloc(r->sites, r->cap, sizeof(*r->sites));
 	}
-	r->sites[r->nsites] = (struct site){ .attr = attr, .dso = dso, .ip = ip, .level = level };
+	r->sites[r->nsites] = (struct site){
+		.attr = attr, .dso = dso, .ip = ip, .level = level, .comm = comm, .pid = pid
+	};
 	r->slots[h] = ++r->nsites;
 	return &r->sites[r->nsites - 1];
 }
@@ -229,8 +255,10 @@ static int on_sample(void *user, const struct ds_perf_sample *smp)
 {
 	struct report *r = user;
 	bool mapped = smp->dso < r->ndsos;
+	bool by_comm = r->o->by_comm;
 	struct site *s = site_findnew(r, smp->attr, mapped ? smp->dso : SIZE_MAX,
-				      mapped ? smp->dso_offset : smp->ip, level_of(smp->cpumode));
+				      mapped ? smp->dso_offset : smp->ip, level_of(smp->cpumode),
+				      by_comm ? smp->comm : NULL, by_comm && !smp->comm ? smp->pid : 0);
 
 	s->samples++;
 	s->period += smp->period;
@@ -367,11 +395,65 @@ static void loc_from_result(struct loc *l, const struct ds_sym_result *res, cons
 
 #define SYM_FLAGS (DS_SYM_FILE_OFFSET | DS_SYM_DEMANGLE | DS_SYM_INLINES | DS_SYM_ELF_NAMES)
 
+/* The vDSO is no file: perf names its samples only when it has its image,
+ * and so do we.  With a build ID, the copy perf record put in perf's cache
+ * (~/.debug/.build-id/xx/rest/vdso; not with -N); without one (pipe mode,
+ * -z), the running kernel's, when the recording's host and release are
+ * this machine's: this process's own vDSO, copied into a memfd. */
+static bool same_host_and_release(const struct ds_perf_info *info);
+
+static const char *vdso_image(struct report *r, const struct ds_perf_dso *d, char *path,
+			      size_t len)
+{
+	const unsigned char *img = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const ElfW(Ehdr) *eh = (const void *)img;
+	const char *home = getenv("HOME");
+	size_t size;
+	char hex[2 * DS_BUILD_ID_MAX + 1];
+
+	if (d->build_id.size) {
+		struct stat st;
+
+		if (!home || ds_build_id_format(&d->build_id, hex, sizeof(hex)) < 0)
+			return NULL;
+		snprintf(path, len, "%s/.debug/.build-id/%.2s/%s/vdso", home, hex, hex + 2);
+		return stat(path, &st) == 0 ? path : NULL;
+	}
+	if (!img || !same_host_and_release(r->info) || memcmp(img, ELFMAG, SELFMAG))
+		return NULL;
+	/* The image: up to the section headers (the kernel maps them too). */
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (size < sizeof(*eh) || size > (1u << 20))
+		return NULL;
+	r->vdso_fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (r->vdso_fd < 0 || write(r->vdso_fd, img, size) != (ssize_t)size)
+		return NULL;
+	snprintf(path, len, "/proc/self/fd/%d", r->vdso_fd);
+	return path;
+}
+
+static struct ds_dso *vdso_dso(struct report *r, const struct ds_perf_dso *d)
+{
+	char buf[PATH_MAX];
+	const char *path;
+
+	if (r->vdso_tried)
+		return r->vdso;
+	r->vdso_tried = true;
+	path = vdso_image(r, d, buf, sizeof(buf));
+	if (!path)
+		return NULL;
+	r->vdso_store = ds_store_new(r->ctx, "vdso", NULL);
+	r->vdso = r->vdso_store ? ds_store_findnew(r->vdso_store, path, NULL) : NULL;
+	return r->vdso;
+}
+
 /* The sites of one user-space DSO, sorted by ip: each distinct address
  * symbolized once, in one batch. */
 static void resolve_dso(struct report *r, size_t di, struct site **v, size_t n)
 {
 	const struct ds_perf_dso *d = &r->dsos[di];
+	struct ds_dso *dso = d->dso;
 	uint64_t *addrs = xrealloc(NULL, n, sizeof(*addrs));
 	struct ds_sym_result *res;
 	size_t nu = 0;
@@ -383,14 +465,16 @@ static void resolve_dso(struct report *r, size_t di, struct site **v, size_t n)
 	res = calloc(nu, sizeof(*res));
 	if (!res)
 		oom();
-	if (d->dso)
-		rc = ds_dso_symbolize_batch(d->dso, addrs, nu, SYM_FLAGS, res);
+	if (!strcmp(d->path, "[vdso]"))
+		dso = vdso_dso(r, d);
+	if (dso)
+		rc = ds_dso_symbolize_batch(dso, addrs, nu, SYM_FLAGS, res);
 	for (size_t i = 0; rc < 0 && i < nu; i++)
 		res[i].addr = addrs[i];
-	if (rc < 0 && d->dso && r->o->verbose) {
+	if (rc < 0 && dso && r->o->verbose) {
 		char why[512] = "";
 
-		ds_dso_error(d->dso, why, sizeof(why));
+		ds_dso_error(dso, why, sizeof(why));
 		cli_error("%s: no symbols: %s%s%s", d->path, ds_strerror(rc), why[0] ? ": " : "",
 			  why);
 	}
@@ -537,8 +621,18 @@ static const struct ksym *ksym_at(const struct kallsyms *k, uint64_t addr)
 }
 
 /* Kernel symbols only when the recording was made on the kernel running
- * now (its build ID in the recording equals /sys/kernel/notes'): else the
- * addresses of /proc/kallsyms say nothing about the recorded ones. */
+ * now (its build ID in the recording equals /sys/kernel/notes'; without
+ * one, as in pipe mode and with -z, the recording's host name and kernel
+ * release are this machine's): else the addresses of /proc/kallsyms say
+ * nothing about the recorded ones. */
+static bool same_host_and_release(const struct ds_perf_info *info)
+{
+	struct utsname u;
+
+	return info && info->hostname && info->osrelease && uname(&u) == 0 &&
+	       !strcmp(u.nodename, info->hostname) && !strcmp(u.release, info->osrelease);
+}
+
 static bool kernel_symbols(struct report *r)
 {
 	struct ds_build_id running;
@@ -551,7 +645,10 @@ static bool kernel_symbols(struct report *r)
 		if (r->dsos[i].kernel && r->dsos[i].path && r->dsos[i].machine &&
 		    !strcmp(r->dsos[i].path, "[kernel.kallsyms]") && !strcmp(r->dsos[i].machine, "host"))
 			kd = &r->dsos[i];
-	if (!kd || !running_kernel_build_id(&running) || !ds_build_id_equal(&kd->build_id, &running)) {
+	if (kd && !kd->build_id.size && same_host_and_release(r->info))
+		; /* nothing better to go by: perf does the same */
+	else if (!kd || !running_kernel_build_id(&running) ||
+		 !ds_build_id_equal(&kd->build_id, &running)) {
 		if (r->o->verbose)
 			cli_error("kernel samples unnamed: the recording's kernel build ID is not "
 				  "the running kernel's");
@@ -636,11 +733,31 @@ static int str_cmp_null_last(const char *a, const char *b)
 
 /* Whether two sites are one row, as perf's se_cmp of each sort key; the
  * order is perf's too (ascending names, then addresses), used for ties. */
+/* perf's comm column: the thread's name, ":PID" when it has none. */
+static const char *comm_name(const struct site *s, char buf[static 16])
+{
+	if (s->comm)
+		return s->comm;
+	snprintf(buf, 16, ":%d", s->pid);
+	return buf;
+}
+
+static int comm_cmp(const struct site *a, const struct site *b)
+{
+	char x[16], y[16];
+
+	return strcmp(comm_name(a, x), comm_name(b, y));
+}
+
 static int identity_cmp(const struct site *a, const struct site *b, enum key k)
 {
 	int c;
 
 	switch (k) {
+	case KEY_COMM:
+		return comm_cmp(a, b);
+	case NKEYS:
+		break;
 	case KEY_DSO:
 		return str_cmp_null_last(a->dso_name, b->dso_name);
 	case KEY_SYM:
@@ -688,6 +805,11 @@ static int entry_order(const void *x, const void *y, void *arg)
 		int c = 0;
 
 		switch (o->keys[i]) {
+		case KEY_COMM:
+			c = comm_cmp(a->s, b->s);
+			break;
+		case NKEYS:
+			break;
 		case KEY_DSO:
 			c = str_cmp_null_last(a->s->dso_name, b->s->dso_name);
 			break;
@@ -813,12 +935,13 @@ static const char *sym_name(const struct site *s, char hex[static 24])
 }
 
 struct widths {
-	int col[3];
+	int col[NKEYS];
 };
 
 static struct widths column_widths(const struct opts *o, const struct entry *e, size_t n)
 {
-	static const int header[] = { 13, 6, 11 }; /* "Shared Object", "Symbol", "Source:Line" */
+	/* "Shared Object", "Symbol", "Source:Line", "Command" */
+	static const int header[] = { 13, 6, 11, 7 };
 	struct widths w;
 	bool unresolved = false;
 
@@ -832,6 +955,14 @@ static struct widths column_widths(const struct opts *o, const struct entry *e, 
 			int len = 0;
 
 			switch (o->keys[k]) {
+			case KEY_COMM: {
+				char buf[16];
+
+				len = (int)strlen(comm_name(s, buf));
+				break;
+			}
+			case NKEYS:
+				break;
 			case KEY_DSO:
 				len = (int)strlen(s->dso_name ? s->dso_name : "[unknown]");
 				break;
@@ -877,7 +1008,8 @@ static void print_chains(const struct entry *e, uint64_t total)
 static void print_table(const struct report *r, const char *event, unsigned attr,
 			const struct entry *e, size_t n)
 {
-	static const char *const header[] = { "Shared Object", "Symbol", "Source:Line" };
+	static const char *const header[] = { "Shared Object", "Symbol", "Source:Line",
+					      "Command" };
 	const struct opts *o = r->o;
 	const struct event_total *t = &r->ev[attr];
 	struct widths w = column_widths(o, e, n);
@@ -915,6 +1047,14 @@ static void print_table(const struct report *r, const char *event, unsigned attr
 			char hex[24];
 
 			switch (o->keys[k]) {
+			case KEY_COMM: {
+				char buf[16];
+
+				printf("  %-*s", width, comm_name(s, buf));
+				break;
+			}
+			case NKEYS:
+				break;
 			case KEY_DSO:
 				printf("  %-*s", width, s->dso_name ? s->dso_name : "[unknown]");
 				break;
@@ -968,6 +1108,12 @@ static void json_entry(const struct report *r, const struct entry *e, uint64_t t
 
 	printf("{\"overhead\":%.6f,\"samples\":%" PRIu64 ",\"period\":%" PRIu64,
 	       share(e->period, total), e->samples, e->period);
+	if (has_key(o, KEY_COMM)) {
+		char buf[16];
+
+		printf(",\"comm\":");
+		json_string(comm_name(s, buf));
+	}
 	if (has_key(o, KEY_DSO) || has_key(o, KEY_SYM)) {
 		const struct ds_perf_dso *d = s->dso < r->ndsos ? &r->dsos[s->dso] : NULL;
 		char hex[2 * DS_BUILD_ID_MAX + 1];
@@ -1061,6 +1207,10 @@ static void report_free(struct report *r)
 	free(r->sites);
 	free(r->slots);
 	free(r->ev);
+	ds_dso_put(r->vdso);
+	ds_store_free(r->vdso_store);
+	if (r->vdso_fd > 0)
+		close(r->vdso_fd);
 }
 
 static void output(struct report *r, const struct ds_perf_info *info,
@@ -1128,12 +1278,14 @@ static int run(const struct opts *o, const struct cli_common *common)
 		return 1;
 	}
 	ds_perf_data_info(pd, &info);
+	r.info = &info;
 	/* The context reads the servers from the environment when it is made. */
 	if (o->no_fetch && setenv("DEBUGINFOD_URLS", "", 1)) {
 		cli_error("cannot set DEBUGINFOD_URLS: %s", ds_strerror(-errno));
 		goto out;
 	}
 	ctx = cli_context(common);
+	r.ctx = ctx;
 	s = ds_perf_session_new(ctx, pd, NULL, err, sizeof(err));
 	if (!s) {
 		cli_error("%s: %s", o->path, err[0] ? err : ds_strerror(-errno));
@@ -1171,10 +1323,10 @@ static int parse_sort(struct opts *o, const char *spec)
 
 		if (!strcmp(t, "symbol"))
 			t = "sym";
-		for (k = 0; k < 3 && strcmp(t, key_names[k]); k++)
+		for (k = 0; k < NKEYS && strcmp(t, key_names[k]); k++)
 			;
-		if (k == 3) {
-			cli_error("report: unknown sort key '%s' (dso, sym, srcline)", t);
+		if (k == NKEYS) {
+			cli_error("report: unknown sort key '%s' (comm, dso, sym, srcline)", t);
 			goto bad;
 		}
 		for (int i = 0; i < o->nkeys; i++)
@@ -1186,7 +1338,8 @@ static int parse_sort(struct opts *o, const char *spec)
 	}
 	free(dup);
 	if (!o->nkeys)
-		cli_error("report: --sort needs keys (dso, sym, srcline)");
+		cli_error("report: --sort needs keys (comm, dso, sym, srcline)");
+	o->by_comm = has_key(o, KEY_COMM);
 	return o->nkeys ? 0 : -1;
 bad:
 	free(dup);
