@@ -5,22 +5,11 @@
 # with mixed good and bad arguments.
 set -euo pipefail
 
+. "$DS_SRC/tests/testlib.bash"
 : "${DSOSTORE:?DSOSTORE must name the CLI}"
-for tool in eu-readelf gcc; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
+tl_need eu-readelf gcc
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsbuildid.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
+tl_tmpdir dsbuildid
 
 # The build ID eu-readelf reports, or nothing.
 readelf_bid() {
@@ -171,8 +160,4 @@ rc=0
 "$DSOSTORE" buildid >"$tmp/out" 2>"$tmp/err" || rc=$?
 [ "$rc" -ne 0 ] && [ ! -s "$tmp/out" ] || fail "buildid without files: status $rc"
 
-if [ "$fails" -ne 0 ]; then
-	echo "buildid.sh: $fails failure(s)" >&2
-	exit 1
-fi
-echo "buildid.sh: all checks passed"
+tl_finish buildid.sh "all checks passed"

@@ -12,35 +12,14 @@
 #   (f) `dsostore cache stats` against find(1); `cache clean` by atime and
 #       for expired misses, keeping fresh files; --if-due
 set -u
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+. "$DS_SRC/tests/testlib.bash"
+tl_no_proxy
 
 : "${DSOSTORE:?DSOSTORE must name the dsostore CLI}"
-DSSERVER=${DSSERVER:-${DS_BUILD:-build}/dsserver}
-for tool in debuginfod-find gcc objcopy eu-readelf curl cmp find; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
-if [ ! -x "$DSSERVER" ]; then
-	echo "FAIL: no dsserver at $DSSERVER" >&2
-	exit 1
-fi
+tl_need debuginfod-find gcc objcopy eu-readelf curl cmp find
+tl_need_dsserver
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsinterop.XXXXXX") || exit 2
-tmp=$(realpath "$tmp")
-pid=
-cleanup() {
-	[ -z "$pid" ] || kill -TERM "$pid" 2>/dev/null
-	wait 2>/dev/null
-	[ -n "${DS_KEEP_TMP:-}" ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
+tl_tmpdir dsinterop
 eq() { # what expected actual
 	[ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
 }
@@ -52,7 +31,7 @@ odd_dir="$srv/s#rc dir" odd_file="a b#c.c" # '#' is '#_' in cache names
 mkdir -p "$srv/src" "$odd_dir"
 declare -A bid srcfile
 progs=(p1 p2 p3 p4 p5 odd)
-pids=()
+cc_pids=()
 for p in "${progs[@]}"; do
 	f=$srv/src/$p.c
 	[ $p = odd ] && f=$odd_dir/$odd_file
@@ -63,10 +42,10 @@ int value_$p(int x) { return x + ${#f}; }
 int main(void) { printf("%d\n", value_$p(1)); return 0; }
 EOF
 	gcc -g -O1 -o "$srv/$p" "$f" &
-	pids+=($!)
+	cc_pids+=($!)
 done
-for i in "${!pids[@]}"; do
-	wait "${pids[i]}" || fail "cannot compile ${progs[i]}"
+for i in "${!cc_pids[@]}"; do
+	wait "${cc_pids[i]}" || fail "cannot compile ${progs[i]}"
 done
 for p in "${progs[@]}"; do
 	objcopy --only-keep-debug "$srv/$p" "$srv/$p.debug" &&
@@ -80,18 +59,8 @@ done
 # mtime): a download must still count as fresh, which is by atime.
 touch -d '-2 days' "$srv/p4.debug"
 
-"$DSSERVER" --port-file "$tmp/port" --log "$tmp/server.log" --max-runtime 120 \
-	--die-with-parent "$srv" 2>"$tmp/server.err" &
-pid=$!
-for _ in $(seq 100); do
-	[ -s "$tmp/port" ] && break
-	sleep 0.1
-done
-[ -s "$tmp/port" ] || {
-	echo "FAIL: dsserver did not start: $(cat "$tmp/server.err")" >&2
-	exit 1
-}
-U=http://127.0.0.1:$(cat "$tmp/port")
+tl_start_dsserver port server --max-runtime 120 "$srv" || exit 1
+U=http://127.0.0.1:$port
 
 cache=$tmp/cache
 export DEBUGINFOD_URLS=$U DEBUGINFOD_CACHE_PATH=$cache
@@ -331,9 +300,7 @@ eq "(f) debuginfod-find after clean" "$stale" "$(eu debuginfo $h)"
 eq "(f) requests for p1 debuginfo after clean" 2 "$(reqs $h debuginfo)"
 echo "(f) checked"
 
-if [ "$fails" -ne 0 ]; then
-	echo "debuginfod_interop.sh: $fails failure(s)" >&2
+eu_errors() { # the last words of debuginfod-find, if any
 	[ ! -s "$tmp/eu.err" ] || sed 's/^/  debuginfod-find: /' "$tmp/eu.err" | tail -5 >&2
-	exit 1
-fi
-echo "debuginfod_interop.sh: all checks passed"
+}
+tl_finish debuginfod_interop.sh "all checks passed" eu_errors

@@ -13,50 +13,15 @@
 # script re-runs itself inside a network namespace with only loopback up,
 # and the servers and clients all run there.
 set -u
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
+. "$DS_SRC/tests/testlib.bash"
+tl_no_proxy
 export PATH=$PATH:/usr/sbin:/sbin
 
 : "${DSOSTORE:?DSOSTORE must name the dsostore CLI}"
-for tool in debuginfod debuginfod-find eu-readelf gcc objcopy curl cmp unshare ip; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
-
-if [ "${DS_IN_NETNS:-}" != 1 ]; then
-	# As root a plain network namespace; otherwise one inside a user
-	# namespace, where we may still bring lo up.
-	for how in "unshare -n" "unshare -rn"; do
-		if $how true 2>/dev/null; then
-			exec $how env DS_IN_NETNS=1 bash "$0" "$@"
-		fi
-	done
-	echo "SKIP: cannot create a network namespace (unshare -n / -rn failed); the real" \
-		"debuginfod 0.188 listens on every address, so it is only run isolated" >&2
-	exit 77
-fi
-if ! ip link set lo up 2>/dev/null; then
-	echo "SKIP: cannot bring up lo in the network namespace" >&2
-	exit 77
-fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsreal.XXXXXX") || exit 2
-tmp=$(realpath "$tmp")
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do
-		kill -TERM "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	[ -n "${DS_KEEP_TMP:-}" ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
-fails=0
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
+tl_need debuginfod debuginfod-find eu-readelf gcc objcopy curl cmp unshare ip
+tl_netns_reexec --skip "cannot create a network namespace (unshare -n / -rn failed); the real \
+debuginfod 0.188 listens on every address, so it is only run isolated" "$0" "$@"
+tl_tmpdir dsreal
 
 P1=8002 # the server with the corpus
 P2=8003 # the federating server, no files of its own
@@ -116,38 +81,9 @@ done
 debugfile() { [ "$1" = keep ] && echo "$srv/keep" || echo "$srv/$1.debug"; }
 
 # ---- servers
-metrics() { # port
-	curl -s --max-time 5 "http://127.0.0.1:$1/metrics"
-}
-metric() { # port name-with-labels: its value, 0 if absent
-	metrics "$1" | awk -v k="$2" '$1 == k {v = $2} END {print v + 0}'
-}
-# Ready: the traversal is done and no file waits for or is in a scanner
-# (the scan gauges are absent when nothing was ever queued: an empty dir).
-start_server() { # port upstream-urls dir
-	local port=$1 up=$2 dir=$3 m i
-	env -u DEBUGINFOD_URLS ${up:+DEBUGINFOD_URLS=$up} DEBUGINFOD_CACHE_PATH="$tmp/srvcache-$port" \
-		debuginfod -F -d :memory: -p "$port" -t0 -g0 "$dir" >"$tmp/server-$port.log" 2>&1 &
-	pids+=($!)
-	for ((i = 0; i < 150; i++)); do
-		m=$(metrics "$port") || m=
-		if awk '$1 == "ready" && $2 == 1 {r = 1}
-			$1 == "thread_work_total{role=\"traverse\"}" && $2 >= 1 {t = 1}
-			$1 == "thread_work_pending{role=\"scan\"}" && $2 != 0 {busy = 1}
-			$1 == "thread_busy{role=\"scan\"}" && $2 != 0 {busy = 1}
-			END {exit !(r && t && !busy)}' <<<"$m"; then
-			return 0
-		fi
-		kill -0 "${pids[-1]}" 2>/dev/null || break
-		sleep 0.1
-	done
-	echo "debuginfod on port $port did not get ready; its log:" >&2
-	tail -20 "$tmp/server-$port.log" >&2
-	exit 1
-}
-start_server $P1 "" "$srv"
+tl_start_debuginfod $P1 "$srv" || exit 1
 requests() { # artifact type (debuginfo, executable, source, section), on P1
-	metric $P1 "http_requests_total{type=\"$1\"}"
+	tl_metric $P1 "http_requests_total{type=\"$1\"}"
 }
 
 export DEBUGINFOD_URLS=http://127.0.0.1:$P1
@@ -344,7 +280,7 @@ echo "batches of ${#ids[@]} build IDs: checked"
 
 # ---- federation: the client knows only the second server, which has no
 # files and asks the first.
-start_server $P2 "http://127.0.0.1:$P1" "$tmp/empty"
+tl_start_debuginfod $P2 "$tmp/empty" "http://127.0.0.1:$P1" || exit 1
 export DEBUGINFOD_URLS=http://127.0.0.1:$P2 DEBUGINFOD_CACHE_PATH=$tmp/cache-fed
 for p in g2 c1; do
 	[ -n "${bid[$p]:-}" ] || continue
@@ -362,9 +298,7 @@ done
 miss "federated unknown build ID" $unknown "$DEBUGINFOD_CACHE_PATH/$unknown/debuginfo"
 echo "federation: checked"
 
-if [ "$fails" -ne 0 ]; then
-	echo "debuginfod_real.sh: $fails failure(s)" >&2
+eu_errors() { # the last words of debuginfod-find, if any
 	[ ! -s "$tmp/eu.err" ] || sed 's/^/  debuginfod-find: /' "$tmp/eu.err" | tail -5 >&2
-	exit 1
-fi
-echo "debuginfod_real.sh: all checks passed"
+}
+tl_finish debuginfod_real.sh "all checks passed" eu_errors

@@ -13,32 +13,15 @@
 # Fixtures are compiled here; build IDs come from readelf, the expected
 # bytes are the files the server serves.  Only 127.0.0.1 is used.
 set -u
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
+. "$DS_SRC/tests/testlib.bash"
+tl_no_proxy
 
 : "${DSOSTORE:?DSOSTORE must name the dsostore CLI}"
-DSSERVER=${DSSERVER:-${DS_BUILD:-build}/dsserver}
-for tool in gcc readelf curl cmp awk; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
-if [ ! -x "$DSSERVER" ]; then
-	echo "FAIL: no dsserver at $DSSERVER" >&2
-	exit 1
-fi
+tl_need gcc readelf curl cmp awk
+tl_need_dsserver
 
-T=$(mktemp -d "${TMPDIR:-/tmp}/dsfaults.XXXXXX") || exit 2
-pids=()
-cleanup()
-{
-	for p in "${pids[@]}"; do
-		kill -TERM "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	[ -n "${DS_KEEP_TMP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
+tl_tmpdir dsfaults
+T=$tmp
 export HOME=$T/home
 mkdir -p "$HOME"
 
@@ -103,21 +86,7 @@ unknown() { printf '%040x' $((0xdead0000 + $1)); }
 # $T/NAME.log.
 start_server()
 {
-	local name=$1
-	shift
-	rm -f "$T/$name.port"
-	"$DSSERVER" --port-file "$T/$name.port" --log "$T/$name.log" --max-runtime 400 \
-		--die-with-parent "$@" 2>"$T/$name.err" &
-	pids+=($!)
-	for _ in $(seq 100); do
-		[ -s "$T/$name.port" ] && break
-		sleep 0.05
-	done
-	PORT=$(cat "$T/$name.port" 2>/dev/null)
-	if [ -z "$PORT" ]; then
-		echo "FAIL: dsserver $name did not start: $(cat "$T/$name.err")" >&2
-		exit 1
-	fi
+	tl_start_dsserver PORT "$1" --max-runtime 400 "${@:2}" || exit 1
 }
 
 start_server s1 "$S"

@@ -11,32 +11,18 @@
 # we serve and by readelf on the files the processes name.  Few forks: the
 # machine running the suite may be loaded.
 set -u
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY
+. "$DS_SRC/tests/testlib.bash"
+tl_no_proxy
 unset DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE
 
 : "${DSOSTORE:?DSOSTORE must name the dsostore CLI}"
-DSSERVER=${DSSERVER:-${DS_BUILD:-build}/dsserver}
-for tool in gcc readelf eu-readelf curl python3; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
-if [ ! -x "$DSSERVER" ]; then
-	echo "FAIL: no dsserver at $DSSERVER" >&2
-	exit 1
-fi
+tl_need gcc readelf eu-readelf curl python3
+tl_need_dsserver
 
 NPROCS=4
 NIDS=30
-T=$(mktemp -d "${TMPDIR:-/tmp}/dsprocs.XXXXXX") || exit 2
-srv_pid=
-cleanup()
-{
-	[ -n "$srv_pid" ] && kill -TERM "$srv_pid" 2>/dev/null && wait "$srv_pid" 2>/dev/null
-	[ -n "${DS_KEEP_TMP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
+tl_tmpdir dsprocs
+T=$tmp
 
 failures=0
 fail()
@@ -81,21 +67,13 @@ cmp -s "$T/served.txt" "$T/want-served.txt" ||
 	{ fail "fixtures: eu-readelf does not confirm the build IDs"; exit 1; }
 
 # ----------------------------------------------------------------- server
-"$DSSERVER" --port-file "$T/port" --log "$T/server.log" --max-runtime 120 \
-	--die-with-parent --fault '*:latency=100' "$T/served" 2>"$T/server.err" &
-srv_pid=$!
-for _ in $(seq 200); do
-	[ -s "$T/port" ] && break
-	kill -0 "$srv_pid" 2>/dev/null || break
-	sleep 0.05
-done
-[ -s "$T/port" ] || { fail "dsserver did not start: $(cat "$T/server.err")"; exit 1; }
-URL=http://127.0.0.1:$(<"$T/port")
+tl_start_dsserver port server --max-runtime 120 --fault '*:latency=100' "$T/served" || exit 1
+URL=http://127.0.0.1:$port
 
 # ------------------------------------------------------ four processes
 # Each waits for the same go file, so that they start together.
 export DEBUGINFOD_URLS=$URL DEBUGINFOD_CACHE_PATH=$T/cache
-pids=()
+procs=()
 for p in $(seq 1 $NPROCS); do
 	(
 		while [ ! -e "$T/go" ]; do sleep 0.005; done
@@ -104,10 +82,10 @@ for p in $(seq 1 $NPROCS); do
 		echo $? >"$T/rc.$p"
 		echo "${EPOCHREALTIME/./}" >"$T/end.$p"
 	) &
-	pids+=($!)
+	procs+=($!)
 done
 touch "$T/go"
-wait "${pids[@]}"
+wait "${procs[@]}"
 
 # The processes really overlapped (else one download each is no feat).
 starts=$(sort -n "$T"/start.*)

@@ -9,19 +9,15 @@
 # perf's build-id cache (debug, then elf); every candidate's build ID must
 # match.
 set -u
+. "$DS_SRC/tests/testlib.bash"
 
 : "${DSOSTORE:?DSOSTORE must name the dsostore CLI}"
-for tool in gcc objcopy eu-readelf readelf python3; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
+tl_need gcc objcopy eu-readelf readelf python3
 
-# realpath: the debuglink and perf-cache layouts are keyed by the binary's
-# canonical directory, so the test's own paths must already be canonical.
-T=$(realpath "$(mktemp -d "${TMPDIR:-/tmp}/dslocate.XXXXXX")") || exit 2
-[ -n "${DS_KEEP_TMP:-}" ] || trap 'rm -rf "$T"' EXIT
+# canonical (tl_tmpdir): the debuglink and perf-cache layouts are keyed by
+# the binary's canonical directory, so the test's own paths must be too.
+tl_tmpdir dslocate
+T=$tmp
 # Keep the user's ~/.debug and environment out of every case.
 export HOME=$T/home
 unset PERF_BUILDID_DIR DEBUGINFOD_URLS

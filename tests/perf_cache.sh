@@ -12,16 +12,11 @@
 # argument, a read-only cache.
 set -euo pipefail
 
+. "$DS_SRC/tests/testlib.bash"
 : "${DSOSTORE:?DSOSTORE must name the CLI}"
-for tool in perf gcc objcopy strip readelf; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
+tl_need perf gcc objcopy strip readelf
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsperfcache.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+tl_tmpdir dsperfcache
 cd "$tmp"
 umask 022
 # perf reads its cache from $HOME/.debug (buildid.dir in ~/.perfconfig
@@ -29,20 +24,8 @@ umask 022
 export HOME=$tmp/home0
 mkdir -p "$HOME"
 unset PERF_BUILDID_DIR
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=87
-fails=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
-
-if ! perf record -N -e cpu-clock -o probe.data -- true >probe.log 2>&1; then
-	echo "SKIP: perf record -e cpu-clock is not permitted here:" >&2
-	sed 's/^/  /' probe.log >&2
-	exit 77
-fi
+tl_sanitizer_exitcodes
+tl_perf_or_skip
 
 # ----------------------------------------------------------- workload
 # Three functions that each burn ~0.1 s of CPU in a loop whose lines are
@@ -227,7 +210,7 @@ H3=$tmp/home3
 src_dir=$tmp/dd
 if [ -d /dev/shm ] && [ -w /dev/shm ] && [ "$(stat -c %d /dev/shm)" != "$(stat -c %d "$tmp")" ]; then
 	shm=$(mktemp -d /dev/shm/dsperfcache.XXXXXX)
-	trap 'rm -rf "$tmp" "$shm"' EXIT
+	tl_also_rm+=("$shm")
 	cp -r dd/. "$shm/"
 	src_dir=$shm
 fi
@@ -306,8 +289,4 @@ else
 	echo "note: read-only cache not tested (no mount namespace)" >&2
 fi
 
-if [ "$fails" -ne 0 ]; then
-	echo "perf_cache: $fails failures" >&2
-	exit 1
-fi
-echo "perf_cache: perf report resolves the stripped workload after each install"
+tl_finish perf_cache "perf report resolves the stripped workload after each install"

@@ -13,57 +13,21 @@
 # tests/debuginfod_real.sh, this script re-runs itself in a network
 # namespace with only loopback up.
 set -u
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
+. "$DS_SRC/tests/testlib.bash"
+tl_no_proxy
 export PATH=$PATH:/usr/sbin:/sbin
 
 : "${DSOSTORE:?DSOSTORE must name the CLI}"
 : "${DS_BUILD:?DS_BUILD must name the build dir}"
-for tool in perf debuginfod gcc objcopy strip readelf curl unshare ip; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
-if [ "${DS_IN_NETNS:-}" != 1 ]; then
-	for how in "unshare -n" "unshare -rn"; do
-		if $how true 2>/dev/null; then
-			exec $how env DS_IN_NETNS=1 bash "$0" "$@"
-		fi
-	done
-	echo "SKIP: cannot create a network namespace for the real debuginfod" >&2
-	exit 77
-fi
-ip link set lo up 2>/dev/null || {
-	echo "SKIP: cannot bring up lo in the network namespace" >&2
-	exit 77
-}
+tl_need perf debuginfod gcc objcopy strip readelf curl unshare ip
+tl_need_dsserver
+tl_netns_reexec --skip "cannot create a network namespace for the real debuginfod" "$0" "$@"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsprefetch.XXXXXX") || exit 2
-tmp=$(realpath "$tmp")
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do
-		kill -TERM "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	[ -n "${DS_KEEP_TMP:-}" ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
+tl_tmpdir dsprefetch
 cd "$tmp" || exit 2
 export HOME=$tmp # perf's ~/.debug and ~/.perfconfig: ours
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=87
-fails=0
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
-
-if ! perf record -N -e cpu-clock -o probe.data -- true >probe.log 2>&1; then
-	echo "SKIP: perf record -e cpu-clock is not permitted here:" >&2
-	sed 's/^/  /' probe.log >&2
-	exit 77
-fi
+tl_sanitizer_exitcodes
+tl_perf_or_skip
 
 # ---------------------------------------------------------- workload
 # A program and a library it calls, each with static functions that burn
@@ -145,36 +109,14 @@ done
 
 # ---------------------------------------------------------- servers
 P=8011
-metrics() { curl -s --max-time 5 "http://127.0.0.1:$P/metrics"; }
-debuginfod -F -d :memory: -p $P -t0 -g0 "$tmp/srv" >server.log 2>&1 &
-pids+=($!)
-for ((i = 0; i < 150; i++)); do
-	if metrics | awk '$1 == "ready" && $2 == 1 {r = 1}
-		$1 == "thread_work_total{role=\"traverse\"}" && $2 >= 1 {t = 1}
-		$1 == "thread_work_pending{role=\"scan\"}" && $2 != 0 {busy = 1}
-		$1 == "thread_busy{role=\"scan\"}" && $2 != 0 {busy = 1}
-		END {exit !(r && t && !busy)}'; then
-		break
-	fi
-	sleep 0.1
-done
+# Not ready within 15 s: it says so, and the checks below tell what broke.
+tl_start_debuginfod $P "$tmp/srv" || true
 served() { # debuginfo requests the real server got
-	metrics | awk '$1 == "http_requests_total{type=\"debuginfo\"}" {v = $2} END {print v + 0}'
+	tl_metric $P 'http_requests_total{type="debuginfo"}'
 }
 
 # dsserver: the same files, misbehaving on request.
-"$DS_BUILD/dsserver" --port-file "$tmp/ds.port" --log "$tmp/ds.log" --die-with-parent \
-	--max-runtime 300 "$tmp/srv" >ds.out 2>&1 &
-pids+=($!)
-for ((i = 0; i < 100; i++)); do
-	[ -s ds.port ] && break
-	sleep 0.05
-done
-DSP=$(cat ds.port 2>/dev/null)
-[ -n "$DSP" ] || {
-	fail "dsserver did not start: $(cat ds.out)"
-	exit 1
-}
+tl_start_dsserver DSP dsserver --max-runtime 300 "$tmp/srv" || exit 1
 control() { curl -s --max-time 5 "http://127.0.0.1:$DSP/control/$1" >/dev/null; }
 ds_requests() { # debuginfo requests dsserver saw for a build ID
 	curl -s --max-time 5 "http://127.0.0.1:$DSP/control/stats?url=/buildid/$1/debuginfo"
@@ -287,8 +229,4 @@ prefetch bad /etc/passwd
 [ "$rc" -eq 2 ] || fail "bad: exit $rc, want 2"
 grep -q "^dsostore: /etc/passwd: " bad.err || fail "bad: $(cat bad.err)"
 
-if [ "$fails" -ne 0 ]; then
-	echo "perf_prefetch: $fails failure(s)" >&2
-	exit 1
-fi
-echo "perf_prefetch: ok"
+tl_finish perf_prefetch

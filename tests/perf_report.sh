@@ -25,40 +25,23 @@
 # they should print the same digits; the unit allows for a different
 # rounding of a share that lands on a half.
 set -uo pipefail
-unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
+. "$DS_SRC/tests/testlib.bash"
+tl_no_proxy
 export PATH=$PATH:/usr/sbin:/sbin
 
 : "${DSOSTORE:?DSOSTORE must name the CLI}"
-for tool in perf gcc objcopy strip readelf python3; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
+tl_need perf gcc objcopy strip readelf python3
 
 # The real debuginfod (Debian's 0.188) listens on every address: it only
 # runs in a network namespace of our own, which as root is a plain
 # `unshare -n`.  Otherwise the test server, which binds 127.0.0.1.
-if [ "${DS_IN_NETNS:-}" != 1 ] && [ "$(id -u)" = 0 ] && command -v debuginfod >/dev/null &&
-	command -v unshare >/dev/null && unshare -n true 2>/dev/null; then
-	exec unshare -n env DS_IN_NETNS=1 bash "$0" "$@"
-fi
 server=dsserver
-if [ "${DS_IN_NETNS:-}" = 1 ] && ip link set lo up 2>/dev/null; then
+if command -v debuginfod >/dev/null && command -v unshare >/dev/null &&
+	tl_netns_reexec --root-only "$0" "$@"; then
 	server=debuginfod
 fi
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsperfreport.XXXXXX") || exit 2
-tmp=$(realpath "$tmp")
-pids=()
-cleanup() {
-	for p in "${pids[@]}"; do
-		kill -TERM "$p" 2>/dev/null
-	done
-	wait 2>/dev/null
-	[ -n "${DS_KEEP_TMP:-}" ] || rm -rf "$tmp"
-}
-trap cleanup EXIT
+tl_tmpdir dsperfreport
 cd "$tmp" || exit 2
 # perf reads and writes $HOME/.debug and ~/.perfconfig: ours, not the
 # user's.  -N below also keeps perf record from writing its cache.
@@ -66,14 +49,7 @@ export HOME=$tmp/home
 mkdir -p "$HOME"
 unset PERF_BUILDID_DIR DEBUGINFOD_PROGRESS
 export DEBUGINFOD_URLS= DEBUGINFOD_CACHE_PATH=$tmp/dcache
-# A sanitizer's report must not pass for a clean exit.
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=87
-fails=0
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
+tl_sanitizer_exitcodes
 
 # python3 may be a slow shim (pyenv: 1.5 s a start): its interpreter, once.
 py=$(python3 -c 'import sys; print(sys.executable)') || py=python3
@@ -398,43 +374,27 @@ done
 # in no .dynsym); served by debuginfod, they do, and the rows are perf's
 # with the debuginfo in its build-id cache.
 start_server() {
-	local i m
 	case $server in
 	debuginfod)
 		port=8002
-		env -u DEBUGINFOD_URLS DEBUGINFOD_CACHE_PATH="$tmp/srvcache" \
-			debuginfod -F -d :memory: -p $port -t0 -g0 "$tmp/srv" >server.log 2>&1 &
-		pids+=($!)
+		tl_start_debuginfod $port "$tmp/srv" || {
+			fail "debuginfod did not get ready"
+			return 1
+		}
 		;;
 	dsserver)
 		if [ -z "${DSSERVER:-}" ]; then
 			echo "no network namespace and no \$DSSERVER: stripped part skipped" >&2
 			return 1
 		fi
-		"$DSSERVER" --max-runtime 120 --die-with-parent --port-file "$tmp/port" "$tmp/srv" \
-			>server.log 2>&1 &
-		pids+=($!)
-		for ((i = 0; i < 100; i++)); do
-			[ -s "$tmp/port" ] && break
-			sleep 0.05
-		done
-		port=$(cat "$tmp/port" 2>/dev/null)
+		if ! tl_start_dsserver port server --max-runtime 120 "$tmp/srv" ||
+			! tl_wait_ready "$port" "${pids[-1]}"; then
+			fail "dsserver did not get ready: $(tail -5 "$tmp/server.err")"
+			return 1
+		fi
 		;;
 	esac
-	for ((i = 0; i < 150; i++)); do
-		m=$(curl -s --max-time 2 "http://127.0.0.1:$port/metrics" 2>/dev/null) || m=
-		if awk '$1 == "ready" && $2 == 1 {r = 1}
-			$1 == "thread_work_total{role=\"traverse\"}" && $2 >= 1 {t = 1}
-			$1 == "thread_work_pending{role=\"scan\"}" && $2 != 0 {busy = 1}
-			$1 == "thread_busy{role=\"scan\"}" && $2 != 0 {busy = 1}
-			END {exit !(r && t && !busy)}' <<<"$m"; then
-			echo "$server on 127.0.0.1:$port"
-			return 0
-		fi
-		sleep 0.1
-	done
-	fail "$server did not get ready: $(tail -5 server.log)"
-	return 1
+	echo "$server on 127.0.0.1:$port"
 }
 
 # perf's build-id cache as perf 6.1 lays it out (REFERENCES.md): a debug
@@ -492,8 +452,4 @@ done
 run plain.data --sort dso,bogus
 [ "$rc" -eq 2 ] || fail "--sort dso,bogus: exit $rc, expected 2"
 
-if [ "$fails" -ne 0 ]; then
-	echo "perf_report: $fails failure(s)" >&2
-	exit 1
-fi
-echo "perf_report: ok"
+tl_finish perf_report

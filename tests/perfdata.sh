@@ -13,34 +13,16 @@ set -euo pipefail
 : "${DSOSTORE:?DSOSTORE must name the CLI}"
 : "${DS_SRC:?DS_SRC must name the source dir}"
 swap="$DS_SRC/tests/perfswap.py"
-for tool in perf gcc python3; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
+. "$DS_SRC/tests/testlib.bash"
+tl_need perf gcc python3
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsperfdata.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+tl_tmpdir dsperfdata
 cd "$tmp"
 # perf reads and writes $HOME/.debug and ~/.perfconfig: keep it out of
 # the user's.  -N below also stops writes to the build-id cache.
 export HOME=$tmp
-# A sanitizer's report must not pass for a clean "exit 1".
-export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86
-export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=87
-fails=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
-
-if ! perf record -N -e cpu-clock -o probe.data -- true >probe.log 2>&1; then
-	echo "SKIP: perf record -e cpu-clock is not permitted here:" >&2
-	sed 's/^/  /' probe.log >&2
-	exit 77
-fi
+tl_sanitizer_exitcodes
+tl_perf_or_skip
 
 # ---------------------------------------------------------- workloads
 # A shared library and two programs that spend ~0.3 s between their own
@@ -349,8 +331,4 @@ run "$tmp"
 run "$tmp/missing.data"
 [ "$rc" -eq 1 ] || fail "a missing file: exit $rc, expected 1"
 
-if [ "$fails" -ne 0 ]; then
-	echo "perfdata: $fails failure(s)" >&2
-	exit 1
-fi
-echo "perfdata: ok"
+tl_finish perfdata

@@ -20,25 +20,14 @@ set -euo pipefail
 
 : "${DS_SRC:?DS_SRC must name the source dir}"
 swap="$DS_SRC/tests/perfswap.py"
-for tool in perf gcc python3; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
+. "$DS_SRC/tests/testlib.bash"
+tl_need perf gcc python3
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/dsperfswap.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
+tl_tmpdir dsperfswap
 cd "$tmp"
 # perf reads and writes $HOME/.debug and ~/.perfconfig: keep it out of
 # the user's.  -N below also stops writes to the build-id cache.
 export HOME=$tmp
-fails=0
-
-fail() {
-	echo "FAIL: $*" >&2
-	fails=$((fails + 1))
-}
 
 # A program that spends 0.1 s in two functions of its own and in libc.
 cat >w.c <<'EOF'
@@ -267,8 +256,4 @@ for name in "${names[@]}"; do
 	esac
 done
 
-if [ "$fails" -ne 0 ]; then
-	echo "perfswap_selftest: $fails failure(s)" >&2
-	exit 1
-fi
-echo "perfswap_selftest: ok (${names[*]})"
+tl_finish perfswap_selftest "ok (${names[*]})"

@@ -28,17 +28,13 @@ set -u
 
 : "${DSOSTORE:?DSOSTORE must name the dsostore CLI}"
 SRC=${DS_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
-for tool in gcc g++ clang clang++ ld.lld addr2line llvm-symbolizer nm readelf \
-	objcopy strip dwz xz python3 eu-readelf; do
-	if ! command -v "$tool" >/dev/null; then
-		echo "SKIP: $tool is not installed" >&2
-		exit 77
-	fi
-done
+. "$SRC/tests/testlib.bash"
+tl_need gcc g++ clang clang++ ld.lld addr2line llvm-symbolizer nm readelf \
+	objcopy strip dwz xz python3 eu-readelf
 
 GEN=(python3 "$SRC/tests/symbolize_gen.py")
-T=$(realpath "$(mktemp -d "${TMPDIR:-/tmp}/dssym.XXXXXX")") || exit 2
-[ -n "${DS_KEEP_TMP:-}" ] || trap 'rm -rf "$T"' EXIT
+tl_tmpdir dssym
+T=$tmp
 # Nothing of the user's: no ~/.debug, no servers, no /usr/lib/debug.
 export HOME=$T/home PERF_BUILDID_DIR=$T/perf
 unset DEBUGINFOD_URLS

@@ -1,0 +1,229 @@
+# SPDX-License-Identifier: MIT
+# Shared preambles of the shell tests, sourced (never run: it is not a
+# *.sh, so tests/tests.cmake makes no test of it):
+#
+#	. "$DS_SRC/tests/testlib.bash"
+#
+# Sourcing it defines functions and `fails=0` plus fail(); it runs nothing
+# else.  A test that counts its failures otherwise (per case) defines its
+# own fail() after sourcing.  Exit 77 is "skipped" (SKIP_RETURN_CODE).
+# Works under `set -euo pipefail` as well as under plain `set -u`.
+
+fails=0
+
+# fail MESSAGE...: report a failed check and count it in $fails.
+fail() {
+	echo "FAIL: $*" >&2
+	fails=$((fails + 1))
+}
+
+# tl_finish NAME [MESSAGE [CMD ARGS...]]: the last line of a test.  With
+# failures: "NAME: N failure(s)" on stderr, then CMD ARGS (more detail,
+# if given), and exit 1; else "NAME: MESSAGE" ("ok" by default).
+tl_finish() {
+	local name=$1 ok=${2:-ok}
+
+	if [ "$fails" -ne 0 ]; then
+		echo "$name: $fails failure(s)" >&2
+		if [ $# -gt 2 ]; then
+			"${@:3}" || true
+		fi
+		exit 1
+	fi
+	echo "$name: $ok"
+}
+
+# tl_need TOOL...: skip (77) unless every TOOL is on PATH.
+tl_need() {
+	local tool
+
+	for tool; do
+		if ! command -v "$tool" >/dev/null; then
+			echo "SKIP: $tool is not installed" >&2
+			exit 77
+		fi
+	done
+}
+
+# tl_need_dsserver: sets DSSERVER (the environment's, else
+# $DS_BUILD/dsserver) and fails (exit 1: the build makes it) without it.
+tl_need_dsserver() {
+	DSSERVER=${DSSERVER:-${DS_BUILD:-build}/dsserver}
+	if [ ! -x "$DSSERVER" ]; then
+		echo "FAIL: no dsserver at $DSSERVER" >&2
+		exit 1
+	fi
+}
+
+# tl_no_proxy: no proxy between the clients and the servers on 127.0.0.1.
+tl_no_proxy() {
+	unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
+}
+
+# tl_sanitizer_exitcodes: a sanitizer's report must not pass for a clean
+# exit (nor for an expected "exit 1"): ASan exits 86, UBSan 87.
+tl_sanitizer_exitcodes() {
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86
+	export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=87
+}
+
+# tl_tmpdir PREFIX: makes the scratch directory, sets tmp to its canonical
+# path, and pids=() (servers tl_cleanup stops: append to it).  On exit,
+# tl_cleanup runs.  Call it from the script, not from a subshell.
+tl_tmpdir() {
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX") || exit 2
+	tmp=$(realpath "$tmp") || exit 2
+	pids=()
+	tl_also_rm=()
+	trap tl_cleanup EXIT
+}
+
+# tl_cleanup: TERMs every process in pids, waits for all children, and
+# removes $tmp and whatever tl_also_rm names, unless DS_KEEP_TMP is set.
+# Never fails: it runs at exit, and must not change the test's status.
+tl_cleanup() {
+	local p
+
+	for p in "${pids[@]}"; do
+		kill -TERM "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	if [ -z "${DS_KEEP_TMP:-}" ]; then
+		rm -rf "$tmp" "${tl_also_rm[@]}" || true
+	fi
+}
+
+# tl_perf_or_skip: skip (77), showing perf's words, unless this user may
+# `perf record -e cpu-clock` (perf_event_paranoid, containers).  -N: no
+# write to the build-id cache.
+tl_perf_or_skip() {
+	if ! perf record -N -e cpu-clock -o "$tmp/probe.data" -- true >"$tmp/probe.log" 2>&1; then
+		echo "SKIP: perf record -e cpu-clock is not permitted here:" >&2
+		sed 's/^/  /' "$tmp/probe.log" >&2
+		exit 77
+	fi
+}
+
+# tl_netns_reexec [--skip WHY | --root-only] SCRIPT ARGS...
+# Outside a namespace of ours (DS_IN_NETNS unset): runs `bash SCRIPT ARGS`
+# again, with DS_IN_NETNS=1, in a new network namespace and does not
+# return: `unshare -n` as root, else `unshare -rn` (a user namespace too,
+# where we may still bring lo up); --root-only: only `unshare -n`, only as
+# root.  Inside one (DS_IN_NETNS=1): brings lo up.  Returns 0 inside with
+# lo up, 1 otherwise; with --skip, skips (77) instead of returning 1, with
+# "SKIP: WHY" when no namespace could be made.
+tl_netns_reexec() {
+	local skip='' how
+	local -a ways=("unshare -n" "unshare -rn")
+
+	case $1 in
+	--skip)
+		skip=$2
+		shift 2
+		;;
+	--root-only)
+		ways=()
+		[ "$(id -u)" != 0 ] || ways=("unshare -n")
+		shift
+		;;
+	esac
+	if [ "${DS_IN_NETNS:-}" != 1 ]; then
+		for how in "${ways[@]}"; do
+			if $how true 2>/dev/null; then
+				exec $how env DS_IN_NETNS=1 bash "$@"
+			fi
+		done
+		if [ -n "$skip" ]; then
+			echo "SKIP: $skip" >&2
+			exit 77
+		fi
+		return 1
+	fi
+	if ip link set lo up 2>/dev/null; then
+		return 0
+	fi
+	if [ -n "$skip" ]; then
+		echo "SKIP: cannot bring up lo in the network namespace" >&2
+		exit 77
+	fi
+	return 1
+}
+
+# tl_metrics PORT: the /metrics page of the server on 127.0.0.1:PORT.
+tl_metrics() {
+	curl -s --max-time 5 "http://127.0.0.1:$1/metrics"
+}
+
+# tl_metric PORT NAME-WITH-LABELS: its value, 0 if absent.
+tl_metric() {
+	tl_metrics "$1" | awk -v k="$2" '$1 == k {v = $2} END {print v + 0}'
+}
+
+# tl_wait_ready PORT [PID]: waits up to 15 s (less if PID dies) until the
+# debuginfod on PORT (or dsserver, which answers alike) is ready: the
+# traversal is done and no file waits for or is in a scanner (the scan
+# gauges are absent when nothing was ever queued: an empty dir).
+tl_wait_ready() {
+	local port=$1 pid=${2:-} m i
+
+	for ((i = 0; i < 150; i++)); do
+		m=$(tl_metrics "$port") || m=
+		if awk '$1 == "ready" && $2 == 1 {r = 1}
+			$1 == "thread_work_total{role=\"traverse\"}" && $2 >= 1 {t = 1}
+			$1 == "thread_work_pending{role=\"scan\"}" && $2 != 0 {busy = 1}
+			$1 == "thread_busy{role=\"scan\"}" && $2 != 0 {busy = 1}
+			END {exit !(r && t && !busy)}' <<<"$m"; then
+			return 0
+		fi
+		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+			return 1
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# tl_start_debuginfod PORT DIR [UPSTREAM-URLS]: the real elfutils
+# debuginfod serving DIR on PORT (every address: run it in a namespace,
+# see tl_netns_reexec), federating to UPSTREAM-URLS if given, its cache
+# $tmp/srvcache-PORT, its log $tmp/server-PORT.log; added to pids.
+# Returns once it is ready (tl_wait_ready); 1, with the log's tail on
+# stderr, if it is not.
+tl_start_debuginfod() {
+	local port=$1 dir=$2 up=${3:-}
+
+	env -u DEBUGINFOD_URLS ${up:+DEBUGINFOD_URLS=$up} DEBUGINFOD_CACHE_PATH="$tmp/srvcache-$port" \
+		debuginfod -F -d :memory: -p "$port" -t0 -g0 "$dir" >"$tmp/server-$port.log" 2>&1 &
+	pids+=($!)
+	tl_wait_ready "$port" "${pids[-1]}" && return 0
+	echo "debuginfod on port $port did not get ready; its log:" >&2
+	tail -20 "$tmp/server-$port.log" >&2
+	return 1
+}
+
+# tl_start_dsserver VAR NAME DSSERVER-ARGS...: tests/server's dsserver
+# (tl_need_dsserver first) with --die-with-parent and ARGS, its request
+# log $tmp/NAME.log, stdout and stderr $tmp/NAME.err; added to pids.
+# Once it has written its port file ($tmp/NAME.port, when ready), sets
+# VAR to the port.  Returns 1, saying why on stderr, if it does not
+# within 10 s.  (Its locals are _tl_*, so that VAR is the caller's.)
+tl_start_dsserver() {
+	local _tl_var=$1 _tl_name=$2 _tl_i _tl_port=''
+
+	shift 2
+	rm -f "$tmp/$_tl_name.port"
+	"$DSSERVER" --port-file "$tmp/$_tl_name.port" --log "$tmp/$_tl_name.log" --die-with-parent \
+		"$@" >"$tmp/$_tl_name.err" 2>&1 &
+	pids+=($!)
+	for ((_tl_i = 0; _tl_i < 200; _tl_i++)); do
+		[ ! -s "$tmp/$_tl_name.port" ] || break
+		kill -0 "${pids[-1]}" 2>/dev/null || break
+		sleep 0.05
+	done
+	_tl_port=$(cat "$tmp/$_tl_name.port" 2>/dev/null) || _tl_port=''
+	if [ -z "$_tl_port" ]; then
+		echo "FAIL: dsserver $_tl_name did not start: $(cat "$tmp/$_tl_name.err")" >&2
+		return 1
+	fi
+	printf -v "$_tl_var" '%s' "$_tl_port"
+}
