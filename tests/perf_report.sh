@@ -176,6 +176,10 @@ def rows(path):
             m = re.match(r"^\s+([0-9.]+)%\s+(\S+)\s+\[(.)\]\s+(.+?)\s*$", line)
             if m:
                 out.append((float(m.group(1)), (m.group(2), m.group(3), m.group(4))))
+        elif keys == "comm,dso,sym":
+            m = re.match(r"^\s+([0-9.]+)%\s+(\S+)\s+(\S+)\s+\[(.)\]\s+(.+?)\s*$", line)
+            if m:
+                out.append((float(m.group(1)), m.group(2, 3, 4, 5)))
         else:
             m = re.match(r"^\s+([0-9.]+)%\s+\[(.)\]\s+(.+?)\s+(\S+)\s*$", line)
             if m:
@@ -266,6 +270,32 @@ run plain.data --no-fetch --sort sym,srcline
 [ "$rc" -eq 0 ] || fail "report --sort sym,srcline: exit $rc: $(head -3 "$err")"
 cp "$out" plain.ours.srcline
 compare "unstripped" sym,srcline plain.data.sym,srcline.perf plain.ours.srcline
+
+# perf's default sort starts with the thread's name (COMM records).
+perf_report plain.data comm,dso,sym
+run plain.data --no-fetch --sort comm,dso,sym
+[ "$rc" -eq 0 ] || fail "report --sort comm,dso,sym: exit $rc: $(head -3 "$err")"
+cp "$out" plain.ours.comm
+compare "unstripped" comm,dso,sym plain.data.comm,dso,sym.perf plain.ours.comm
+grep -q -E "%  +w +w +\[\.\] burn_a\$" plain.ours.comm ||
+	fail "report --sort comm,dso,sym: no 'w w [.] burn_a' row: $(head -14 plain.ours.comm)"
+
+# Pipe mode and -z: no build-ID table, no header; the same rows as perf.
+for mode in pipe z; do
+	if [ $mode = pipe ]; then
+		perf record -N -e cpu-clock -F 4000 -o - -- "$tmp/w" >$mode.data 2>$mode.rec
+	else
+		perf record -N -z -e cpu-clock -F 4000 -o $mode.data -- "$tmp/w" >$mode.rec 2>&1
+	fi || {
+		fail "perf record ($mode) failed: $(tail -3 $mode.rec)"
+		continue
+	}
+	perf_report $mode.data dso,sym
+	run $mode.data --no-fetch --sort dso,sym
+	[ "$rc" -eq 0 ] || fail "report of the $mode recording: exit $rc: $(head -3 "$err")"
+	cp "$out" $mode.ours.dsosym
+	compare "$mode" dso,sym $mode.data.dso,sym.perf $mode.ours.dsosym
+done
 
 # ---- --inline: burn_a's samples in mix() show the chain the source
 # gives: mix inlined, at a line of its body, called from MIX_CALL; the
