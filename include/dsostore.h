@@ -325,6 +325,7 @@ struct ds_perf_dso {
 	bool has_file; /* a file that can have debuginfo (not [anon], [heap], JIT...) */
 	uint64_t samples; /* samples whose IP is in it */
 	uint64_t period; /* the sum of their periods */
+	uint64_t callchain_hits; /* callchain entries in it (callers of samples) */
 	struct ds_dso *dso; /* the store's DSO; borrowed (valid with the session); NULL if !has_file */
 };
 
@@ -346,6 +347,7 @@ struct ds_perf_sample {
 	const uint64_t *callchain;
 	const size_t *callchain_dso;
 	const uint64_t *callchain_offset;
+	const uint16_t *callchain_cpumode; /* as the context markers say */
 };
 
 /* Replay the recording.  err names what went wrong and the offset.  NULL
@@ -364,7 +366,7 @@ typedef int (*ds_perf_sample_fn)(void *user, const struct ds_perf_sample *sample
 DS_API int ds_perf_session_samples(const struct ds_perf_session *s, ds_perf_sample_fn fn,
 				   void *user);
 /* Find the debuginfo of the session's DSOs that have a file and a build ID
- * (those with samples only, unless all), kernel ones only with
+ * (those with samples or in callchains, unless all), kernel ones only with
  * DS_PERF_PREFETCH_KERNEL: local sources first, then one parallel
  * debuginfod batch for what is left.  Returns how many are still without
  * debuginfo (ds_dso_debuginfo() / ds_dso_error() say why), or -ECANCELED. */

@@ -108,6 +108,7 @@ struct ds_perf_session {
 	size_t ncomms, comms_cap;
 	uint64_t *cc_ip, *cc_off;
 	size_t *cc_dso;
+	uint16_t *cc_mode;
 	size_t ncc, cc_cap;
 
 	struct ds_perf_dso *pub; /* final order */
@@ -694,13 +695,15 @@ static const char *thread_comm(struct ds_perf_session *s, uint16_t cpumode, int3
 	return NULL;
 }
 
-static int add_cc(struct ds_perf_session *s, uint64_t ip, uint32_t dso, uint64_t off)
+static int add_cc(struct ds_perf_session *s, uint64_t ip, uint32_t dso, uint64_t off,
+		  uint16_t mode)
 {
 	if (s->ncc == s->cc_cap) {
 		size_t ncap = s->cc_cap ? 2 * s->cc_cap : 1024;
 		uint64_t *a = reallocarray(s->cc_ip, ncap, sizeof(*a));
 		uint64_t *b;
 		size_t *c;
+		uint16_t *m;
 
 		if (!a)
 			return -ENOMEM;
@@ -713,11 +716,16 @@ static int add_cc(struct ds_perf_session *s, uint64_t ip, uint32_t dso, uint64_t
 		if (!c)
 			return -ENOMEM;
 		s->cc_dso = c;
+		m = reallocarray(s->cc_mode, ncap, sizeof(*m));
+		if (!m)
+			return -ENOMEM;
+		s->cc_mode = m;
 		s->cc_cap = ncap;
 	}
 	s->cc_ip[s->ncc] = ip;
 	s->cc_dso[s->ncc] = dso == UINT32_MAX ? SIZE_MAX : dso;
 	s->cc_off[s->ncc] = off;
+	s->cc_mode[s->ncc] = mode;
 	s->ncc++;
 	return 0;
 }
@@ -839,8 +847,9 @@ static int do_sample(struct ds_perf_session *s, const struct ds__perf_rec *r)
 								  : 0;
 				continue;
 			}
-			resolve(s, sm->pid, mode, ip, &dso, &off);
-			rc = add_cc(s, ip, dso, off);
+			if (resolve(s, sm->pid, mode, ip, &dso, &off))
+				s->dsos[dso].pub.callchain_hits++;
+			rc = add_cc(s, ip, dso, off, mode);
 			if (rc)
 				return rc;
 		}
@@ -879,6 +888,7 @@ DS_API void ds_perf_session_free(struct ds_perf_session *s)
 	free(s->cc_ip);
 	free(s->cc_off);
 	free(s->cc_dso);
+	free(s->cc_mode);
 	free(s->pub);
 	for (size_t i = 0; i < s->ncomms; i++)
 		free(s->comms[i]);
@@ -1054,6 +1064,7 @@ DS_API int ds_perf_session_samples(const struct ds_perf_session *s, ds_perf_samp
 			.callchain = s->cc_ip ? s->cc_ip + sm->cc : NULL,
 			.callchain_dso = s->cc_dso ? s->cc_dso + sm->cc : NULL,
 			.callchain_offset = s->cc_off ? s->cc_off + sm->cc : NULL,
+			.callchain_cpumode = s->cc_mode ? s->cc_mode + sm->cc : NULL,
 		};
 		int rc = fn(user, &out);
 
@@ -1085,7 +1096,7 @@ DS_API int ds_perf_session_prefetch(struct ds_perf_session *s, unsigned int flag
 	for (size_t i = 0; i < s->ndsos; i++) {
 		const struct ds_perf_dso *d = &s->pub[i];
 
-		if (!d->dso || (!d->samples && !(flags & DS_PERF_PREFETCH_ALL)) ||
+		if (!d->dso || (!d->samples && !d->callchain_hits && !(flags & DS_PERF_PREFETCH_ALL)) ||
 		    (d->kernel && !(flags & DS_PERF_PREFETCH_KERNEL)))
 			continue;
 		v[n++] = d->dso;

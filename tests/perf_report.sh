@@ -124,8 +124,8 @@ mix_call=$(grep -n 'MIX_CALL' w.c | cut -d: -f1)
 # Unstripped in $tmp; stripped copies (same build IDs) in $tmp/s, their
 # debuginfo in $tmp/srv only.
 mkdir -p s srv
-if ! gcc -O2 -g -fPIC -shared -o libw.so libw.c ||
-	! gcc -O2 -g -o w w.c -L. -lw -Wl,-rpath,'$ORIGIN'; then
+if ! gcc -O2 -g -fno-omit-frame-pointer -fPIC -shared -o libw.so libw.c ||
+	! gcc -O2 -g -fno-omit-frame-pointer -o w w.c -L. -lw -Wl,-rpath,'$ORIGIN'; then
 	echo "FAIL: cannot build the workload" >&2
 	exit 1
 fi
@@ -176,6 +176,11 @@ def rows(path):
             m = re.match(r"^\s+([0-9.]+)%\s+(\S+)\s+\[(.)\]\s+(.+?)\s*$", line)
             if m:
                 out.append((float(m.group(1)), (m.group(2), m.group(3), m.group(4))))
+        elif keys == "children":
+            # perf's --children: Children, Self, dso, sym (Self is in the key)
+            m = re.match(r"^\s+([0-9.]+)%\s+([0-9.]+%)\s+(\S+)\s+\[(.)\]\s+(.+?)\s*$", line)
+            if m:
+                out.append((float(m.group(1)), m.group(2, 3, 4, 5)))
         elif keys == "comm,dso,sym":
             m = re.match(r"^\s+([0-9.]+)%\s+(\S+)\s+(\S+)\s+\[(.)\]\s+(.+?)\s*$", line)
             if m:
@@ -279,6 +284,29 @@ cp "$out" plain.ours.comm
 compare "unstripped" comm,dso,sym plain.data.comm,dso,sym.perf plain.ours.comm
 grep -q -E "%  +w +w +\[\.\] burn_a\$" plain.ours.comm ||
 	fail "report --sort comm,dso,sym: no 'w w [.] burn_a' row: $(head -14 plain.ours.comm)"
+
+# Callchains (-g): perf report's default is --children: each row also gets
+# the samples whose callchain passes through it, callers without samples
+# get rows of their own.
+if perf record -N -g -e cpu-clock -F 4000 -o cc.data -- "$tmp/w" >cc.rec 2>&1; then
+	perf report -i cc.data --stdio --sort dso,sym -g none >cc.perf 2>cc.perferr ||
+		fail "perf report -i cc.data failed: $(head -3 cc.perferr)"
+	grep -q '^# Children' cc.perf || fail "perf report of a -g recording has no Children column"
+	run cc.data --no-fetch --sort dso,sym
+	[ "$rc" -eq 0 ] || fail "report of the -g recording: exit $rc: $(head -3 "$err")"
+	cp "$out" cc.ours
+	grep -q '^# Children      Self' cc.ours || fail "report of a -g recording: no Children column"
+	compare "callchains" children cc.perf cc.ours
+	# A caller of the burn functions (libc's __libc_start_call_main, or
+	# main when its frame is found) has almost all the time as children
+	# and none as self.
+	grep -q -E '^ +(9[0-9]|100)\.[0-9]+% +0\.00% ' cc.ours ||
+		fail "--children: no caller row at >= 90% children, 0% self: $(grep % cc.ours | head -3)"
+	run cc.data --no-fetch --no-children --sort dso,sym
+	grep -q '^# Overhead' "$out" || fail "--no-children: $(head -12 "$out")"
+else
+	fail "perf record -g failed: $(tail -3 cc.rec)"
+fi
 
 # Pipe mode and -z: no build-ID table, no header; the same rows as perf.
 for mode in pipe z; do

@@ -11,12 +11,13 @@
 
 static const char prefetch_help[] =
 	"usage: dsostore prefetch [OPTIONS] PERF.DATA...\n"
-	"Finds the debuginfo of every DSO with samples in the recordings: on this\n"
-	"machine first (the binary itself, debug directories, debuglink, perf's\n"
-	"build-id cache, the debuginfod cache), then from the servers of\n"
-	"$DEBUGINFOD_URLS, all at once.  Ends with a summary, and a line for each\n"
-	"DSO left without debuginfo.  Exit status 1 when a fetch failed (a server\n"
-	"error, not \"no server has it\"), 2 on bad usage or an unreadable recording.\n"
+	"Finds the debuginfo of every DSO with samples (or in their callchains) in\n"
+	"the recordings: on this machine first (the binary itself, debug\n"
+	"directories, debuglink, perf's build-id cache, the debuginfod cache), then\n"
+	"from the servers of $DEBUGINFOD_URLS, all at once.  Ends with a summary,\n"
+	"and a line for each DSO left without debuginfo.  Exit status 1 when a fetch\n"
+	"failed (a server error, not \"no server has it\"), 2 on bad usage or an\n"
+	"unreadable recording.\n"
 	"  --all                   every DSO the recordings map, not only sampled ones\n"
 	"  --kernel                the kernel and its modules too (large downloads)\n"
 	"  --perf-cache            install each debuginfo perf would not find by itself\n"
@@ -108,7 +109,7 @@ static int prefetch_one(struct ds_context *ctx, const char *path, bool all, bool
 		const struct ds_debuginfo *di;
 		char hex[2 * DS_BUILD_ID_MAX + 1] = "(no build ID)", why[512];
 
-		if (!all && !d->samples)
+		if (!all && !d->samples && !d->callchain_hits)
 			continue;
 		if (d->kernel && !kernel) {
 			t.kernel++;
@@ -152,7 +153,7 @@ static int prefetch_one(struct ds_context *ctx, const char *path, bool all, bool
 		double secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 
 		cli_human((double)(after.bytes - before.bytes), bytes, sizeof(bytes));
-		printf("%s: %zu DSOs%s", path, considered, all ? "" : " with samples");
+		printf("%s: %zu DSOs%s", path, considered, all ? "" : " with samples or in callchains");
 		if (t.kernel)
 			printf(" (and %zu kernel ones, not asked for: --kernel)", t.kernel);
 		printf("\n  found locally      %zu\n", t.local);

@@ -33,6 +33,10 @@ static const char report_help[] =
 	"                          default), or another list of comm (the thread's\n"
 	"                          name), dso, sym and srcline (FILE:LINE, the file's\n"
 	"                          base name)\n"
+	"  --children, --no-children   a Children column (each row's share of the\n"
+	"                          samples whose callchain passes through it) and rows\n"
+	"                          for callers without samples; the default when the\n"
+	"                          recording has callchains (perf record -g), as perf\n"
 	"  -n, --show-nr-samples   a column with the number of samples\n"
 	"  --top N                 only the first N rows of each table\n"
 	"  --inline                under each row, each inline chain its samples are\n"
@@ -54,6 +58,7 @@ struct opts {
 	enum key keys[NKEYS];
 	int nkeys;
 	bool by_comm; /* comm is a key: samples are told apart by thread name */
+	int children; /* perf's --children: 1, --no-children: 0, -1: when callchains */
 	bool show_nr, inlines, json, no_fetch, progress;
 	size_t top; /* 0: all */
 	int verbose;
@@ -93,6 +98,19 @@ struct site {
 	const struct loc *loc;
 	const char *comm; /* the thread's name (the session's string); NULL: none */
 	int32_t pid; /* for perf's ":PID" when there is no name */
+	/* A callchain entry's site (children mode): perf shows an unnamed
+	 * one at its raw address, not its file offset, so it is its own row. */
+	bool caller;
+	uint64_t raw_ip;
+	size_t entry; /* its row in entries_of() */
+};
+
+/* A sample in children mode: its own site, and its callers' sites as
+ * [cc, cc + ncc) of report.cc_sites. */
+struct csample {
+	size_t self, cc, ncc;
+	uint64_t period;
+	unsigned attr;
 };
 
 struct event_total {
@@ -107,6 +125,7 @@ struct cref {
 struct entry {
 	const struct site *s; /* the first of its sites: what the row shows */
 	uint64_t samples, period;
+	uint64_t children; /* children mode: the periods of samples it is in */
 	struct cref *chains;
 	size_t nchains;
 };
@@ -138,6 +157,12 @@ struct report {
 	bool ksyms_tried, ksyms_ok;
 	const struct ds_perf_info *info;
 	struct ds_context *ctx;
+	bool any_callchain;
+	bool children_on; /* the table has perf's Children column */
+	struct csample *csamples;
+	size_t ncs, cscap;
+	size_t *cc_sites;
+	size_t ncc, cccap;
 	/* The vDSO's image, where perf would find one (see vdso_dso()). */
 	bool vdso_tried;
 	int vdso_fd;
@@ -226,7 +251,8 @@ static void sites_rehash(struct report *r)
  * table is sorted by it (the session's names are shared strings: one
  * pointer per name change). */
 static struct site *site_findnew(struct report *r, unsigned attr, size_t dso, uint64_t ip,
-				 char level, const char *comm, int32_t pid)
+				 char level, const char *comm, int32_t pid, bool caller,
+				 uint64_t raw_ip)
 {
 	size_t h;
 
@@ -237,16 +263,22 @@ static struct site *site_findnew(struct report *r, unsigned attr, size_t dso, ui
 		struct site *s = &r->sites[r->slots[h] - 1];
 
 		if (s->attr == attr && s->dso == dso && s->ip == ip && s->level == level &&
-		    s->comm == comm && (comm || s->pid == pid))
+		    s->comm == comm && (comm || s->pid == pid) && s->caller == caller &&
+		    (!caller || s->raw_ip == raw_ip))
 			return s;
 	}
 	if (r->nsites == r->cap) {
 		r->cap = r->cap ? 2 * r->cap : 1024;
 		r->sites = xrealloc(r->sites, r->cap, sizeof(*r->sites));
 	}
-	r->sites[r->nsites] = (struct site){
-		.attr = attr, .dso = dso, .ip = ip, .level = level, .comm = comm, .pid = pid
-	};
+	r->sites[r->nsites] = (struct site){ .attr = attr,
+					     .dso = dso,
+					     .ip = ip,
+					     .level = level,
+					     .comm = comm,
+					     .pid = pid,
+					     .caller = caller,
+					     .raw_ip = raw_ip };
 	r->slots[h] = ++r->nsites;
 	return &r->sites[r->nsites - 1];
 }
@@ -256,12 +288,57 @@ static int on_sample(void *user, const struct ds_perf_sample *smp)
 	struct report *r = user;
 	bool mapped = smp->dso < r->ndsos;
 	bool by_comm = r->o->by_comm;
+	const char *comm = by_comm ? smp->comm : NULL;
+	int32_t pid = by_comm && !smp->comm ? smp->pid : 0;
 	struct site *s = site_findnew(r, smp->attr, mapped ? smp->dso : SIZE_MAX,
 				      mapped ? smp->dso_offset : smp->ip, level_of(smp->cpumode),
-				      by_comm ? smp->comm : NULL, by_comm && !smp->comm ? smp->pid : 0);
+				      comm, pid, false, 0);
+	size_t self = (size_t)(s - r->sites);
 
 	s->samples++;
 	s->period += smp->period;
+	if (smp->nr_callchain)
+		r->any_callchain = true;
+	if (r->o->children) {
+		struct csample *cs;
+
+		if (r->ncs == r->cscap) {
+			r->cscap = r->cscap ? 2 * r->cscap : 1024;
+			r->csamples = xrealloc(r->csamples, r->cscap, sizeof(*r->csamples));
+		}
+		cs = &r->csamples[r->ncs++];
+		*cs = (struct csample){ .self = self, .cc = r->ncc, .period = smp->period,
+					.attr = smp->attr };
+		/* A caller's level: its DSO's, kernel or user; with no map,
+		 * perf keeps the level of the entry it filled before, walking
+		 * from the outermost caller, starting with the sample's. */
+		char levels[256], cur = level_of(smp->cpumode);
+		size_t nl = smp->nr_callchain < sizeof(levels) ? smp->nr_callchain : sizeof(levels);
+
+		for (size_t i = smp->nr_callchain; i-- > 0;) {
+			size_t d = smp->callchain_dso[i];
+
+			if (d < r->ndsos)
+				cur = r->dsos[d].kernel ? 'k' : '.';
+			if (i < nl)
+				levels[i] = cur;
+		}
+		for (size_t i = 0; i < smp->nr_callchain; i++) {
+			size_t d = smp->callchain_dso[i];
+			bool in = d < r->ndsos;
+			char level = i < nl ? levels[i] : level_of(smp->callchain_cpumode[i]);
+
+			if (r->ncc == r->cccap) {
+				r->cccap = r->cccap ? 2 * r->cccap : 4096;
+				r->cc_sites = xrealloc(r->cc_sites, r->cccap, sizeof(*r->cc_sites));
+			}
+			s = site_findnew(r, smp->attr, in ? d : SIZE_MAX,
+					 in ? smp->callchain_offset[i] : smp->callchain[i], level, comm,
+					 pid, true, smp->callchain[i]);
+			r->cc_sites[r->ncc++] = (size_t)(s - r->sites);
+		}
+		cs->ncc = r->ncc - cs->cc;
+	}
 	if (smp->attr >= r->nev) {
 		size_t n = (size_t)smp->attr + 1;
 
@@ -733,6 +810,13 @@ static int str_cmp_null_last(const char *a, const char *b)
 
 /* Whether two sites are one row, as perf's se_cmp of each sort key; the
  * order is perf's too (ascending names, then addresses), used for ties. */
+/* The address perf shows for a site without a symbol: its file offset, or
+ * a caller's raw address. */
+static uint64_t shown_ip(const struct site *s)
+{
+	return s->caller ? s->raw_ip : s->ip;
+}
+
 /* perf's comm column: the thread's name, ":PID" when it has none. */
 static const char *comm_name(const struct site *s, char buf[static 16])
 {
@@ -767,7 +851,7 @@ static int identity_cmp(const struct site *a, const struct site *b, enum key k)
 		if (c)
 			return c;
 		if (!a->loc->sym)
-			return a->ip < b->ip ? -1 : a->ip > b->ip;
+			return shown_ip(a) < shown_ip(b) ? -1 : shown_ip(a) > shown_ip(b);
 		if (a->loc->sym_start != b->loc->sym_start)
 			return a->loc->sym_start < b->loc->sym_start ? -1 : 1;
 		return strcmp(a->loc->sym, b->loc->sym);
@@ -797,8 +881,12 @@ static int site_identity(const void *x, const void *y, void *arg)
 static int entry_order(const void *x, const void *y, void *arg)
 {
 	const struct entry *a = x, *b = y;
-	const struct opts *o = arg;
+	const struct report *r = arg;
+	const struct opts *o = r->o;
 
+	/* --children: perf sorts by the children's share, then the self one. */
+	if (r->children_on && a->children != b->children)
+		return a->children > b->children ? -1 : 1;
 	if (a->period != b->period)
 		return a->period > b->period ? -1 : 1;
 	for (int i = 0; i < o->nkeys; i++) {
@@ -823,7 +911,7 @@ static int entry_order(const void *x, const void *y, void *arg)
 		if (c)
 			return c;
 	}
-	return site_identity(&a->s, &b->s, arg);
+	return site_identity(&a->s, &b->s, (void *)o);
 }
 
 static int cref_by_key(const void *x, const void *y)
@@ -871,6 +959,33 @@ static void entry_chains(struct entry *e, struct site **v, size_t n)
 }
 
 /* The rows of one event, in perf's order. */
+/* perf's --children: each row gets the period of every sample whose IP or
+ * callchain passes through it, once per sample (recursion counts once). */
+static void add_children(struct report *r, unsigned attr, struct entry *e, size_t ne)
+{
+	size_t *stamp = calloc(ne ? ne : 1, sizeof(*stamp));
+
+	if (!stamp)
+		oom();
+	for (size_t k = 0; k < r->ncs; k++) {
+		const struct csample *cs = &r->csamples[k];
+		size_t id = r->sites[cs->self].entry;
+
+		if (cs->attr != attr)
+			continue;
+		e[id].children += cs->period;
+		stamp[id] = k + 1;
+		for (size_t i = 0; i < cs->ncc; i++) {
+			id = r->sites[r->cc_sites[cs->cc + i]].entry;
+			if (stamp[id] != k + 1) {
+				stamp[id] = k + 1;
+				e[id].children += cs->period;
+			}
+		}
+	}
+	free(stamp);
+}
+
 static struct entry *entries_of(struct report *r, unsigned attr, size_t *n_out)
 {
 	struct site **v = xrealloc(NULL, r->nsites, sizeof(*v));
@@ -878,7 +993,7 @@ static struct entry *entries_of(struct report *r, unsigned attr, size_t *n_out)
 	size_t n = 0, ne = 0;
 
 	for (size_t i = 0; i < r->nsites; i++)
-		if (r->sites[i].attr == attr)
+		if (r->sites[i].attr == attr && (r->children_on || !r->sites[i].caller))
 			v[n++] = &r->sites[i];
 	qsort_r(v, n, sizeof(*v), site_identity, (void *)r->o);
 	for (size_t i = 0, j; i < n; i = j) {
@@ -888,11 +1003,14 @@ static struct entry *entries_of(struct report *r, unsigned attr, size_t *n_out)
 		for (j = i; j < n && !site_identity(&v[i], &v[j], (void *)r->o); j++) {
 			cur->samples += v[j]->samples;
 			cur->period += v[j]->period;
+			v[j]->entry = ne - 1;
 		}
 		if (r->o->inlines)
 			entry_chains(cur, v + i, j - i);
 	}
-	qsort_r(e, ne, sizeof(*e), entry_order, (void *)r->o);
+	if (r->children_on)
+		add_children(r, attr, e, ne);
+	qsort_r(e, ne, sizeof(*e), entry_order, r);
 	free(v);
 	*n_out = ne;
 	return e;
@@ -930,7 +1048,7 @@ static const char *sym_name(const struct site *s, char hex[static 24])
 {
 	if (s->loc->sym)
 		return s->loc->sym;
-	snprintf(hex, 24, "%#.16" PRIx64, s->ip);
+	snprintf(hex, 24, "%#.16" PRIx64, shown_ip(s));
 	return hex;
 }
 
@@ -1024,10 +1142,12 @@ static void print_table(const struct report *r, const char *event, unsigned attr
 	else
 		printf("# Samples: %lu%s", ns, unit == ' ' ? "" : (char[]){ unit, 0 });
 	printf("\n# Event count (approx.): %" PRIu64 "\n#\n", t->period);
-	printf("# Overhead%s", o->show_nr ? "       Samples" : "");
+	printf("# %s%s", r->children_on ? "Children      Self" : "Overhead",
+	       o->show_nr ? "       Samples" : "");
 	for (int k = 0; k < o->nkeys; k++)
 		printf("  %-*s", w.col[k], header[o->keys[k]]);
-	printf("\n# ........%s", o->show_nr ? "  ............" : "");
+	printf("\n# ........%s%s", r->children_on ? "  ........" : "",
+	       o->show_nr ? "  ............" : "");
 	for (int k = 0; k < o->nkeys; k++)
 		printf("  %.*s", w.col[k],
 		       "................................................................"
@@ -1038,6 +1158,8 @@ static void print_table(const struct report *r, const char *event, unsigned attr
 	for (size_t i = 0; i < n && (!o->top || i < o->top); i++) {
 		const struct site *s = e[i].s;
 
+		if (r->children_on)
+			printf("  %7.2f%%", share(e[i].children, t->period));
 		printf("  %7.2f%%", share(e[i].period, t->period));
 		if (o->show_nr)
 			printf("  %12" PRIu64, e[i].samples);
@@ -1108,6 +1230,9 @@ static void json_entry(const struct report *r, const struct entry *e, uint64_t t
 
 	printf("{\"overhead\":%.6f,\"samples\":%" PRIu64 ",\"period\":%" PRIu64,
 	       share(e->period, total), e->samples, e->period);
+	if (r->children_on)
+		printf(",\"children\":%.6f,\"children_period\":%" PRIu64,
+		       share(e->children, total), e->children);
 	if (has_key(o, KEY_COMM)) {
 		char buf[16];
 
@@ -1207,6 +1332,8 @@ static void report_free(struct report *r)
 	free(r->sites);
 	free(r->slots);
 	free(r->ev);
+	free(r->csamples);
+	free(r->cc_sites);
 	ds_dso_put(r->vdso);
 	ds_store_free(r->vdso_store);
 	if (r->vdso_fd > 0)
@@ -1300,6 +1427,8 @@ static int run(const struct opts *o, const struct cli_common *common)
 		cli_error("%s: reading the samples: %s", o->path, ds_strerror(rc));
 		goto out;
 	}
+	/* perf's default: a Children column when the samples have callchains. */
+	r.children_on = o->children > 0 || (o->children < 0 && r.any_callchain);
 	prefetch(&r, s);
 	resolve(&r);
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
@@ -1349,7 +1478,7 @@ bad:
 int cmd_report(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
-	struct opts o = { .keys = { KEY_DSO, KEY_SYM }, .nkeys = 2 };
+	struct opts o = { .keys = { KEY_DSO, KEY_SYM }, .nkeys = 2, .children = -1 };
 	int progress = -1;
 
 	for (int i = 1; i < argc; i++) {
@@ -1373,6 +1502,10 @@ int cmd_report(int argc, char **argv)
 		} else if (!strncmp(a, "--sort=", 7)) {
 			if (parse_sort(&o, a + 7))
 				return 2;
+		} else if (!strcmp(a, "--children")) {
+			o.children = 1;
+		} else if (!strcmp(a, "--no-children")) {
+			o.children = 0;
 		} else if (!strcmp(a, "-n") || !strcmp(a, "--show-nr-samples")) {
 			o.show_nr = true;
 		} else if ((!strcmp(a, "--top") && i + 1 < argc) || !strncmp(a, "--top=", 6)) {
