@@ -34,6 +34,7 @@ struct got {
 		size_t ncc;
 		size_t cc_dso[4];
 		uint64_t cc_off[4];
+		uint16_t cc_mode[4];
 	} v[64];
 };
 
@@ -53,6 +54,7 @@ static int collect(void *user, const struct ds_perf_sample *s)
 	for (size_t i = 0; i < s->nr_callchain && i < 4; i++) {
 		g->v[g->n].cc_dso[i] = s->callchain_dso[i];
 		g->v[g->n].cc_off[i] = s->callchain_offset[i];
+		g->v[g->n].cc_mode[i] = s->callchain_cpumode[i];
 	}
 	g->n++;
 	return 0;
@@ -315,6 +317,16 @@ int main(void)
 		CHECK_EQ_INT(r.got.v[0].cc_dso[1], 2);
 		CHECK_EQ_INT(r.got.v[0].cc_off[1], 0x200);
 		CHECK(r.got.v[0].cc_dso[2] == SIZE_MAX);
+		/* perfgen's chains start with PERF_CONTEXT_USER: user (2). */
+		for (int i = 0; i < 3; i++)
+			CHECK_EQ_INT(r.got.v[0].cc_mode[i], 2);
+		/* The callers' DSOs know they are in callchains (prefetch
+		 * wants them): libA (sampled too) and libD (only a caller). */
+		if (r.ndsos == 4) {
+			CHECK(r.dsos[1].callchain_hits >= 1);
+			CHECK_EQ_INT(r.dsos[2].samples, 0);
+			CHECK_EQ_INT(r.dsos[2].callchain_hits, 1);
+		}
 		/* Kernel: the address itself. */
 		CHECK_SAMPLE(&r, 1, "[kernel.kallsyms]", 0xffffffff81001234);
 		CHECK_SAMPLE(&r, 2, "/a/libA.so", 0x100);
