@@ -219,6 +219,32 @@ static void symbolize(struct ds_dso *dso, const uint64_t *addrs)
 	}
 	if (bret >= 0 && bret != found)
 		abort();
+	/* perf's naming (DS_SYM_ELF_NAMES) renames the function holding the
+	 * address in DWARF's frames, nothing else: as many frames, the same
+	 * lines.  (From ELF symbols alone, perf's extent of a symbol is not
+	 * binutils': there the frames may differ.) */
+	for (int i = 0; i < NADDR - 1; i++) {
+		struct ds_sym_result elf;
+		int r = ds_dso_symbolize(dso, addrs[i], SYM_FLAGS | DS_SYM_ELF_NAMES, &elf);
+		bool dwarf = ret[i] == 0 && one[i].nframes && !one[i].from_symtab;
+
+		if (r != ret[i] || (dwarf && elf.nframes != one[i].nframes)) {
+			fprintf(stderr, "fuzz_symelf: 0x%llx: %d, %zu frames with perf's names; "
+				"%d, %zu without\n", (unsigned long long)addrs[i], r,
+				r ? 0 : elf.nframes, ret[i], ret[i] ? 0 : one[i].nframes);
+			abort();
+		}
+		for (size_t f = 0; dwarf && f < elf.nframes; f++)
+			if (elf.frames[f].line != one[i].frames[f].line ||
+			    elf.frames[f].inlined != one[i].frames[f].inlined) {
+				fprintf(stderr, "fuzz_symelf: 0x%llx: frame %zu differs with "
+					"perf's names\n", (unsigned long long)addrs[i], f);
+				abort();
+			}
+		if (r == 0)
+			check_result(&elf, addrs[i], false);
+		ds_sym_result_release(&elf);
+	}
 	for (int i = 0; i < NADDR; i++)
 		ds_sym_result_release(&one[i]);
 }

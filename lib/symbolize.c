@@ -1681,8 +1681,8 @@ static bool perf_prefers(const struct ds_symbols *S, const struct symbol *a,
 
 /* The symbol perf report names an address after: of the symbols at the
  * greatest start at or below addr, perf's choice, which holds addr up to
- * its size or, when it has none, up to the next symbol (perf's
- * symbols__fixup_end). */
+ * its size or, when it has none, up to the next symbol (the last one: to
+ * the page after its own; perf's symbols__fixup_end). */
 static const struct symbol *perf_symbol_at(const struct ds_symbols *S, uint64_t addr)
 {
 	ptrdiff_t i = UPPER(S->syms, S->nsyms, lo, addr), j;
@@ -1697,8 +1697,10 @@ static const struct symbol *perf_symbol_at(const struct ds_symbols *S, uint64_t 
 			best = &S->syms[j];
 	if (best->size)
 		end = best->lo + best->size;
-	else
-		end = (size_t)i + 1 < S->nsyms ? S->syms[i + 1].lo : UINT64_MAX;
+	else if ((size_t)i + 1 < S->nsyms)
+		end = S->syms[i + 1].lo;
+	else /* the last one: to the end of its page, and one more */
+		end = ((best->lo + 4095) & ~(uint64_t)4095) + 4096;
 	return addr < end ? best : NULL;
 }
 
