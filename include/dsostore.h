@@ -290,9 +290,9 @@ DS_API const char *ds_perf_data_event_name(const struct ds_perf_data *p, unsigne
 
 /* A recording replayed as perf report does: records in time order, each
  * process's maps (MMAP, MMAP2, FORK, exec) and each thread's name (COMM,
- * FORK), every DSO put into the
- * store of its machine (the host, or one per guest as perf's machines),
- * each sample's IP (and callchain) resolved to (DSO, file offset).  A
+ * FORK), every DSO put into the store of its machine (the host, or one per
+ * guest as perf's machines), each sample's IP (and callchain) resolved to
+ * (DSO, file offset).  A
  * DSO's build ID comes from the build-ID table, else from its MMAP2 event,
  * else from the file at its path on this machine when that is the file
  * that was mapped (same inode when the recording says, see
@@ -322,11 +322,13 @@ struct ds_perf_dso {
 	enum ds_perf_bid_source build_id_source;
 	uint16_t cpumode; /* 1 kernel, 2 user, 4 guest kernel, 5 guest user */
 	bool kernel; /* the kernel or a kernel module */
-	bool has_file; /* a file that can have debuginfo (not [anon], [heap], JIT...) */
+	/* The store has a DSO for it: a file of this machine that is the one
+	 * recorded, or a build ID to look for (not [anon], [heap], JIT...). */
+	bool has_file;
 	uint64_t samples; /* samples whose IP is in it */
 	uint64_t period; /* the sum of their periods */
 	uint64_t callchain_hits; /* callchain entries in it (callers of samples) */
-	struct ds_dso *dso; /* the store's DSO; borrowed (valid with the session); NULL if !has_file */
+	struct ds_dso *dso; /* the store's; borrowed (valid with the session); NULL if !has_file */
 };
 
 /* A sample, decoded through its attr's sample_type and resolved.  Fields
