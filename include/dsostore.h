@@ -328,6 +328,11 @@ struct ds_perf_dso {
 	uint64_t samples; /* samples whose IP is in it */
 	uint64_t period; /* the sum of their periods */
 	uint64_t callchain_hits; /* callchain entries in it (callers of samples) */
+	/* The kernel: where perf's reference symbol (ref_symbol, "_text") was
+	 * when recorded (its MMAP's pgoff), to relocate addresses into this
+	 * boot's /proc/kallsyms (KASLR); else 0 and NULL. */
+	uint64_t ref_address;
+	const char *ref_symbol;
 	struct ds_dso *dso; /* the store's; borrowed (valid with the session); NULL if !has_file */
 };
 

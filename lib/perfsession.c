@@ -71,6 +71,7 @@ struct machine {
 struct pdso {
 	struct ds_perf_dso pub;
 	char *path;
+	char *ref_symbol;
 	unsigned int machine;
 	bool has_inode;
 	uint32_t maj, min;
@@ -505,7 +506,7 @@ static int do_mmap(struct ds_perf_session *s, const struct ds__perf_rec *r)
 	struct machine *m;
 	struct map nm;
 	int32_t pid;
-	char path[4096];
+	char path[4096], ref[64] = "";
 	size_t n;
 	int64_t idx;
 
@@ -533,12 +534,18 @@ static int do_mmap(struct ds_perf_session *s, const struct ds__perf_rec *r)
 	k.cpumode = cpumode;
 	k.path = path;
 	if (cpumode == CPUMODE_KERNEL || cpumode == CPUMODE_GUEST_KERNEL) {
-		/* "[kernel.kallsyms]_text": the DSO is "[kernel.kallsyms]". */
+		/* "[kernel.kallsyms]_text": the DSO is "[kernel.kallsyms]", and
+		 * pgoff is where _text was (perf's reference symbol). */
 		if (is_kernel_name(path)) {
 			char *us = strchr(path, ']');
 
-			if (us)
+			if (us && us[1]) {
+				size_t sl = strnlen(us + 1, 64);
+
+				if (sl < 64 && sl < sizeof(ref) && !ref[0])
+					memcpy(ref, us + 1, sl + 1);
 				us[1] = 0;
+			}
 		}
 	}
 	if (mmap2 && (misc & DS__PERF_MISC_MMAP_BUILD_ID)) {
@@ -560,6 +567,12 @@ static int do_mmap(struct ds_perf_session *s, const struct ds__perf_rec *r)
 	if (idx < 0)
 		return (int)idx;
 	nm.dso = (uint32_t)idx;
+	if (ref[0] && !s->dsos[idx].ref_symbol) {
+		s->dsos[idx].ref_symbol = strdup(ref);
+		if (!s->dsos[idx].ref_symbol)
+			return -ENOMEM;
+		s->dsos[idx].pub.ref_address = nm.pgoff;
+	}
 	if (cpumode == CPUMODE_KERNEL || cpumode == CPUMODE_GUEST_KERNEL)
 		return maps_insert(&m->kmaps, nm);
 	{
@@ -878,6 +891,7 @@ DS_API void ds_perf_session_free(struct ds_perf_session *s)
 	for (size_t i = 0; i < s->ndsos; i++) {
 		ds_dso_put(s->dsos[i].pub.dso);
 		free(s->dsos[i].path);
+		free(s->dsos[i].ref_symbol);
 	}
 	for (unsigned i = 0; i < s->nmachines; i++)
 		machine_release(&s->machines[i]);
@@ -929,6 +943,7 @@ static int publish(struct ds_perf_session *s)
 		rank[order[i]] = i;
 		s->pub[i] = d->pub;
 		s->pub[i].path = d->path;
+		s->pub[i].ref_symbol = d->ref_symbol;
 		s->pub[i].machine = s->machines[d->machine].name;
 	}
 	for (size_t i = 0; i < s->nsamples; i++)

@@ -308,6 +308,53 @@ else
 	fail "perf record -g failed: $(tail -3 cc.rec)"
 fi
 
+# KASLR: the same kernel recorded in another boot, where _text was 16 MiB
+# lower (a recording made by tests/perfgen.py, its kernel build ID the
+# running kernel's).  A sample at what was then schedule's address + 4 must
+# be named schedule (by /proc/kallsyms, the oracle), as perf names it, not
+# after whatever sits at that address in this boot.
+if "$py" - "$DS_SRC/tests" kaslr.data 2>kaslr.err <<'PY'
+import struct, sys
+sys.path.insert(0, sys.argv[1])
+from perfgen import Recording
+notes = open("/sys/kernel/notes", "rb").read()
+bid, off = None, 0
+while off + 12 <= len(notes):
+    namesz, descsz, ntype = struct.unpack_from("<III", notes, off)
+    name = notes[off + 12:off + 12 + namesz]
+    desc_at = off + 12 + (namesz + 3) // 4 * 4
+    if ntype == 3 and name.rstrip(b"\0") == b"GNU":
+        bid = notes[desc_at:desc_at + descsz]
+    off = desc_at + (descsz + 3) // 4 * 4
+syms = {}
+for line in open("/proc/kallsyms"):
+    a, t, n = line.split()[:3]
+    syms.setdefault(n, int(a, 16))
+text, sched = syms.get("_text", 0), syms.get("schedule", 0)
+if not bid or not text or not sched:
+    sys.exit(3)  # no build ID note, or addresses hidden (kptr_restrict)
+shift = 16 << 20
+r = Recording()
+r.build_id(bid, "[kernel.kallsyms]", cpumode=1)
+r.comm(100, 100, "k", 1)
+r.mmap(-1, 0, text - shift, 0x8000000, text - shift, "[kernel.kallsyms]_text", 1, misc=1)
+for t in range(2, 12):
+    r.sample(100, 100, sched - shift + 4, t, misc=1)
+r.write(sys.argv[2])
+PY
+then
+	perf report -i kaslr.data --stdio --sort dso,sym >kaslr.perf 2>kaslr.perferr
+	run kaslr.data --no-fetch --sort dso,sym
+	grep -q -E '100\.00%  +\[kernel\.kallsyms\] +\[k\] schedule$' "$out" ||
+		fail "KASLR: the kernel sample is not named schedule: $(grep % "$out")"
+	grep -q -E '\[k\] schedule$' kaslr.perf ||
+		echo "note: perf report names it otherwise: $(grep % kaslr.perf | head -2)" >&2
+elif [ $? -eq 3 ]; then
+	echo "KASLR: skipped (no kernel build ID note, or kallsyms addresses hidden)"
+else
+	fail "KASLR recording: $(cat kaslr.err)"
+fi
+
 # Pipe mode and -z: no build-ID table, no header; the same rows as perf.
 for mode in pipe z; do
 	if [ $mode = pipe ]; then

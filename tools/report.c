@@ -155,6 +155,10 @@ struct report {
 	struct loc unknown; /* no map */
 	struct kallsyms ksyms;
 	bool ksyms_tried, ksyms_ok;
+	/* This boot's kernel text minus the recorded one (KASLR), from perf's
+	 * reference symbol; modules are not relocated, so when it is not 0
+	 * their samples stay unnamed rather than misnamed. */
+	uint64_t kdelta;
 	const struct ds_perf_info *info;
 	struct ds_context *ctx;
 	bool any_callchain;
@@ -629,7 +633,10 @@ static bool ksym_better(const struct ksym *a, const struct ksym *b)
 }
 
 /* The text symbols of /proc/kallsyms, sorted, one per address. */
-static bool load_kallsyms(struct kallsyms *k)
+/* ref: a symbol whose address to note in *ref_addr (before aliases at
+ * one address are dropped: _text shares startup_64's). */
+static bool load_kallsyms(struct kallsyms *k, const char *ref, uint64_t *ref_addr,
+			  bool *ref_found)
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
 	char line[512];
@@ -652,6 +659,10 @@ static bool load_kallsyms(struct kallsyms *k)
 		name[strcspn(name, " \t\n")] = 0;
 		if (!*name)
 			continue;
+		if (ref && !*ref_found && !strcmp(name, ref)) {
+			*ref_addr = addr;
+			*ref_found = true;
+		}
 		if (k->n == cap) {
 			cap = cap ? 2 * cap : 65536;
 			k->v = xrealloc(k->v, cap, sizeof(*k->v));
@@ -714,6 +725,8 @@ static bool kernel_symbols(struct report *r)
 {
 	struct ds_build_id running;
 	const struct ds_perf_dso *kd = NULL;
+	uint64_t ref_now = 0;
+	bool ref_found = false;
 
 	if (r->ksyms_tried)
 		return r->ksyms_ok;
@@ -731,9 +744,13 @@ static bool kernel_symbols(struct report *r)
 				  "the running kernel's");
 		return false;
 	}
-	r->ksyms_ok = load_kallsyms(&r->ksyms);
+	r->ksyms_ok = load_kallsyms(&r->ksyms, kd ? kd->ref_symbol : NULL, &ref_now, &ref_found);
 	if (!r->ksyms_ok && r->o->verbose)
 		cli_error("kernel samples unnamed: /proc/kallsyms gives no addresses");
+	/* The same kernel, maybe another boot: where perf's reference symbol
+	 * is now says how far KASLR moved it. */
+	if (ref_found)
+		r->kdelta = ref_now - kd->ref_address;
 	return r->ksyms_ok;
 }
 
@@ -741,7 +758,10 @@ static void resolve_kernel(struct report *r, size_t di, struct site **v, size_t 
 {
 	const char *machine = r->dsos[di].machine;
 	bool named = machine && !strcmp(machine, "host") && kernel_symbols(r);
+	bool vmlinux = !strcmp(r->dsos[di].path, "[kernel.kallsyms]");
 
+	if (named && !vmlinux && r->kdelta)
+		named = false; /* a module: where it is now is another question */
 	for (size_t i = 0; i < n; i++) {
 		struct loc *l;
 
@@ -752,11 +772,13 @@ static void resolve_kernel(struct report *r, size_t di, struct site **v, size_t 
 		l = loc_new(r);
 		l->vaddr = v[i]->ip;
 		if (named) {
-			const struct ksym *ks = ksym_at(&r->ksyms, v[i]->ip);
+			/* Looked up where it is in this boot; shown as recorded. */
+			uint64_t delta = vmlinux ? r->kdelta : 0;
+			const struct ksym *ks = ksym_at(&r->ksyms, v[i]->ip + delta);
 
 			if (ks) {
 				l->sym = xstrdup(ks->name);
-				l->sym_start = ks->addr;
+				l->sym_start = ks->addr - delta;
 			}
 		}
 		l->srcline = srcline_of(NULL, 0, l->sym, l->vaddr - l->sym_start,
