@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# Report benchmark (issue 5): `dsostore report` beside `perf report --stdio`
+# on the same real recordings, both reading the recording and naming its
+# samples from local debuginfo (no network).
+#
+#   bench/bench_report.sh [-q] [-r RUNS] [-s SECONDS] [-k]
+#     -q  smoke run: a 1 s recording, 1 run
+#     -r  runs of each tool, median (3)     -s  seconds recorded (4)
+#     -k  keep the work directory
+#
+# Recordings: a -g -O2 -fno-omit-frame-pointer program of its own, sampled
+# with `perf record -F 20000` (about 20,000 samples a second), once with
+# callchains (-g: both tools print the Children table) and once without;
+# plus a small 0.3 s one, where start-up and symbol loading dominate.
+# Wall time around each process, peak RSS from /usr/bin/time.  The tables
+# are compared row by row (all rows): differing rows are printed and
+# counted (known: perf synthesizes PLT stub symbols, "func@plt", we show
+# their addresses), not treated as a failure of the bench.
+set -euo pipefail
+
+src=${DS_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
+build=${DS_BUILD:-$src/build}
+dsostore=${DSOSTORE:-$build/dsostore}
+runs=3 secs=4 keep=''
+
+while getopts qr:s:kh opt; do
+	case $opt in
+	q) runs=1 secs=1 ;;
+	r) runs=$OPTARG ;;
+	s) secs=$OPTARG ;;
+	k) keep=1 ;;
+	*)
+		sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"
+		exit 2
+		;;
+	esac
+done
+
+die() {
+	echo "bench_report: $*" >&2
+	exit 1
+}
+
+for t in gcc perf /usr/bin/time; do
+	command -v "$t" >/dev/null || die "$t not found (scripts/install-deps)"
+done
+[ -x "$dsostore" ] || die "no $dsostore: run make first"
+work=$(mktemp -d "${TMPDIR:-/tmp}/ds-bench-report.XXXXXX")
+[ -n "$keep" ] || trap 'rm -rf "$work"' EXIT
+cd "$work"
+# perf's ~/.debug and ~/.perfconfig are the bench's own; no network.
+export HOME=$work DEBUGINFOD_URLS=
+unset PERF_BUILDID_DIR
+
+perf record -N -e cpu-clock -o probe.data -- true >probe.log 2>&1 ||
+	die "perf record -e cpu-clock is not permitted here: $(tail -2 probe.log)"
+
+cat >w.c <<'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+#define BURN(name, n)                                                        \
+	__attribute__((noinline)) unsigned long name(unsigned long x)         \
+	{                                                                    \
+		for (int i = 0; i < (n); i++)                                \
+			x = x * 6364136223846793005UL + 1442695040888963407UL; \
+		return x;                                                    \
+	}
+BURN(burn_1, 100) BURN(burn_2, 200) BURN(burn_3, 300) BURN(burn_4, 400)
+
+__attribute__((noinline)) unsigned long mid(unsigned long x, int k)
+{
+	switch (k & 3) {
+	case 0: return burn_1(x);
+	case 1: return burn_2(x);
+	case 2: return burn_3(x);
+	default: return burn_4(x);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	double end = now() + (argc > 1 ? atof(argv[1]) : 1);
+	unsigned long h = 1;
+	int k = 0;
+
+	while (now() < end)
+		for (int i = 0; i < 1000; i++)
+			h = mid(h, k++);
+	printf("%lx\n", h);
+	return 0;
+}
+EOF
+gcc -O2 -g -fno-omit-frame-pointer -o w w.c || die "cannot build the workload"
+
+record() { # name seconds [perf option...]
+	local name=$1 s=$2
+	shift 2
+	perf record -N -e cpu-clock -F 20000 "$@" -o "$name.data" -- ./w "$s" >"$name.rec" 2>&1 ||
+		die "perf record $*: $(tail -2 "$name.rec")"
+}
+record small 0.3 -g
+record cc "$secs" -g
+record flat "$secs"
+
+median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
+
+# measure NAME CMD...: prints "wall_ms rss_mb" (medians) and keeps stdout
+# of the last run in NAME.out.
+measure() {
+	local name=$1 i
+	shift
+	for ((i = 0; i < runs; i++)); do
+		/usr/bin/time -f '%e %M' -o "$name.time" "$@" >"$name.out" 2>"$name.err" ||
+			die "$name failed: $(tail -3 "$name.err")"
+		cat "$name.time" >>"$name.times"
+	done
+	awk '{print $1 * 1000}' "$name.times" | median | tr '\n' ' '
+	awk '{print $2 / 1024}' "$name.times" | median
+}
+
+rows() { grep '%' "$1" | grep -v '^#'; }
+
+printf "dsostore report benchmark: %d run(s) each, median; %s CPUs, load average %s\n\n" \
+	"$runs" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
+printf "%-34s %9s %9s %9s %9s %7s %7s %6s\n" recording samples "perf ms" "ours ms" \
+	"perf/ours" "perf MB" "ours MB" differ
+for rec in small cc flat; do
+	read -r p_ms p_mb < <(measure "$rec.perf" perf report -i "$rec.data" --stdio \
+		--sort dso,sym -g none)
+	read -r d_ms d_mb < <(measure "$rec.ours" "$dsostore" report --no-fetch --no-progress \
+		--sort dso,sym "$rec.data")
+	differ=$(diff <(rows "$rec.perf.out") <(rows "$rec.ours.out") | grep -c '^[<>]' || true)
+	samples=$(awk '/^# Samples:/ {print $3; exit}' "$rec.ours.out")
+	case $rec in
+	small) what="0.3 s, -g (start-up dominates)" ;;
+	cc) what="$secs s, -g (Children table)" ;;
+	flat) what="$secs s, no callchains" ;;
+	esac
+	[ -n "$p_ms" ] && [ -n "$d_ms" ] || die "$rec: no timings"
+	ratio=$(awk -v p="$p_ms" -v d="$d_ms" 'BEGIN {printf "%.2f", (d > 0) ? p / d : 0}')
+	printf "%-34s %9s %9.0f %9.0f %8sx %7.1f %7.1f %6s\n" "$what" "$samples" "$p_ms" \
+		"$d_ms" "$ratio" "$p_mb" "$d_mb" "$differ"
+	printf "BENCH report.%s value=%.1f unit=ms ratio=%sx perf_ms=%.1f rss_mb=%.1f perf_rss_mb=%.1f differ=%s\n" \
+		"$rec" "$d_ms" "$ratio" "$p_ms" "$d_mb" "$p_mb" "$differ" >>bench.lines
+	# Known: perf names PLT stubs (func@plt), we show their addresses.
+	if [ "$differ" != 0 ]; then
+		echo "  $rec: rows that differ (perf <, ours >):" >&2
+		diff <(rows "$rec.perf.out") <(rows "$rec.ours.out") | head -6 >&2 || true
+	fi
+done
+echo
+cat bench.lines
+[ -z "$keep" ] || echo "work directory kept: $work"
