@@ -133,10 +133,11 @@ struct entry {
 struct kallsyms {
 	struct ksym {
 		uint64_t addr;
-		char *name;
+		char *name; /* in names */
 		char type;
 	} *v;
 	size_t n;
+	char *names; /* every name, one allocation (some 200,000 of them) */
 };
 
 struct report {
@@ -640,7 +641,7 @@ static bool load_kallsyms(struct kallsyms *k, const char *ref, uint64_t *ref_add
 {
 	FILE *f = fopen("/proc/kallsyms", "r");
 	char line[512];
-	size_t cap = 0, nz = 0;
+	size_t cap = 0, nz = 0, nlen = 0, ncap = 0;
 
 	if (!f)
 		return false;
@@ -667,10 +668,25 @@ static bool load_kallsyms(struct kallsyms *k, const char *ref, uint64_t *ref_add
 			cap = cap ? 2 * cap : 65536;
 			k->v = xrealloc(k->v, cap, sizeof(*k->v));
 		}
-		k->v[k->n++] = (struct ksym){ .addr = addr, .name = xstrdup(name), .type = type };
+		{
+			size_t len = strlen(name) + 1;
+
+			while (nlen + len > ncap) {
+				ncap = ncap ? 2 * ncap : 1 << 22;
+				k->names = xrealloc(k->names, ncap, 1);
+			}
+			memcpy(k->names + nlen, name, len);
+			/* an offset until the arena stops moving */
+			k->v[k->n++] = (struct ksym){ .addr = addr,
+						      .name = (char *)(uintptr_t)nlen,
+						      .type = type };
+			nlen += len;
+		}
 		nz += addr != 0;
 	}
 	fclose(f);
+	for (size_t i = 0; i < k->n; i++)
+		k->v[i].name = k->names + (uintptr_t)k->v[i].name;
 	if (!nz) /* kptr_restrict: every address reads 0 */
 		return false;
 	qsort(k->v, k->n, sizeof(*k->v), ksym_cmp);
@@ -679,12 +695,8 @@ static bool load_kallsyms(struct kallsyms *k, const char *ref, uint64_t *ref_add
 
 	for (size_t i = 0; i < k->n; i++) {
 		if (w && k->v[w - 1].addr == k->v[i].addr) {
-			if (ksym_better(&k->v[i], &k->v[w - 1])) {
-				free(k->v[w - 1].name);
+			if (ksym_better(&k->v[i], &k->v[w - 1]))
 				k->v[w - 1] = k->v[i];
-			} else {
-				free(k->v[i].name);
-			}
 			continue;
 		}
 		k->v[w++] = k->v[i];
@@ -1348,8 +1360,7 @@ static void report_free(struct report *r)
 	for (size_t i = 0; i < r->ndsos && r->short_names; i++)
 		free(r->short_names[i]);
 	free(r->short_names);
-	for (size_t i = 0; i < r->ksyms.n; i++)
-		free(r->ksyms.v[i].name);
+	free(r->ksyms.names);
 	free(r->ksyms.v);
 	free(r->sites);
 	free(r->slots);
