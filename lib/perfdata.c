@@ -594,7 +594,9 @@ static int decompress(struct ds_perf_data *p, const unsigned char *src, size_t n
 	limit = p->compressed_in * RATIO_MAX;
 	if (limit > DECOMP_MAX)
 		limit = DECOMP_MAX;
-	while (in.pos < in.size) {
+	/* Until the input is used up and zstd had room to spare: output it
+	 * could not place stays in its buffers until asked again. */
+	for (bool full = true; in.pos < in.size || full;) {
 		ZSTD_outBuffer out;
 		size_t ret, in_before;
 
@@ -624,10 +626,14 @@ static int decompress(struct ds_perf_data *p, const unsigned char *src, size_t n
 				    "compressed record at offset %llu: zstd: %s",
 				    (unsigned long long)off, ZSTD_getErrorName(ret));
 		p->dlen += out.pos;
-		if (!out.pos && in.pos == in_before)
+		full = out.pos == out.size;
+		if (!out.pos && in.pos == in_before) {
+			if (in.pos == in.size)
+				break; /* nothing more before the next record's input */
 			return fail(err, errlen, -EBADMSG,
 				    "compressed record at offset %llu: zstd made no progress",
 				    (unsigned long long)off);
+		}
 	}
 	p->dsrc_off = off;
 	rc = walk(p, p->dbuf, p->dpos, p->dlen, true, &p->dpos, err, errlen);

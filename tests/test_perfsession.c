@@ -43,7 +43,7 @@ static int collect(void *user, const struct ds_perf_sample *s)
 	struct got *g = user;
 
 	if (g->n == 64)
-		return 1;
+		return 0; /* the first 64 are enough */
 	g->v[g->n].pid = s->pid;
 	snprintf(g->v[g->n].comm, sizeof(g->v[g->n].comm), "%s", s->comm ? s->comm : "(null)");
 	g->v[g->n].ip = s->ip;
@@ -223,7 +223,23 @@ static const char gen[] =
 	"r.mmap2(200, 200, 0x400000, 0x1000, 0, '/a/libA.so', 6, build_id=BID_A2)\n"
 	"r.sample(200, 200, 0x400100, 7)\n"
 	"r.write(d + '/mixed.data')\n"
-	"r.write(d + '/mixed-pipe.data', pipe=True)\n";
+	"r.write(d + '/mixed-pipe.data', pipe=True)\n"
+	/* zstd: 20,000 samples (about 1 MB of records) in one compressed
+	 * record of under 64 KiB, so one input yields many outputs' worth */
+	"import struct\n"
+	"from perfswap import Zstd\n"
+	"r = Recording()\n"
+	"r.mmap2(100, 100, 0x400000, 0x10000, 0, '/a/libA.so', 1)\n"
+	"for t in range(20000):\n"
+	"    r.sample(100, 100, 0x400000 + (t % 64) * 16, 2 + t)\n"
+	"raw = b''.join(r.records)\n"
+	"z = Zstd().compress(raw, 19)\n"
+	"assert len(z) + 16 <= 0xfff8, len(z)\n"
+	"n = len(z)\n"
+	"z += bytes(-n % 8)\n"
+	"r.records = [struct.pack('<IHHQ', 83, 0, 16 + len(z), n) + z]\n"
+	"r.features[27] = struct.pack('<IIIII', 0, 1, 19, len(raw) // len(z), 4 << 20)\n"
+	"r.write(d + '/zbig.data')\n";
 
 int main(void)
 {
@@ -331,6 +347,21 @@ int main(void)
 		CHECK_SAMPLE(&r, 1, "[kernel.kallsyms]", 0xffffffff81001234);
 		CHECK_SAMPLE(&r, 2, "/a/libA.so", 0x100);
 		CHECK_EQ_INT(r.got.v[2].dso, 3);
+		close_rec(&r);
+	}
+	/* One compressed record holding far more than one output buffer. */
+	if (open_rec(ctx, "zbig", &r)) {
+		struct ds_perf_info info;
+
+		ds_perf_data_info(r.pd, &info);
+		CHECK(info.compressed);
+		CHECK_EQ_INT(info.nr_samples, 20000);
+		CHECK_EQ_INT(r.got.n, 64); /* collect() keeps the first 64 */
+		CHECK_SAMPLE(&r, 0, "/a/libA.so", 0);
+		CHECK_SAMPLE(&r, 63, "/a/libA.so", 63 * 16);
+		CHECK_EQ_INT(r.ndsos, 1);
+		if (r.ndsos)
+			CHECK_EQ_INT(r.dsos[0].samples, 20000);
 		close_rec(&r);
 	}
 	ds_context_free(ctx);
