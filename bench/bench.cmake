@@ -2,10 +2,11 @@
 # never by CTest (they take tens of seconds and want a quiet machine).
 # Programs go to ${CMAKE_BINARY_DIR}/bench/.
 
-# ds_bench(NAME [extra link targets...]): bench/NAME.c linked with the static
-# library, so that the calls measured are the library's real code.
+# ds_bench(NAME [extra link targets...]): bench/NAME.c and the shared
+# bench/benchutil.c linked with the static library, so that the calls
+# measured are the library's real code.
 function(ds_bench name)
-  add_executable(${name} ${CMAKE_SOURCE_DIR}/bench/${name}.c)
+  add_executable(${name} ${CMAKE_SOURCE_DIR}/bench/${name}.c ${CMAKE_SOURCE_DIR}/bench/benchutil.c)
   target_link_libraries(${name} PRIVATE dsostore_static ${ARGN})
   set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)
 endfunction()

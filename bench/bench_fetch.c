@@ -28,18 +28,17 @@
  * then again), so that a noisy moment hits every row alike.
  */
 #define _GNU_SOURCE
+#include "benchutil.h"
 #include "dsostore.h"
 
 #include <arpa/inet.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <spawn.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,16 +68,13 @@ static struct {
 	int reps;
 	int latency_ms;
 	double budget_s; /* for the whole run; B and C give way */
-	bool verbose;
-} cfg = {200, 3, 50, 100, false};
+} cfg = {200, 3, 50, 100};
 
-static char tmpdir[512];
 static const char *dsostore_bin, *dsserver_bin;
 static char *find_bin, *readelf_bin, *curl_bin;
 static char url[64];
 static int port;
 static pid_t server_pid;
-static uint64_t rng_state = 0x853c49e6748fea9bull;
 static int failures; /* checks that failed but leave figures worth printing */
 
 struct id {
@@ -91,67 +87,6 @@ static struct id *ids;
 
 /* ------------------------------------------------------------ utilities */
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "bench_fetch: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static void progress(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void progress(const char *fmt, ...)
-{
-	static uint64_t t0;
-	uint64_t t = now_ns();
-	va_list ap;
-
-	if (!t0)
-		t0 = t;
-	if (!cfg.verbose)
-		return;
-	fprintf(stderr, "bench_fetch: %6.2f s  ", (double)(t - t0) / 1e9);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
-
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (rc < 0)
-		die("out of memory");
-	return s;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static double median(const double *in, int n, double *lo, double *hi)
 {
 	double v[MAX_REPS];
@@ -163,38 +98,6 @@ static double median(const double *in, int n, double *lo, double *hi)
 	if (hi)
 		*hi = n > 1 ? v[n - 1] : NAN;
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static void *xcalloc(size_t n, size_t size)
-{
-	void *p = calloc(n ? n : 1, size);
-
-	if (!p)
-		die("out of memory");
-	return p;
-}
-
-static uint64_t rng(void)
-{
-	uint64_t x = rng_state;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	rng_state = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
-
-/* Hex without the library, so that setup does not depend on what is measured. */
-static void hex(const uint8_t *buf, size_t len, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < len; i++) {
-		out[2 * i] = digits[buf[i] >> 4];
-		out[2 * i + 1] = digits[buf[i] & 15];
-	}
-	out[2 * len] = '\0';
 }
 
 static char *read_file(const char *path, size_t *len)
@@ -219,61 +122,12 @@ static char *read_file(const char *path, size_t *len)
 	return buf;
 }
 
-static void write_file(const char *path, const void *buf, size_t len)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-	if (fd < 0 || write(fd, buf, len) != (ssize_t)len || close(fd) != 0)
-		die("write %s: %s", path, strerror(errno));
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	remove(path);
-	return 0;
-}
-
-static void rm_tree(const char *path)
-{
-	nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 static char disk[512]; /* a directory on disk for the on-disk rows, or "" */
 
-static void rm_tmpdir(void)
+static void rm_disk(void)
 {
-	if (getenv("DS_KEEP_TMP"))
-		return;
-	if (tmpdir[0])
-		rm_tree(tmpdir);
-	if (disk[0])
+	if (disk[0] && !getenv("DS_KEEP_TMP"))
 		rm_tree(disk);
-}
-
-/* Caches of 200 small files come and go in every round: tmpfs keeps the
- * disk out of the figures (a separate row puts the cache on disk). */
-static void make_tmpdir(void)
-{
-	const char *base = getenv("DS_BENCH_TMPDIR");
-
-	if (!base || !*base)
-		base = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
-	snprintf(tmpdir, sizeof(tmpdir), "%s/dsostore-bench-fetch.XXXXXX",
-		 base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir))
-		die("mkdtemp %s: %s", tmpdir, strerror(errno));
-	atexit(rm_tmpdir);
-}
-
-static void run(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) != 0)
-		die("failed: %s", cmd);
 }
 
 /* A program on $PATH (malloc()ed), or NULL. */
@@ -425,7 +279,7 @@ static void make_corpus(void)
 	long off;
 
 	random_id(&first);
-	write_file(src, prog_src, sizeof(prog_src) - 1);
+	write_file(src, prog_src, sizeof(prog_src) - 1, 0644);
 	cmd = xasprintf("%s -g -O1 -Wl,--build-id=0x%s -o '%s' '%s'", cc && *cc ? cc : "cc",
 			first.hex, bin, src);
 	run(cmd);
@@ -444,7 +298,7 @@ static void make_corpus(void)
 		random_id(&ids[i]);
 		ids[i].size = (off_t)len;
 		memcpy(buf + off, ids[i].bid, BID_LEN);
-		write_file(p, buf, len);
+		write_file(p, buf, len, 0644);
 		free(p);
 	}
 	for (unsigned i = 0; i < cfg.n; i += cfg.n / 3 ? cfg.n / 3 : 1) {
@@ -1286,7 +1140,6 @@ struct row {
 
 static struct row rows[MAX_ROWS];
 static int nrows;
-static char load_at_start[16] = "?";
 
 static struct row *add_row(const char *key, const char *name, const char *unit)
 {
@@ -1508,17 +1361,6 @@ static void make_table(double warm_us, double warm_lo, double warm_hi,
 
 /* ------------------------------------------------------------------ main */
 
-static void read_load(void)
-{
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f) {
-		if (fscanf(f, "%15s", load_at_start) != 1)
-			snprintf(load_at_start, sizeof(load_at_start), "?");
-		fclose(f);
-	}
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bench_fetch [-q] [-v] [-n IDS] [-r RUNS] [-t SECONDS]\n"
@@ -1552,7 +1394,7 @@ static void parse_args(int argc, char **argv)
 			cfg.budget_s = atof(optarg);
 			break;
 		case 'v':
-			cfg.verbose = true;
+			bench_verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1609,6 +1451,8 @@ int main(int argc, char **argv)
 	struct meas wcli;
 	double warm_us, warm_lo, warm_hi;
 
+	bench_name = "bench_fetch";
+	rng_seed(0x853c49e6748fea9bull);
 	parse_args(argc, argv);
 	read_load();
 	signal(SIGPIPE, SIG_IGN);
@@ -1623,7 +1467,8 @@ int main(int argc, char **argv)
 		    dsserver_bin);
 	if (!find_bin)
 		fprintf(stderr, "bench_fetch: no debuginfod-find on PATH: row B is n/a\n");
-	make_tmpdir();
+	make_tmpdir("dsostore-bench-fetch");
+	atexit(rm_disk);
 	make_corpus();
 	start_server();
 	setenv("DEBUGINFOD_URLS", url, 1);

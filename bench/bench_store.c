@@ -21,15 +21,14 @@
  * so no call can be optimised away or silently fail.
  */
 #define _GNU_SOURCE
+#include "benchutil.h"
 #include "dsostore.h"
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <malloc.h>
 #include <math.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,101 +51,16 @@ static struct {
 	int reps; /* repetitions of each loop; the median is reported */
 	uint64_t rep_ns; /* wall time one repetition aims at */
 	unsigned int n_dsos; /* size of the big store */
-	bool verbose;
-} cfg = { 15, 40 * 1000 * 1000, 100000, false };
+} cfg = { 15, 40 * 1000 * 1000, 100000 };
 
-static char tmpdir[512];
-static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
 /* ------------------------------------------------------------ utilities */
 
-static void die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "bench_store: ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static uint64_t now_ns(void);
-
-/* With -v: what is about to be measured, and when (seconds since start). */
-static void progress(const char *what)
-{
-	static uint64_t t0;
-	uint64_t t = now_ns();
-
-	if (!t0)
-		t0 = t;
-	if (cfg.verbose)
-		fprintf(stderr, "bench_store: %6.2f s  %s\n", (double)(t - t0) / 1e9, what);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* xorshift64*: deterministic, so every run looks up the same keys. */
-static uint64_t rng(void)
-{
-	uint64_t x = rng_state;
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	rng_state = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
 
 static void random_bytes(uint8_t *buf, size_t len)
 {
 	for (size_t i = 0; i < len; i++)
 		buf[i] = (uint8_t)(rng() >> 56);
-}
-
-/* Hex without the library, so setup does not depend on what is measured. */
-static void hex(const uint8_t *buf, size_t len, char *out)
-{
-	static const char digits[] = "0123456789abcdef";
-
-	for (size_t i = 0; i < len; i++) {
-		out[2 * i] = digits[buf[i] >> 4];
-		out[2 * i + 1] = digits[buf[i] & 15];
-	}
-	out[2 * len] = '\0';
-}
-
-static void *xmalloc(size_t size)
-{
-	void *p = calloc(1, size);
-
-	if (!p)
-		die("out of memory");
-	return p;
-}
-
-static char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static char *xasprintf(const char *fmt, ...)
-{
-	va_list ap;
-	char *s;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vasprintf(&s, fmt, ap);
-	va_end(ap);
-	if (rc < 0)
-		die("out of memory");
-	return s;
 }
 
 /* "100,000" */
@@ -163,49 +77,6 @@ static const char *thousands(unsigned int n)
 	else
 		snprintf(b, 32, "%u", n);
 	return b;
-}
-
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	remove(path);
-	return 0;
-}
-
-static void rm_tmpdir(void)
-{
-	if (tmpdir[0] && !getenv("DS_KEEP_TMP"))
-		nftw(tmpdir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-/* The 10,000 files of the seed's cache take seconds to create and remove
- * on a busy disk and milliseconds on tmpfs, where a stat() costs the same
- * (dentry and inode are cached either way): prefer /dev/shm. */
-static void make_tmpdir(void)
-{
-	const char *base = getenv("DS_BENCH_TMPDIR");
-
-	if (!base || !*base)
-		base = access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm" : getenv("TMPDIR");
-	snprintf(tmpdir, sizeof(tmpdir), "%s/dsostore-bench.XXXXXX", base && *base ? base : "/tmp");
-	if (!mkdtemp(tmpdir))
-		die("mkdtemp %s: %s", tmpdir, strerror(errno));
-	atexit(rm_tmpdir);
-}
-
-static void write_file(const char *path, const void *buf, size_t len, mode_t mode)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-
-	if (fd < 0 || write(fd, buf, len) != (ssize_t)len || close(fd) != 0)
-		die("write %s: %s", path, strerror(errno));
-}
-
-static void run(const char *cmd)
-{
-	int rc = system(cmd);
-
-	if (rc == -1 || !WIFEXITED(rc) || WEXITSTATUS(rc) != 0)
-		die("failed: %s", cmd);
 }
 
 /* ----------------------------------------------------------- the harness */
@@ -258,13 +129,6 @@ static uint64_t calibrate(loop_fn fn, void *arg, const char *what)
 	}
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
 static struct result median(double *v, int n)
 {
 	qsort(v, (size_t)n, sizeof(*v), cmp_double);
@@ -279,7 +143,7 @@ static struct result measure(loop_fn fn, void *arg, const char *what)
 	double per_call[MAX_REPS];
 	uint64_t n;
 
-	progress(what);
+	progress("%s", what);
 	n = calibrate(fn, arg, what);
 	for (int r = 0; r < cfg.reps; r++)
 		per_call[r] = time_loop(fn, arg, n, what) / (double)n;
@@ -340,7 +204,7 @@ static struct result measure_threads(loop_fn fn, void **args, int nthreads, cons
 	double per_call[MAX_REPS];
 	uint64_t n, slowest;
 
-	progress(what);
+	progress("%s", what);
 	n = calibrate(fn, args[0], what);
 	/* Contention may make a call much slower than alone: resize once. */
 	threads_once(fn, args, nthreads, n, what, &slowest);
@@ -364,7 +228,6 @@ struct row {
 };
 
 static struct row rows[MAX_ROWS];
-static char load_at_start[16] = "?"; /* a busy machine explains odd figures */
 static int nrows;
 static const char *ref_key = "ready.1t";
 
@@ -679,7 +542,7 @@ static void list_add_tail(struct list_head *node, struct list_head *head)
 
 static void seed_remember(const struct seed_build_id *bid, const char *path)
 {
-	struct debuginfo_lookup *l = xmalloc(sizeof(*l));
+	struct debuginfo_lookup *l = xcalloc(1, sizeof(*l));
 
 	l->bid = *bid;
 	l->path = strdup(path);
@@ -756,7 +619,7 @@ static uint64_t loop_seed(void *p, uint64_t n)
 static char **make_seed_files(const struct seed_build_id *keys, unsigned int n)
 {
 	char *root = xasprintf("%s/seed-cache", tmpdir);
-	char **paths = xmalloc(n * sizeof(*paths));
+	char **paths = xcalloc(1, n * sizeof(*paths));
 	char h[2 * SEED_BUILD_ID_SIZE + 1], rel[2 * SEED_BUILD_ID_SIZE + 16];
 	int rootfd, fd;
 
@@ -780,8 +643,8 @@ static void bench_seed(void)
 {
 	static const unsigned int sizes[] = { 10, 1000, 10000 };
 	const unsigned int max = 10000;
-	struct seed_build_id *keys = xmalloc(max * sizeof(*keys));
-	uint32_t *idx = xmalloc(IDX_N * sizeof(*idx));
+	struct seed_build_id *keys = xcalloc(1, max * sizeof(*keys));
+	uint32_t *idx = xcalloc(1, IDX_N * sizeof(*idx));
 	char **paths;
 
 	for (unsigned int i = 0; i < max; i++) {
@@ -1001,8 +864,8 @@ static void fill_store(struct ds_context *ctx, struct big_store *bs, const uint8
 	uint64_t t0, t;
 
 	id.build_id.size = BID_LEN;
-	bs->refs = xmalloc(n * sizeof(*bs->refs));
-	progress(what);
+	bs->refs = xcalloc(1, n * sizeof(*bs->refs));
+	progress("%s", what);
 	m0 = mem_now();
 	t0 = now_ns();
 	bs->store = ds_store_new(ctx, key, NULL);
@@ -1044,10 +907,10 @@ static void empty_store(struct big_store *bs)
 static void bench_big_store(struct ds_context *ctx)
 {
 	unsigned int n = cfg.n_dsos;
-	uint8_t (*bids)[BID_LEN] = xmalloc(n * sizeof(*bids));
-	uint8_t (*bids2)[BID_LEN] = xmalloc(n * sizeof(*bids2));
-	char **paths = xmalloc(n * sizeof(*paths));
-	uint32_t *idx = xmalloc(IDX_N * sizeof(*idx));
+	uint8_t (*bids)[BID_LEN] = xcalloc(1, n * sizeof(*bids));
+	uint8_t (*bids2)[BID_LEN] = xcalloc(1, n * sizeof(*bids2));
+	char **paths = xcalloc(1, n * sizeof(*paths));
+	uint32_t *idx = xcalloc(1, IDX_N * sizeof(*idx));
 	struct big_store a = { 0 }, b = { 0 };
 	struct lookup_job j[2];
 	void *args[2] = { &j[0], &j[1] };
@@ -1117,7 +980,7 @@ static uint64_t loop_chase(void *p, uint64_t n)
 static void bench_memory_latency(void)
 {
 	size_t lines = (size_t)cfg.n_dsos * 320 / 64;
-	uint32_t *next = xmalloc(lines * 64);
+	uint32_t *next = xcalloc(1, lines * 64);
 	struct chase_job j = { .next = next };
 	char name[96];
 
@@ -1138,17 +1001,6 @@ static void bench_memory_latency(void)
 
 /* ------------------------------------------------------------------ main */
 
-static void read_load(void)
-{
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (f) {
-		if (fscanf(f, "%15s", load_at_start) != 1)
-			snprintf(load_at_start, sizeof(load_at_start), "?");
-		fclose(f);
-	}
-}
-
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: bench_store [-q] [-v]\n"
@@ -1168,7 +1020,7 @@ static void parse_args(int argc, char **argv)
 			cfg.n_dsos = 10000;
 			break;
 		case 'v':
-			cfg.verbose = true;
+			bench_verbose = true;
 			break;
 		case 'h':
 			usage(stdout);
@@ -1206,10 +1058,11 @@ int main(int argc, char **argv)
 	const char *dirs[2];
 	struct ds_context *ctx;
 
+	bench_name = "bench_store";
 	parse_args(argc, argv);
 	read_load();
 	progress("compiling the test programs");
-	make_tmpdir();
+	make_tmpdir("dsostore-bench");
 	compile_prog(&a, 1);
 	compile_prog(&b, 2);
 	/* No debug dir holds anything and perf's cache is off: the DSOs find
