@@ -21,16 +21,12 @@ int cmd_cache(int argc, char **argv)
 	int err = 0;
 
 	for (int i = 1; i < argc; i++) {
-		int r = cli_common_option(&common, argc, argv, &i);
+		int r = cli_common_option(&common, argc, argv, &i, cache_help);
 
 		if (r < 0)
-			return 2;
+			return r == CLI_HELP ? 0 : 2;
 		if (r > 0)
 			continue;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(cache_help, stdout);
-			return 0;
-		}
 		if (!strcmp(argv[i], "--if-due"))
 			if_due = true;
 		else if (!sub)

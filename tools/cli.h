@@ -16,8 +16,10 @@ struct cli_common {
 };
 
 /* If argv[*i] is a common option, consume it (and its argument) and return
- * 1; return 0 if it is not one; -1 after printing an error. */
-int cli_common_option(struct cli_common *c, int argc, char **argv, int *i);
+ * 1; -h/--help: print help to stdout and return CLI_HELP (exit 0); 0 if it
+ * is neither; CLI_BAD after printing an error (exit 2). */
+enum { CLI_BAD = -1, CLI_HELP = -2 };
+int cli_common_option(struct cli_common *c, int argc, char **argv, int *i, const char *help);
 /* A context configured from the common options; exits on failure. */
 struct ds_context *cli_context(const struct cli_common *c);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -37,10 +37,14 @@ void cli_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
+int cli_common_option(struct cli_common *c, int argc, char **argv, int *i, const char *help)
 {
 	const char *a = argv[*i];
 
+	if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+		fputs(help, stdout);
+		return CLI_HELP;
+	}
 	if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) {
 		c->verbose++;
 		return 1;
@@ -48,7 +52,7 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
 	if (!strcmp(a, "--debug-dir") || !strcmp(a, "--perf-buildid-dir")) {
 		if (*i + 1 >= argc) {
 			cli_error("%s needs an argument", a);
-			return -1;
+			return CLI_BAD;
 		}
 		if (!strcmp(a, "--perf-buildid-dir")) {
 			c->perf_buildid_dir = argv[++*i];
@@ -56,7 +60,7 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i)
 		}
 		if (c->n_debug_dirs >= 32) {
 			cli_error("too many --debug-dir");
-			return -1;
+			return CLI_BAD;
 		}
 		c->debug_dirs[c->n_debug_dirs++] = argv[++*i];
 		return 1;

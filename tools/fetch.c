@@ -83,16 +83,13 @@ int cmd_fetch(int argc, char **argv)
 	struct ds_context *ctx;
 
 	for (int i = 1; i < argc; i++) {
-		int r = cli_common_option(&common, argc, argv, &i);
+		int r = cli_common_option(&common, argc, argv, &i, fetch_help);
 
 		if (r < 0)
-			return 2;
+			return r == CLI_HELP ? 0 : 2;
 		if (r > 0)
 			continue;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(fetch_help, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--debuginfo")) {
+		if (!strcmp(argv[i], "--debuginfo")) {
 			what = DS_ARTIFACT_DEBUGINFO;
 		} else if (!strcmp(argv[i], "--executable")) {
 			what = DS_ARTIFACT_EXECUTABLE;

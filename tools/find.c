@@ -46,16 +46,13 @@ int cmd_find(int argc, char **argv)
 	bool show_source = false;
 
 	for (int i = 1; i < argc; i++) {
-		int r = cli_common_option(&common, argc, argv, &i);
+		int r = cli_common_option(&common, argc, argv, &i, find_help);
 
 		if (r < 0)
-			return 2;
+			return r == CLI_HELP ? 0 : 2;
 		if (r > 0)
 			continue;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(find_help, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--debuginfo")) {
+		if (!strcmp(argv[i], "--debuginfo")) {
 			what = DS_ARTIFACT_DEBUGINFO;
 		} else if (!strcmp(argv[i], "--executable")) {
 			what = DS_ARTIFACT_EXECUTABLE;

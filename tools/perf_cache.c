@@ -115,16 +115,13 @@ int cmd_perf_cache(int argc, char **argv)
 	struct ds_store *store;
 
 	for (int i = 1; i < argc; i++) {
-		int r = cli_common_option(&common, argc, argv, &i);
+		int r = cli_common_option(&common, argc, argv, &i, perf_cache_help);
 
 		if (r < 0)
-			return 2;
+			return r == CLI_HELP ? 0 : 2;
 		if (r > 0)
 			continue;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(perf_cache_help, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--path")) {
+		if (!strcmp(argv[i], "--path")) {
 			if (i + 1 >= argc) {
 				cli_error("--path needs an argument");
 				return 2;

@@ -181,16 +181,13 @@ int cmd_prefetch(int argc, char **argv)
 	struct ds_context *ctx;
 
 	for (int i = 1; i < argc; i++) {
-		int r = cli_common_option(&common, argc, argv, &i);
+		int r = cli_common_option(&common, argc, argv, &i, prefetch_help);
 
 		if (r < 0)
-			return 2;
+			return r == CLI_HELP ? 0 : 2;
 		if (r > 0)
 			continue;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(prefetch_help, stdout);
-			return 0;
-		} else if (!strcmp(argv[i], "--all")) {
+		if (!strcmp(argv[i], "--all")) {
 			all = true;
 		} else if (!strcmp(argv[i], "--kernel")) {
 			kernel = true;

@@ -1516,16 +1516,13 @@ int cmd_report(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		int r = cli_common_option(&common, argc, argv, &i);
+		int r = cli_common_option(&common, argc, argv, &i, report_help);
 
 		if (r < 0)
-			return 2;
+			return r == CLI_HELP ? 0 : 2;
 		if (r > 0)
 			continue;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(report_help, stdout);
-			return 0;
-		} else if ((!strcmp(a, "-i") || !strcmp(a, "--input")) && i + 1 < argc) {
+		if ((!strcmp(a, "-i") || !strcmp(a, "--input")) && i + 1 < argc) {
 			o.path = argv[++i];
 		} else if (!strncmp(a, "--input=", 8)) {
 			o.path = a + 8;

@@ -118,16 +118,12 @@ int cmd_scan(int argc, char **argv)
 	int nargs = 0;
 
 	for (int i = 1; i < argc; i++) {
-		int r = cli_common_option(&common, argc, argv, &i);
+		int r = cli_common_option(&common, argc, argv, &i, scan_help);
 
 		if (r < 0)
-			return 2;
+			return r == CLI_HELP ? 0 : 2;
 		if (r > 0)
 			continue;
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(scan_help, stdout);
-			return 0;
-		}
 		if (argv[i][0] == '-' && argv[i][1]) {
 			cli_error("scan: unknown option %s", argv[i]);
 			return 2;

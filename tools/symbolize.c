@@ -397,16 +397,13 @@ int cmd_symbolize(int argc, char **argv)
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
-		int r = cli_common_option(&common, argc, argv, &i);
+		int r = cli_common_option(&common, argc, argv, &i, symbolize_help);
 
 		if (r < 0)
-			return 2;
+			return r == CLI_HELP ? 0 : 2;
 		if (r > 0)
 			continue;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(symbolize_help, stdout);
-			return 0;
-		} else if ((!strcmp(a, "-e") || !strcmp(a, "--exe") || !strcmp(a, "--obj")) &&
+		if ((!strcmp(a, "-e") || !strcmp(a, "--exe") || !strcmp(a, "--obj")) &&
 			   i + 1 < argc) {
 			o.exe = argv[++i];
 		} else if (!strncmp(a, "--exe=", 6) || !strncmp(a, "--obj=", 6)) {
