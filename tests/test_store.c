@@ -233,6 +233,15 @@ static struct ds_store_stats stats_at(struct ds_store *s, int line)
 	return st;
 }
 
+/* Everything given back: no DSO, no open debuginfo, no bytes held. */
+#define CHECK_STORE_EMPTY(s)                                  \
+	do {                                                  \
+		struct ds_store_stats _st = STATS(s);         \
+		CHECK_EQ_INT(_st.dsos, 0);                    \
+		CHECK_EQ_INT(_st.debuginfos_open, 0);         \
+		CHECK_EQ_INT(_st.bytes_held, 0);              \
+	} while (0)
+
 /* The fd is open on the file we expect and reads like an ELF file. */
 static bool fd_is(int fd, const struct bin *b)
 {
@@ -553,10 +562,7 @@ static void test_refcounts(void)
 
 	/* The last put frees the DSO, its debuginfo, and its index entries. */
 	ds_dso_put(d);
-	st = STATS(s);
-	CHECK_EQ_INT(st.dsos, 0);
-	CHECK_EQ_INT(st.debuginfos_open, 0);
-	CHECK_EQ_INT(st.bytes_held, 0);
+	CHECK_STORE_EMPTY(s);
 	errno = 0;
 	CHECK(ds_store_find(s, bins[0].path, &id0) == NULL);
 	CHECK_EQ_INT(errno, ENOENT);
@@ -574,10 +580,7 @@ static void test_refcounts(void)
 	CHECK_EQ_INT(st.bytes_held, sum);
 	for (int i = 0; i < 4; i++)
 		ds_dso_put(many[i]);
-	st = STATS(s);
-	CHECK_EQ_INT(st.dsos, 0);
-	CHECK_EQ_INT(st.debuginfos_open, 0);
-	CHECK_EQ_INT(st.bytes_held, 0);
+	CHECK_STORE_EMPTY(s);
 	ds_store_free(s);
 	ds_context_free(ctx);
 }
@@ -825,10 +828,7 @@ static void test_one_search_per_dso(void)
 			ds_dso_put(args[t].dso[k]);
 		}
 	}
-	st = STATS(s);
-	CHECK_EQ_INT(st.dsos, 0);
-	CHECK_EQ_INT(st.debuginfos_open, 0);
-	CHECK_EQ_INT(st.bytes_held, 0);
+	CHECK_STORE_EMPTY(s);
 	ds_store_free(s);
 	ds_context_free(ctx);
 }
@@ -1011,10 +1011,7 @@ static void test_budget_eviction(void)
 	ds_dso_put(da);
 	ds_dso_put(db);
 	ds_dso_put(dc);
-	st = STATS(s);
-	CHECK_EQ_INT(st.dsos, 0);
-	CHECK_EQ_INT(st.debuginfos_open, 0);
-	CHECK_EQ_INT(st.bytes_held, 0);
+	CHECK_STORE_EMPTY(s);
 	ds_store_free(s);
 	ds_context_free(ctx);
 }
