@@ -23,6 +23,9 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i, const
 /* A context configured from the common options; exits on failure. */
 struct ds_context *cli_context(const struct cli_common *c);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* s as a JSON string on stdout (quotes, backslashes and control characters
+ * escaped); NULL as null. */
+void cli_json_string(const char *s);
 /* "1.5 MiB" */
 void cli_human(double bytes, char *buf, size_t len);
 /* A ds_fetch_progress_fn drawing one line on stderr. */

@@ -94,6 +94,26 @@ int cli_progress(void *user, const struct ds_fetch_progress *p)
 	return 0;
 }
 
+void cli_json_string(const char *s)
+{
+	if (!s) {
+		fputs("null", stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
 bool cli_want_progress(int option)
 {
 	return option >= 0 ? option : isatty(2) || getenv("DEBUGINFOD_PROGRESS");

@@ -1229,26 +1229,6 @@ static void print_table(const struct report *r, const char *event, unsigned attr
 	putchar('\n');
 }
 
-static void json_string(const char *s)
-{
-	if (!s) {
-		fputs("null", stdout);
-		return;
-	}
-	putchar('"');
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static bool has_key(const struct opts *o, enum key k)
 {
 	for (int i = 0; i < o->nkeys; i++)
@@ -1271,32 +1251,32 @@ static void json_entry(const struct report *r, const struct entry *e, uint64_t t
 		char buf[16];
 
 		printf(",\"comm\":");
-		json_string(comm_name(s, buf));
+		cli_json_string(comm_name(s, buf));
 	}
 	if (has_key(o, KEY_DSO) || has_key(o, KEY_SYM)) {
 		const struct ds_perf_dso *d = s->dso < r->ndsos ? &r->dsos[s->dso] : NULL;
 		char hex[2 * DS_BUILD_ID_MAX + 1];
 
 		printf(",\"dso\":");
-		json_string(s->dso_name ? s->dso_name : "[unknown]");
+		cli_json_string(s->dso_name ? s->dso_name : "[unknown]");
 		printf(",\"dso_path\":");
-		json_string(d ? d->path : NULL);
+		cli_json_string(d ? d->path : NULL);
 		printf(",\"build_id\":");
 		if (d && d->build_id.size &&
 		    ds_build_id_format(&d->build_id, hex, sizeof(hex)) > 0)
-			json_string(hex);
+			cli_json_string(hex);
 		else
 			fputs("null", stdout);
 	}
 	if (has_key(o, KEY_SYM)) {
 		printf(",\"level\":\"%c\",\"symbol\":", s->level);
-		json_string(s->loc->sym);
+		cli_json_string(s->loc->sym);
 		if (!s->loc->sym)
 			printf(",\"ip\":\"0x%" PRIx64 "\"", s->ip);
 	}
 	if (has_key(o, KEY_SRCLINE)) {
 		printf(",\"srcline\":");
-		json_string(s->loc->srcline);
+		cli_json_string(s->loc->srcline);
 	}
 	if (o->inlines) {
 		printf(",\"inlines\":[");
@@ -1309,9 +1289,9 @@ static void json_entry(const struct report *r, const struct entry *e, uint64_t t
 			       e->chains[i].period);
 			for (size_t f = 0; f < c->n; f++) {
 				printf("%s{\"function\":", f ? "," : "");
-				json_string(c->f[f].function);
+				cli_json_string(c->f[f].function);
 				printf(",\"file\":");
-				json_string(c->f[f].file);
+				cli_json_string(c->f[f].file);
 				printf(",\"line\":%u,\"inlined\":%s}", c->f[f].line,
 				       f + 1 < c->n ? "true" : "false");
 			}
@@ -1381,7 +1361,7 @@ static void output(struct report *r, const struct ds_perf_info *info,
 
 	if (o->json) {
 		printf("{\"file\":");
-		json_string(o->path);
+		cli_json_string(o->path);
 		printf(",\"sort\":[");
 		for (int k = 0; k < o->nkeys; k++)
 			printf("%s\"%s\"", k ? "," : "", key_names[o->keys[k]]);
@@ -1399,7 +1379,7 @@ static void output(struct report *r, const struct ds_perf_info *info,
 		e = entries_of(r, a, &n);
 		if (o->json) {
 			printf("%s{\"attr\":%u,\"event\":", first ? "" : ",", a);
-			json_string(ds_perf_data_event_name(pd, a));
+			cli_json_string(ds_perf_data_event_name(pd, a));
 			printf(",\"samples\":%" PRIu64 ",\"event_count\":%" PRIu64 ",\"entries\":[",
 			       r->ev[a].samples, r->ev[a].period);
 			for (size_t i = 0; i < n && (!o->top || i < o->top); i++) {

@@ -38,30 +38,14 @@ struct opts {
 
 /* ---------------------------------------------------------------- output */
 
-static void json_string(const char *s)
-{
-	putchar('"');
-	for (; s && *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			printf("\\%c", c);
-		else if (c < 0x20)
-			printf("\\u%04x", c);
-		else
-			putchar(c);
-	}
-	putchar('"');
-}
-
 static void print_json(const struct opts *o, const char *module, uint64_t addr,
 		       const struct ds_sym_result *r, const char *error)
 {
 	printf("{\"Address\":\"0x%" PRIx64 "\",\"ModuleName\":", addr);
-	json_string(module);
+	cli_json_string(module ? module : "");
 	if (error) {
 		printf(",\"Error\":{\"Message\":");
-		json_string(error);
+		cli_json_string(error);
 		printf("}}\n");
 		return;
 	}
@@ -76,9 +60,9 @@ static void print_json(const struct opts *o, const char *module, uint64_t addr,
 			break;
 		printf("%s{\"Column\":%u,\"Discriminator\":%u,\"FileName\":", i ? "," : "", f->column,
 		       f->discriminator);
-		json_string(f->file ? f->file : "");
+		cli_json_string(f->file ? f->file : "");
 		printf(",\"FunctionName\":");
-		json_string(f->function ? f->function : "");
+		cli_json_string(f->function ? f->function : "");
 		printf(",\"Inlined\":%s,\"Line\":%u,\"StartAddress\":\"0x%" PRIx64
 		       "\",\"StartFileName\":\"\",\"StartLine\":0}",
 		       f->inlined ? "true" : "false", f->line, f->function_start);
