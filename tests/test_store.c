@@ -182,18 +182,6 @@ static struct ds_context *new_ctx(int miss_ttl_s)
 	return ctx;
 }
 
-static struct ds_store *new_store(struct ds_context *ctx, uint64_t budget)
-{
-	DS_OPTS(ds_store_opts, o, .mem_budget = budget);
-	struct ds_store *s = ds_store_new(ctx, "host", &o);
-
-	if (!s) {
-		perror("ds_store_new");
-		exit(1);
-	}
-	return s;
-}
-
 static struct ds_dso_id id_bid(const struct ds_build_id *bid)
 {
 	struct ds_dso_id id = {.flags = DS_DSO_ID_BUILD_ID, .build_id = *bid};
@@ -292,7 +280,7 @@ static double now_s(void)
 static void test_findnew_build_id_rules(void)
 {
 	struct ds_context *ctx = new_ctx(0);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_build_id a, b;
 	struct ds_dso_id ida, idb;
 	struct ds_dso *d1, *d2, *d3, *f;
@@ -332,7 +320,7 @@ static void test_findnew_build_id_rules(void)
 static void test_findnew_learns_build_id(void)
 {
 	struct ds_context *ctx = new_ctx(0);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_build_id a;
 	struct ds_dso_id ida, got;
 	struct ds_dso *d1, *d2, *f;
@@ -373,7 +361,7 @@ static void test_findnew_learns_build_id(void)
 static void test_findnew_inode_rules(void)
 {
 	struct ds_context *ctx = new_ctx(0);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_dso_id ino1 = id_inode(8, 1, 1234), ino2 = id_inode(8, 1, 5678);
 	struct ds_dso_id other_dev = id_inode(9, 1, 1234);
 	struct ds_dso_id g1 = id_inode(8, 2, 42), g2 = id_inode(8, 2, 42), nog = id_inode(8, 2, 42);
@@ -420,7 +408,7 @@ static void test_findnew_inode_rules(void)
 static void test_findnew_partial_id(void)
 {
 	struct ds_context *ctx = new_ctx(0);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_build_id a, b;
 	struct ds_dso_id ino = id_inode(8, 3, 77), ida, idb, both, got;
 	struct ds_dso *d1, *d2, *d3, *d4, *e1, *e2;
@@ -515,7 +503,7 @@ static void test_find_and_invalid(void)
 	CHECK_EQ_INT(STATS(s).dsos, 1);
 
 	/* Stores are per machine: another one does not see this DSO. */
-	other = new_store(ctx, 0);
+	other = t_store_new(ctx, 0);
 	CHECK(ds_store_find_build_id(other, &a) == NULL);
 	CHECK((f = ds_store_findnew(other, NULL, &ida)) != NULL && f != d);
 	ds_dso_put(f);
@@ -540,7 +528,7 @@ static void test_find_and_invalid(void)
 static void test_refcounts(void)
 {
 	struct ds_context *ctx = new_ctx(0);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_dso_id id0 = id_bid(&bins[0].bid);
 	struct ds_dso *d, *g, *f, *many[4];
 	struct ds_store_stats st;
@@ -590,7 +578,7 @@ static void test_refcounts(void)
 static void test_store_free_first(void)
 {
 	struct ds_context *ctx = new_ctx(0);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	const struct ds_debuginfo *di0, *again = NULL;
 	struct ds_dso *d0 = findnew_bin(s, 0), *d1 = findnew_bin(s, 1);
 
@@ -610,7 +598,7 @@ static void test_store_free_first(void)
 static void test_context_free_first(void)
 {
 	struct ds_context *ctx = new_ctx(0);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_dso *d;
 
 	ds_context_free(ctx);
@@ -628,7 +616,7 @@ static void test_context_free_first(void)
 static void test_debuginfo(void)
 {
 	struct ds_context *ctx = new_ctx(0);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_build_id want;
 	const struct ds_debuginfo *di = NULL, *di2 = NULL;
 	struct ds_dso *d = findnew_bin(s, 0);
@@ -666,7 +654,7 @@ static void test_debuginfo(void)
 static void test_debuginfo_path_only(void)
 {
 	struct ds_context *ctx = new_ctx(0);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	const struct ds_debuginfo *di = NULL;
 	struct ds_dso *d = ds_store_findnew(s, bins[3].path, &id_none), *f;
 	struct ds_dso *text, *gone;
@@ -727,7 +715,7 @@ static void *same_dso_thread(void *p)
 static void test_one_search_same_dso(void)
 {
 	struct ds_context *ctx = new_ctx(0);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	struct same_arg args[NTHREADS];
 	pthread_t th[NTHREADS];
 	pthread_barrier_t bar;
@@ -797,7 +785,7 @@ static void *many_dso_thread(void *p)
 static void test_one_search_per_dso(void)
 {
 	struct ds_context *ctx = new_ctx(0);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	static struct many_arg args[NTHREADS];
 	pthread_t th[NTHREADS];
 	pthread_barrier_t bar;
@@ -838,7 +826,7 @@ static void test_one_search_per_dso(void)
 static void test_miss(void)
 {
 	struct ds_context *ctx = new_ctx(0);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_dso *d = findnew_bin(s, BIN_NONE), *nopath;
 	const struct ds_debuginfo *di = NULL;
 	struct ds_build_id nowhere;
@@ -881,7 +869,7 @@ static void test_miss(void)
 static void test_miss_ttl(void)
 {
 	struct ds_context *ctx = new_ctx(1);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_dso *d = findnew_bin(s, BIN_NONE);
 	const struct ds_debuginfo *di = NULL;
 
@@ -900,7 +888,7 @@ static void test_miss_ttl(void)
 static void test_miss_not_remembered(void)
 {
 	struct ds_context *ctx = new_ctx(-1);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_dso *d = findnew_bin(s, BIN_NONE);
 	const struct ds_debuginfo *di = NULL;
 
@@ -917,7 +905,7 @@ static void test_miss_not_remembered(void)
 static void test_miss_then_found(void)
 {
 	struct ds_context *ctx = new_ctx(1);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_dso *d = findnew_bin(s, BIN_LATE);
 	const struct ds_debuginfo *di = NULL;
 	struct ds_store_stats st;
@@ -955,7 +943,7 @@ static uint64_t budget_for_two(void)
 static void test_budget_eviction(void)
 {
 	struct ds_context *ctx = new_ctx(0);
-	struct ds_store *s = new_store(ctx, budget_for_two());
+	struct ds_store *s = t_store_new(ctx, budget_for_two());
 	struct ds_dso *da = findnew_bin(s, 0), *db = findnew_bin(s, 1), *dc = findnew_bin(s, 2);
 	const struct ds_debuginfo *dia, *dib, *x = NULL;
 	const char *pathb;
@@ -1021,7 +1009,7 @@ static void test_budget_eviction(void)
 static void test_budget_pin(void)
 {
 	struct ds_context *ctx = new_ctx(0);
-	struct ds_store *s = new_store(ctx, budget_for_two());
+	struct ds_store *s = t_store_new(ctx, budget_for_two());
 	struct ds_dso *da = findnew_bin(s, 0), *db = findnew_bin(s, 1), *dc = findnew_bin(s, 2);
 	const struct ds_debuginfo *dia;
 	struct ds_store_stats st;
@@ -1152,7 +1140,7 @@ static void *stress_thread(void *p)
 static void test_concurrency_stress(void)
 {
 	struct ds_context *ctx = new_ctx(0);
-	struct ds_store *stores[2] = {new_store(ctx, 0), new_store(ctx, budget_for_two())};
+	struct ds_store *stores[2] = {t_store_new(ctx, 0), t_store_new(ctx, budget_for_two())};
 	struct stress_arg args[4];
 	pthread_t th[4];
 	pthread_barrier_t bar;

@@ -160,29 +160,6 @@ static const char lib_source[] =
 
 /* ------------------------------------------------------------ oracles */
 
-static FILE *popenf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static FILE *popenf(const char *fmt, ...)
-{
-	char *cmd;
-	va_list ap;
-	FILE *p;
-	int rc;
-
-	va_start(ap, fmt);
-	rc = vasprintf(&cmd, fmt, ap);
-	va_end(ap);
-	if (rc < 0)
-		exit(2);
-	p = popen(cmd, "r");
-	if (!p) {
-		perror(cmd);
-		exit(2);
-	}
-	free(cmd);
-	return p;
-}
-
 /* addr2line -a OPTS on addrs: one block per address, the frame lines
  * (function, then location) joined with newlines. */
 static void addr2line(const char *bin, const char *opts, const uint64_t *addrs, size_t n,
@@ -200,7 +177,7 @@ static void addr2line(const char *bin, const char *opts, const uint64_t *addrs, 
 	fclose(f);
 	for (size_t i = 0; i < n; i++)
 		out[i] = NULL;
-	p = popenf("addr2line -a %s -e '%s' < '%s'", opts, bin, list);
+	p = t_popen("addr2line -a %s -e '%s' < '%s'", opts, bin, list);
 	while (fgets(line, sizeof(line), p)) {
 		/* "0x" and 16 digits: the next address's block */
 		if (!strncmp(line, "0x", 2) && strlen(line) == 19 && cur + 1 < (ptrdiff_t)n) {
@@ -267,7 +244,7 @@ static void llvm_symbolizer(const char *bin, const uint64_t *addrs, size_t n, ch
 		out[i] = NULL;
 	}
 	fclose(f);
-	p = popenf("llvm-symbolizer --inlines -a -e '%s' < '%s'", bin, list);
+	p = t_popen("llvm-symbolizer --inlines -a -e '%s' < '%s'", bin, list);
 	while (fgets(line, sizeof(line), p) && cur < n) {
 		size_t l = strlen(line);
 
@@ -342,7 +319,7 @@ struct func {
 /* Functions of bin whose name contains part (nm -S: they have a size). */
 static size_t functions(const char *bin, const char *part, struct func *out, size_t max)
 {
-	FILE *p = popenf("nm -S --defined-only '%s'", bin);
+	FILE *p = t_popen("nm -S --defined-only '%s'", bin);
 	char line[1024], type, name[512];
 	unsigned long long lo, size;
 	size_t n = 0;
@@ -393,7 +370,7 @@ static size_t pick_addresses(const char *bin, const char *prefix, uint64_t *out,
 	if (!inside) {
 		unsigned long long data;
 		char line[512];
-		FILE *p = popenf("nm '%s' | awk '$3 == \"table_data\" {print $1}'", bin);
+		FILE *p = t_popen("nm '%s' | awk '$3 == \"table_data\" {print $1}'", bin);
 
 		out[n++] = 0;
 		if (fgets(line, sizeof(line), p) && sscanf(line, "%llx", &data) == 1)
@@ -475,18 +452,6 @@ static struct ds_context *new_context(const char *const *debug_dirs)
 	return new_context_ttl(debug_dirs, 0);
 }
 
-static struct ds_store *new_store(struct ds_context *ctx, uint64_t budget)
-{
-	DS_OPTS(ds_store_opts, o, .mem_budget = budget);
-	struct ds_store *s = ds_store_new(ctx, "host", &o);
-
-	if (!s) {
-		perror("ds_store_new");
-		exit(1);
-	}
-	return s;
-}
-
 static struct ds_dso *dso_for(struct ds_store *s, const char *path)
 {
 	struct ds_dso *d = ds_store_findnew(s, path, NULL);
@@ -529,7 +494,7 @@ static int check_all(const char *what, struct ds_dso *dso, const struct bin *bn)
 static void test_against_addr2line(void)
 {
 	struct ds_context *ctx = new_context(empty_dirs);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 
 	for (int b = 0; b < NBINS; b++) {
 		const struct bin *bn = &bins[b];
@@ -579,7 +544,7 @@ static void test_against_addr2line(void)
 static void test_batch(void)
 {
 	struct ds_context *ctx = new_context(empty_dirs);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	const struct bin *bn = &bins[BIN_A];
 	struct ds_dso *d = dso_for(s, bn->path);
 	struct ds_sym_result res[NADDRS];
@@ -645,7 +610,7 @@ static void test_cxx(void)
 	addr2line(bin, "-f -i -C", addrs, n, want_dm);
 
 	ctx = new_context(empty_dirs);
-	s = new_store(ctx, 0);
+	s = t_store_new(ctx, 0);
 	d = dso_for(s, bin);
 	for (size_t i = 0; i < n; i++) {
 		struct ds_sym_result r;
@@ -679,7 +644,7 @@ struct segment {
 
 static size_t load_segments(const char *path, struct segment *out, size_t max)
 {
-	FILE *p = popenf("readelf -lW '%s'", path);
+	FILE *p = t_popen("readelf -lW '%s'", path);
 	char line[512];
 	unsigned long long off, va, pa, fsz, msz;
 	size_t n = 0;
@@ -793,12 +758,12 @@ static void test_file_offset(void)
 	addr2line(lib, "-f -i", addrs, n, want);
 
 	ctx = new_context(dirs);
-	s = new_store(ctx, 0);
+	s = t_store_new(ctx, 0);
 	d = dso_for(s, lib);
 	CHECK_EQ_INT(check_offsets("shared library", d, seg, nseg, addrs, want, n), 0);
 
 	/* Offsets no PT_LOAD holds: .debug_info's, and past the file. */
-	p = popenf("readelf -SW '%s' | sed -n 's/.*\\] \\.debug_info *[A-Z]* *[0-9a-f]* //p'", lib);
+	p = t_popen("readelf -SW '%s' | sed -n 's/.*\\] \\.debug_info *[A-Z]* *[0-9a-f]* //p'", lib);
 	if (fgets(line, sizeof(line), p))
 		sscanf(line, "%llx", &dbg_off);
 	pclose(p);
@@ -817,7 +782,7 @@ static void test_file_offset(void)
 	/* The segments must come from the binary when there is one: the
 	 * debuginfo's PT_LOADs gave -ERANGE for every offset in the text. */
 	dest = split(lib, stripped, dir);
-	s = new_store(ctx, 0);
+	s = t_store_new(ctx, 0);
 	d = dso_for(s, stripped);
 	CHECK_EQ_INT(check_offsets("stripped shared library", d, seg, nseg, addrs, want, n), 0);
 	ds_dso_put(d);
@@ -841,7 +806,7 @@ static void test_split_debuginfo(void)
 	char *dest = split(bn->path, stripped, dir);
 	const struct ds_debuginfo *di;
 	struct ds_context *ctx = new_context(dirs);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_dso *d = dso_for(s, stripped);
 
 	CHECK_EQ_INT(check_all("split debuginfo", d, bn), 0);
@@ -882,7 +847,7 @@ static void test_late_debuginfo(void)
 		CHECK_EQ_INT(
 		    t_sh("mv '%s' '%s' && %s -o '%s' '%s'", dest, held, how[k], bin, bn->path), 0);
 		ctx = new_context_ttl(dirs, -1); /* the next call looks again */
-		s = new_store(ctx, 0);
+		s = t_store_new(ctx, 0);
 		d = dso_for(s, bin);
 		ret = ds_dso_symbolize(d, bn->addrs[0], DS_SYM_INLINES, &r);
 		if (k == 0)
@@ -973,7 +938,7 @@ static void *thread_main(void *arg)
 static void test_threads(void)
 {
 	struct ds_context *ctx = new_context(empty_dirs);
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 
 	for (int b = 0; b < NBINS; b++) {
 		struct ds_dso *d = dso_for(s, bins[b].path);
@@ -1001,7 +966,7 @@ static void test_threads(void)
 		 * Round 2 has a budget of a byte: every debuginfo nobody
 		 * pins is closed, so indexes are dropped and rebuilt under
 		 * the readers all the time. */
-		s = new_store(ctx, round == 2 ? 1 : 0);
+		s = t_store_new(ctx, round == 2 ? 1 : 0);
 		for (int b = 0; b < NBINS; b++)
 			keep[b] = dso_for(s, bins[b].path);
 		pthread_barrier_init(&barrier, NULL, NTHREADS);
@@ -1061,7 +1026,7 @@ static uint64_t held(struct ds_store *s)
  * counted and goes with the last reference. */
 static uint64_t footprint(struct ds_context *ctx, const struct bin *bn)
 {
-	struct ds_store *s = new_store(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_dso *d = dso_for(s, bn->path);
 	const struct ds_debuginfo *di;
 	struct ds_sym_result r;
@@ -1094,7 +1059,7 @@ static void test_budget(void)
 	budget =
 	    (fa > fb ? fa : fb) + (A->file_size < B->file_size ? A->file_size : B->file_size) / 2;
 	CHECK(budget < fa + B->file_size && budget < fb + A->file_size);
-	s = new_store(ctx, budget);
+	s = t_store_new(ctx, budget);
 	da = dso_for(s, A->path);
 	db = dso_for(s, B->path);
 	CHECK_EQ_INT(check_all("budget, A", da, A), 0);

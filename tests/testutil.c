@@ -153,20 +153,46 @@ void t_compile(const char *cc, const char *flags, const char *source, const char
 	free(src);
 }
 
+FILE *t_popen(const char *fmt, ...)
+{
+	char *cmd;
+	va_list ap;
+	FILE *p;
+	int rc;
+
+	va_start(ap, fmt);
+	rc = vasprintf(&cmd, fmt, ap);
+	va_end(ap);
+	if (rc < 0)
+		exit(2);
+	p = popen(cmd, "r");
+	if (!p) {
+		perror(cmd);
+		exit(2);
+	}
+	free(cmd);
+	return p;
+}
+
+struct ds_store *t_store_new(struct ds_context *ctx, uint64_t budget)
+{
+	DS_OPTS(ds_store_opts, o, .mem_budget = budget);
+	struct ds_store *s = ds_store_new(ctx, "host", &o);
+
+	if (!s) {
+		perror("ds_store_new");
+		exit(1);
+	}
+	return s;
+}
+
 const char *t_readelf_build_id(const char *path)
 {
 	static char hex[256];
-	char *cmd;
 	FILE *p;
 
 	hex[0] = 0;
-	if (asprintf(&cmd, "eu-readelf -n '%s' 2>/dev/null | awk '/Build ID:/ {print $3; exit}'",
-		     path) < 0)
-		exit(2);
-	p = popen(cmd, "r");
-	free(cmd);
-	if (!p)
-		return hex;
+	p = t_popen("eu-readelf -n '%s' 2>/dev/null | awk '/Build ID:/ {print $3; exit}'", path);
 	if (!fgets(hex, sizeof(hex), p))
 		hex[0] = 0;
 	pclose(p);

@@ -4,6 +4,7 @@
 #define DS_TESTUTIL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -44,6 +45,12 @@ void t_mkdir_parents(const char *path);
 void *t_read_all(const char *path, size_t *len);
 /* Write a file. */
 void t_write_file(const char *path, const char *text);
+/* popen(..., "r") of a printf-style command; exits the test if it cannot. */
+FILE *t_popen(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* A store for "host" with that memory budget (0: none); exits on failure. */
+struct ds_context;
+struct ds_store;
+struct ds_store *t_store_new(struct ds_context *ctx, uint64_t budget);
 /* Run a shell command; returns its exit status (or -1). */
 int t_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Compile C source text with cc and flags into out; exits the test with 77
