@@ -322,9 +322,6 @@ struct ds_perf_dso {
 	enum ds_perf_bid_source build_id_source;
 	uint16_t cpumode; /* 1 kernel, 2 user, 4 guest kernel, 5 guest user */
 	bool kernel; /* the kernel or a kernel module */
-	/* The store has a DSO for it: a file of this machine that is the one
-	 * recorded, or a build ID to look for (not [anon], [heap], JIT...). */
-	bool has_file;
 	uint64_t samples; /* samples whose IP is in it */
 	uint64_t period; /* the sum of their periods */
 	uint64_t callchain_hits; /* callchain entries in it (callers of samples) */
@@ -333,7 +330,10 @@ struct ds_perf_dso {
 	 * boot's /proc/kallsyms (KASLR); else 0 and NULL. */
 	uint64_t ref_address;
 	const char *ref_symbol;
-	struct ds_dso *dso; /* the store's; borrowed (valid with the session); NULL if !has_file */
+	/* The store's DSO (borrowed, valid with the session): NULL when there
+	 * is neither a build ID to look for nor a file of this machine that is
+	 * the one recorded ([anon], [heap], JIT code...). */
+	struct ds_dso *dso;
 };
 
 /* A sample, decoded through its attr's sample_type and resolved.  Fields

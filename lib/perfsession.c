@@ -471,7 +471,6 @@ static int64_t dso_findnew(struct ds_perf_session *s, const struct dso_key *k)
 			return rc;
 		}
 	}
-	d->pub.has_file = d->pub.dso != NULL;
 	s->ndsos++;
 	rc = dso_hash_add(s, (uint32_t)(s->ndsos - 1));
 	return rc ? rc : (int64_t)(s->ndsos - 1);
