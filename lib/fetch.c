@@ -1563,11 +1563,32 @@ DS_API void ds_fetch_stats(struct ds_context *ctx, struct ds_fetch_stats *out)
 	out->rejected = atomic_load(&f->rejected);
 }
 
+int ds__fetch_found_req(struct ds_context *ctx, const struct ds_fetch_req *r,
+			struct ds_found *found, struct ds_strbuf *why)
+{
+	const char *reason = "";
+	int err;
+
+	if (r->err == -ENOSYS) {
+		ds__strbuf_addf(why, "\n  %s (debuginfod cache): absent; no servers (DEBUGINFOD_URLS)",
+				ctx->cache.root);
+		return -ENOENT;
+	}
+	if (r->err) {
+		ds__strbuf_addf(why, "\n  debuginfod: %s", ds_strerror(r->err));
+		return r->err;
+	}
+	err = ds__open_candidate(r->path, &r->build_id, DS_ARTIFACT_DEBUGINFO, found, &reason);
+	if (err)
+		ds__strbuf_addf(why, "\n  %s (debuginfod): %s", r->path, reason);
+	else
+		found->source = r->source;
+	return err;
+}
+
 int ds__fetch_found(struct ds_context *ctx, const struct ds_build_id *bid, struct ds_found *found,
 		    struct ds_strbuf *why)
 {
-	const char *reason = "";
-	enum ds_source src;
 	struct ds_fetch_req r = { .what = DS_ARTIFACT_DEBUGINFO };
 	int err;
 
@@ -1575,21 +1596,7 @@ int ds__fetch_found(struct ds_context *ctx, const struct ds_build_id *bid, struc
 	err = ds_fetch_batch(ctx, &r, 1, NULL);
 	if (err < 0)
 		return err;
-	if (r.err == -ENOSYS) {
-		ds__strbuf_addf(why, "\n  %s (debuginfod cache): absent; no servers (DEBUGINFOD_URLS)",
-				ctx->cache.root);
-		return -ENOENT;
-	}
-	if (r.err) {
-		ds__strbuf_addf(why, "\n  debuginfod: %s", ds_strerror(r.err));
-		return r.err;
-	}
-	src = r.source;
-	err = ds__open_candidate(r.path, bid, DS_ARTIFACT_DEBUGINFO, found, &reason);
-	if (err)
-		ds__strbuf_addf(why, "\n  %s (debuginfod): %s", r.path, reason);
-	else
-		found->source = src;
+	err = ds__fetch_found_req(ctx, &r, found, why);
 	free(r.path);
 	return err;
 }

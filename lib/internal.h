@@ -90,6 +90,10 @@ struct ds_fetcher *ds__fetcher(struct ds_context *ctx, int *err);
  * opened and verified like a local candidate. */
 int ds__fetch_found(struct ds_context *ctx, const struct ds_build_id *bid, struct ds_found *found,
 		    struct ds_strbuf *why);
+/* The same for a request ds_fetch_batch() has answered: its file opened
+ * and checked (found->source: cache or download), or its error. */
+int ds__fetch_found_req(struct ds_context *ctx, const struct ds_fetch_req *r,
+			struct ds_found *found, struct ds_strbuf *why);
 
 struct ds_context *ds__context_get(struct ds_context *ctx);
 void ds__context_put(struct ds_context *ctx);

@@ -51,7 +51,6 @@ struct ds_dso {
 	struct ds_dso_id id; /* under store->lock */
 
 	struct ds_debuginfo di;
-	atomic_bool downloaded; /* by ds__dsos_prefetch's batch, not yet adopted */
 	atomic_int pins;
 	struct ds_store *store;
 	char *path;
@@ -696,7 +695,11 @@ static int learn_from_file(struct ds_dso *d)
 }
 
 /* The search proper, with no lock held.  Fills d->di on success. */
-static int search(struct ds_dso *d, bool local_only, struct ds_strbuf *why)
+/* local_only: this machine only.  fetched: a debuginfod request already
+ * answered for this DSO, after a local search that found nothing: its
+ * answer is taken, nothing is searched again. */
+static int search(struct ds_dso *d, bool local_only, const struct ds_fetch_req *fetched,
+		  struct ds_strbuf *why)
 {
 	struct ds_store *s = d->store;
 	struct ds_found found;
@@ -709,14 +712,16 @@ static int search(struct ds_dso *d, bool local_only, struct ds_strbuf *why)
 				ds_strerror(err));
 		return err;
 	}
-	err = ds__locate(s->ctx, &d->id.build_id, d->path, DS_ARTIFACT_DEBUGINFO, &found, why);
-	if (err == -ENOENT && !local_only) /* then debuginfod's cache, servers */
-		err = ds__fetch_found(s->ctx, &d->id.build_id, &found, why);
+	if (fetched) {
+		err = ds__fetch_found_req(s->ctx, fetched, &found, why);
+	} else {
+		err = ds__locate(s->ctx, &d->id.build_id, d->path, DS_ARTIFACT_DEBUGINFO, &found,
+				 why);
+		if (err == -ENOENT && !local_only) /* then debuginfod's cache, servers */
+			err = ds__fetch_found(s->ctx, &d->id.build_id, &found, why);
+	}
 	if (err)
 		return err;
-	/* A prefetch batch downloaded it a moment ago: say so, not "cache". */
-	if (found.source == DS_SOURCE_DEBUGINFOD_CACHE && atomic_exchange(&d->downloaded, false))
-		found.source = DS_SOURCE_DEBUGINFOD;
 	ds__debuginfo_adopt(&d->di, &found);
 	return 0;
 }
@@ -751,11 +756,13 @@ static bool miss_still_valid(struct ds_dso *d)
 	return now_ns() < atomic_load(&d->miss_until_ns);
 }
 
-/* local_only: a miss is not remembered (prefetch asks debuginfod next). */
+/* local_only: a miss is not remembered (prefetch asks debuginfod next);
+ * fetched: see search(). */
 /* Kept out of line so that the ready path stays a few instructions. */
 __attribute__((noinline, cold)) static int debuginfo_slow(struct ds_dso *d,
 							  const struct ds_debuginfo **out,
-							  bool local_only)
+							  bool local_only,
+							  const struct ds_fetch_req *fetched)
 {
 	struct ds_store *s = d->store;
 	struct ds_strbuf why = { 0 };
@@ -790,7 +797,7 @@ __attribute__((noinline, cold)) static int debuginfo_slow(struct ds_dso *d,
 		err = 0;
 	} else {
 		/* A file gone since it was found: search again. */
-		err = search(d, local_only, &why);
+		err = search(d, local_only, fetched, &why);
 		if (!err)
 			atomic_fetch_add(&s->hits, 1);
 		else if (!local_only)
@@ -818,7 +825,7 @@ DS_API int ds_dso_debuginfo(struct ds_dso *d, const struct ds_debuginfo **out)
 		*out = &d->di;
 		return 0;
 	}
-	return debuginfo_slow(d, out, false);
+	return debuginfo_slow(d, out, false, NULL);
 }
 
 DS_API int ds_dso_error(struct ds_dso *d, char *buf, size_t len)
@@ -918,28 +925,29 @@ int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts
 	}
 	/* Local sources first; what they lack goes into one batch. */
 	for (size_t i = 0; i < n; i++) {
-		if (debuginfo_slow(dsos[i], &di, true) != -ENOENT ||
+		of[i] = SIZE_MAX;
+		if (debuginfo_slow(dsos[i], &di, true, NULL) != -ENOENT ||
 		    !dsos[i]->id.build_id.size)
 			continue;
 		reqs[nreq].build_id = dsos[i]->id.build_id;
 		reqs[nreq].what = DS_ARTIFACT_DEBUGINFO;
-		of[nreq++] = i;
+		of[i] = nreq++;
 	}
 	if (nreq)
 		err = ds_fetch_batch(dsos[0]->store->ctx, reqs, nreq, opts);
-	for (size_t i = 0; i < nreq; i++) {
-		if (err >= 0 && !reqs[i].err && reqs[i].source == DS_SOURCE_DEBUGINFOD)
-			atomic_store(&dsos[of[i]]->downloaded, true);
-		free(reqs[i].path);
+	/* Each takes its answer: the batch's (neither the local search nor
+	 * the servers asked again), else what it has (or a remembered miss). */
+	for (size_t i = 0; err >= 0 && i < n; i++) {
+		if (of[i] != SIZE_MAX)
+			left += debuginfo_slow(dsos[i], &di, false, &reqs[of[i]]) != 0;
+		else
+			left += ds_dso_debuginfo(dsos[i], &di) != 0;
 	}
+	for (size_t i = 0; i < nreq; i++)
+		free(reqs[i].path);
 	free(reqs);
 	free(of);
-	if (err < 0)
-		return err;
-	/* Now each is answered from the cache (or remembered as a miss). */
-	for (size_t i = 0; i < n; i++)
-		left += ds_dso_debuginfo(dsos[i], &di) != 0;
-	return left;
+	return err < 0 ? err : left;
 }
 
 DS_API int ds_store_prefetch(struct ds_store *s, const struct ds_fetch_opts *opts)

@@ -218,8 +218,13 @@ control "fault?bid=${bid[libw.so]}&kind=clear"
 # A server error is a failure: exit 1, a 'failed' line.
 export DEBUGINFOD_CACHE_PATH=$tmp/cache-fail
 control "fault?spec=${bid[w]}:status=500"
+before=$(ds_requests "${bid[w]}")
 prefetch failed s.data
 [ "$rc" -eq 1 ] || fail "failed: exit $rc, want 1"
+# One request (no retries here): the batch's answer is the DSO's, the
+# server is not asked a second time for the summary.
+[ $(($(ds_requests "${bid[w]}") - before)) -eq 1 ] ||
+	fail "failed: the server was asked $(($(ds_requests "${bid[w]}") - before)) times for w, want 1"
 grep -q -E "^failed   ${bid[w]} $tmp/bin/w: " failed.out || fail "failed: no 'failed' line for w: $(cat failed.out)"
 [ "$(field failed failed)" = 1 ] || fail "failed: $(field failed failed) failed, want 1"
 [ "$(field failed fetched)" = 1 ] || fail "failed: $(field failed fetched) fetched, want 1 (libw.so)"
