@@ -36,14 +36,6 @@ unset DEBUGINFOD_MAXSIZE DEBUGINFOD_MAXTIME DEBUGINFOD_HEADERS_FILE DEBUGINFOD_P
 # backoff, a loaded 2-core machine.
 SLACK_MS=3000
 
-failures=0
-CASE=
-CASE_FAILED=0
-fail()
-{
-	echo "  FAIL [$CASE]: $*" >&2
-	CASE_FAILED=1
-}
 
 # ------------------------------------------------------------- fixtures
 
@@ -135,9 +127,8 @@ CACHE=
 # server, no size limit, no headers file.
 case_begin()
 {
-	CASE=$1
+	tl_case "$1"
 	MS=0
-	CASE_FAILED=0
 	# One curl for all six: each process start counts on a loaded machine.
 	curl -q -sS --noproxy '*' -o /dev/null -o /dev/null -o /dev/null -o /dev/null \
 		-o /dev/null -o /dev/null "$U1/control/idle?timeout_ms=5000" "$U1/control/reset" \
@@ -151,13 +142,7 @@ case_begin()
 }
 case_end()
 {
-	if [ $CASE_FAILED = 0 ]; then
-		echo "ok   $CASE ($MS ms)"
-	else
-		echo "FAIL $CASE ($MS ms)"
-		failures=$((failures + 1))
-		head -n 40 "$T/err" | sed 's/^/    | /' >&2
-	fi
+	tl_case_end "($MS ms)" || head -n 40 "$T/err" | sed 's/^/    | /' >&2
 }
 
 RC=0
@@ -630,8 +615,8 @@ grep -q -F '[1/1]' "$T/err" && fail "a progress bar with --no-progress"
 expect_cached "$A" "$S/a"
 case_end
 
-if [ $failures -ne 0 ]; then
-	echo "$failures case(s) failed" >&2
+if [ "$fails" -ne 0 ]; then
+	echo "$case_fails case(s) failed ($fails check(s))" >&2
 	exit 1
 fi
 echo "all fault cases passed"

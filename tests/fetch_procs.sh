@@ -24,13 +24,6 @@ NIDS=30
 tl_tmpdir dsprocs
 T=$tmp
 
-failures=0
-fail()
-{
-	echo "  FAIL: $*" >&2
-	failures=$((failures + 1))
-}
-
 # --------------------------------------------------------------- fixtures
 # Linked once with a template build ID; each copy has its own 20 bytes
 # written over the template's (which occur once in the file).
@@ -140,8 +133,8 @@ leftover=$(cd "$T/cache" && find . -mindepth 1 \
 	! -regex '\./f7a0[0-9a-f]*' ! -regex '\./f7a0[0-9a-f]*/debuginfo')
 [ -z "$leftover" ] || fail "left in the cache: $(echo "$leftover" | head -5)"
 
-if [ "$failures" -ne 0 ]; then
-	echo "fetch_procs: $failures check(s) failed" >&2
+if [ "$fails" -ne 0 ]; then
+	echo "fetch_procs: $fails check(s) failed" >&2
 	exit 1
 fi
 echo "fetch_procs: all checks passed"

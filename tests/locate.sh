@@ -24,16 +24,6 @@ unset PERF_BUILDID_DIR DEBUGINFOD_URLS
 mkdir -p "$HOME" "$T/empty"
 cd "$T/empty" || exit 2
 
-failures=0
-CASE=
-CASE_FAILED=0
-
-fail()
-{
-	echo "  FAIL [$CASE]: $*" >&2
-	CASE_FAILED=1
-}
-
 # --------------------------------------------------------------- fixtures
 
 B=$T/build
@@ -113,8 +103,7 @@ perf_file() # ROOT BINARY NAME: the file perf_put made
 # debuglink) at $C/bin/prog; $D, $D2 debug dirs; $P a perf root.
 new_case()
 {
-	CASE=$1
-	CASE_FAILED=0
+	tl_case "$1"
 	C=$T/cases/$1
 	BIN=$C/bin/prog
 	D=$C/debug
@@ -122,15 +111,6 @@ new_case()
 	P=$C/perf
 	mkdir -p "$C/bin" "$D" "$D2" "$P"
 	cp "$B/prog.stripped" "$BIN"
-}
-end_case()
-{
-	if [ "$CASE_FAILED" = 0 ]; then
-		echo "ok   $CASE"
-	else
-		echo "FAIL $CASE"
-		failures=$((failures + 1))
-	fi
 }
 
 # ---------------------------------------------------------------- running
@@ -654,11 +634,11 @@ for c in premises $CASES; do
 	new_case "$c"
 	"case_$c"
 	ENVS=()
-	end_case
+	tl_case_end
 done
 
-if [ "$failures" != 0 ]; then
-	echo "locate.sh: $failures case(s) failed" >&2
+if [ "$fails" != 0 ]; then
+	echo "locate.sh: $case_fails case(s) failed ($fails check(s))" >&2
 	exit 1
 fi
 echo "locate.sh: all cases passed"

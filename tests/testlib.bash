@@ -5,16 +5,45 @@
 #	. "$DS_SRC/tests/testlib.bash"
 #
 # Sourcing it defines functions and `fails=0` plus fail(); it runs nothing
-# else.  A test that counts its failures otherwise (per case) defines its
-# own fail() after sourcing.  Exit 77 is "skipped" (SKIP_RETURN_CODE).
-# Works under `set -euo pipefail` as well as under plain `set -u`.
+# else.  Exit 77 is "skipped" (SKIP_RETURN_CODE).  Works under
+# `set -euo pipefail` as well as under plain `set -u`.
 
 fails=0
+CASE=
+CASE_FAILED=0
+case_fails=0
 
-# fail MESSAGE...: report a failed check and count it in $fails.
+# fail MESSAGE...: report a failed check and count it in $fails; inside a
+# case (tl_case), the case fails too.
 fail() {
-	echo "FAIL: $*" >&2
+	if [ -n "$CASE" ]; then
+		echo "  FAIL [$CASE]: $*" >&2
+		CASE_FAILED=1
+	else
+		echo "FAIL: $*" >&2
+	fi
 	fails=$((fails + 1))
+}
+
+# tl_case NAME: the checks that follow are case NAME's.
+tl_case() {
+	CASE=$1
+	CASE_FAILED=0
+}
+
+# tl_case_end [NOTE]: "ok   NAME NOTE", or "FAIL NAME NOTE" counted in
+# $case_fails and status 1 (for the caller to show more).
+tl_case_end() {
+	local name=$CASE note=${1:+ $1}
+
+	CASE=
+	if [ "$CASE_FAILED" = 0 ]; then
+		echo "ok   $name$note"
+		return 0
+	fi
+	echo "FAIL $name$note"
+	case_fails=$((case_fails + 1))
+	return 1
 }
 
 # tl_finish NAME [MESSAGE [CMD ARGS...]]: the last line of a test.  With
