@@ -48,10 +48,8 @@ for i in "${!cc_pids[@]}"; do
 	wait "${cc_pids[i]}" || fail "cannot compile ${progs[i]}"
 done
 for p in "${progs[@]}"; do
-	objcopy --only-keep-debug "$srv/$p" "$srv/$p.debug" &&
-		objcopy --strip-debug --add-gnu-debuglink="$srv/$p.debug" "$srv/$p" ||
-		fail "cannot split the debuginfo of $p"
-	bid[$p]=$(eu-readelf -n "$srv/$p" | awk '/Build ID:/ {print $3; exit}')
+	tl_split_debuginfo "$srv/$p" || fail "cannot split the debuginfo of $p"
+	bid[$p]=$(tl_build_id "$srv/$p")
 	[ -n "${bid[$p]}" ] || fail "eu-readelf finds no build ID in $p"
 done
 [ "$fails" -eq 0 ] || exit 1

@@ -70,11 +70,9 @@ progs=("${built[@]}")
 declare -A bid
 for p in "${progs[@]}"; do
 	if [ "$p" != keep ]; then
-		objcopy --only-keep-debug "$srv/$p" "$srv/$p.debug" &&
-			objcopy --strip-debug --add-gnu-debuglink="$srv/$p.debug" "$srv/$p" ||
-			fail "cannot split the debuginfo of $p"
+		tl_split_debuginfo "$srv/$p" || fail "cannot split the debuginfo of $p"
 	fi
-	bid[$p]=$(eu-readelf -n "$srv/$p" | awk '/Build ID:/ {print $3; exit}')
+	bid[$p]=$(tl_build_id "$srv/$p")
 	[ -n "${bid[$p]}" ] || fail "eu-readelf finds no build ID in $p"
 done
 [ "$fails" -eq 0 ] || exit 1

@@ -62,6 +62,18 @@ tl_finish() {
 	echo "$name: $ok"
 }
 
+# tl_split_debuginfo FILE: FILE's debuginfo into FILE.debug, FILE keeps
+# its code and a .gnu_debuglink to it.  Status of objcopy.
+tl_split_debuginfo() {
+	objcopy --only-keep-debug "$1" "$1.debug" &&
+		objcopy --strip-debug --add-gnu-debuglink="$1.debug" "$1"
+}
+
+# tl_build_id FILE: its GNU build ID as eu-readelf reads it ("" if none).
+tl_build_id() {
+	eu-readelf -n "$1" 2>/dev/null | awk '/Build ID:/ {print $3; exit}'
+}
+
 # tl_need TOOL...: skip (77) unless every TOOL is on PATH.
 tl_need() {
 	local tool
