@@ -225,7 +225,9 @@ static const char gen[] =
 	"r.write(d + '/mixed.data')\n"
 	"r.write(d + '/mixed-pipe.data', pipe=True)\n"
 	/* zstd: 20,000 samples (about 1 MB of records) in one compressed
-	 * record of under 64 KiB, so one input yields many outputs' worth */
+	 * record of under 64 KiB: many output buffers from one input (a decode
+	 * stress; zstd here keeps input back, so it passed before the reader
+	 * also drained output held back with the input used up) */
 	"import struct\n"
 	"from perfswap import Zstd\n"
 	"r = Recording()\n"
