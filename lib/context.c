@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* The context: configuration shared by all stores, logging and errors. */
+/* The context: configuration shared by all stores (its log, its cache,
+ * its fetcher). */
 #define _GNU_SOURCE
 #include "internal.h"
 
@@ -9,30 +10,6 @@
 #include <string.h>
 
 static const char *const default_debug_dirs[] = { "/usr/lib/debug", NULL };
-
-DS_API const char *ds_strerror(int err)
-{
-	if (err < 0)
-		err = -err;
-	switch (err) {
-	case 0:
-		return "success";
-	case ENODATA:
-		return "no GNU build ID";
-	case ENOEXEC:
-		return "not a valid ELF file";
-	case ENOENT:
-		return "not found";
-	case EBADMSG:
-		return "contents do not match";
-	case EINVAL:
-		return "invalid argument";
-	default:
-		/* strerror() of glibc returns a static, immutable string for
-		 * every known code; unknown ones get a generic text. */
-		return err < 4096 ? strerror(err) : "unknown error";
-	}
-}
 
 DS_API const char *ds_source_name(enum ds_source src)
 {
@@ -53,67 +30,6 @@ DS_API const char *ds_source_name(enum ds_source src)
 		break;
 	}
 	return "none";
-}
-
-void ds__log(const struct ds_context *ctx, enum ds_log_level level, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	if (!ctx || !ctx->log_fn || level > ctx->log_level)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	ctx->log_fn(ctx->log_user, level, msg);
-}
-
-void ds__strbuf_addf(struct ds_strbuf *sb, const char *fmt, ...)
-{
-	va_list ap;
-	int need;
-
-	if (!sb)
-		return;
-	va_start(ap, fmt);
-	need = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (need < 0)
-		return;
-	if (sb->len + need + 1 > sb->cap) {
-		size_t cap = (sb->len + need + 1) * 2;
-		char *nb = realloc(sb->buf, cap);
-
-		if (!nb)
-			return;
-		sb->buf = nb;
-		sb->cap = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(sb->buf + sb->len, sb->cap - sb->len, fmt, ap);
-	va_end(ap);
-	sb->len += need;
-}
-
-void *ds__grow(void *v, size_t *cap, size_t n, size_t elem)
-{
-	size_t ncap;
-	void *nv;
-
-	if (n < *cap)
-		return v;
-	ncap = *cap ? 2 * *cap : 16;
-	nv = reallocarray(v, ncap, elem);
-	if (nv)
-		*cap = ncap;
-	return nv;
-}
-
-void ds__strbuf_release(struct ds_strbuf *sb)
-{
-	free(sb->buf);
-	sb->buf = NULL;
-	sb->len = sb->cap = 0;
 }
 
 static void log_stderr(void *user, enum ds_log_level level, const char *msg)
@@ -188,14 +104,14 @@ DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts)
 	ctx->miss_ttl_s = DS_OPT(opts, miss_ttl_s, 0);
 	if (ctx->miss_ttl_s == 0)
 		ctx->miss_ttl_s = DS_MISS_TTL_DEFAULT;
-	ctx->log_fn = DS_OPT(opts, log_fn, NULL);
-	ctx->log_user = DS_OPT(opts, log_user, NULL);
-	ctx->log_level = DS_OPT(opts, log_level, DS_LOG_ERROR);
+	ctx->log.fn = DS_OPT(opts, log_fn, NULL);
+	ctx->log.user = DS_OPT(opts, log_user, NULL);
+	ctx->log.level = DS_OPT(opts, log_level, DS_LOG_ERROR);
 	/* As the elfutils client: DEBUGINFOD_VERBOSE asks for a trace on
 	 * stderr when the caller has not taken the log. */
-	if (!ctx->log_fn && getenv("DEBUGINFOD_VERBOSE")) {
-		ctx->log_fn = log_stderr;
-		ctx->log_level = DS_LOG_INFO;
+	if (!ctx->log.fn && getenv("DEBUGINFOD_VERBOSE")) {
+		ctx->log.fn = log_stderr;
+		ctx->log.level = DS_LOG_INFO;
 	}
 	pthread_mutex_init(&ctx->fetcher_lock, NULL);
 	atomic_init(&ctx->fetcher, NULL);

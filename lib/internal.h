@@ -5,6 +5,7 @@
 #define DS_INTERNAL_H
 
 #include "dsostore.h"
+#include "util.h"
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -66,16 +67,13 @@ void ds__fetcher_free(struct ds_fetcher *f);
 /* ---- context (lib/context.c) */
 
 struct ds_found;
-struct ds_strbuf;
 
 struct ds_context {
 	atomic_int refcnt; /* the caller's handle + one per store */
 	char **debug_dirs; /* NULL-terminated, copied */
 	char *perf_buildid_dir; /* NULL: disabled */
 	int miss_ttl_s; /* < 0: misses are not remembered */
-	ds_log_fn log_fn;
-	void *log_user;
-	enum ds_log_level log_level;
+	struct ds_log log;
 
 	struct ds_cache cache;
 	struct ds_fetch_config fetch_cfg;
@@ -98,26 +96,11 @@ int ds__fetch_found_req(struct ds_context *ctx, const struct ds_fetch_req *r,
 struct ds_context *ds__context_get(struct ds_context *ctx);
 void ds__context_put(struct ds_context *ctx);
 
-void ds__log(const struct ds_context *ctx, enum ds_log_level level, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+#define ds__log(ctx, level, ...) ds__logf((ctx) ? &(ctx)->log : NULL, level, __VA_ARGS__)
 #define ds_err(ctx, ...) ds__log(ctx, DS_LOG_ERROR, __VA_ARGS__)
 #define ds_warn(ctx, ...) ds__log(ctx, DS_LOG_WARN, __VA_ARGS__)
 #define ds_info(ctx, ...) ds__log(ctx, DS_LOG_INFO, __VA_ARGS__)
 #define ds_debug(ctx, ...) ds__log(ctx, DS_LOG_DEBUG, __VA_ARGS__)
-
-/* A growing string for messages ("where we looked"); never fails loudly:
- * on allocation failure it keeps what it had. */
-struct ds_strbuf {
-	char *buf;
-	size_t len, cap;
-};
-void ds__strbuf_addf(struct ds_strbuf *sb, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void ds__strbuf_release(struct ds_strbuf *sb);
-
-/* Room for element n of an array v of *cap elements of elem bytes:
- * doubled (from 16) when full.  The array, or NULL (v is kept) on failure. */
-void *ds__grow(void *v, size_t *cap, size_t n, size_t elem);
 
 /* ---- buildid (lib/buildid.c) */
 

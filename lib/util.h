@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The bottom room: a growing string, error text, logging, array growth.
+ * It imports nothing of the library but the public header's types, so
+ * every module may use it without importing the context (which imports
+ * cache and fetch).
+ */
+#ifndef DS_UTIL_H
+#define DS_UTIL_H
+
+#include "dsostore.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+
+/* Where a context's messages go: the caller's callback and threshold. */
+struct ds_log {
+	ds_log_fn fn;
+	void *user;
+	enum ds_log_level level; /* messages above this are dropped */
+};
+
+/* Format and hand one message to lg (NULL or no callback: dropped). */
+void ds__logf(const struct ds_log *lg, enum ds_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A growing string for messages ("where we looked"); never fails loudly:
+ * on allocation failure it keeps what it had. */
+struct ds_strbuf {
+	char *buf;
+	size_t len, cap;
+};
+void ds__strbuf_addf(struct ds_strbuf *sb, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void ds__strbuf_release(struct ds_strbuf *sb);
+
+/* Room for element n of an array v of *cap elements of elem bytes:
+ * doubled (from 16) when full.  The array, or NULL (v is kept) on failure. */
+void *ds__grow(void *v, size_t *cap, size_t n, size_t elem);
+
+#endif
