@@ -15,6 +15,13 @@
  * processes sharing a cache download each file once (elfutils 0.188 has no
  * lock: 8 processes asking for one build ID made 4 downloads).
  *
+ * A cache is shared with other processes, and may be shared with other
+ * users.  What it holds is checked as a download is (an ELF with the
+ * requested build ID, whole: lookup_check()), opened without following
+ * symlinks, and the root and entry directories must be ours or root's
+ * and writable by nobody else (dir_trusted()): in a directory another
+ * user can write, a file we checked can be swapped after we checked it.
+ *
  * At the end, the writer of perf's build-id cache (~/.debug), which has a
  * layout of its own (see there).
  */
@@ -85,11 +92,12 @@ static char *default_root(void)
 	return path;
 }
 
-int ds__cache_init(struct ds_cache *c, const char *opt_path)
+int ds__cache_init(struct ds_cache *c, const char *opt_path, const struct ds_log *log)
 {
 	int fd;
 
 	memset(c, 0, sizeof(*c));
+	c->log = log;
 	pthread_mutex_init(&c->lock, NULL);
 	c->root = opt_path && *opt_path ? strdup(opt_path) : default_root();
 	c->miss_s = CACHE_MISS_DEFAULT;
@@ -116,6 +124,41 @@ void ds__cache_release(struct ds_cache *c)
 	free(c->root);
 	c->root = NULL;
 	pthread_mutex_destroy(&c->lock);
+}
+
+/*
+ * May we trust what a directory of the cache holds?  Only if nobody but
+ * us (or root) can change it: owned by us or by root, and writable by
+ * neither group nor others — OpenSSH's rule for ~/.ssh.  In a directory
+ * another user can write, a file we verified can be renamed over after
+ * the check (seen: fetch then returned the other user's file).
+ */
+static int dir_trusted(struct ds_cache *c, int fd, const char *path, const char *hex)
+{
+	uid_t me = geteuid();
+	struct stat st;
+
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if (st.st_uid != me && st.st_uid != 0) {
+		ds__logf(c->log, DS_LOG_ERROR,
+			 "cache %s%s%s: owned by uid %u, not by you (uid %u) or root: not used, "
+			 "as its owner could replace what it holds; use a cache of your own "
+			 "(DEBUGINFOD_CACHE_PATH)",
+			 path, hex ? "/" : "", hex ? hex : "", (unsigned)st.st_uid, (unsigned)me);
+		return -EACCES;
+	}
+	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+		ds__logf(c->log, DS_LOG_ERROR,
+			 "cache %s%s%s: writable by %s (mode %04o): not used, as another user "
+			 "could replace what it holds; chmod go-w it, or use a cache of your own "
+			 "(DEBUGINFOD_CACHE_PATH)",
+			 path, hex ? "/" : "", hex ? hex : "",
+			 st.st_mode & S_IWOTH ? "everyone" : "its group",
+			 (unsigned)(st.st_mode & 07777));
+		return -EACCES;
+	}
+	return 0;
 }
 
 /* mkdir -p: 0700 for our cache, like elfutils; 0755 for perf's. */
@@ -167,6 +210,11 @@ int ds__cache_open_root(struct ds_cache *c)
 		err = -errno;
 		goto out;
 	}
+	err = dir_trusted(c, fd, c->root, NULL);
+	if (err) {
+		close(fd);
+		goto out;
+	}
 	/* The values were read at init: readers use them without a lock. */
 	control_value(fd, "cache_miss_s", CACHE_MISS_DEFAULT);
 	control_value(fd, "max_unused_age_s", MAX_UNUSED_AGE_DEFAULT);
@@ -190,25 +238,65 @@ static int reopen_root(struct ds_cache *c, int stale)
 	return ds__cache_open_root(c);
 }
 
-char *ds__cache_entry_name(enum ds_artifact what, const char *arg)
+/* "." or "..": a path component that leads elsewhere. */
+static bool bad_component(const char *c, size_t n)
+{
+	return (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.');
+}
+
+/*
+ * A source path as debuginfod takes it: absolute, naming a file, and no
+ * "." or ".." component.  Those would be resolved away by curl (it
+ * removes dot segments after escaping, which leaves "." alone: the server
+ * saw "GET /tmp/x" for "/../../../../tmp/x"), by a file:// server's file
+ * system, or by the server: a request for another path.  Empty components
+ * ("a//b.c") lead nowhere else and are kept: DWARF has them (a comp_dir
+ * ending in "/"), and debuginfod and its client serve and cache them.
+ */
+static bool source_path_ok(const char *p)
+{
+	if (p[0] != '/')
+		return false;
+	for (p++;; p++) {
+		size_t n = strcspn(p, "/");
+
+		if (bad_component(p, n))
+			return false;
+		p += n;
+		if (!*p)
+			return n > 0; /* "/a/": a directory */
+	}
+}
+
+int ds__cache_entry_name(enum ds_artifact what, const char *arg, char **out)
 {
 	char *name, *q;
 
+	*out = NULL;
 	switch (what) {
 	case DS_ARTIFACT_DEBUGINFO:
-		return strdup("debuginfo");
+		name = strdup("debuginfo");
+		break;
 	case DS_ARTIFACT_EXECUTABLE:
-		return strdup("executable");
+		name = strdup("executable");
+		break;
 	case DS_ARTIFACT_SECTION:
-		if (!arg || !*arg || strchr(arg, '/') || strlen(arg) > 200)
-			return NULL;
-		return asprintf(&name, "section-%s", arg) < 0 ? NULL : name;
+		/* One URL component, and one file name in the entry. */
+		if (!arg || !*arg || strchr(arg, '/') || bad_component(arg, strlen(arg)))
+			return -EINVAL;
+		if (strlen(arg) > 200)
+			return -ENAMETOOLONG;
+		if (asprintf(&name, "section-%s", arg) < 0)
+			name = NULL;
+		break;
 	case DS_ARTIFACT_SOURCE:
-		if (!arg || arg[0] != '/' || strlen(arg) > 1000)
-			return NULL;
+		if (!arg || !source_path_ok(arg))
+			return -EINVAL;
+		if (strlen(arg) > 1000)
+			return -ENAMETOOLONG;
 		name = malloc(strlen("source") + 2 * strlen(arg) + 1);
 		if (!name)
-			return NULL;
+			return -ENOMEM;
 		q = stpcpy(name, "source");
 		for (const char *p = arg; *p; p++) {
 			if (*p == '/')
@@ -219,34 +307,103 @@ char *ds__cache_entry_name(enum ds_artifact what, const char *arg)
 				*q++ = *p;
 		}
 		*q = 0;
-		return name;
+		break;
+	default:
+		return -EINVAL;
 	}
+	if (!name)
+		return -ENOMEM;
+	/* The entry is one file name, and so is its temporary "<name>.XXXXXX":
+	 * a deep source path may not fit (elfutils 0.192 hashes long names;
+	 * 0.188 fails as we do, but later and less clearly). */
+	if (strlen(name) + 7 > NAME_MAX) {
+		free(name);
+		return -ENAMETOOLONG;
+	}
+	*out = name;
+	return 0;
+}
+
+/* A cached debuginfo or executable is what a download must be: an ELF
+ * file with the build ID, whole.  NULL if so, else why not. */
+static const char *lookup_check(int fd, const struct stat *st, const struct ds_build_id *bid,
+				enum ds_artifact what)
+{
+	struct ds_build_id got;
+	const char *why = NULL;
+	int err;
+
+	if (what != DS_ARTIFACT_DEBUGINFO && what != DS_ARTIFACT_EXECUTABLE)
+		return NULL;
+	err = ds_build_id_read_fd(fd, &got);
+	if (err)
+		return err == -ENODATA ? "no build ID" : "not an ELF file";
+	if (!ds_build_id_equal(&got, bid))
+		return "another build ID";
+	if (ds__elf_check_whole(fd, (uint64_t)st->st_size, what == DS_ARTIFACT_EXECUTABLE, &why))
+		return why;
 	return NULL;
 }
 
-/* 0 and *path_out: a cached file; -ENOENT: a miss still honoured;
- * -ENODATA: nothing (an expired miss is removed). */
-int ds__cache_lookup(struct ds_cache *c, const char *hex, const char *name, char **path_out)
+/* 0 and *path_out: a cached file, checked; -ENOENT: a miss still honoured;
+ * -ENODATA: nothing (an expired miss, or a bad entry, is removed);
+ * -EACCES: the cache or the entry is not safe to use (logged). */
+int ds__cache_lookup(struct ds_cache *c, const struct ds_build_id *bid, const char *hex,
+		     enum ds_artifact what, const char *name, char **path_out)
 {
+	int rootfd = -1, dirfd = -1, fd = -1, err = -ENODATA;
+	const char *bad = NULL;
 	struct stat st;
-	char *path;
 
-	if (asprintf(&path, "%s/%s/%s", c->root, hex, name) < 0)
-		return -ENOMEM;
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
-		free(path);
-		return -ENODATA;
-	}
-	if (st.st_size == 0) {
+	rootfd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0)
+		goto out; /* no cache yet */
+	if ((err = dir_trusted(c, rootfd, c->root, NULL)))
+		goto out;
+	err = -ENODATA;
+	dirfd = openat(rootfd, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0)
+		goto out;
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0 && errno != ELOOP)
+		goto out;
+	/* Entries are only trusted once something is found in them: a
+	 * directory alone is harmless, and so is an empty one. */
+	if ((err = dir_trusted(c, dirfd, c->root, hex)))
+		goto out;
+	err = -ENODATA;
+	if (fd < 0)
+		bad = "a symbolic link";
+	else if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+		bad = "not a regular file";
+	else if (st.st_size == 0) {
 		bool fresh = time(NULL) - st.st_mtime <= c->miss_s;
 
 		if (!fresh)
-			unlink(path);
-		free(path);
-		return fresh ? -ENOENT : -ENODATA;
+			unlinkat(dirfd, name, 0);
+		err = fresh ? -ENOENT : -ENODATA;
+		goto out;
+	} else {
+		bad = lookup_check(fd, &st, bid, what);
 	}
-	*path_out = path;
-	return 0;
+	if (bad) {
+		ds__logf(c->log, DS_LOG_WARN, "cache %s/%s/%s: %s; removed, to be fetched again",
+			 c->root, hex, name, bad);
+		unlinkat(dirfd, name, 0);
+		goto out;
+	}
+	if (asprintf(path_out, "%s/%s/%s", c->root, hex, name) < 0)
+		err = -ENOMEM;
+	else
+		err = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (dirfd >= 0)
+		close(dirfd);
+	if (rootfd >= 0)
+		close(rootfd);
+	return err;
 }
 
 /* The entry directory, created and opened; with exclusive, flock()ed
@@ -275,6 +432,11 @@ int ds__cache_entry_open(struct ds_cache *c, const char *hex, bool lock, int *di
 		if (err)
 			return err;
 	}
+	err = dir_trusted(c, fd, c->root, hex);
+	if (err) {
+		close(fd);
+		return err;
+	}
 	if (lock && flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		err = -errno;
 		close(fd);
@@ -282,6 +444,16 @@ int ds__cache_entry_open(struct ds_cache *c, const char *hex, bool lock, int *di
 	}
 	*dirfd_out = fd;
 	return 0;
+}
+
+/* Remove the entry directory if it is empty (a failed fetch leaves
+ * nothing behind); harmless when it is not. */
+void ds__cache_entry_prune(struct ds_cache *c, const char *hex)
+{
+	int rootfd = c->rootfd;
+
+	if (rootfd > 0)
+		unlinkat(rootfd, hex, AT_REMOVEDIR);
 }
 
 /* A temporary name beside the entry: <name>.<6 random characters>, as
@@ -326,7 +498,7 @@ int ds__cache_tmp_open(int dirfd, const char *name, char *tmpname, size_t len)
 	return tmp_open_mode(dirfd, name, 0600, tmpname, len);
 }
 
-int ds__cache_commit(int dirfd, const char *tmpname, const char *name, int fd, time_t mtime)
+static int commit_at(int dirfd, const char *tmpname, const char *name, int fd, time_t mtime)
 {
 	if (mtime > 0) {
 		struct timespec ts[2] = { { .tv_nsec = UTIME_NOW }, { .tv_sec = mtime } };
@@ -340,6 +512,83 @@ int ds__cache_commit(int dirfd, const char *tmpname, const char *name, int fd, t
 		return err;
 	}
 	return 0;
+}
+
+/* Is <root>/<hex>/<name> the file fd? */
+static bool committed(struct ds_cache *c, const char *hex, const char *name, int fd)
+{
+	char path[PATH_MAX];
+	struct stat a, b;
+
+	if (snprintf(path, sizeof(path), "%s/%s/%s", c->root, hex, name) >= (int)sizeof(path))
+		return false;
+	return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
+	       a.st_ino == b.st_ino;
+}
+
+static int copy_fd(int from, int to);
+
+/* fd again, under a new temporary name in a new entry directory, then
+ * renamed into place; *out: the new file, open. */
+static int recommit(struct ds_cache *c, const char *hex, const char *name, int fd, time_t mtime,
+		    int *out)
+{
+	char tmp[NAME_MAX + 1];
+	int dirfd, nfd, err;
+
+	err = ds__cache_entry_open(c, hex, false, &dirfd);
+	if (err)
+		return err;
+	nfd = ds__cache_tmp_open(dirfd, name, tmp, sizeof(tmp));
+	if (nfd < 0) {
+		close(dirfd);
+		return nfd;
+	}
+	err = copy_fd(fd, nfd);
+	if (!err)
+		err = commit_at(dirfd, tmp, name, nfd, mtime);
+	else
+		unlinkat(dirfd, tmp, 0);
+	close(dirfd);
+	if (err)
+		close(nfd);
+	else
+		*out = nfd;
+	return err;
+}
+
+/*
+ * The temporary file becomes the entry's name, and stays reachable there.
+ * If the entry (or the whole cache) was removed while we downloaded — rm
+ * -rf of the cache, a clean — the rename went into a directory nobody can
+ * reach (or failed: the temporary name went with it), and the path we
+ * would hand out does not exist.  Then the entry is made again and the
+ * bytes copied into it, a few times at most.
+ */
+int ds__cache_commit(struct ds_cache *c, const char *hex, int dirfd, const char *tmpname,
+		     const char *name, int fd, time_t mtime)
+{
+	int err = commit_at(dirfd, tmpname, name, fd, mtime), copy = -1;
+
+	for (int attempt = 0;; attempt++) {
+		if (err && err != -ENOENT)
+			break;
+		if (!err && committed(c, hex, name, copy >= 0 ? copy : fd))
+			break;
+		if (attempt == 3) {
+			err = -ENOENT;
+			break;
+		}
+		ds__logf(c->log, DS_LOG_INFO, "cache %s/%s: removed while %s was written; again",
+			 c->root, hex, name);
+		if (copy >= 0)
+			close(copy);
+		copy = -1;
+		err = recommit(c, hex, name, fd, mtime, &copy);
+	}
+	if (copy >= 0)
+		close(copy);
+	return err;
 }
 
 void ds__cache_abort(int dirfd, const char *tmpname)
@@ -358,7 +607,7 @@ int ds__cache_write_miss(int dirfd, const char *name)
 
 	if (fd < 0)
 		return fd;
-	err = ds__cache_commit(dirfd, tmp, name, fd, 0);
+	err = commit_at(dirfd, tmp, name, fd, 0);
 	close(fd);
 	return err;
 }
@@ -510,11 +759,6 @@ int ds__cache_clean(struct ds_cache *c, bool force)
 #define PERF_DIR_MODE 0755
 #define PERF_ANON_DIR "[dsostore]"
 
-static bool bad_component(const char *c, size_t n)
-{
-	return (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.');
-}
-
 /* "/a//b/c" -> "a/b/c": the entry's place under the root.  "." and ".."
  * would take it elsewhere, ".build-id" is perf's index: -EINVAL. */
 static int perf_entry_rel(const char *dso_path, char *rel, size_t len)
@@ -615,6 +859,30 @@ static int open_dirs_at(int dirfd, const char *rel, int *out)
 	}
 	*out = fd;
 	return 0;
+}
+
+/* After a failed install: the directories of rel below dirfd that are
+ * empty, deepest first, so that nothing we made is left behind.  rmdir
+ * removes only empty ones: what others put there stays. */
+static void prune_dirs_at(int dirfd, const char *rel)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(rel);
+
+	if (len >= sizeof(buf))
+		return;
+	memcpy(buf, rel, len + 1);
+	while (len) {
+		char *slash;
+
+		if (unlinkat(dirfd, buf, AT_REMOVEDIR) != 0)
+			return;
+		slash = strrchr(buf, '/');
+		if (!slash)
+			return;
+		*slash = 0;
+		len = (size_t)(slash - buf);
+	}
 }
 
 /* The entry's "debug" is already a file of this build ID. */
@@ -893,12 +1161,14 @@ DS_API int ds_perf_cache_install(struct ds_context *ctx, const char *dso_path,
 	err = open_dirs_at(rootfd, entry, &entryfd);
 	if (err) {
 		ds_debug(ctx, "perf cache: %s/%s: %s", root, entry, strerror(-err));
+		prune_dirs_at(rootfd, entry);
 		goto out;
 	}
 	if (!perf_debug_present(entryfd, bid)) {
 		err = perf_place_debug(ctx, srcfd, entryfd, bid);
 		if (err) {
 			ds_debug(ctx, "perf cache: %s: %s", path, strerror(-err));
+			prune_dirs_at(rootfd, entry);
 			goto out;
 		}
 		placed = true;
@@ -909,6 +1179,9 @@ DS_API int ds_perf_cache_install(struct ds_context *ctx, const char *dso_path,
 		/* A debug file perf cannot reach is not left behind. */
 		if (placed)
 			unlinkat(entryfd, "debug", 0);
+		prune_dirs_at(rootfd, entry);
+		snprintf(linkpath, sizeof(linkpath), ".build-id/%.2s", hex);
+		prune_dirs_at(rootfd, linkpath);
 		goto out;
 	}
 	snprintf(anon, sizeof(anon), "../../%s/%s/%s", PERF_ANON_DIR, hex, hex);

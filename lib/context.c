@@ -129,7 +129,7 @@ DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts)
 		free(ctx->perf_buildid_dir);
 		ctx->perf_buildid_dir = NULL;
 	}
-	err = ds__cache_init(&ctx->cache, DS_OPT(opts, cache_path, NULL));
+	err = ds__cache_init(&ctx->cache, DS_OPT(opts, cache_path, NULL), &ctx->log);
 	if (!err)
 		err = ds__fetch_config_init(&ctx->fetch_cfg, opts);
 	if (err)

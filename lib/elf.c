@@ -145,3 +145,253 @@ int ds__file_crc32(int fd, uint32_t *crc_out)
 	*crc_out = (uint32_t)crc;
 	return 0;
 }
+
+/* ---- is the file a whole ELF?
+ *
+ * A download (or a cache entry) is only an ELF file if everything its
+ * headers promise lies inside it: a valid HTTP answer carrying the first
+ * half of the right file passes the build-ID check (the note is near the
+ * start) and would poison the cache.  This reads the raw headers with
+ * pread(), not libelf, so it also works on the prefix of a file still
+ * being downloaded: the answer may be "need N bytes to tell".
+ */
+
+struct raw_ehdr {
+	bool is64, swap;
+	uint16_t type, phentsize, phnum, shentsize, shstrndx;
+	uint64_t phoff, shoff, shnum;
+	unsigned ehsize;
+};
+
+static uint16_t rd16(const unsigned char *p, bool swap)
+{
+	uint16_t v;
+
+	memcpy(&v, p, 2);
+	return swap ? bswap_16(v) : v;
+}
+
+static uint32_t rd32(const unsigned char *p, bool swap)
+{
+	uint32_t v;
+
+	memcpy(&v, p, 4);
+	return swap ? bswap_32(v) : v;
+}
+
+static uint64_t rd64(const unsigned char *p, bool swap)
+{
+	uint64_t v;
+
+	memcpy(&v, p, 8);
+	return swap ? bswap_64(v) : v;
+}
+
+static int pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+	for (size_t done = 0; done < len;) {
+		ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENOEXEC; /* the file is shorter than it was */
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+static int read_ehdr(int fd, uint64_t avail, struct raw_ehdr *h, uint64_t *need,
+		     const char **why)
+{
+	unsigned char b[64];
+	bool msb;
+	int err;
+
+	if (avail < 16) {
+		*need = 16;
+		return -EAGAIN;
+	}
+	if ((err = pread_all(fd, b, 16, 0)))
+		return err;
+	if (memcmp(b, ELFMAG, SELFMAG) != 0 || (b[EI_CLASS] != ELFCLASS32 && b[EI_CLASS] != ELFCLASS64) ||
+	    (b[EI_DATA] != ELFDATA2LSB && b[EI_DATA] != ELFDATA2MSB) || b[EI_VERSION] != EV_CURRENT) {
+		*why = "not an ELF file";
+		return -ENOEXEC;
+	}
+	h->is64 = b[EI_CLASS] == ELFCLASS64;
+	h->ehsize = h->is64 ? 64 : 52;
+	msb = b[EI_DATA] == ELFDATA2MSB;
+	h->swap = msb != (__BYTE_ORDER == __BIG_ENDIAN);
+	if (avail < h->ehsize) {
+		*need = h->ehsize;
+		return -EAGAIN;
+	}
+	if ((err = pread_all(fd, b, h->ehsize, 0)))
+		return err;
+	h->type = rd16(b + 16, h->swap);
+	if (h->is64) {
+		h->phoff = rd64(b + 32, h->swap);
+		h->shoff = rd64(b + 40, h->swap);
+		h->phentsize = rd16(b + 54, h->swap);
+		h->phnum = rd16(b + 56, h->swap);
+		h->shentsize = rd16(b + 58, h->swap);
+		h->shnum = rd16(b + 60, h->swap);
+		h->shstrndx = rd16(b + 62, h->swap);
+	} else {
+		h->phoff = rd32(b + 28, h->swap);
+		h->shoff = rd32(b + 32, h->swap);
+		h->phentsize = rd16(b + 42, h->swap);
+		h->phnum = rd16(b + 44, h->swap);
+		h->shentsize = rd16(b + 46, h->swap);
+		h->shnum = rd16(b + 48, h->swap);
+		h->shstrndx = rd16(b + 50, h->swap);
+	}
+	if ((h->phnum && h->phentsize < (h->is64 ? 56 : 32)) ||
+	    ((h->shnum || h->shoff) && h->shentsize < (h->is64 ? 64 : 40))) {
+		*why = "ELF header gives impossible table entry sizes";
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+/* end = off + len, or -ENOEXEC when it wraps. */
+static int span_end(uint64_t off, uint64_t len, uint64_t *end)
+{
+	if (off > UINT64_MAX - len)
+		return -ENOEXEC;
+	*end = off + len;
+	return 0;
+}
+
+int ds__elf_extent(int fd, uint64_t avail, bool segments, uint64_t *extent, const char **why)
+{
+	unsigned char buf[16384]; /* table entries, read a chunk at once */
+	uint64_t end, ext, need = 0, shnum, phnum;
+	struct raw_ehdr h;
+	int err;
+
+	*why = NULL;
+	err = read_ehdr(fd, avail, &h, &need, why);
+	if (err == -EAGAIN)
+		*extent = need;
+	if (err)
+		return err;
+	ext = h.ehsize;
+	shnum = h.shnum;
+	phnum = h.phnum;
+
+	/* Extended numbering: the real counts live in section 0. */
+	if (h.shoff && (shnum == 0 || phnum == PN_XNUM)) {
+		unsigned char s0[64];
+
+		if (span_end(h.shoff, h.shentsize, &end)) {
+			*why = "section header table outside the file";
+			return -ENOEXEC;
+		}
+		if (end > avail) {
+			*extent = end;
+			return -EAGAIN;
+		}
+		if ((err = pread_all(fd, s0, h.is64 ? 64 : 40, h.shoff)))
+			return err;
+		if (shnum == 0)
+			shnum = h.is64 ? rd64(s0 + 32, h.swap) : rd32(s0 + 20, h.swap);
+		if (phnum == PN_XNUM)
+			phnum = rd32(s0 + (h.is64 ? 44 : 28), h.swap);
+	}
+	if (shnum > (1u << 24) || phnum > (1u << 20)) {
+		*why = "ELF header claims an absurd number of sections or segments";
+		return -ENOEXEC;
+	}
+
+	/* The tables themselves. */
+	if (phnum) {
+		if (span_end(h.phoff, phnum * h.phentsize, &end)) {
+			*why = "program header table outside the file";
+			return -ENOEXEC;
+		}
+		ext = end > ext ? end : ext;
+	}
+	if (shnum) {
+		if (span_end(h.shoff, shnum * h.shentsize, &end)) {
+			*why = "section header table outside the file";
+			return -ENOEXEC;
+		}
+		ext = end > ext ? end : ext;
+	}
+	if (ext > avail) {
+		*extent = ext;
+		return -EAGAIN;
+	}
+
+	/* Every section with file bytes. */
+	for (uint64_t i = 0; i < shnum;) {
+		uint64_t n = sizeof(buf) / h.shentsize;
+
+		n = shnum - i < n ? shnum - i : n;
+		if ((err = pread_all(fd, buf, n * h.shentsize, h.shoff + i * h.shentsize)))
+			return err;
+		for (uint64_t k = 0; k < n; k++, i++) {
+			const unsigned char *s = buf + k * h.shentsize;
+			uint32_t type = rd32(s + 4, h.swap);
+			uint64_t off = h.is64 ? rd64(s + 24, h.swap) : rd32(s + 16, h.swap);
+			uint64_t size = h.is64 ? rd64(s + 32, h.swap) : rd32(s + 20, h.swap);
+
+			if (i == 0 || type == SHT_NOBITS || type == SHT_NULL || !size)
+				continue;
+			if (span_end(off, size, &end)) {
+				*why = "a section lies outside the file";
+				return -ENOEXEC;
+			}
+			ext = end > ext ? end : ext;
+		}
+	}
+
+	/* Segments: only for a file meant to be loaded.  A separate
+	 * debuginfo keeps the binary's program headers, and eu-strip -f
+	 * (Fedora's debuginfo, much of what debuginfod serves) keeps their
+	 * p_offset and p_filesz too, pointing past its own end: there they
+	 * describe the executable, not this file. */
+	for (uint64_t i = 0; segments && i < phnum; i++) {
+		size_t esz = h.is64 ? 56 : 32;
+		uint64_t off, filesz;
+
+		if ((err = pread_all(fd, buf, esz, h.phoff + i * h.phentsize)))
+			return err;
+		off = h.is64 ? rd64(buf + 8, h.swap) : rd32(buf + 4, h.swap);
+		filesz = h.is64 ? rd64(buf + 32, h.swap) : rd32(buf + 16, h.swap);
+		if (!filesz)
+			continue;
+		if (span_end(off, filesz, &end)) {
+			*why = "a segment lies outside the file";
+			return -ENOEXEC;
+		}
+		ext = end > ext ? end : ext;
+	}
+	*extent = ext;
+	return ext > avail ? -EAGAIN : 0;
+}
+
+int ds__elf_check_whole(int fd, uint64_t size, bool segments, const char **why)
+{
+	uint64_t extent;
+	int err = ds__elf_extent(fd, size, segments, &extent, why);
+
+	if (err == -EAGAIN) {
+		*why = "truncated: its headers reach past the end of the file";
+		return -ENOEXEC;
+	}
+	if (err) {
+		if (!*why)
+			*why = ds_strerror(err);
+		return err;
+	}
+	if (size > extent + DS_ELF_SLACK) {
+		*why = "more bytes than the ELF it holds (padded)";
+		return -ENOEXEC;
+	}
+	return 0;
+}

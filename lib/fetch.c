@@ -35,7 +35,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /*
@@ -119,6 +121,24 @@ static void load_curl(void)
 
 #define SERVER_DOWN_NS (60 * 1000000000LL)
 #define LOCK_RETRY_NS (25 * 1000000LL)
+/* How often a lock waiter looks at the holder's temporary file. */
+#define LOCK_PROGRESS_NS (500 * 1000000LL)
+/* A lock holder making less progress than a download may (elfutils'
+ * DEBUGINFOD_TIMEOUT: 100 KiB within that many seconds) is given up on. */
+#define LOCK_PROGRESS_BYTES (100 << 10)
+/* The lock wait's bound when DEBUGINFOD_TIMEOUT is 0 (no low-speed limit). */
+#define LOCK_WAIT_DEFAULT_S 90
+/*
+ * Bounds on what a body may decode to, without DEBUGINFOD_MAXSIZE: the
+ * size the server announced (X-DEBUGINFOD-SIZE, which debuginfod sends
+ * for the file it serves, before any Content-Encoding); else, for an
+ * encoded body, DECODE_RATIO times its Content-Length (DWARF deflates
+ * 3-10x; a gzip bomb ~1000x); and always DEFAULT_MAXSIZE.
+ */
+#define DECODE_RATIO 128
+#define DEFAULT_MAXSIZE (8ULL << 30)
+/* Response headers of one answer; curl's own limit is 100 KiB. */
+#define MAX_HEADER_BYTES (64 << 10)
 #define MAX_REDIRECTS 5
 #define TABLE_SIZE 1024 /* buckets; chains grow past it, that is fine */
 
@@ -149,7 +169,14 @@ struct xfer {
 	int fd; /* temporary file, winner only */
 	char *tmpname;
 	uint64_t bytes;
-	bool loser, too_big, write_failed;
+	bool loser, too_big;
+	int local_err; /* an errno of ours (writing the cache), not the server's */
+	const char *bad; /* why the body is not what was asked for: reject it */
+	int bad_err; /* and the error it gives */
+	uint64_t header_bytes, announced; /* X-DEBUGINFOD-SIZE, 0 if none */
+	bool encoded; /* Content-Encoding: curl decodes */
+	uint64_t elf_need; /* bytes before the ELF's extent can be told */
+	uint64_t extent; /* the ELF's own extent, once known (else 0) */
 	int64_t started_ns;
 	char errbuf[CURL_ERROR_SIZE];
 };
@@ -200,6 +227,9 @@ struct job {
 	bool admitted; /* holds its entry directory and transfers */
 	struct xfer *committing; /* handed to the committer thread */
 	int64_t wake_at_ns;
+	int64_t lock_wait_ns, lock_progress_ns, lock_looked_ns; /* waiting on a flock */
+	uint64_t lock_progress_bytes;
+	int reopens; /* the entry was removed under us and made again */
 	int dirfd;
 	struct xfer *xfers, *winner;
 	bool winner_new;
@@ -426,6 +456,9 @@ static void job_finish(struct ds_fetcher *f, struct job *job, int err, const cha
 	uint64_t bytes = atomic_load(&job->bytes);
 
 	if (job->dirfd >= 0) {
+		/* A failure leaves no empty entry behind (a miss is a file). */
+		if (err)
+			ds__cache_entry_prune(f->cache, job->hex);
 		close(job->dirfd); /* releases the flock */
 		job->dirfd = -1;
 	}
@@ -483,12 +516,137 @@ static void xfer_unlink(struct xfer *x)
 		}
 }
 
+/* The cache cannot take this file: say where and why, once per job. */
+static void cache_failed(struct ds_fetcher *f, struct job *job, int err)
+{
+	ds_warn(f->ctx, "cache %s/%s/%s: %s", f->cache->root, job->hex, job->name,
+		ds_strerror(err));
+}
+
+/* End a job now with err: its transfers dropped, no other server asked. */
+static void job_fail(struct ds_fetcher *f, struct job *job, int err)
+{
+	while (job->xfers) {
+		struct xfer *x = job->xfers;
+
+		job->xfers = x->next;
+		xfer_free(f, x);
+	}
+	job->winner = NULL;
+	job_finish(f, job, err, NULL, DS_SOURCE_NONE);
+}
+
+/* The entry directory was removed under the job (rm -rf of the cache, a
+ * clean): make it again, and ask again.  Twice at most. */
+static bool job_reopen(struct ds_fetcher *f, struct job *job)
+{
+	int err, fd;
+
+	if (job->reopens >= 2)
+		return false;
+	job->reopens++;
+	err = ds__cache_entry_open(f->cache, job->hex, true, &fd);
+	if (err == -EWOULDBLOCK) /* a process that came after the removal */
+		err = ds__cache_entry_open(f->cache, job->hex, false, &fd);
+	if (err)
+		return false;
+	ds_info(f->ctx, "cache %s/%s: removed during the download; made again", f->cache->root,
+		job->hex);
+	close(job->dirfd);
+	job->dirfd = fd;
+	return true;
+}
+
+/* Response headers: bounded, and X-DEBUGINFOD-SIZE / Content-Encoding
+ * noted.  Each answer (a redirect's too) starts with its status line. */
+static size_t on_header(char *buf, size_t size, size_t nitems, void *user)
+{
+	struct xfer *x = user;
+	size_t n = size * nitems;
+
+	if (n >= 5 && !strncmp(buf, "HTTP/", 5)) {
+		x->header_bytes = 0;
+		x->announced = 0;
+		x->encoded = false;
+	}
+	x->header_bytes += n;
+	if (x->header_bytes > MAX_HEADER_BYTES) {
+		x->bad = "response headers too large";
+		x->bad_err = -EMSGSIZE;
+		return 0;
+	}
+	if (n > 18 && !strncasecmp(buf, "X-DEBUGINFOD-SIZE:", 18)) {
+		char num[32];
+		size_t len = n - 18 < sizeof(num) - 1 ? n - 18 : sizeof(num) - 1;
+		unsigned long long v;
+		char *end;
+
+		memcpy(num, buf + 18, len);
+		num[len] = 0;
+		v = strtoull(num, &end, 10);
+		if (end != num && v > 0)
+			x->announced = v;
+	} else if (n > 17 && !strncasecmp(buf, "Content-Encoding:", 17)) {
+		const char *v = buf + 17 + strspn(buf + 17, " \t");
+
+		x->encoded = strncasecmp(v, "identity", 8) != 0 && *v != '\r' && *v != '\n';
+	}
+	return n;
+}
+
+/* The most this body may decode to (see DECODE_RATIO); why, for the log. */
+static uint64_t body_limit(struct ds_fetcher *f, struct xfer *x, const char **why)
+{
+	uint64_t limit = f->cfg->maxsize > 0 ? (uint64_t)f->cfg->maxsize : DEFAULT_MAXSIZE;
+	curl_off_t clen = -1;
+
+	*why = f->cfg->maxsize > 0 ? "DEBUGINFOD_MAXSIZE" : "the default size limit";
+	if (x->announced && x->announced < limit) {
+		limit = x->announced;
+		*why = "the size it announced (X-DEBUGINFOD-SIZE)";
+	}
+	curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &clen);
+	if (x->encoded && clen > 0 && (uint64_t)clen < limit / DECODE_RATIO) {
+		limit = (uint64_t)clen * DECODE_RATIO;
+		*why = "128 times its compressed Content-Length";
+	}
+	return limit;
+}
+
+/* An ELF artifact arriving: once its headers are in, its extent is known,
+ * and a body running past it (padding) or a file that cannot be whole is
+ * stopped there, not after a gigabyte. */
+static void watch_elf(struct ds_fetcher *f, struct xfer *x)
+{
+	struct job *job = x->job;
+	const char *why = NULL;
+	uint64_t ext = 0;
+	int err;
+
+	if (job->what != DS_ARTIFACT_DEBUGINFO && job->what != DS_ARTIFACT_EXECUTABLE)
+		return;
+	if (!x->extent && x->bytes >= x->elf_need) {
+		err = ds__elf_extent(x->fd, x->bytes, job->what == DS_ARTIFACT_EXECUTABLE, &ext, &why);
+		if (err == -EAGAIN)
+			x->elf_need = ext;
+		else if (!err)
+			x->extent = ext ? ext : 1;
+		else
+			x->bad = why ? why : "not an ELF file";
+	}
+	if (x->extent && x->bytes > x->extent + DS_ELF_SLACK)
+		x->bad = "more bytes than the ELF it holds (padded)";
+	if (x->bad)
+		x->bad_err = -EBADMSG;
+}
+
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
 {
 	struct xfer *x = user;
 	struct job *job = x->job;
 	struct ds_fetcher *f = x->f;
 	size_t n = size * nmemb;
+	const char *why;
 	long code = 0;
 
 	if (x->loser)
@@ -509,14 +667,16 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
 				unlinkat(job->dirfd, tmp, 0);
 				close(fd);
 			}
-			x->write_failed = true;
+			x->local_err = fd < 0 ? -fd : ENOMEM;
 			return 0;
 		}
 		x->fd = fd;
 		job->winner = x;
 		job->winner_new = true;
 	}
-	if (f->cfg->maxsize > 0 && x->bytes + n > (uint64_t)f->cfg->maxsize) {
+	if (x->bytes + n > body_limit(f, x, &why)) {
+		ds_warn(f->ctx, "%s: %s/%s decodes past %s; stopped", f->servers[x->server].url,
+			job->hex, job->name, why);
 		x->too_big = true;
 		return 0;
 	}
@@ -526,7 +686,7 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
 		if (w < 0 && errno == EINTR)
 			continue;
 		if (w <= 0) {
-			x->write_failed = true;
+			x->local_err = w < 0 ? errno : EIO;
 			return 0;
 		}
 		done += (size_t)w;
@@ -534,7 +694,8 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
 	x->bytes += n;
 	atomic_fetch_add(&job->bytes, n);
 	atomic_fetch_add(&f->bytes, n);
-	return n;
+	watch_elf(f, x);
+	return x->bad ? 0 : n;
 }
 
 /* Each path component of a source file, %-escaped. */
@@ -591,11 +752,93 @@ static char *job_url(struct ds_fetcher *f, struct job *job, int s, CURL *easy)
 	}
 }
 
+/* "file:///a%20b" -> "/a b"; NULL for another host or a bad escape. */
+static char *file_url_path(const char *url)
+{
+	const char *p = url + strlen("file://");
+	char *out, *q;
+
+	if (!strncmp(p, "localhost/", 10))
+		p += strlen("localhost");
+	if (*p != '/' || !(out = malloc(strlen(p) + 1)))
+		return NULL;
+	for (q = out; *p; p++) {
+		unsigned int c;
+
+		if (*p != '%') {
+			*q++ = *p;
+			continue;
+		}
+		if (sscanf(p + 1, "%2x", &c) != 1 || !c || !p[1] || !p[2]) {
+			free(out);
+			return NULL;
+		}
+		*q++ = (char)c;
+		p += 2;
+	}
+	*q = 0;
+	return out;
+}
+
+/*
+ * A file:// server is a directory laid out as the URLs are.  The file a
+ * request names is resolved here, and read only if it lies inside that
+ * directory once every symlink and ".." is followed: never a file
+ * elsewhere on this machine cached as a build ID's artifact.  The URL
+ * curl gets is the resolved path.  -ENOENT: not there (as a 404).
+ */
+static int file_job_url(struct ds_fetcher *f, struct job *job, int s, CURL *easy, char **out)
+{
+	char *root = file_url_path(f->servers[s].url), *rroot = NULL, *want = NULL, *got = NULL;
+	size_t rlen;
+	int err = -ENOMEM;
+
+	if (!root) {
+		ds_warn(f->ctx, "%s: not a local file:// URL", f->servers[s].url);
+		return -EINVAL;
+	}
+	if (asprintf(&want, "%s/buildid/%s/%s%s%s", root, job->hex, artifact_name(job->what),
+		     job->what == DS_ARTIFACT_SECTION ? "/" : "", job->arg ? job->arg : "") < 0) {
+		want = NULL;
+		goto out;
+	}
+	rroot = realpath(root, NULL);
+	got = realpath(want, NULL);
+	if (!rroot || !got) {
+		err = errno == ENOTDIR || errno == ENOENT ? -ENOENT : -errno;
+		goto out;
+	}
+	rlen = strlen(rroot);
+	if (strncmp(got, rroot, rlen) != 0 || (got[rlen] != '/' && rlen > 1)) {
+		ds_warn(f->ctx, "%s: %s resolves to %s, outside the server's directory; refused",
+			f->servers[s].url, want + strlen(root) + 1, got);
+		err = -EACCES;
+		goto out;
+	}
+	{
+		char *tail = source_url_path(easy, got);
+
+		if (!tail || asprintf(out, "file://%s", tail) < 0) {
+			free(tail);
+			goto out;
+		}
+		free(tail);
+	}
+	err = 0;
+out:
+	free(root);
+	free(rroot);
+	free(want);
+	free(got);
+	return err;
+}
+
 static int xfer_start(struct ds_fetcher *f, struct job *job, int s)
 {
 	const struct ds_fetch_config *cfg = f->cfg;
 	struct xfer *x = calloc(1, sizeof(*x));
-	char *url;
+	char *url = NULL;
+	int err = -ENOMEM;
 
 	if (!x)
 		return -ENOMEM;
@@ -604,17 +847,25 @@ static int xfer_start(struct ds_fetcher *f, struct job *job, int s)
 	x->job = job;
 	x->server = s;
 	x->easy = curl_easy_init();
-	if (!x->easy || !(url = job_url(f, job, s, x->easy))) {
+	if (x->easy && f->servers[s].is_file)
+		err = file_job_url(f, job, s, x->easy, &url);
+	else if (x->easy && (url = job_url(f, job, s, x->easy)))
+		err = 0;
+	if (err) {
 		if (x->easy)
 			curl_easy_cleanup(x->easy);
 		free(x);
-		return -ENOMEM;
+		return err;
 	}
 	curl_easy_setopt(x->easy, CURLOPT_URL, url);
 	free(url);
 	curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
+	curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
+	/* The path is ours, checked and escaped: curl must not resolve it. */
+	curl_easy_setopt(x->easy, CURLOPT_PATH_AS_IS, 1L);
 	curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
 	curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(x->easy, CURLOPT_USERAGENT, f->user_agent);
@@ -667,9 +918,15 @@ static int start_servers(struct ds_fetcher *f, struct job *job)
 			js->status = S_FAILED;
 			js->err = f->servers[s].down_err;
 		}
-		if (js->status == S_ASK && xfer_start(f, job, s) != 0) {
-			js->status = S_FAILED;
-			js->err = -ENOMEM;
+		if (js->status == S_ASK) {
+			int err = xfer_start(f, job, s);
+
+			if (err == -ENOENT) {
+				js->status = S_NOTFOUND;
+			} else if (err) {
+				js->status = S_FAILED;
+				js->err = err;
+			}
 		}
 		running += js->status == S_RUNNING;
 	}
@@ -739,10 +996,12 @@ static bool transient(int err)
 static int classify(struct ds_fetcher *f, struct xfer *x, CURLcode rc, long code, bool *down)
 {
 	*down = false;
+	if (x->local_err)
+		return -x->local_err;
+	if (x->bad)
+		return x->bad_err;
 	if (x->too_big || rc == CURLE_FILESIZE_EXCEEDED || code == 406)
 		return -EFBIG;
-	if (x->write_failed)
-		return -EIO;
 	switch (rc) {
 	case CURLE_OK:
 		break;
@@ -786,9 +1045,14 @@ static int verify(struct ds_fetcher *f, struct xfer *x, const char *url)
 	if (job->what != DS_ARTIFACT_DEBUGINFO && job->what != DS_ARTIFACT_EXECUTABLE)
 		return 0;
 	err = ds_build_id_read_fd(x->fd, &got);
-	if (!err && ds_build_id_equal(&got, &job->bid))
-		return 0;
-	if (!err) {
+	if (!err && ds_build_id_equal(&got, &job->bid)) {
+		const char *why;
+
+		if (!ds__elf_check_whole(x->fd, x->bytes, job->what == DS_ARTIFACT_EXECUTABLE, &why))
+			return 0;
+		ds_warn(f->ctx, "%s%s%s sent a file for %s/%s that is not a whole ELF (%s); rejected",
+			server, url ? ", from " : "", url ? url : "", job->hex, job->name, why);
+	} else if (!err) {
 		char hex[2 * DS_BUILD_ID_MAX + 1];
 
 		ds_build_id_format(&got, hex, sizeof(hex));
@@ -873,8 +1137,8 @@ static void *committer(void *arg)
 
 		c->err = verify(f, c->x, c->url);
 		if (!c->err) {
-			c->err = ds__cache_commit(c->job->dirfd, c->x->tmpname, c->job->name,
-						  c->x->fd, c->mtime);
+			c->err = ds__cache_commit(f->cache, c->job->hex, c->job->dirfd,
+						  c->x->tmpname, c->job->name, c->x->fd, c->mtime);
 			free(c->x->tmpname);
 			c->x->tmpname = NULL; /* renamed, or removed by commit */
 		}
@@ -911,11 +1175,17 @@ static void commits_done(struct ds_fetcher *f)
 			xfer_free(f, c->x);
 			job_finish(f, job, 0, path, DS_SOURCE_DEBUGINFOD);
 			free(path);
-		} else {
+		} else if (err == -EBADMSG) {
 			job->srv[c->x->server].status = S_FAILED;
 			job->srv[c->x->server].err = err;
 			xfer_free(f, c->x);
 			job_conclude(f, job); /* the other servers, if any */
+		} else {
+			/* Ours, not the server's (a full disk): no other server
+			 * would do better. */
+			cache_failed(f, job, err);
+			xfer_free(f, c->x);
+			job_fail(f, job, err);
 		}
 		free(c->url);
 		free(c);
@@ -946,10 +1216,31 @@ static void xfer_done(struct ds_fetcher *f, CURL *easy, CURLcode rc)
 		if (os_errno == EMFILE || os_errno == ENFILE)
 			err = -(int)os_errno;
 	}
-	ds_info(f->ctx, "%s %s from %s: %ld %s, %.0f ms, %llu bytes", artifact_name(job->what),
-		job->hex, f->servers[s].url,
-		code, err ? ds_strerror(err) : "ok", (now_ns() - x->started_ns) / 1e6,
-		(unsigned long long)x->bytes);
+	ds_info(f->ctx, "%s %s from %s: %ld %s%s%s, %.0f ms, %llu bytes", artifact_name(job->what),
+		job->hex, f->servers[s].url, code, err ? ds_strerror(err) : "ok", x->bad ? ": " : "",
+		x->bad ? x->bad : "", (now_ns() - x->started_ns) / 1e6, (unsigned long long)x->bytes);
+	if (x->local_err && !x->loser) {
+		int lerr = -x->local_err;
+
+		if (x == job->winner)
+			job->winner = NULL;
+		xfer_unlink(x);
+		xfer_free(f, x);
+		if (lerr == -ENOENT && job_reopen(f, job)) {
+			job->srv[s].status = S_ASK;
+			job_conclude(f, job);
+			return;
+		}
+		/* Ours, not the server's: not retried, no server marked down. */
+		cache_failed(f, job, lerr);
+		job_fail(f, job, lerr);
+		return;
+	}
+	if (x->bad && !x->loser) {
+		ds_warn(f->ctx, "%s sent %s for %s/%s; rejected", f->servers[s].url, x->bad, job->hex,
+			job->name);
+		atomic_fetch_add(&f->rejected, 1);
+	}
 	if (x->loser) {
 		job->srv[s].status = S_ASK; /* may be asked again if the winner fails */
 		xfer_unlink(x);
@@ -1017,6 +1308,75 @@ static void fail_down_servers(struct ds_fetcher *f)
 
 /* ------------------------------------------------------------ job steps */
 
+static int lock_wait_bound_s(struct ds_fetcher *f)
+{
+	return f->cfg->timeout_s > 0 ? f->cfg->timeout_s : LOCK_WAIT_DEFAULT_S;
+}
+
+/* Bytes in the lock holder's temporary files: "<name>.XXXXXX" in the
+ * entry, ours and elfutils' alike. */
+static uint64_t holder_bytes(struct ds_fetcher *f, struct job *job)
+{
+	size_t len = strlen(job->name);
+	uint64_t sum = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *dir;
+	int fd;
+
+	if (f->cache->rootfd <= 0)
+		return 0;
+	fd = openat(f->cache->rootfd, job->hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(dir = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((de = readdir(dir)))
+		if (!strncmp(de->d_name, job->name, len) && de->d_name[len] == '.' &&
+		    strlen(de->d_name + len + 1) == 6 &&
+		    fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode))
+			sum += (uint64_t)st.st_size;
+	closedir(dir);
+	return sum;
+}
+
+/*
+ * Another process holds the entry's flock: wait for it while it gets
+ * somewhere, as long as a download of our own would be given (its
+ * temporary file grows by LOCK_PROGRESS_BYTES per DEBUGINFOD_TIMEOUT,
+ * within DEBUGINFOD_MAXTIME).  A holder that is stopped (SIGSTOP), hung,
+ * or not a downloader at all (flock(1) on the entry) would otherwise
+ * block every process sharing the cache.  true: stop waiting; the caller
+ * downloads into its own temporary file and renames it into place, which
+ * is safe beside another writer.
+ */
+static bool lock_wait_over(struct ds_fetcher *f, struct job *job, int64_t now)
+{
+	int64_t bound = (int64_t)lock_wait_bound_s(f) * 1000000000;
+	uint64_t bytes;
+
+	if (!job->lock_wait_ns) {
+		job->lock_wait_ns = job->lock_progress_ns = job->lock_looked_ns = now;
+		job->lock_progress_bytes = holder_bytes(f, job);
+		return false;
+	}
+	if (f->cfg->maxtime_s > 0 && now - job->lock_wait_ns > (int64_t)f->cfg->maxtime_s * 1000000000)
+		return true;
+	if (now - job->lock_looked_ns < LOCK_PROGRESS_NS)
+		return false;
+	job->lock_looked_ns = now;
+	bytes = holder_bytes(f, job);
+	/* Shrinking: the holder renamed its file into place, or began anew. */
+	if (bytes >= job->lock_progress_bytes + LOCK_PROGRESS_BYTES ||
+	    bytes < job->lock_progress_bytes) {
+		job->lock_progress_ns = now;
+		job->lock_progress_bytes = bytes;
+	}
+	return now - job->lock_progress_ns > bound;
+}
+
 static void job_step(struct ds_fetcher *f, struct job *job)
 {
 	char *path = NULL;
@@ -1027,13 +1387,20 @@ static void job_step(struct ds_fetcher *f, struct job *job)
 		 * transfers; the rest wait holding nothing. */
 		if (f->admitted >= f->cfg->max_transfers)
 			return;
-		err = ds__cache_lookup(f->cache, job->hex, job->name, &path);
+		err = ds__cache_lookup(f->cache, &job->bid, job->hex, job->what, job->name, &path);
 		if (err != -ENODATA) {
 			job_finish(f, job, err, path, DS_SOURCE_DEBUGINFOD_CACHE);
 			free(path);
 			return;
 		}
 		err = ds__cache_entry_open(f->cache, job->hex, true, &job->dirfd);
+		if (err == -EWOULDBLOCK && lock_wait_over(f, job, now_ns())) {
+			ds_info(f->ctx,
+				"%s/%s: the process holding its lock made no progress for %d s; "
+				"downloading without it",
+				job->hex, job->name, lock_wait_bound_s(f));
+			err = ds__cache_entry_open(f->cache, job->hex, false, &job->dirfd);
+		}
 		if (err == -EWOULDBLOCK) {
 			job->state = J_LOCK_WAIT; /* another process downloads it */
 			job->wake_at_ns = now_ns() + LOCK_RETRY_NS;
@@ -1048,7 +1415,7 @@ static void job_step(struct ds_fetcher *f, struct job *job)
 		job->admitted = true;
 		f->admitted++;
 		/* It may have arrived while we waited for the lock. */
-		err = ds__cache_lookup(f->cache, job->hex, job->name, &path);
+		err = ds__cache_lookup(f->cache, &job->bid, job->hex, job->what, job->name, &path);
 		if (err != -ENODATA) {
 			job_finish(f, job, err, path, DS_SOURCE_DEBUGINFOD_CACHE);
 			free(path);
@@ -1319,12 +1686,23 @@ static bool answer_from_cache(struct ds_context *ctx, struct ds_fetch_req *r)
 	char *name, *path = NULL;
 	int err;
 
-	if (!valid_req(r) || !(name = ds__cache_entry_name(r->what, r->arg))) {
+	if (!valid_req(r)) {
 		r->err = -EINVAL;
 		return true;
 	}
+	err = ds__cache_entry_name(r->what, r->arg, &name);
+	if (err) {
+		r->err = err;
+		ds_err(ctx, "%s %s: %s", artifact_name(r->what), r->arg ? r->arg : "",
+		       err == -EINVAL ? (r->what == DS_ARTIFACT_SOURCE
+					 ? "a source path must be absolute, name a file, "
+					   "and have no '.' or '..' component"
+					 : "a section name must be one name, not '.' or '..'")
+				      : "too long to be a cache entry's name");
+		return true;
+	}
 	ds_build_id_format(&r->build_id, hex, sizeof(hex));
-	err = ds__cache_lookup(&ctx->cache, hex, name, &path);
+	err = ds__cache_lookup(&ctx->cache, &r->build_id, hex, r->what, name, &path);
 	free(name);
 	if (err == -ENODATA)
 		return false;
@@ -1351,7 +1729,7 @@ static int submit(struct ds_fetcher *f, struct ds_fetch_req *r, struct attach *a
 	} else {
 		job = calloc(1, sizeof(*job));
 		if (!job || !(job->srv = calloc(f->nservers ? f->nservers : 1, sizeof(*job->srv))) ||
-		    !(job->name = ds__cache_entry_name(r->what, r->arg)) ||
+		    ds__cache_entry_name(r->what, r->arg, &job->name) ||
 		    (r->arg && !(job->arg = strdup(r->arg)))) {
 			pthread_mutex_unlock(&f->lock);
 			if (job)

@@ -29,20 +29,27 @@
 
 struct ds_cache {
 	pthread_mutex_t lock; /* opening the root */
+	const struct ds_log *log; /* the context's */
 	char *root;
 	atomic_int rootfd; /* 0 until opened; reopened if the cache is removed */
 	int64_t miss_s, max_unused_age_s, clean_interval_s;
 };
 
-int ds__cache_init(struct ds_cache *c, const char *opt_path);
+int ds__cache_init(struct ds_cache *c, const char *opt_path, const struct ds_log *log);
 void ds__cache_release(struct ds_cache *c);
 int ds__cache_open_root(struct ds_cache *c);
-/* The entry's file name for an artifact; NULL for an invalid arg. */
-char *ds__cache_entry_name(enum ds_artifact what, const char *arg);
-int ds__cache_lookup(struct ds_cache *c, const char *hex, const char *name, char **path_out);
+/* The entry's file name for an artifact in *out; -EINVAL for an arg that
+ * would lead elsewhere ("." or ".." components, a relative source path,
+ * a "/" in a section name), -ENAMETOOLONG when it cannot be a file
+ * name. */
+int ds__cache_entry_name(enum ds_artifact what, const char *arg, char **out);
+int ds__cache_lookup(struct ds_cache *c, const struct ds_build_id *bid, const char *hex,
+		     enum ds_artifact what, const char *name, char **path_out);
 int ds__cache_entry_open(struct ds_cache *c, const char *hex, bool lock, int *dirfd_out);
+void ds__cache_entry_prune(struct ds_cache *c, const char *hex);
 int ds__cache_tmp_open(int dirfd, const char *name, char *tmpname, size_t len);
-int ds__cache_commit(int dirfd, const char *tmpname, const char *name, int fd, time_t mtime);
+int ds__cache_commit(struct ds_cache *c, const char *hex, int dirfd, const char *tmpname,
+		     const char *name, int fd, time_t mtime);
 void ds__cache_abort(int dirfd, const char *tmpname);
 int ds__cache_write_miss(int dirfd, const char *name);
 int ds__cache_stats(struct ds_cache *c, struct ds_cache_stats *out);
@@ -122,6 +129,17 @@ int ds__elf_open_fd(const char *path);
 int ds__elf_inspect(struct Elf *elf, struct ds_elf_info *info);
 /* CRC32 of a whole file the way .gnu_debuglink wants it (zlib's CRC-32). */
 int ds__file_crc32(int fd, uint32_t *crc);
+/* The end of what an ELF's headers say it holds: its header, program and
+ * section header tables, every section with file bytes and (segments)
+ * every segment's file bytes, reading at most avail bytes of fd.  0 and
+ * *extent; -EAGAIN: *extent bytes are needed to tell; -ENOEXEC with *why:
+ * not an ELF, or one that cannot lie in any file. */
+int ds__elf_extent(int fd, uint64_t avail, bool segments, uint64_t *extent, const char **why);
+/* Bytes past its extent that a whole ELF file may carry (alignment). */
+#define DS_ELF_SLACK (64u << 10)
+/* A file of size bytes is one whole ELF: its extent lies inside it, and it
+ * is not larger than that extent plus DS_ELF_SLACK.  -ENOEXEC and *why. */
+int ds__elf_check_whole(int fd, uint64_t size, bool segments, const char **why);
 /* libelf's version handshake, done once per process. */
 void ds__elf_init(void);
 

@@ -25,6 +25,8 @@ DS_API const char *ds_strerror(int err)
 		return "contents do not match";
 	case EINVAL:
 		return "invalid argument";
+	case EMSGSIZE: /* lib/fetch.c: a server's answer */
+		return "response headers too large";
 	default:
 		/* strerror() of glibc returns a static, immutable string for
 		 * every known code; unknown ones get a generic text. */
