@@ -8,15 +8,18 @@
  * download however many threads, stores or batches ask.  A job:
  *   1. looks in the cache (a peer process may have finished meanwhile);
  *   2. takes the entry's flock (non-blocking; retried on a timer, so one
- *      process downloads and the others then find the file);
+ *      process downloads and the others then find the file; a holder that
+ *      makes no progress is given up on: lock_wait_over());
  *   3. asks every live server at once.  The first transfer to deliver body
  *      bytes with a 200 wins and writes to a temporary file; the others are
- *      dropped.  If the winner fails mid-body, the others are asked again;
- *   4. checks what arrived (ELF with the requested build ID), then renames
- *      it into place; "not found" from every server is cached as a miss,
- *      nothing else is.
+ *      dropped.  If the winner fails mid-body, the others are asked again.
+ *      A body is bounded as it arrives (body_limit(), watch_elf());
+ *   4. checks what arrived (one whole ELF with the requested build ID), then
+ *      renames it into place; "not found" from every server is cached as a
+ *      miss, nothing else is.
  * Transient failures (refused, reset, 5xx but 503, which debuginfod uses
  * for invalid requests) are retried with backoff up to retry_limit.  A
+ * failure of ours (writing the cache) ends the job with its errno at once.  A
  * server that times out or cannot be resolved is marked down for a while,
  * and everything queued on it is failed at once, so a dead server costs
  * the timeout once, not once per build ID.
