@@ -47,6 +47,7 @@ enum fault_kind {
 	F_WRONGFILE,
 	F_REDIRECT,
 	F_GZIP,
+	F_ECHO,
 };
 
 struct fault {

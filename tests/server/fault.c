@@ -33,6 +33,7 @@ static const char *const kind_names[] = {
     [F_RESET] = "reset",	 [F_TRUNCATE] = "truncate",
     [F_STALL] = "stall",	 [F_WRONGFILE] = "wrongfile",
     [F_REDIRECT] = "redirect",	 [F_GZIP] = "gzip",
+    [F_ECHO] = "echo",
 };
 
 static int class_of(enum fault_kind k)
@@ -90,6 +91,7 @@ static const char *parse_fault(const char *kind, const char *arg, struct fault *
 	case F_OK:
 	case F_HANG:
 	case F_GZIP:
+	case F_ECHO:
 		break;
 	}
 	if (arg && !*arg)

@@ -39,8 +39,10 @@ static bool verbose;
 struct req {
 	uint64_t t_ms; /* wall clock at arrival, for the log */
 	char method[16];
-	char *url;
-	int status; /* 0 while unanswered */
+	char *url;    /* the path as libmicrohttpd gives it: unescaped */
+	char *raw;    /* the path as the client sent it (no query string) */
+	bool started; /* on_request has seen it: it is counted */
+	int status;   /* 0 while unanswered */
 	uint64_t sent;
 	bool counted; /* not a /control request: logged and counted */
 	int sock;
@@ -175,9 +177,10 @@ static void stats_reset(void)
 	pthread_mutex_unlock(&st.lock);
 }
 
-/* URLs are logged and redirected to with spaces, controls and '%' escaped,
- * so a log line always has the same number of fields. */
-static char *url_escape(const char *s)
+/* URLs are logged and redirected to with spaces and controls escaped, so a
+ * log line always has the same number of fields.  '%' is escaped too unless
+ * s is a raw path, whose '%' are the client's own escapes. */
+static char *url_escape(const char *s, bool raw)
 {
 	size_t n = strlen(s);
 	char *out = malloc(3 * n + 1), *o = out;
@@ -187,7 +190,7 @@ static char *url_escape(const char *s)
 	for (; *s; s++) {
 		unsigned char c = *s;
 
-		if (c <= 0x20 || c >= 0x7f || c == '%')
+		if (c <= 0x20 || c >= 0x7f || (c == '%' && !raw))
 			o += sprintf(o, "%%%02X", c);
 		else
 			*o++ = c;
@@ -198,7 +201,7 @@ static char *url_escape(const char *s)
 
 static void log_request(const struct req *r, bool ok)
 {
-	char *url = url_escape(r->url), *line = NULL;
+	char *url = url_escape(r->raw, true), *line = NULL;
 	int len;
 
 	len = asprintf(&line, "%llu %s %s %d %llu %s %s\n", (unsigned long long)r->t_ms, r->method,
@@ -455,11 +458,28 @@ static enum MHD_Result serve_file(struct MHD_Connection *c, struct req *r, const
 	return queue(c, r, MHD_HTTP_OK, resp);
 }
 
+/* The path as the client sent it, so that a test sees how its client
+ * escaped a source path or a section name.  A path with a CR or LF (which
+ * libmicrohttpd refuses in a header) has no X-DSSERVER-PATH. */
+static enum MHD_Result echo(struct MHD_Connection *c, struct req *r)
+{
+	size_t len = strlen(r->raw);
+	struct MHD_Response *resp =
+	    MHD_create_response_from_buffer(len, r->raw, MHD_RESPMEM_MUST_COPY);
+
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain");
+	MHD_add_response_header(resp, "X-DSSERVER-PATH", r->raw);
+	r->sent = len;
+	return queue(c, r, MHD_HTTP_OK, resp);
+}
+
 static enum MHD_Result redirect(struct MHD_Connection *c, struct req *r, const char *target)
 {
 	struct MHD_Response *resp;
 	const char *p = strstr(target, "%p");
-	char *path = url_escape(r->url), *loc = NULL;
+	char *path = url_escape(r->url, false), *loc = NULL;
 	int len = -1;
 
 	/* "%p" in the target stands for the request's path. */
@@ -573,6 +593,8 @@ static enum MHD_Result buildid(struct MHD_Connection *c, struct req *r, const ch
 				   (int)plan.outcome.num);
 	case F_REDIRECT:
 		return redirect(c, r, plan.outcome.str);
+	case F_ECHO:
+		return echo(c, r);
 	default:
 		break;
 	}
@@ -742,19 +764,49 @@ static enum MHD_Result accept_local(void *cls, const struct sockaddr *addr, sock
 	return is_loopback(addr) ? MHD_YES : MHD_NO;
 }
 
-static struct req *req_new(struct MHD_Connection *c, const char *url, const char *method)
+static void req_free(struct req *r)
+{
+	if (!r)
+		return;
+	free(r->url);
+	free(r->raw);
+	free(r);
+}
+
+/* libmicrohttpd unescapes the path before on_request sees it; this sees the
+ * request target as it came, and what it returns is the request's *ctx. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *c)
+{
+	struct req *r = calloc(1, sizeof(*r));
+
+	if (r)
+		r->raw = strndup(uri, strcspn(uri, "?"));
+	if (r && !r->raw) {
+		free(r);
+		r = NULL;
+	}
+	return r;
+}
+
+/* Completes the request on_uri began (r, or NULL if it could not). */
+static struct req *req_start(struct req *r, struct MHD_Connection *c, const char *url,
+			     const char *method)
 {
 	const union MHD_ConnectionInfo *ci =
 	    MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
-	struct req *r = calloc(1, sizeof(*r));
 
+	if (!r)
+		r = calloc(1, sizeof(*r));
 	if (!r)
 		return NULL;
 	r->url = strdup(url);
-	if (!r->url) {
-		free(r);
+	if (!r->raw)
+		r->raw = strdup(url);
+	if (!r->url || !r->raw) {
+		req_free(r);
 		return NULL;
 	}
+	r->started = true;
 	r->t_ms = wall_ms();
 	snprintf(r->method, sizeof(r->method), "%s", method);
 	r->sock = ci ? ci->connect_fd : -1;
@@ -786,17 +838,19 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				  const char *method, const char *version, const char *upload,
 				  size_t *upload_size, void **ctx)
 {
-	if (!*ctx) {
+	struct req *r = *ctx;
+
+	if (!r || !r->started) {
 		/* Headers are in: count the request now, so that a client that
 		 * got its answer always finds the request counted. */
-		*ctx = req_new(c, url, method);
+		*ctx = req_start(r, c, url, method);
 		return *ctx ? MHD_YES : MHD_NO;
 	}
 	if (*upload_size) {
 		*upload_size = 0; /* request bodies are ignored */
 		return MHD_YES;
 	}
-	return dispatch(c, *ctx);
+	return dispatch(c, r);
 }
 
 static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
@@ -804,14 +858,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
 {
 	struct req *r = *ctx;
 
-	if (!r)
-		return;
-	if (r->counted) {
+	if (r && r->started && r->counted) {
 		log_request(r, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
 		stats_done(r->status, r->sent);
 	}
-	free(r->url);
-	free(r);
+	req_free(r);
 	*ctx = NULL;
 }
 
@@ -837,11 +888,12 @@ struct MHD_Daemon *http_start(uint16_t port, int fd, bool verb, uint16_t *bound)
 
 	log_fd = fd;
 	verbose = verb;
-	d = MHD_start_daemon(
-	    flags, port, accept_local, NULL, on_request, NULL, MHD_OPTION_SOCK_ADDR,
-	    (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
-	    MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL, MHD_OPTION_CONNECTION_LIMIT,
-	    (unsigned int)4000, MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120, MHD_OPTION_END);
+	d = MHD_start_daemon(flags, port, accept_local, NULL, on_request, NULL,
+			     MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+			     MHD_OPTION_URI_LOG_CALLBACK, on_uri, NULL, MHD_OPTION_NOTIFY_COMPLETED,
+			     on_completed, NULL, MHD_OPTION_NOTIFY_CONNECTION, on_connection, NULL,
+			     MHD_OPTION_CONNECTION_LIMIT, (unsigned int)4000,
+			     MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)120, MHD_OPTION_END);
 	if (!d)
 		return NULL;
 	info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);

@@ -252,6 +252,20 @@ eq "bad fault refused" 400 "$(curl -q -s --noproxy '*' -o /dev/null -w '%{http_c
 ctl reset
 eq "reset clears the rules" "" "$(curl -q -s --noproxy '*' "$U/control/faults")"
 
+# echo: the path exactly as sent (before unescaping), for any artifact and
+# any build ID, in the body, in X-DSSERVER-PATH and in the log
+ctl fault spec='*:echo'
+for path in "/buildid/$A/source/tmp/a%20b/..%2F%25c.c" "/buildid/0011/section/.debug%5finfo"; do
+	eq "echo $path" "200 ${#path}" "$(req "$path" | cut -d' ' -f1-2)"
+	printf '%s' "$path" | cmp -s - "$tmp/got" || bad "echo $path: body '$(cat "$tmp/got")'"
+	eq "echo X-DSSERVER-PATH" "$path" "$(header X-DSSERVER-PATH)"
+	eq "echo Content-Type" text/plain "$(header Content-Type)"
+	ctl idle
+	eq "echo: the log shows the raw path" "GET $path 200 ${#path} echo ok" \
+		"$(grep -F " $path " "$tmp/log" | cut -d' ' -f2-)"
+done
+ctl reset
+
 # ---- counters and log
 ctl idle
 stats=$(curl -q -s --noproxy '*' "$U/control/stats")
