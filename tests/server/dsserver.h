@@ -48,6 +48,8 @@ enum fault_kind {
 	F_REDIRECT,
 	F_GZIP,
 	F_ECHO,
+	F_SHORT,
+	F_PAD,
 };
 
 struct fault {

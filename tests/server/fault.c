@@ -14,6 +14,9 @@
 #include <string.h>
 
 #define MAX_RULES 1024
+/* Largest byte count a fault takes: sizes stay far from overflowing when a
+ * file size is added, and no test needs an exabyte. */
+#define MAX_BYTES (1ull << 60)
 
 struct rule {
 	char key[BID_HEX_MAX + 1]; /* build ID or "*" */
@@ -27,13 +30,21 @@ static struct rule rules[MAX_RULES];
 static size_t nrules;
 
 static const char *const kind_names[] = {
-    [F_NONE] = "none",		 [F_LATENCY] = "latency",
-    [F_BANDWIDTH] = "bandwidth", [F_OK] = "ok",
-    [F_STATUS] = "status",	 [F_HANG] = "hang",
-    [F_RESET] = "reset",	 [F_TRUNCATE] = "truncate",
-    [F_STALL] = "stall",	 [F_WRONGFILE] = "wrongfile",
-    [F_REDIRECT] = "redirect",	 [F_GZIP] = "gzip",
+    [F_NONE] = "none",
+    [F_LATENCY] = "latency",
+    [F_BANDWIDTH] = "bandwidth",
+    [F_OK] = "ok",
+    [F_STATUS] = "status",
+    [F_HANG] = "hang",
+    [F_RESET] = "reset",
+    [F_TRUNCATE] = "truncate",
+    [F_STALL] = "stall",
+    [F_WRONGFILE] = "wrongfile",
+    [F_REDIRECT] = "redirect",
+    [F_GZIP] = "gzip",
     [F_ECHO] = "echo",
+    [F_SHORT] = "short",
+    [F_PAD] = "pad",
 };
 
 static int class_of(enum fault_kind k)
@@ -77,11 +88,13 @@ static const char *parse_fault(const char *kind, const char *arg, struct fault *
 	case F_LATENCY:
 	case F_BANDWIDTH:
 	case F_STATUS:
+	case F_PAD:
 		num_arg = num_required = true;
 		break;
 	case F_RESET:
 	case F_TRUNCATE:
 	case F_STALL:
+	case F_SHORT:
 		num_arg = true;
 		break;
 	case F_WRONGFILE:
@@ -109,6 +122,8 @@ static const char *parse_fault(const char *kind, const char *arg, struct fault *
 		return "status must be 200..599";
 	if (f->kind == F_BANDWIDTH && !f->num)
 		return "bandwidth must be > 0";
+	if (f->kind == F_PAD && f->num > MAX_BYTES)
+		return "byte count too large (max 2^60)";
 	if (str_required) {
 		if (strlen(arg) >= sizeof(f->str))
 			return "argument too long";

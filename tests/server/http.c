@@ -56,7 +56,9 @@ struct body {
 	struct req *req; /* only used from the reader, which runs before the request ends */
 	int fd;
 	unsigned char *mem; /* if set, the body is here (gzip), not in fd */
-	uint64_t off, size, limit;
+	uint64_t off;	    /* of the served range in fd */
+	uint64_t fsize;	    /* bytes that come from fd; zero bytes follow (pad) */
+	uint64_t size, limit;
 	enum body_end end;
 	uint64_t bps;
 	uint64_t t0; /* monotonic ns of the first read */
@@ -302,7 +304,12 @@ static ssize_t body_read(void *cls, uint64_t pos, char *buf, size_t max)
 	if (b->mem) {
 		memcpy(buf, b->mem + pos, n);
 		got = n;
+	} else if (pos >= b->fsize) {
+		memset(buf, 0, n);
+		got = n;
 	} else {
+		if (n > b->fsize - pos)
+			n = b->fsize - pos;
 		got = pread(b->fd, buf, n, b->off + pos);
 	}
 	if (got <= 0)
@@ -352,7 +359,7 @@ static int gzip_body(struct body *b)
 		goto out;
 	b->mem = out;
 	b->off = 0;
-	b->size = zs.total_out;
+	b->size = b->fsize = zs.total_out;
 	out = NULL;
 	rc = 0;
 out:
@@ -360,6 +367,27 @@ out:
 	free(in);
 	free(out);
 	return rc;
+}
+
+/* short and pad change the body itself, and say so in X-DEBUGINFOD-SIZE
+ * like an honest server would: a consistent liar.  Returns that size. */
+static uint64_t body_resize(struct body *b, const struct fault *f)
+{
+	switch (f->kind) {
+	case F_SHORT:
+		if (!f->has_num)
+			b->fsize = b->size / 2;
+		else if (f->num < b->size)
+			b->fsize = f->num;
+		b->size = b->fsize;
+		break;
+	case F_PAD:
+		b->size += f->num;
+		break;
+	default:
+		break;
+	}
+	return b->size;
 }
 
 /* How much of a body of size bytes to send, and how to end, per fault. */
@@ -418,7 +446,7 @@ static enum MHD_Result serve_file(struct MHD_Connection *c, struct req *r, const
 	struct MHD_Response *resp;
 	struct body *b;
 	struct stat sb;
-	uint64_t maxsize, file_size;
+	uint64_t maxsize, announced;
 	bool gzip = plan->outcome.kind == F_GZIP && accepts_gzip(c);
 	int fd = open(s->path, O_RDONLY | O_CLOEXEC);
 
@@ -433,7 +461,7 @@ static enum MHD_Result serve_file(struct MHD_Connection *c, struct req *r, const
 		return MHD_NO;
 	}
 	*b = (struct body){.req = r, .fd = fd, .off = s->off, .bps = plan->bandwidth.num};
-	b->size = file_size = s->size == UINT64_MAX ? (uint64_t)sb.st_size : s->size;
+	b->size = b->fsize = s->size == UINT64_MAX ? (uint64_t)sb.st_size : s->size;
 	/* A server with a fault does not care for the client's limit: that
 	 * is how a test sees the client enforce it. */
 	maxsize =
@@ -442,6 +470,7 @@ static enum MHD_Result serve_file(struct MHD_Connection *c, struct req *r, const
 		body_free(b);
 		return answer_text(c, r, MHD_HTTP_NOT_ACCEPTABLE, "file too large\n");
 	}
+	announced = body_resize(b, &plan->outcome);
 	if (gzip && gzip_body(b)) {
 		body_free(b);
 		return answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot compress\n");
@@ -452,7 +481,7 @@ static enum MHD_Result serve_file(struct MHD_Connection *c, struct req *r, const
 		body_free(b);
 		return MHD_NO;
 	}
-	add_headers(resp, s->path, file_size, sb.st_mtime);
+	add_headers(resp, s->path, announced, sb.st_mtime);
 	if (gzip)
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
 	return queue(c, r, MHD_HTTP_OK, resp);

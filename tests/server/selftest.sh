@@ -107,11 +107,11 @@ U=http://127.0.0.1:$port
 # in $tmp/sent (req runs in subshells), so the server's counters can be
 # checked at the end.
 : >"$tmp/sent"
-req() { # path [curl options]: prints "<code> <bytes> <seconds>", body in $tmp/got
+req() { # path [curl options]: prints "<code> <bytes> <seconds>", body in ${REQ_OUT:-$tmp/got}
 	local path=$1
 	shift
 	echo "$path" >>"$tmp/sent"
-	curl -q -s --noproxy '*' --path-as-is -o "$tmp/got" -D "$tmp/hdr" \
+	curl -q -s --noproxy '*' --path-as-is -o "${REQ_OUT:-$tmp/got}" -D "$tmp/hdr" \
 		-w '%{http_code} %{size_download} %{time_total}' "$@" "$U$path"
 }
 ctl() { # endpoint [name=value...]: sets a fault or the like, must answer 200
@@ -251,6 +251,36 @@ eq "bad fault refused" 400 "$(curl -q -s --noproxy '*' -o /dev/null -w '%{http_c
 	"$U/control/fault?kind=status&arg=99")"
 ctl reset
 eq "reset clears the rules" "" "$(curl -q -s --noproxy '*' "$U/control/faults")"
+
+# short and pad: consistent liars, complete answers whose sizes agree
+ctl fault bid=$A kind=short arg=1000
+out=$(req /buildid/$A/debuginfo)
+eq "short=1000: curl exit, code, bytes" "0 200 1000" "$? ${out% *}"
+eq "short Content-Length" 1000 "$(header Content-Length)"
+eq "short X-DEBUGINFOD-SIZE" 1000 "$(header X-DEBUGINFOD-SIZE)"
+cmp -s -n 1000 "$srv/a" "$tmp/got" || bad "short=1000: not the file's first bytes"
+ctl fault bid=$A kind=short
+eq "short (half)" "200 $((size_a / 2))" "$(req /buildid/$A/debuginfo | cut -d' ' -f1-2)"
+cmp -s -n $((size_a / 2)) "$srv/a" "$tmp/got" || bad "short: not the file's first half"
+ctl fault bid=$A kind=pad arg=5000
+out=$(req /buildid/$A/debuginfo)
+eq "pad=5000: curl exit, code, bytes" "0 200 $((size_a + 5000))" "$? ${out% *}"
+eq "pad Content-Length" $((size_a + 5000)) "$(header Content-Length)"
+eq "pad X-DEBUGINFOD-SIZE" $((size_a + 5000)) "$(header X-DEBUGINFOD-SIZE)"
+cmp -s -n $size_a "$srv/a" "$tmp/got" || bad "pad: the file does not come first"
+eq "pad: zero bytes after the file" 0 "$(tail -c 5000 "$tmp/got" | tr -d '\0' | wc -c)"
+# 1 GiB of padding is streamed, not allocated
+ctl fault bid=$A kind=pad arg=$((1 << 30))
+out=$(REQ_OUT=/dev/null req /buildid/$A/executable)
+eq "pad=1GiB: curl exit, code, bytes" "0 200 $((size_a + (1 << 30)))" "$? ${out% *}"
+eq "pad=1GiB X-DEBUGINFOD-SIZE" $((size_a + (1 << 30))) "$(header X-DEBUGINFOD-SIZE)"
+hwm=$(awk '/^VmHWM:/ { print $2 }' /proc/$pid/status)
+[ "$hwm" -lt 65536 ] || bad "pad=1GiB: server's peak RSS $hwm kB"
+ctl idle
+eq "short, pad: logged as whole answers" \
+	"short=1000 ok|short ok|pad=5000 ok|pad=1073741824 ok" \
+	"$(awk '$6 ~ /^(short|pad)/ { print $6, $7 }' "$tmp/log" | paste -sd'|')"
+ctl reset
 
 # echo: the path exactly as sent (before unescaping), for any artifact and
 # any build ID, in the body, in X-DSSERVER-PATH and in the log
