@@ -50,6 +50,10 @@ enum fault_kind {
 	F_ECHO,
 	F_SHORT,
 	F_PAD,
+	F_GZIPBOMB,
+	F_GZIPBOMB_NOSIZE,
+	F_DEFLATEBOMB,
+	F_DEFLATEBOMB_NOSIZE,
 };
 
 struct fault {
@@ -74,6 +78,22 @@ void fault_plan(const char *bid, const char *artifact, struct fault_plan *plan);
 /* One line per active rule, malloc'd. */
 char *fault_list(void);
 bool bid_valid(const char *s, size_t len);
+
+/* zbody.c */
+struct stat;
+struct zbody;
+enum zformat { ZF_GZIP, ZF_ZLIB };
+/* fd's bytes [off, off + fsize) followed by zero bytes up to n bytes in
+ * all, compressed in gzip or zlib format; shared and counted (release with
+ * zbody_put).  NULL if it cannot be built (e.g. fsize above 256 MiB). */
+struct zbody *zbody_get(int fd, const struct stat *sb, uint64_t off, uint64_t fsize, uint64_t n,
+			enum zformat fmt);
+void zbody_put(struct zbody *z);
+uint64_t zbody_size(const struct zbody *z);
+/* Copies up to max bytes of the compressed stream from pos. */
+size_t zbody_read(const struct zbody *z, uint64_t pos, void *buf, size_t max);
+/* Drops the cached body (it lives on while a response holds it). */
+void zbody_cache_clear(void);
 
 /* http.c */
 struct MHD_Daemon;

@@ -45,6 +45,10 @@ static const char *const kind_names[] = {
     [F_ECHO] = "echo",
     [F_SHORT] = "short",
     [F_PAD] = "pad",
+    [F_GZIPBOMB] = "gzipbomb",
+    [F_GZIPBOMB_NOSIZE] = "gzipbomb-nosize",
+    [F_DEFLATEBOMB] = "deflatebomb",
+    [F_DEFLATEBOMB_NOSIZE] = "deflatebomb-nosize",
 };
 
 static int class_of(enum fault_kind k)
@@ -76,7 +80,7 @@ static bool parse_u64(const char *s, uint64_t *v)
 /* Checks kind and argument and fills f; NULL on success, else why not. */
 static const char *parse_fault(const char *kind, const char *arg, struct fault *f)
 {
-	bool num_arg = false, num_required = false, str_required = false;
+	bool num_arg = false, num_required = false, str_required = false, bytes = false;
 
 	memset(f, 0, sizeof(*f));
 	for (size_t k = F_LATENCY; k < sizeof(kind_names) / sizeof(*kind_names); k++)
@@ -85,10 +89,16 @@ static const char *parse_fault(const char *kind, const char *arg, struct fault *
 	switch (f->kind) {
 	case F_NONE:
 		return "unknown fault kind";
+	case F_PAD:
+	case F_GZIPBOMB:
+	case F_GZIPBOMB_NOSIZE:
+	case F_DEFLATEBOMB:
+	case F_DEFLATEBOMB_NOSIZE:
+		bytes = true;
+		/* fall through */
 	case F_LATENCY:
 	case F_BANDWIDTH:
 	case F_STATUS:
-	case F_PAD:
 		num_arg = num_required = true;
 		break;
 	case F_RESET:
@@ -122,7 +132,7 @@ static const char *parse_fault(const char *kind, const char *arg, struct fault *
 		return "status must be 200..599";
 	if (f->kind == F_BANDWIDTH && !f->num)
 		return "bandwidth must be > 0";
-	if (f->kind == F_PAD && f->num > MAX_BYTES)
+	if (bytes && f->num > MAX_BYTES)
 		return "byte count too large (max 2^60)";
 	if (str_required) {
 		if (strlen(arg) >= sizeof(f->str))

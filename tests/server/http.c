@@ -26,10 +26,9 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #define BODY_BLOCK (64 * 1024)
-#define GZIP_MAX   (256u << 20) /* largest file the gzip fault compresses */
+#define NO_SIZE	   UINT64_MAX /* as the announced size: no X-DEBUGINFOD-SIZE */
 
 static atomic_bool stopping;
 static int log_fd = -1;
@@ -55,9 +54,9 @@ enum body_end { END_NORMAL, END_CLOSE, END_RESET, END_STALL };
 struct body {
 	struct req *req; /* only used from the reader, which runs before the request ends */
 	int fd;
-	unsigned char *mem; /* if set, the body is here (gzip), not in fd */
-	uint64_t off;	    /* of the served range in fd */
-	uint64_t fsize;	    /* bytes that come from fd; zero bytes follow (pad) */
+	struct zbody *z; /* if set, the body is this compressed stream, not fd */
+	uint64_t off;	 /* of the served range in fd */
+	uint64_t fsize;	 /* bytes that come from fd; zero bytes follow (pad) */
 	uint64_t size, limit;
 	enum body_end end;
 	uint64_t bps;
@@ -301,9 +300,8 @@ static ssize_t body_read(void *cls, uint64_t pos, char *buf, size_t max)
 		if (!wait_until(b->req, b->t0 + (uint64_t)((double)pos * 1e9 / b->bps)))
 			return MHD_CONTENT_READER_END_WITH_ERROR;
 	}
-	if (b->mem) {
-		memcpy(buf, b->mem + pos, n);
-		got = n;
+	if (b->z) {
+		got = zbody_read(b->z, pos, buf, n);
 	} else if (pos >= b->fsize) {
 		memset(buf, 0, n);
 		got = n;
@@ -323,7 +321,7 @@ static void body_free(void *cls)
 	struct body *b = cls;
 
 	close(b->fd);
-	free(b->mem);
+	zbody_put(b->z);
 	free(b);
 }
 
@@ -335,42 +333,31 @@ static bool accepts_gzip(struct MHD_Connection *c)
 	return v && strstr(v, "gzip");
 }
 
-/* Replaces the body by its gzip compression, in memory. */
-static int gzip_body(struct body *b)
+/* The compression a fault asks for: the gzip fault's if the client takes
+ * gzip, a bomb's whatever the client takes.  False: none. */
+static bool body_zip(struct MHD_Connection *c, const struct fault *f, enum zformat *fmt,
+		     uint64_t *n)
 {
-	z_stream zs = {0};
-	unsigned char *in = NULL, *out = NULL;
-	uLong bound;
-	int rc = -1;
-
-	if (b->size > GZIP_MAX || deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-					       Z_DEFAULT_STRATEGY) != Z_OK)
-		return -1;
-	bound = deflateBound(&zs, b->size);
-	in = malloc(b->size ? b->size : 1);
-	out = malloc(bound);
-	if (!in || !out || pread(b->fd, in, b->size, b->off) != (ssize_t)b->size)
-		goto out;
-	zs.next_in = in;
-	zs.avail_in = b->size;
-	zs.next_out = out;
-	zs.avail_out = bound;
-	if (deflate(&zs, Z_FINISH) != Z_STREAM_END)
-		goto out;
-	b->mem = out;
-	b->off = 0;
-	b->size = b->fsize = zs.total_out;
-	out = NULL;
-	rc = 0;
-out:
-	deflateEnd(&zs);
-	free(in);
-	free(out);
-	return rc;
+	*fmt = ZF_GZIP;
+	*n = f->num;
+	switch (f->kind) {
+	case F_GZIP:
+		return accepts_gzip(c);
+	case F_GZIPBOMB:
+	case F_GZIPBOMB_NOSIZE:
+		return true;
+	case F_DEFLATEBOMB:
+	case F_DEFLATEBOMB_NOSIZE:
+		*fmt = ZF_ZLIB;
+		return true;
+	default:
+		return false;
+	}
 }
 
-/* short and pad change the body itself, and say so in X-DEBUGINFOD-SIZE
- * like an honest server would: a consistent liar.  Returns that size. */
+/* What X-DEBUGINFOD-SIZE says (NO_SIZE: nothing).  short and pad change
+ * the body itself and say so like an honest server would: a consistent
+ * liar.  The -nosize bombs leave a client only the decoded data to judge. */
 static uint64_t body_resize(struct body *b, const struct fault *f)
 {
 	switch (f->kind) {
@@ -384,6 +371,9 @@ static uint64_t body_resize(struct body *b, const struct fault *f)
 	case F_PAD:
 		b->size += f->num;
 		break;
+	case F_GZIPBOMB_NOSIZE:
+	case F_DEFLATEBOMB_NOSIZE:
+		return NO_SIZE;
 	default:
 		break;
 	}
@@ -434,7 +424,8 @@ static void add_headers(struct MHD_Response *resp, const char *path, uint64_t si
 	snprintf(num, sizeof(num), "%llu", (unsigned long long)size);
 	gmtime_r(&mtime, &tm);
 	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
-	MHD_add_response_header(resp, "X-DEBUGINFOD-SIZE", num);
+	if (size != NO_SIZE)
+		MHD_add_response_header(resp, "X-DEBUGINFOD-SIZE", num);
 	MHD_add_response_header(resp, "X-DEBUGINFOD-FILE", path);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_LAST_MODIFIED, date);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, "application/octet-stream");
@@ -446,8 +437,9 @@ static enum MHD_Result serve_file(struct MHD_Connection *c, struct req *r, const
 	struct MHD_Response *resp;
 	struct body *b;
 	struct stat sb;
-	uint64_t maxsize, announced;
-	bool gzip = plan->outcome.kind == F_GZIP && accepts_gzip(c);
+	uint64_t maxsize, announced, zip_n;
+	enum zformat zip_fmt;
+	bool zip = body_zip(c, &plan->outcome, &zip_fmt, &zip_n);
 	int fd = open(s->path, O_RDONLY | O_CLOEXEC);
 
 	if (fd < 0 || fstat(fd, &sb)) {
@@ -471,9 +463,14 @@ static enum MHD_Result serve_file(struct MHD_Connection *c, struct req *r, const
 		return answer_text(c, r, MHD_HTTP_NOT_ACCEPTABLE, "file too large\n");
 	}
 	announced = body_resize(b, &plan->outcome);
-	if (gzip && gzip_body(b)) {
-		body_free(b);
-		return answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR, "cannot compress\n");
+	if (zip) {
+		b->z = zbody_get(fd, &sb, b->off, b->fsize, zip_n, zip_fmt);
+		if (!b->z) {
+			body_free(b);
+			return answer_text(c, r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+					   "cannot compress\n");
+		}
+		b->size = zbody_size(b->z);
 	}
 	body_plan(b, &plan->outcome);
 	resp = MHD_create_response_from_callback(b->size, BODY_BLOCK, body_read, b, body_free);
@@ -482,8 +479,9 @@ static enum MHD_Result serve_file(struct MHD_Connection *c, struct req *r, const
 		return MHD_NO;
 	}
 	add_headers(resp, s->path, announced, sb.st_mtime);
-	if (gzip)
-		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING, "gzip");
+	if (zip)
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_ENCODING,
+					zip_fmt == ZF_GZIP ? "gzip" : "deflate");
 	return queue(c, r, MHD_HTTP_OK, resp);
 }
 
@@ -937,6 +935,7 @@ void http_stop(struct MHD_Daemon *d)
 	pthread_cond_broadcast(&st.idle);
 	pthread_mutex_unlock(&st.lock);
 	MHD_stop_daemon(d);
+	zbody_cache_clear();
 	stats_reset();
 	free(st.urls);
 	st.urls = NULL;

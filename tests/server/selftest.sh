@@ -282,6 +282,42 @@ eq "short, pad: logged as whole answers" \
 	"$(awk '$6 ~ /^(short|pad)/ { print $6, $7 }' "$tmp/log" | paste -sd'|')"
 ctl reset
 
+# gzipbomb, deflatebomb: compressed whatever the client accepts; decoded,
+# the file and zero bytes up to N (here two pieces of zeros and a rest)
+n=$(((8 << 20) + 12345))
+ctl fault bid=$A kind=gzipbomb arg=$n artifact=debuginfo
+ctl fault bid=$A kind=deflatebomb arg=$n artifact=executable
+for case in debuginfo:gzip:1f8b executable:deflate:789c; do
+	IFS=: read -r art enc magic <<<"$case"
+	eq "$enc bomb, identity asked for" 200 "$(code /buildid/$A/$art -H 'Accept-Encoding: identity')"
+	eq "$enc bomb Content-Encoding" $enc "$(header Content-Encoding)"
+	eq "$enc bomb X-DEBUGINFOD-SIZE" $size_a "$(header X-DEBUGINFOD-SIZE)"
+	eq "$enc bomb Content-Length" "$(stat -c %s "$tmp/got")" "$(header Content-Length)"
+	eq "$enc bomb format" $magic "$(head -c2 "$tmp/got" | od -An -tx1 | tr -d ' \n')"
+	[ "$(header Content-Length)" -lt $((size_a + n / 100)) ] ||
+		bad "$enc bomb: $(header Content-Length) bytes for $n"
+	# curl decodes it, checking the CRC-32 or Adler-32 and the length
+	req /buildid/$A/$art --compressed >/dev/null
+	eq "$enc bomb decoded: curl exit" 0 $?
+	eq "$enc bomb decoded size" $n "$(stat -c %s "$tmp/got")"
+	cmp -s -n $size_a "$srv/a" "$tmp/got" || bad "$enc bomb: the file does not come first"
+	eq "$enc bomb: zero bytes after the file" 0 \
+		"$(tail -c +$((size_a + 1)) "$tmp/got" | tr -d '\0' | wc -c)"
+done
+ctl reset
+ctl fault bid=$A kind=gzipbomb-nosize arg=10
+eq "gzipbomb-nosize, N < file size" 200 "$(code /buildid/$A/debuginfo --compressed)"
+same "gzipbomb, N < file size: the file" "$srv/a" "$tmp/got"
+eq "gzipbomb-nosize: no X-DEBUGINFOD-SIZE" "" "$(header X-DEBUGINFOD-SIZE)"
+# 1 GiB of zeros: about 1 MB compressed, and the gzip trailer's ISIZE says
+# 2^30 (decoding it all is left to the clients' tests)
+ctl fault bid=$A kind=gzipbomb arg=$((1 << 30))
+eq "gzipbomb=1GiB" 200 "$(code /buildid/$A/debuginfo)"
+len=$(header Content-Length)
+[ "$len" -gt 1000000 ] && [ "$len" -lt 1200000 ] || bad "gzipbomb=1GiB: $len bytes"
+eq "gzipbomb=1GiB: ISIZE" "00000040" "$(tail -c4 "$tmp/got" | od -An -tx1 | tr -d ' \n')"
+ctl reset
+
 # echo: the path exactly as sent (before unescaping), for any artifact and
 # any build ID, in the body, in X-DSSERVER-PATH and in the log
 ctl fault spec='*:echo'

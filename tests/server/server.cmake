@@ -8,7 +8,8 @@ add_executable(dsserver
   ${CMAKE_SOURCE_DIR}/tests/server/dsserver.c
   ${CMAKE_SOURCE_DIR}/tests/server/fault.c
   ${CMAKE_SOURCE_DIR}/tests/server/http.c
-  ${CMAKE_SOURCE_DIR}/tests/server/index.c)
+  ${CMAKE_SOURCE_DIR}/tests/server/index.c
+  ${CMAKE_SOURCE_DIR}/tests/server/zbody.c)
 target_link_libraries(dsserver PRIVATE PkgConfig::MHD PkgConfig::LIBELF PkgConfig::DSSERVER_ZLIB Threads::Threads)
 
 # Every test defined so far (the fetcher tests among them) gets DSSERVER too.
