@@ -54,6 +54,7 @@ enum fault_kind {
 	F_GZIPBOMB_NOSIZE,
 	F_DEFLATEBOMB,
 	F_DEFLATEBOMB_NOSIZE,
+	F_BIGHEADERS,
 };
 
 struct fault {

@@ -49,6 +49,7 @@ static const char *const kind_names[] = {
     [F_GZIPBOMB_NOSIZE] = "gzipbomb-nosize",
     [F_DEFLATEBOMB] = "deflatebomb",
     [F_DEFLATEBOMB_NOSIZE] = "deflatebomb-nosize",
+    [F_BIGHEADERS] = "bigheaders",
 };
 
 static int class_of(enum fault_kind k)
@@ -94,6 +95,7 @@ static const char *parse_fault(const char *kind, const char *arg, struct fault *
 	case F_GZIPBOMB_NOSIZE:
 	case F_DEFLATEBOMB:
 	case F_DEFLATEBOMB_NOSIZE:
+	case F_BIGHEADERS:
 		bytes = true;
 		/* fall through */
 	case F_LATENCY:

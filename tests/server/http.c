@@ -29,6 +29,7 @@
 
 #define BODY_BLOCK (64 * 1024)
 #define NO_SIZE	   UINT64_MAX /* as the announced size: no X-DEBUGINFOD-SIZE */
+#define PAD_VALUE  1000	      /* bytes of x in a bigheaders line */
 
 static atomic_bool stopping;
 static int log_fd = -1;
@@ -45,6 +46,7 @@ struct req {
 	uint64_t sent;
 	bool counted; /* not a /control request: logged and counted */
 	int sock;
+	bool raw_done; /* the whole answer was written on sock (bigheaders) */
 	char fault[128];
 };
 
@@ -502,6 +504,144 @@ static enum MHD_Result echo(struct MHD_Connection *c, struct req *r)
 	return queue(c, r, MHD_HTTP_OK, resp);
 }
 
+/* ---- bigheaders: an answer written on the socket itself ---- */
+
+struct raw_out {
+	struct req *req;
+	uint64_t bps, t0, pos; /* pacing, as body_read does it */
+	char *buf;
+	size_t len; /* in buf, not yet sent */
+};
+
+/* Sends all of buf, paced; false when the client is gone or the server is
+ * stopping.  MSG_DONTWAIT, so that a client that stops reading cannot
+ * keep this thread from seeing the server stop. */
+static bool raw_send(struct raw_out *o, const char *buf, size_t len, bool body)
+{
+	while (len) {
+		struct pollfd p = {.fd = o->req->sock, .events = POLLOUT};
+		size_t n = len;
+		ssize_t k;
+
+		if (atomic_load(&stopping))
+			return false;
+		if (o->bps) {
+			uint64_t chunk = o->bps / 20 ? o->bps / 20 : 1; /* 50 ms worth */
+
+			if (n > chunk)
+				n = chunk;
+			if (!wait_until(o->req, o->t0 + (uint64_t)((double)o->pos * 1e9 / o->bps)))
+				return false;
+		}
+		k = send(o->req->sock, buf, n, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			poll(&p, 1, 50);
+			continue;
+		}
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k < 0)
+			return false; /* EPIPE, ECONNRESET: the client closed */
+		buf += k;
+		len -= k;
+		o->pos += k;
+		if (body)
+			o->req->sent += k;
+	}
+	return true;
+}
+
+static bool raw_flush(struct raw_out *o)
+{
+	bool ok = raw_send(o, o->buf, o->len, false);
+
+	o->len = 0;
+	return ok;
+}
+
+/* Appends "X-Pad-<i>: xxx...\r\n" lines of n bytes in all to o, sending
+ * as its buffer fills.  Lines carry PAD_VALUE x's, the last one the rest,
+ * so the total is exact unless n is below one line's minimum. */
+static bool raw_pad_headers(struct raw_out *o, uint64_t n)
+{
+	for (uint64_t i = 0; n; i++) {
+		char *line;
+		int pre;
+		uint64_t len;
+
+		if (BODY_BLOCK - o->len < 2 * PAD_VALUE && !raw_flush(o))
+			return false;
+		line = o->buf + o->len;
+		pre = snprintf(line, 32, "X-Pad-%llu: ", (unsigned long long)i);
+		len = pre + PAD_VALUE + 2;
+		/* Not enough left after a full line for another (name, one x,
+		 * CRLF; 40 bounds any name): this line takes all the rest. */
+		if (n < len + 40)
+			len = n > (uint64_t)pre + 3 ? n : (uint64_t)pre + 3;
+		memset(line + pre, 'x', len - pre - 2);
+		memcpy(line + len - 2, "\r\n", 2);
+		o->len += len;
+		n -= len < n ? len : n;
+	}
+	return true;
+}
+
+/* bigheaders=N: a 200 answer whose headers begin with N bytes of X-Pad
+ * lines.  libmicrohttpd builds headers in its per-connection memory pool,
+ * far too small for megabytes, so this answer is written on the socket
+ * here; the request then ends with MHD_NO, and libmicrohttpd closes the
+ * connection (as "Connection: close" said). */
+static enum MHD_Result serve_bigheaders(struct MHD_Connection *c, struct req *r,
+					const struct served *s, const struct fault_plan *plan)
+{
+	struct raw_out o = {.req = r, .bps = plan->bandwidth.num, .t0 = mono_ns()};
+	bool head = !strcmp(r->method, "HEAD");
+	char date[64];
+	struct stat sb;
+	struct tm tm;
+	uint64_t size, pos = 0;
+	int fd = open(s->path, O_RDONLY | O_CLOEXEC), len;
+
+	if (fd < 0 || fstat(fd, &sb)) {
+		if (fd >= 0)
+			close(fd);
+		return answer_text(c, r, MHD_HTTP_NOT_FOUND, "cannot open %s\n", s->path);
+	}
+	o.buf = malloc(BODY_BLOCK);
+	if (!o.buf || r->sock < 0)
+		goto out;
+	size = s->size == UINT64_MAX ? (uint64_t)sb.st_size : s->size;
+	gmtime_r(&sb.st_mtime, &tm);
+	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	r->status = MHD_HTTP_OK;
+	o.len = snprintf(o.buf, BODY_BLOCK, "HTTP/1.1 200 OK\r\n");
+	if (!raw_pad_headers(&o, plan->outcome.num) || !raw_flush(&o))
+		goto out;
+	len = snprintf(o.buf, BODY_BLOCK,
+		       "Content-Length: %llu\r\nX-DEBUGINFOD-SIZE: %llu\r\n"
+		       "X-DEBUGINFOD-FILE: %s\r\nLast-Modified: %s\r\n"
+		       "Content-Type: application/octet-stream\r\nConnection: close\r\n\r\n",
+		       (unsigned long long)size, (unsigned long long)size, s->path, date);
+	if (len < 0 || len >= BODY_BLOCK)
+		goto out;
+	o.len = len;
+	if (!raw_flush(&o))
+		goto out;
+	while (!head && pos < size) {
+		size_t n = size - pos < BODY_BLOCK ? size - pos : BODY_BLOCK;
+		ssize_t got = pread(fd, o.buf, n, s->off + pos);
+
+		if (got <= 0 || !raw_send(&o, o.buf, got, true))
+			goto out;
+		pos += got;
+	}
+	r->raw_done = true;
+out:
+	free(o.buf);
+	close(fd);
+	return MHD_NO;
+}
+
 static enum MHD_Result redirect(struct MHD_Connection *c, struct req *r, const char *target)
 {
 	struct MHD_Response *resp;
@@ -631,7 +771,10 @@ static enum MHD_Result buildid(struct MHD_Connection *c, struct req *r, const ch
 		rc = lookup(q.bid, &q, &s);
 	if (rc)
 		return answer_text(c, r, MHD_HTTP_NOT_FOUND, "not found\n");
-	ret = serve_file(c, r, &s, &plan);
+	if (plan.outcome.kind == F_BIGHEADERS)
+		ret = serve_bigheaders(c, r, &s, &plan);
+	else
+		ret = serve_file(c, r, &s, &plan);
 	free(s.path);
 	return ret;
 }
@@ -886,7 +1029,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **ctx,
 	struct req *r = *ctx;
 
 	if (r && r->started && r->counted) {
-		log_request(r, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK);
+		log_request(r, toe == MHD_REQUEST_TERMINATED_COMPLETED_OK || r->raw_done);
 		stats_done(r->status, r->sent);
 	}
 	req_free(r);

@@ -318,6 +318,49 @@ len=$(header Content-Length)
 eq "gzipbomb=1GiB: ISIZE" "00000040" "$(tail -c4 "$tmp/got" | od -An -tx1 | tr -d ' \n')"
 ctl reset
 
+# bigheaders: N bytes of X-Pad lines before the usual headers, written on
+# the socket by dsserver itself.  A small N, curl takes it:
+ctl fault bid=$A kind=bigheaders arg=100000
+out=$(req /buildid/$A/debuginfo)
+eq "bigheaders=100000: curl exit, code, bytes" "0 200 $size_a" "$? ${out% *}"
+same "bigheaders: body" "$srv/a" "$tmp/got"
+eq "bigheaders: X-DEBUGINFOD-SIZE" $size_a "$(header X-DEBUGINFOD-SIZE)"
+eq "bigheaders: X-Pad bytes" 100000 "$(grep -a '^X-Pad-' "$tmp/hdr" | wc -c)"
+# 20 MB (more than curl takes), read raw: a status line, header lines,
+# 20 MB of them X-Pad, an empty line, the file
+raw_get() { # path: writes the whole answer, as sent, to stdout
+	echo "$1" >>"$tmp/sent"
+	exec 3<>/dev/tcp/127.0.0.1/$port
+	printf 'GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' "$1" >&3
+	cat <&3
+	exec 3<&-
+}
+ctl fault bid=$A kind=bigheaders arg=20000000
+raw_get /buildid/$A/executable >"$tmp/raw"
+eq "bigheaders=20MB: status line" "HTTP/1.1 200 OK" "$(head -1 "$tmp/raw" | tr -d '\r')"
+read -r hdr_len pad bad < <(LC_ALL=C awk '
+	NR == 1 { n = length($0) + 1; next }
+	$0 == "\r" { print n + 2, pad + 0, bad + 0; exit }
+	{ n += length($0) + 1 }
+	/^X-Pad-/ { pad += length($0) + 1 }
+	!/^[A-Za-z0-9-]+: [^\r]*\r$/ { bad++ }' "$tmp/raw")
+eq "bigheaders=20MB: X-Pad bytes, malformed header lines" "20000000 0" "$pad $bad"
+eq "bigheaders=20MB: Content-Length" "Content-Length: $size_a" \
+	"$(head -c "$hdr_len" "$tmp/raw" | grep -a '^Content-Length:' | tr -d '\r')"
+tail -c +$((hdr_len + 1)) "$tmp/raw" | cmp -s - "$srv/a" || bad "bigheaders=20MB: body"
+rm -f "$tmp/raw"
+# a client that gives up in the middle ends the request at once
+echo /buildid/$A/executable >>"$tmp/sent"
+exec 3<>/dev/tcp/127.0.0.1/$port
+printf 'GET /buildid/%s/executable HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n' $A >&3
+head -c 100000 <&3 >/dev/null
+exec 3<&-
+ctl idle
+eq "bigheaders: logged" \
+	"200 $size_a bigheaders=100000 ok|200 $size_a bigheaders=20000000 ok|200 0 bigheaders=20000000 aborted" \
+	"$(awk '$6 ~ /^bigheaders/ { print $4, $5, $6, $7 }' "$tmp/log" | paste -sd'|')"
+ctl reset
+
 # echo: the path exactly as sent (before unescaping), for any artifact and
 # any build ID, in the body, in X-DSSERVER-PATH and in the log
 ctl fault spec='*:echo'
