@@ -247,6 +247,10 @@ ctl fault bid=$A kind=redirect arg="file:///etc/hostname"
 eq "redirect to file://" "302 file:///etc/hostname" "$(code /buildid/$A/executable) $(header Location)"
 eq "a GET to /control works" "ok" "$(curl -q -s --noproxy '*' "$U/control/fault?spec=$A:latency=1")"
 eq "rules listed" 2 "$(curl -q -s --noproxy '*' "$U/control/faults" | wc -l)"
+ctl fault spec="$B:gzipbomb-nosize=$((1 << 60)),times=3,artifact=section"
+ctl fault spec="$B:short"
+eq "new kinds listed" "$B:gzipbomb-nosize=$((1 << 60)),times=3,artifact=section|$B:short" \
+	"$(curl -q -s --noproxy '*' "$U/control/faults" | grep "^$B:" | paste -sd'|')"
 eq "bad fault refused" 400 "$(curl -q -s --noproxy '*' -o /dev/null -w '%{http_code}' \
 	"$U/control/fault?kind=status&arg=99")"
 ctl reset
@@ -449,6 +453,11 @@ eq "--fault without a colon" 2 $?
 eq "--fault with an unknown kind" 2 $?
 "$DSSERVER" --fault 'ABCD:hang' "$srv" 2>/dev/null
 eq "--fault with an uppercase key" 2 $?
+for spec in '*:pad' '*:echo=1' '*:gzipbomb' "*:deflatebomb-nosize=$(((1 << 60) + 1))" \
+	'*:bigheaders=-1'; do
+	"$DSSERVER" --fault "$spec" "$srv" 2>/dev/null
+	eq "--fault $spec refused" 2 $?
+done
 "$DSSERVER" --max-runtime 1 "$tmp/nosuchdir" 2>/dev/null
 eq "missing directory" 1 $?
 
