@@ -31,6 +31,7 @@
 #include "internal.h"
 
 #include <curl/curl.h>
+#include <ctype.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -772,7 +773,8 @@ static char *file_url_path(const char *url)
 			*q++ = *p;
 			continue;
 		}
-		if (sscanf(p + 1, "%2x", &c) != 1 || !c || !p[1] || !p[2]) {
+		if (!isxdigit((unsigned char)p[1]) || !isxdigit((unsigned char)p[2]) ||
+		    sscanf(p + 1, "%2x", &c) != 1 || !c) {
 			free(out);
 			return NULL;
 		}
