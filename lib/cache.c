@@ -99,6 +99,8 @@ int ds__cache_init(struct ds_cache *c, const char *opt_path, const struct ds_log
 	memset(c, 0, sizeof(*c));
 	c->log = log;
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->checked_lock, NULL);
+	c->euid = geteuid();
 	c->root = opt_path && *opt_path ? strdup(opt_path) : default_root();
 	c->miss_s = CACHE_MISS_DEFAULT;
 	c->max_unused_age_s = MAX_UNUSED_AGE_DEFAULT;
@@ -124,6 +126,7 @@ void ds__cache_release(struct ds_cache *c)
 	free(c->root);
 	c->root = NULL;
 	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->checked_lock);
 }
 
 /*
@@ -135,7 +138,7 @@ void ds__cache_release(struct ds_cache *c)
  */
 static int dir_trusted(struct ds_cache *c, int fd, const char *path, const char *hex)
 {
-	uid_t me = geteuid();
+	uid_t me = c->euid;
 	struct stat st;
 
 	if (fstat(fd, &st) != 0)
@@ -324,6 +327,47 @@ int ds__cache_entry_name(enum ds_artifact what, const char *arg, char **out)
 	return 0;
 }
 
+/*
+ * Files already checked, so that a hit on them costs a few system calls,
+ * not an ELF parse: a file is known by (dev, ino) and is unchanged while
+ * its size and ctime are (a write, a chmod, a rename or a new link all
+ * move the ctime).  A slot holds the last file that hashed to it.
+ */
+static uint64_t checked_slot(const struct stat *st)
+{
+	return ((uint64_t)st->st_dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)st->st_ino) %
+	       DS_CACHE_CHECKED;
+}
+
+static bool same_file(const struct ds_cache_checked *k, const struct stat *st)
+{
+	return k->ino == st->st_ino && k->dev == st->st_dev && k->size == st->st_size &&
+	       k->ctime_s == st->st_ctim.tv_sec && k->ctime_ns == st->st_ctim.tv_nsec;
+}
+
+static bool was_checked(struct ds_cache *c, const struct stat *st)
+{
+	bool hit;
+
+	pthread_mutex_lock(&c->checked_lock);
+	hit = same_file(&c->checked[checked_slot(st)], st);
+	pthread_mutex_unlock(&c->checked_lock);
+	return hit;
+}
+
+static void remember_checked(struct ds_cache *c, const struct stat *st)
+{
+	struct ds_cache_checked *k = &c->checked[checked_slot(st)];
+
+	pthread_mutex_lock(&c->checked_lock);
+	k->dev = st->st_dev;
+	k->ino = st->st_ino;
+	k->size = st->st_size;
+	k->ctime_s = st->st_ctim.tv_sec;
+	k->ctime_ns = st->st_ctim.tv_nsec;
+	pthread_mutex_unlock(&c->checked_lock);
+}
+
 /* A cached debuginfo or executable is what a download must be: an ELF
  * file with the build ID, whole.  NULL if so, else why not. */
 static const char *lookup_check(int fd, const struct stat *st, const struct ds_build_id *bid,
@@ -355,13 +399,24 @@ int ds__cache_lookup(struct ds_cache *c, const struct ds_build_id *bid, const ch
 	const char *bad = NULL;
 	struct stat st;
 
-	rootfd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0)
-		goto out; /* no cache yet */
-	if ((err = dir_trusted(c, rootfd, c->root, NULL)))
-		goto out;
-	err = -ENODATA;
-	dirfd = openat(rootfd, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* The root is checked once per process: a hit is a few system
+	 * calls (it was one stat() before the checks). */
+	if (!atomic_load_explicit(&c->root_trusted, memory_order_acquire)) {
+		rootfd = open(c->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (rootfd < 0)
+			goto out; /* no cache yet */
+		if ((err = dir_trusted(c, rootfd, c->root, NULL)))
+			goto out;
+		atomic_store_explicit(&c->root_trusted, true, memory_order_release);
+		err = -ENODATA;
+		dirfd = openat(rootfd, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	} else {
+		char dir[PATH_MAX];
+
+		if (snprintf(dir, sizeof(dir), "%s/%s", c->root, hex) >= (int)sizeof(dir))
+			goto out;
+		dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	}
 	if (dirfd < 0)
 		goto out;
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
@@ -383,8 +438,10 @@ int ds__cache_lookup(struct ds_cache *c, const struct ds_build_id *bid, const ch
 			unlinkat(dirfd, name, 0);
 		err = fresh ? -ENOENT : -ENODATA;
 		goto out;
-	} else {
+	} else if (!was_checked(c, &st)) {
 		bad = lookup_check(fd, &st, bid, what);
+		if (!bad)
+			remember_checked(c, &st);
 	}
 	if (bad) {
 		ds__logf(c->log, DS_LOG_WARN, "cache %s/%s/%s: %s; removed, to be fetched again",

@@ -27,9 +27,22 @@
 
 /* ---- cache (lib/cache.c) */
 
+/* A cache file that passed the hit checks (see cache.c). */
+struct ds_cache_checked {
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	int64_t ctime_s, ctime_ns;
+};
+#define DS_CACHE_CHECKED 512
+
 struct ds_cache {
 	pthread_mutex_t lock; /* opening the root */
 	const struct ds_log *log; /* the context's */
+	uid_t euid; /* who may own what we trust (besides root) */
+	atomic_bool root_trusted; /* checked once by a lookup */
+	pthread_mutex_t checked_lock;
+	struct ds_cache_checked checked[DS_CACHE_CHECKED];
 	char *root;
 	atomic_int rootfd; /* 0 until opened; reopened if the cache is removed */
 	int64_t miss_s, max_unused_age_s, clean_interval_s;
