@@ -1000,7 +1000,8 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di)
 		if (fd >= 0)
 			binary = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	}
-	err = ds__symbols_build(s->ctx, di ? di->elf : NULL, binary, &S);
+	err = ds__symbols_build(s->ctx, di ? di->elf : NULL, di ? ds_debuginfo_path(di) : NULL,
+				binary, &S);
 	if (binary)
 		elf_end(binary);
 	if (fd >= 0)

@@ -37,6 +37,7 @@
 #define DW_AT_GNU_discriminator 0x2136 /* gcc; not in elfutils 0.188 dwarf.h */
 #endif /* inline nesting we follow; deeper DWARF is cut */
 #define MINIDEBUG_MAX (64u << 20) /* decompressed .gnu_debugdata */
+#define LINES_RESERVE_MAX (4u << 20) /* rows reserved up front (96 MB) */
 
 /* libstdc++'s demangler (the issue allows it; binutils has its own). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -482,6 +483,7 @@ static int add_lines(struct walk *w, Dwarf_Die *cu)
 struct sections {
 	const unsigned char *line, *line_str, *str;
 	size_t line_size, line_str_size, str_size;
+	uint64_t info_size; /* for messages */
 	/* Line programs already read (offsets), so that CUs sharing one do
 	 * not multiply its rows. */
 	uint64_t *done;
@@ -949,6 +951,8 @@ static void find_sections(Elf *elf, struct sections *sec)
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
 			continue;
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && !strcmp(name, ".debug_info"))
+			sec->info_size = sh.sh_size;
 		if (!name || (strcmp(name, ".debug_line") && strcmp(name, ".debug_line_str") &&
 			      strcmp(name, ".debug_str")))
 			continue;
@@ -988,7 +992,21 @@ static int cu_lines(struct walk *w, Dwarf_Die *cu, struct sections *sec)
 	return read_line_program(w, sec, off, comp_dir, first_time(sec, off));
 }
 
-static int walk_dwarf(struct ds_symbols *S, Dwarf *dw)
+/* dwarf_next_unit() answers for any bytes: zeros read as a unit of
+ * length 0 and version 0, whose successor is 4 bytes on.  A header that
+ * cannot be a unit (a version outside 2..5, no address size, a length that
+ * does not cover its own header) ends the scan: the next unit's offset
+ * comes from this one's length, so nothing after it can be trusted.  (A
+ * 4 GiB .debug_info of zeros was a billion dwarf_offdie() calls: a minute
+ * and 4 GB.) */
+static bool unit_header_ok(Dwarf_Off off, Dwarf_Off next, size_t hsize, Dwarf_Half version,
+			   uint8_t addr_size)
+{
+	return version >= 2 && version <= 5 && addr_size && addr_size <= 8 && next > off &&
+	       next - off > hsize;
+}
+
+static int walk_dwarf(struct ds_context *ctx, const char *name, struct ds_symbols *S, Dwarf *dw)
 {
 	Dwarf_Off off = 0, next;
 	size_t hsize;
@@ -1002,19 +1020,45 @@ static int walk_dwarf(struct ds_symbols *S, Dwarf *dw)
 	if (!gelf_getehdr(elf, &ehdr) || ehdr.e_ident[EI_DATA] != ELFDATA2LSB)
 		sec.line = NULL; /* big-endian: libdw reads it */
 	/* A row takes 2 to 6 bytes of line program: reserve once (pages not
-	 * written cost nothing) rather than copy the array while it grows. */
+	 * written cost nothing) rather than copy the array while it grows.
+	 * Not for more than LINES_RESERVE_MAX rows: the section's size is
+	 * only what its header says (a hole of zeros has no rows), and
+	 * 4 GiB of it would ask for 32 GB. */
 	if (sec.line_size / 3 > S->lcap) {
-		struct line *p = realloc(S->lines, sec.line_size / 3 * sizeof(*p));
+		size_t want = sec.line_size / 3 < LINES_RESERVE_MAX ? sec.line_size / 3
+								     : LINES_RESERVE_MAX;
+		struct line *p = want > S->lcap ? realloc(S->lines, want * sizeof(*p)) : NULL;
 
 		if (p) {
 			S->lines = p;
-			S->lcap = sec.line_size / 3;
+			S->lcap = want;
 		}
 	}
-	while (!err && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+	while (!err) {
 		struct walk w = { .S = S };
+		Dwarf_Half version;
+		uint8_t addr_size, off_size;
 		Dwarf_Die cu;
+		int rc = dwarf_next_unit(dw, off, &next, &hsize, &version, NULL, &addr_size,
+					 &off_size, NULL, NULL);
 
+		if (rc == 1)
+			break; /* the end */
+		if (rc != 0) {
+			ds_debug(ctx, "%s: .debug_info offset 0x%llx: %s: the CU scan stops there",
+				 name, (unsigned long long)off, dwarf_errmsg(-1));
+			break;
+		}
+		if (!unit_header_ok(off, next, hsize, version, addr_size)) {
+			ds_debug(ctx,
+				 "%s: .debug_info offset 0x%llx is no unit header (version %u, "
+				 "address size %u, length %llu): the CU scan stops there, "
+				 "%llu bytes unread",
+				 name, (unsigned long long)off, version, addr_size,
+				 (unsigned long long)(next - off - (off_size == 8 ? 12 : 4)),
+				 (unsigned long long)(sec.info_size > off ? sec.info_size - off : 0));
+			break;
+		}
 		if (dwarf_offdie(dw, off + hsize, &cu)) {
 			w.mangled_lang = mangled_language(&cu);
 			err = cu_lines(&w, &cu, &sec);
@@ -1405,9 +1449,11 @@ static void attach_alt(struct ds_context *ctx, Dwarf *dw, struct ds_found *alt)
 		dwarf_setalt(dw, altdw);
 }
 
-/* Build the index from a debuginfo ELF (may be NULL) and the binary itself
- * (may be NULL).  Neither is kept: the index copies what it needs. */
-int ds__symbols_build(struct ds_context *ctx, Elf *debug, Elf *binary, struct ds_symbols **out)
+/* Build the index from a debuginfo ELF (may be NULL; debug_name, its path,
+ * is for messages) and the binary itself (may be NULL).  Neither is kept:
+ * the index copies what it needs. */
+int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name, Elf *binary,
+		      struct ds_symbols **out)
 {
 	struct ds_symbols *S = calloc(1, sizeof(*S));
 	struct ds_found alt = { .fd = -1 };
@@ -1415,12 +1461,14 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, Elf *binary, struct ds
 
 	if (!S)
 		return -ENOMEM;
+	if (!debug_name)
+		debug_name = "debuginfo";
 	if (debug) {
 		Dwarf *dw = dwarf_begin_elf(debug, DWARF_C_READ, NULL);
 
 		if (dw) {
 			attach_alt(ctx, dw, &alt);
-			err = walk_dwarf(S, dw);
+			err = walk_dwarf(ctx, debug_name, S, dw);
 			if (dwarf_getalt(dw) && alt.elf)
 				dwarf_end(dwarf_getalt(dw));
 			dwarf_end(dw);
