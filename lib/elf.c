@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -122,6 +123,102 @@ int ds__elf_inspect(Elf *elf, struct ds_elf_info *info)
 			    (ph.p_flags & PF_X) && ph.p_filesz > 0)
 				info->has_code = true;
 		}
+	}
+	return 0;
+}
+
+/* How much a compressed debug section may say it holds: DEBUG_INFLATE_RATIO
+ * times its compressed bytes, and at least DEBUG_INFLATE_FLOOR.  Debian's
+ * debuginfo compresses 2 to 8 times (every section of the 166 files of
+ * /usr/lib/debug here, recompressed with zlib and with zstd: .debug_abbrev
+ * the most, 8.2); libelf only refuses over 1032 (zlib's limit), which a
+ * 4 MB stream of zeros claiming 4 GiB passes: 4 GiB allocated and
+ * written.  The floor is for tiny sections, where a header's bytes skew
+ * the ratio and nothing large is at stake. */
+#define DEBUG_INFLATE_RATIO 64
+#define DEBUG_INFLATE_FLOOR (1u << 20)
+
+static bool plausible_inflate(uint64_t packed, uint64_t claimed)
+{
+	uint64_t limit = packed > UINT64_MAX / DEBUG_INFLATE_RATIO ? UINT64_MAX
+								   : packed * DEBUG_INFLATE_RATIO;
+
+	return claimed <= (limit > DEBUG_INFLATE_FLOOR ? limit : DEBUG_INFLATE_FLOOR);
+}
+
+static const char *compression_name(uint32_t type)
+{
+	switch (type) {
+	case ELFCOMPRESS_ZLIB:
+		return "zlib";
+	case 2: /* ELFCOMPRESS_ZSTD: not in elfutils 0.188's elf.h */
+		return "zstd";
+	default:
+		return "unknown";
+	}
+}
+
+/* One section as libdw would decompress it (dwarf_begin_elf(): gABI
+ * SHF_COMPRESSED, or GNU .zdebug_*, "ZLIB" and a big-endian size).
+ * Reads the headers only: elf_rawdata() of a mapped file points into the
+ * map. */
+static bool compressed_ok(Elf_Scn *scn, const GElf_Shdr *sh, const char *name, char *msg,
+			  size_t msglen)
+{
+	uint64_t packed, claimed;
+	const char *how;
+
+	if (sh->sh_flags & SHF_COMPRESSED) {
+		GElf_Chdr ch;
+
+		if (!gelf_getchdr(scn, &ch))
+			return true; /* libelf will not decompress it either */
+		packed = sh->sh_size;
+		claimed = ch.ch_size;
+		how = compression_name(ch.ch_type);
+	} else if (!strncmp(name, ".zdebug_", 8)) {
+		Elf_Data *raw = elf_rawdata(scn, NULL);
+		const unsigned char *p;
+
+		if (!raw || !raw->d_buf || raw->d_size < 12 || memcmp(raw->d_buf, "ZLIB", 4))
+			return true; /* not GNU-compressed: read as it is */
+		p = raw->d_buf;
+		claimed = 0;
+		for (int i = 4; i < 12; i++)
+			claimed = claimed << 8 | p[i];
+		packed = raw->d_size;
+		how = "zlib-gnu";
+	} else {
+		return true;
+	}
+	if (plausible_inflate(packed, claimed))
+		return true;
+	snprintf(msg, msglen,
+		 "%s: %llu bytes of %s that claim %llu decompressed, over %u times as many: "
+		 "not decompressed",
+		 name, (unsigned long long)packed, how, (unsigned long long)claimed,
+		 DEBUG_INFLATE_RATIO);
+	return false;
+}
+
+int ds__elf_check_compressed(Elf *elf, char *msg, size_t msglen)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!name || (strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8)))
+			continue;
+		if (!compressed_ok(scn, &sh, name, msg, msglen))
+			return -EFBIG;
 	}
 	return 0;
 }

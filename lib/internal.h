@@ -140,6 +140,12 @@ struct ds_elf_info {
 int ds__elf_open_fd(const char *path);
 /* Facts about an opened ELF. */
 int ds__elf_inspect(struct Elf *elf, struct ds_elf_info *info);
+/* 0 when every compressed DWARF section of elf (SHF_COMPRESSED, or
+ * GNU .zdebug_*) claims a size plausible for its compressed bytes; else
+ * -EFBIG, with msg naming the first that does not.  Headers only: nothing
+ * is decompressed.  Call before dwarf_begin_elf(), which decompresses
+ * them all. */
+int ds__elf_check_compressed(struct Elf *elf, char *msg, size_t msglen);
 /* CRC32 of a whole file the way .gnu_debuglink wants it (zlib's CRC-32). */
 int ds__file_crc32(int fd, uint32_t *crc);
 /* The end of what an ELF's headers say it holds: its header, program and

@@ -1425,6 +1425,19 @@ uint64_t ds__symbols_bytes(const struct ds_symbols *S)
 	return S ? S->bytes : 0;
 }
 
+/* dwarf_begin_elf() decompresses every compressed DWARF section into a
+ * buffer of the size its header claims: refuse the whole DWARF of a file
+ * where one claim is out of proportion (its ELF symbols still answer). */
+static bool dwarf_plausible(struct ds_context *ctx, Elf *elf, const char *name)
+{
+	char msg[256];
+
+	if (ds__elf_check_compressed(elf, msg, sizeof(msg)) == 0)
+		return true;
+	ds_warn(ctx, "%s: %s; its DWARF is not read", name, msg);
+	return false;
+}
+
 /* Open the dwz alt file named by .gnu_debugaltlink, found by its build ID
  * like any debuginfo (locally, then debuginfod). */
 static void attach_alt(struct ds_context *ctx, Dwarf *dw, struct ds_found *alt)
@@ -1444,6 +1457,8 @@ static void attach_alt(struct ds_context *ctx, Dwarf *dw, struct ds_found *alt)
 		ds_warn(ctx, "dwz alt file %s not found: names in it stay unknown", name);
 		return;
 	}
+	if (!dwarf_plausible(ctx, alt->elf, alt->path))
+		return;
 	altdw = dwarf_begin_elf(alt->elf, DWARF_C_READ, NULL);
 	if (altdw)
 		dwarf_setalt(dw, altdw);
@@ -1464,7 +1479,9 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 	if (!debug_name)
 		debug_name = "debuginfo";
 	if (debug) {
-		Dwarf *dw = dwarf_begin_elf(debug, DWARF_C_READ, NULL);
+		Dwarf *dw = dwarf_plausible(ctx, debug, debug_name)
+				    ? dwarf_begin_elf(debug, DWARF_C_READ, NULL)
+				    : NULL;
 
 		if (dw) {
 			attach_alt(ctx, dw, &alt);
