@@ -10,8 +10,9 @@
 # DWARF 4 and 5, -O0 and -O2 with always_inline chains, C++ (templates,
 # namespaces: demangling), 32 bit, compressed debug sections, a shared
 # library, dwz, debug info only, symbols only, .dynsym only,
-# MiniDebugInfo (.gnu_debugdata), and truncated copies (inside the
-# section headers, inside .debug_info).  Small on purpose: every input is
+# MiniDebugInfo (.gnu_debugdata), truncated copies (inside the
+# section headers, inside .debug_info), and a .debug_info of zeros or
+# claiming 1000 times its compressed size.  Small on purpose: every input is
 # a whole ELF and DWARF parse, and a fuzzer spends its time where the
 # bytes are.
 set -euo pipefail
@@ -117,6 +118,17 @@ if [ -f "$out/gcc-O2-g" ]; then
 			status=none
 		n=$((n + 1))
 	done
+	# Section headers intact, .debug_info claiming more than is there
+	# (tests/elfhole.py): 256 KiB of zeros at the end of the file (units
+	# of length 0), and SHF_COMPRESSED with a real zlib stream of 16 MiB
+	# of zeros (16 KB: past our ratio limit, within libelf's).
+	if command -v python3 >/dev/null; then
+		hole=$(cd "$(dirname "$0")/.." && pwd)/tests/elfhole.py
+		python3 "$hole" hole "$g" "$out/gcc-O2-g.hole-debug-info" .debug_info $((256 << 10)) &&
+			n=$((n + 1))
+		python3 "$hole" zlib "$g" "$out/gcc-O2-g.zlib-claim-debug-info" .debug_info \
+			$((16 << 20)) && n=$((n + 1))
+	fi
 fi
 if [ -f "$out/gxx-O1-g" ]; then
 	size=$(stat -c %s "$out/gxx-O1-g")
