@@ -193,7 +193,7 @@ int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts
 
 struct ds_symbols;
 int ds__symbols_build(struct ds_context *ctx, struct Elf *debug, const char *debug_name,
-		      struct Elf *binary, struct ds_symbols **out);
+		      struct Elf *binary, const char *binary_name, struct ds_symbols **out);
 void ds__symbols_free(struct ds_symbols *S);
 uint64_t ds__symbols_bytes(const struct ds_symbols *S);
 int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vaddr);

@@ -1001,7 +1001,7 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di)
 			binary = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	}
 	err = ds__symbols_build(s->ctx, di ? di->elf : NULL, di ? ds_debuginfo_path(di) : NULL,
-				binary, &S);
+				binary, d->path, &S);
 	if (binary)
 		elf_end(binary);
 	if (fd >= 0)

@@ -13,7 +13,9 @@
 #            0.188 inflates in one zlib call (its avail_out is 32 bits);
 #            libelf's own limit (1032 to 1) lets it through;
 #   zlib4g   the same claiming exactly 4 GiB;
-#   zstd     ELFCOMPRESS_ZSTD, RLE blocks (128 KB) claiming 4 GiB.
+#   zstd     ELFCOMPRESS_ZSTD, RLE blocks (128 KB) claiming 4 GiB;
+#   symtab   .symtab is a hole of 4 GiB - 16 (178 million null symbols);
+#            the DWARF, intact, must then give addr2line's whole answer.
 # For each, symbolize -v of an address inside a function must end under
 # `timeout 30` (not a timing assertion: bench/ is for speed), peak RSS
 # below 100 MB (/usr/bin/time %M), name the function (the oracle:
@@ -107,9 +109,11 @@ addr2line -f -e "$T/prog" "$ADDR" >"$T/want"
 cmp -s "$T/want" "$T/out" || fail "untouched debuginfo: '$(tr '\n' ' ' <"$T/out")', addr2line: '$(tr '\n' ' ' <"$T/want")'"
 tl_case_end
 
-# check FILE STDERR-REGEX: the assertions every hostile copy shares.
+# check FILE STDERR-REGEX [whole]: the assertions every hostile copy
+# shares; with "whole", the output must be addr2line's on the original,
+# not only the function name.
 check() {
-	local file=$1 re=$2 rc=0 rss
+	local file=$1 re=$2 whole=${3:-} rc=0 rss
 
 	sym "$file" || rc=$?
 	rss=$(tail -1 "$T/rss" 2>/dev/null)
@@ -123,6 +127,8 @@ check() {
 	fi
 	[ "$(head -1 "$T/out")" = "$FUNC" ] ||
 		fail "names $ADDR '$(head -1 "$T/out")', addr2line on the original says $FUNC"
+	[ -z "$whole" ] || cmp -s "$T/want" "$T/out" ||
+		fail "says '$(tr '\n' ' ' <"$T/out")', addr2line on the original '$(tr '\n' ' ' <"$T/want")'"
 	grep -Eq "$re" "$T/err" || fail "stderr does not match /$re/: $(head -3 "$T/err")"
 	[ "$CASE_FAILED" = 0 ] || sed 's/^/    stderr: /' "$T/err" | head -5 >&2
 	tl_case_end "(${rss:-?} KB)"
@@ -145,5 +151,10 @@ for v in zlib:$((GIB4 - 4096)) zlib4g:$GIB4 zstd:$GIB4; do
 	section_fits "$T/$name.debug"
 	check "$T/$name.debug" "\.debug_info: [0-9]+ bytes of ${name%4g} that claim $claim decompressed.*not decompressed"
 done
+
+tl_case symtab
+"${HOLE[@]}" hole "$T/prog.debug" "$T/symtab.debug" .symtab $((GIB4 - 16)) || exit 2
+[ "$(du -k "$T/symtab.debug" | cut -f1)" -lt 1024 ] || fail "symtab.debug is not sparse"
+check "$T/symtab.debug" '\.symtab: [0-9]+ null symbols in a row.*not read' whole
 
 tl_finish symbolize_hostile
