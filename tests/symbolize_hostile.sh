@@ -15,7 +15,12 @@
 #   zlib4g   the same claiming exactly 4 GiB;
 #   zstd     ELFCOMPRESS_ZSTD, RLE blocks (128 KB) claiming 4 GiB;
 #   symtab   .symtab is a hole of 4 GiB - 16 (178 million null symbols);
-#            the DWARF, intact, must then give addr2line's whole answer.
+#            the DWARF, intact, must then give addr2line's whole answer;
+#   debuglink  the stripped binary, its .gnu_debuglink naming a copy
+#            whose .debug_info is a hole of 1 GiB + 3 (over 2^30: our CRC
+#            sums a hole in 2^30 steps), with the CRC that Python's zlib
+#            sums over every byte: ours skips the hole, and must agree, or
+#            the file is refused.
 # For each, symbolize -v of an address inside a function must end under
 # `timeout 30` (not a timing assertion: bench/ is for speed), peak RSS
 # below 100 MB (/usr/bin/time %M), name the function (the oracle:
@@ -109,11 +114,13 @@ addr2line -f -e "$T/prog" "$ADDR" >"$T/want"
 cmp -s "$T/want" "$T/out" || fail "untouched debuginfo: '$(tr '\n' ' ' <"$T/out")', addr2line: '$(tr '\n' ' ' <"$T/want")'"
 tl_case_end
 
-# check FILE STDERR-REGEX [whole]: the assertions every hostile copy
+# check FILE fn|whole STDERR-REGEX...: the assertions every hostile copy
 # shares; with "whole", the output must be addr2line's on the original,
-# not only the function name.
+# not only the function name.  Each regex must match a line of stderr.
 check() {
-	local file=$1 re=$2 whole=${3:-} rc=0 rss
+	local file=$1 whole=$2 rc=0 rss re
+
+	shift 2
 
 	sym "$file" || rc=$?
 	rss=$(tail -1 "$T/rss" 2>/dev/null)
@@ -127,9 +134,11 @@ check() {
 	fi
 	[ "$(head -1 "$T/out")" = "$FUNC" ] ||
 		fail "names $ADDR '$(head -1 "$T/out")', addr2line on the original says $FUNC"
-	[ -z "$whole" ] || cmp -s "$T/want" "$T/out" ||
+	[ "$whole" != whole ] || cmp -s "$T/want" "$T/out" ||
 		fail "says '$(tr '\n' ' ' <"$T/out")', addr2line on the original '$(tr '\n' ' ' <"$T/want")'"
-	grep -Eq "$re" "$T/err" || fail "stderr does not match /$re/: $(head -3 "$T/err")"
+	for re; do
+		grep -Eq "$re" "$T/err" || fail "stderr does not match /$re/: $(head -3 "$T/err")"
+	done
 	[ "$CASE_FAILED" = 0 ] || sed 's/^/    stderr: /' "$T/err" | head -5 >&2
 	tl_case_end "(${rss:-?} KB)"
 }
@@ -141,7 +150,7 @@ if section_fits "$T/hole.debug"; then
 	disk=$(du -k "$T/hole.debug" | cut -f1)
 	[ "$disk" -lt 1024 ] || fail "hole.debug takes $disk KB on disk: the filesystem made no hole"
 fi
-check "$T/hole.debug" '\.debug_info offset 0x0 is no unit header.*CU scan stops'
+check "$T/hole.debug" fn '\.debug_info offset 0x0 is no unit header.*CU scan stops'
 
 for v in zlib:$((GIB4 - 4096)) zlib4g:$GIB4 zstd:$GIB4; do
 	name=${v%%:*}
@@ -149,12 +158,33 @@ for v in zlib:$((GIB4 - 4096)) zlib4g:$GIB4 zstd:$GIB4; do
 	tl_case "$name"
 	"${HOLE[@]}" "${name%4g}" "$T/prog.debug" "$T/$name.debug" .debug_info "$claim" || exit 2
 	section_fits "$T/$name.debug"
-	check "$T/$name.debug" "\.debug_info: [0-9]+ bytes of ${name%4g} that claim $claim decompressed.*not decompressed"
+	check "$T/$name.debug" fn "\.debug_info: [0-9]+ bytes of ${name%4g} that claim $claim decompressed.*not decompressed"
 done
 
 tl_case symtab
 "${HOLE[@]}" hole "$T/prog.debug" "$T/symtab.debug" .symtab $((GIB4 - 16)) || exit 2
 [ "$(du -k "$T/symtab.debug" | cut -f1)" -lt 1024 ] || fail "symtab.debug is not sparse"
-check "$T/symtab.debug" '\.symtab: [0-9]+ null symbols in a row.*not read' whole
+check "$T/symtab.debug" whole '\.symtab: [0-9]+ null symbols in a row.*not read'
+
+tl_case debuglink
+mkdir -p "$T/dl"
+objcopy --strip-debug "$T/prog" "$T/dl/prog.nolink" || exit 2
+"${HOLE[@]}" hole "$T/prog.debug" "$T/dl/prog.debug" .debug_info $(((1 << 30) + 3)) || exit 2
+[ "$(du -k "$T/dl/prog.debug" | cut -f1)" -lt 1024 ] || fail "dl/prog.debug is not sparse"
+# .gnu_debuglink as binutils writes it: the name, NUL, zeros to 4, the
+# CRC-32 little-endian (objcopy --add-gnu-debuglink would read it through
+# stdio: 5 s a GiB).
+python3 - "$T/dl/prog.debug" "$T/dl/link" <<'EOF' || exit 2
+import os, struct, sys, zlib
+crc = 0
+with open(sys.argv[1], 'rb') as f:
+    for b in iter(lambda: f.read(1 << 22), b''):
+        crc = zlib.crc32(b, crc)
+name = os.path.basename(sys.argv[1]).encode() + b'\0'
+name += b'\0' * (-len(name) % 4)
+open(sys.argv[2], 'wb').write(name + struct.pack('<I', crc))
+EOF
+objcopy --add-section .gnu_debuglink="$T/dl/link" "$T/dl/prog.nolink" "$T/dl/prog" || exit 2
+check "$T/dl/prog" fn 'found .*/dl/prog\.debug \(debuglink\)' 'prog\.debug: .*no unit header'
 
 tl_finish symbolize_hostile
