@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The symbol index's structures, shared by its four rooms: dwarf.c and
+ * symtab.c fill it, symindex.c owns and orders it, symbolize.c answers
+ * from it.  Include from those four only; what other modules need is in
+ * internal.h.
+ */
+#ifndef DS_SYMINDEX_H
+#define DS_SYMINDEX_H
+
+#include "internal.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define NO_PARENT UINT32_MAX
+#define MAX_DEPTH 256 /* inline nesting we follow; deeper DWARF is cut */
+
+struct scope {
+	uint64_t lo, hi;
+	uint32_t parent; /* enclosing scope's entry, or NO_PARENT */
+	uint32_t name; /* offset in the pool, 0: none */
+	uint32_t call_file; /* pool offset of the caller's file (inlined) */
+	uint32_t call_line;
+	uint32_t call_discriminator; /* DW_AT_GNU_discriminator of the call */
+	uint16_t call_column;
+	uint8_t inlined;
+	uint8_t depth;
+	uint8_t is_linkage; /* the name is what binutils calls a linkage name */
+};
+
+struct line {
+	uint64_t addr;
+	uint32_t file; /* pool offset */
+	uint32_t line;
+	uint32_t discriminator;
+	uint16_t column;
+	uint8_t end; /* end of a sequence: no line from here */
+};
+
+struct symbol {
+	uint64_t lo, size;
+	uint32_t name;
+	uint32_t file; /* the STT_FILE it is under, as binutils reports it */
+	uint32_t shndx;
+	uint32_t order : 30; /* in the symbol table: ties keep it */
+	uint32_t bind : 2; /* SYM_LOCAL, SYM_GLOBAL, SYM_WEAK */
+};
+
+enum { SYM_LOCAL, SYM_GLOBAL, SYM_WEAK };
+
+struct section {
+	uint64_t lo, hi;
+	uint32_t shndx;
+};
+
+struct segment {
+	uint64_t offset, filesz, vaddr;
+};
+
+#define BLOCK 64 /* rows per entry of the sampled key arrays */
+
+/* A sequence of line rows: a sorted run [first, first + n) covering
+ * addresses [lo, hi]. */
+struct seq {
+	size_t first, n;
+	uint64_t lo, hi;
+};
+
+struct ds_symbols {
+	struct scope *scopes;
+	size_t nscopes, scap;
+	struct line *lines;
+	size_t nlines, lcap;
+	/* Every BLOCK-th address of lines and scopes: a search first narrows
+	 * to a block in this small array, which stays in cache, then looks
+	 * at one block of the large one. */
+	uint64_t *line_keys, *scope_keys;
+	/* Line rows stay where they were read, sequence by sequence; these
+	 * say in which order (by address) the sequences come. */
+	struct seq *seqs;
+	size_t nseqs;
+	struct symbol *syms;
+	size_t nsyms, symcap;
+	struct segment *segs;
+	size_t nsegs;
+	struct section *secs;
+	size_t nsecs, seccap;
+	char *pool;
+	size_t pool_len, pool_cap;
+	/* Interning: open addressing over pool offsets. */
+	uint32_t *intern;
+	size_t intern_cap, intern_used;
+	uint64_t bytes;
+};
+
+#define GROW(S, arr, n, cap)                                                     \
+	({                                                                       \
+		int _err = 0;                                                    \
+		if ((S)->n == (S)->cap) {                                        \
+			size_t _c = (S)->cap ? 2 * (S)->cap : 1024;              \
+			void *_p = realloc((S)->arr, _c * sizeof(*(S)->arr));    \
+			if (_p) {                                                \
+				(S)->arr = _p;                                   \
+				(S)->cap = _c;                                   \
+			} else {                                                 \
+				_err = -ENOMEM;                                  \
+			}                                                        \
+		}                                                                \
+		_err;                                                            \
+	})
+
+/* ---- symindex (lib/symindex.c) */
+
+/* The pool offset of s, interned (0 for NULL or on allocation failure). */
+uint32_t ds__symbols_intern(struct ds_symbols *S, const char *s);
+
+/* ---- dwarf (lib/dwarf.c) */
+
+/* Add the scopes and line rows of debug's DWARF (and its dwz alt file's)
+ * to S; name is for messages.  0, or -ENOMEM. */
+int ds__dwarf_index(struct ds_context *ctx, struct Elf *debug, const char *name,
+		    struct ds_symbols *S);
+
+#endif
