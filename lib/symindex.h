@@ -123,4 +123,16 @@ uint32_t ds__symbols_intern(struct ds_symbols *S, const char *s);
 int ds__dwarf_index(struct ds_context *ctx, struct Elf *debug, const char *name,
 		    struct ds_symbols *S);
 
+/* ---- symtab (lib/symtab.c) */
+
+/* Add the symbols of elf's symbol tables of this type (SHT_SYMTAB or
+ * SHT_DYNSYM), and its allocated sections; how many, or -ENOMEM. */
+int ds__symtab_add(struct ds_context *ctx, const char *elf_name, struct ds_symbols *S,
+		   struct Elf *elf, uint32_t type);
+/* The same for the .symtab of MiniDebugInfo (.gnu_debugdata). */
+int ds__symtab_add_minidebuginfo(struct ds_context *ctx, const char *elf_name,
+				 struct ds_symbols *S, struct Elf *elf);
+/* S's PT_LOAD segments from elf's program headers (none if it has none). */
+int ds__symtab_read_segments(struct ds_symbols *S, struct Elf *elf);
+
 #endif
