@@ -189,13 +189,16 @@ void ds__found_release(struct ds_found *found);
  * debuginfo, or a negative error. */
 int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts *opts);
 
-/* ---- symbolize (lib/symbolize.c) */
+/* ---- symindex (lib/symindex.c); its rooms share lib/symindex.h */
 
 struct ds_symbols;
 int ds__symbols_build(struct ds_context *ctx, struct Elf *debug, const char *debug_name,
 		      struct Elf *binary, const char *binary_name, struct ds_symbols **out);
 void ds__symbols_free(struct ds_symbols *S);
 uint64_t ds__symbols_bytes(const struct ds_symbols *S);
+
+/* ---- symbolize (lib/symbolize.c) */
+
 int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vaddr);
 int ds__symbols_lookup(const struct ds_symbols *S, uint64_t addr, unsigned flags,
 		       struct ds_sym_result *res);
