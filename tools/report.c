@@ -810,8 +810,13 @@ static int site_by_dso(const void *a, const void *b)
 
 static void resolve(struct report *r)
 {
-	struct site **v = xrealloc(NULL, r->nsites, sizeof(*v));
+	struct site **v;
 
+	/* No samples: nothing to sort (and qsort must not get NULL, even
+	 * with 0 elements: C11 7.22.5 says its pointer is valid). */
+	if (!r->nsites)
+		return;
+	v = xrealloc(NULL, r->nsites, sizeof(*v));
 	for (size_t i = 0; i < r->nsites; i++)
 		v[i] = &r->sites[i];
 	qsort(v, r->nsites, sizeof(*v), site_by_dso);
@@ -1398,8 +1403,9 @@ static void output(struct report *r, const struct ds_perf_info *info,
 	}
 	if (o->json)
 		printf("]}\n");
-	else if (first)
-		printf("# no samples\n");
+	/* perf report's answer (ui__error(), exit status 0): no table. */
+	if (first)
+		cli_error("The %s data has no samples!", o->path);
 }
 
 static int run(const struct opts *o, const struct cli_common *common)
