@@ -80,6 +80,15 @@ add_test(NAME fuzz_perfdata_replay
 set_tests_properties(fuzz_perfdata_replay PROPERTIES
   FIXTURES_REQUIRED fuzz_perfdata_corpus TIMEOUT 120
   ENVIRONMENT "FUZZ_CRASH_DIR=${CMAKE_BINARY_DIR}")
+# The same corpus through the whole CLI (buildid-list, report --no-fetch,
+# prefetch with no servers): what the tool does with what the reader
+# accepts, under the sanitizers too.  ~1,000 processes: some 20 s, 50 s
+# with ASan.
+add_test(NAME fuzz_perfdata_cli
+  COMMAND bash ${CMAKE_SOURCE_DIR}/fuzz/replay_cli.sh ${DS_PERFDATA_CORPUS})
+set_tests_properties(fuzz_perfdata_cli PROPERTIES
+  FIXTURES_REQUIRED fuzz_perfdata_corpus TIMEOUT 600 SKIP_RETURN_CODE 77
+  ENVIRONMENT "${DS_TEST_ENV}")
 if(DS_FUZZ)
   add_executable(fuzz_perfdata ${CMAKE_SOURCE_DIR}/fuzz/fuzz_perfdata.c)
   target_compile_options(fuzz_perfdata PRIVATE -fsanitize=fuzzer)

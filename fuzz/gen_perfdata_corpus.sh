@@ -7,7 +7,8 @@
 #   fuzz/gen_perfdata_corpus.sh OUTDIR
 #
 # Seeds: a recording of `true` (when perf record -e cpu-clock works here)
-# and its copy in the other byte order (tests/perfswap.py); hand-built
+# and its copy in the other byte order (tests/perfswap.py); recordings with
+# no sample (perf's, when it works, and tests/perfgen.py's); hand-built
 # files with a small build-ID table, in both byte orders (so the corpus
 # exists without perf too); a pipe-mode header; and copies cut and
 # corrupted where the reader steers: in the header, in the feature table,
@@ -40,6 +41,10 @@ if command -v perf >/dev/null &&
 	rec mm --buildid-mmap -e cpu-clock -o "$tmp/ev-mm"
 	HOME=$tmp perf record -N -e cpu-clock -o - -- sh -c "$busy" >"$tmp/ev-pipe" 2>"$tmp/pipe.log" ||
 		echo "gen_perfdata_corpus: perf record -o - failed" >&2
+	# No samples at all: a period of 1 s of CPU time, and `true` exits
+	# long before it.
+	HOME=$tmp perf record -N -e cpu-clock -c 1000000000 -o "$tmp/nosamples.data" -- true \
+		>"$tmp/nosamples.log" 2>&1 || echo "gen_perfdata_corpus: perf record -c failed" >&2
 else
 	echo "gen_perfdata_corpus: no perf recording (hand-built seeds only)" >&2
 fi
@@ -176,6 +181,18 @@ for f in sorted(glob.glob(os.path.join(tmp, "ev-*"))):
     tag = os.path.basename(f)
     put(tag, src)
     event_mutants(tag, src)
+
+# Recordings without a sample: perf's, and one of tests/perfgen.py (its
+# two DSOs mapped, none sampled, both in the table), also in pipe mode.
+if os.path.exists(os.path.join(tmp, "nosamples.data")):
+    put("rec-nosamples", open(os.path.join(tmp, "nosamples.data"), "rb").read())
+import perfgen
+quiet = perfgen.made_up_dsos(2)
+for d in quiet:
+    d.samples = 0
+quiet = perfgen.synth(quiet, where="table-all")
+put("gen-nosamples", quiet.file_bytes())
+put("gen-nosamples-pipe", quiet.pipe_bytes())
 
 put("pipe", b"PERFILE2" + struct.pack("<Q", 16) + b"\0" * 32)
 put("pipe-swapped", b"2ELIFREP" + struct.pack(">Q", 16))
