@@ -18,6 +18,7 @@ static const char symbolize_help[] =
 	"is given) of FILE, whose debuginfo may be found by build ID.  Without -e, each\n"
 	"input line is \"BUILD-ID ADDR\" or \"PATH ADDR\": the build IDs are resolved\n"
 	"first, in parallel (debuginfod included), then the lines answered in order.\n"
+	"A line over 64 KiB gets the \"??\" answer.\n"
 	"  -e, --exe FILE          the binary\n"
 	"  -f, --functions         print function names\n"
 	"  -i, --inlines           print the inlined callers too\n"
@@ -140,47 +141,67 @@ static void answer(const struct opts *o, const char *module, uint64_t addr,
 
 /* ------------------------------------------------------------- parsing */
 
-static bool parse_addr(const char *s, uint64_t *out)
+/* The longest request line, without its newline.  A longer one is answered
+ * "??" and read on in buffer-sized pieces, never held: a stream of any
+ * length and shape runs in bounded memory. */
+#define SYM_LINE_MAX (64 * 1024)
+
+static bool parse_addr(const char *s, size_t len, uint64_t *out)
 {
-	return ds_sym_parse_line(s, strlen(s), NULL, 0, NULL, out) == DS_SYM_LINE_ADDR;
+	return ds_sym_parse_line(s, len, NULL, 0, NULL, out) == DS_SYM_LINE_ADDR;
 }
 
 /* Lines of stdin, read in large blocks.  Output is flushed just before a
  * read that may block: a peer that writes one address and waits for its
  * answer gets it, and a bulk stream is not flushed per line. */
 struct reader {
-	char buf[1 << 16];
+	char buf[SYM_LINE_MAX + 2]; /* a whole line, its newline, a NUL */
 	size_t start, end;
+	size_t lineno;
 	bool eof;
 };
 
-static char *next_line(struct reader *rd)
+enum { LINE_EOF, LINE_OK, LINE_TOO_LONG };
+
+/* The next line, NUL-terminated without its newline, in *line (valid until
+ * the next call) and *len (it may hold NULs): LINE_OK.  LINE_TOO_LONG when
+ * it had more than SYM_LINE_MAX bytes (all of them read and dropped);
+ * LINE_EOF at the end. */
+static int next_line(struct reader *rd, char **line, size_t *len)
 {
+	bool too_long = false;
+
 	for (;;) {
-		char *nl = memchr(rd->buf + rd->start, '\n', rd->end - rd->start);
+		char *p = rd->buf + rd->start;
+		char *nl = memchr(p, '\n', rd->end - rd->start);
 		ssize_t n;
 
-		if (nl) {
-			char *line = rd->buf + rd->start;
+		if (nl || (rd->eof && rd->start < rd->end)) {
+			size_t l = nl ? (size_t)(nl - p) : rd->end - rd->start;
 
-			*nl = 0;
-			rd->start = (size_t)(nl - rd->buf) + 1;
-			return line;
+			rd->start += l + (nl != NULL);
+			rd->lineno++;
+			if (too_long)
+				return LINE_TOO_LONG;
+			p[l] = 0; /* the newline, or the byte kept free after the end */
+			*line = p;
+			*len = l;
+			return LINE_OK;
 		}
 		if (rd->eof) {
-			char *line = rd->buf + rd->start;
-
-			if (rd->start == rd->end)
-				return NULL;
-			rd->buf[rd->end] = 0; /* the last line, without newline */
-			rd->start = rd->end;
-			return line;
+			if (too_long)
+				rd->lineno++;
+			return too_long ? LINE_TOO_LONG : LINE_EOF;
 		}
-		memmove(rd->buf, rd->buf + rd->start, rd->end - rd->start);
+		memmove(rd->buf, p, rd->end - rd->start);
 		rd->end -= rd->start;
 		rd->start = 0;
-		if (rd->end >= sizeof(rd->buf) - 1)
-			rd->end = 0; /* a line longer than the buffer: dropped */
+		/* SYM_LINE_MAX + 1 bytes and no newline: too long.  What is
+		 * here goes, the rest of the line is dropped as it comes. */
+		if (rd->end > SYM_LINE_MAX) {
+			too_long = true;
+			rd->end = 0;
+		}
 		fflush(stdout);
 		n = read(0, rd->buf + rd->end, sizeof(rd->buf) - 1 - rd->end);
 		if (n < 0 && errno == EINTR)
@@ -239,6 +260,16 @@ static unsigned sym_flags(const struct opts *o)
 	return flags;
 }
 
+/* A line over SYM_LINE_MAX: the answer of a bad line, one message. */
+static void answer_too_long(const struct opts *o, const char *module, size_t lineno)
+{
+	char msg[96];
+
+	snprintf(msg, sizeof(msg), "line %zu: longer than %d bytes", lineno, SYM_LINE_MAX);
+	answer(o, module, 0, NULL, msg);
+	cli_error("%s", msg);
+}
+
 /* addr2line mode: one binary. */
 static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, int naddrs)
 {
@@ -246,7 +277,8 @@ static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, i
 	struct ds_dso *dso = ds_store_findnew(store, o->exe, NULL);
 	struct reader *rd = calloc(1, sizeof(*rd));
 	char *line;
-	int status = 0;
+	size_t len;
+	int status = 0, kind;
 
 	if (!dso || !rd) {
 		cli_error("%s: %s", o->exe, ds_strerror(-errno));
@@ -256,7 +288,7 @@ static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, i
 	for (int i = 0; i < naddrs; i++) {
 		uint64_t addr;
 
-		if (!parse_addr(addrs[i], &addr)) {
+		if (!parse_addr(addrs[i], strlen(addrs[i]), &addr)) {
 			cli_error("%s: not a hexadecimal address", addrs[i]);
 			answer(o, o->exe, 0, NULL, "not a hexadecimal address");
 			status = 1;
@@ -264,10 +296,13 @@ static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, i
 		}
 		status |= symbolize_one(dso, o, o->exe, addr, flags);
 	}
-	while (!naddrs && (line = next_line(rd))) {
+	while (!naddrs && (kind = next_line(rd, &line, &len)) != LINE_EOF) {
 		uint64_t addr;
 
-		if (!parse_addr(line, &addr)) {
+		if (kind == LINE_TOO_LONG) {
+			answer_too_long(o, o->exe, rd->lineno);
+			status = 1;
+		} else if (!parse_addr(line, len, &addr)) {
 			line[strcspn(line, "\r\n")] = 0;
 			cli_error("%s: not a hexadecimal address", line);
 			answer(o, o->exe, 0, NULL, "not a hexadecimal address");
@@ -292,21 +327,30 @@ struct item {
 
 static void read_items(struct ds_store *store, struct item **out, size_t *n_out)
 {
+	struct reader *rd = calloc(1, sizeof(*rd));
 	struct item *v = NULL;
-	size_t n = 0, cap = 0, lineno = 0;
-	char *line = NULL;
-	size_t lcap = 0;
+	size_t n = 0, cap = 0, len;
+	char *line;
+	int kind;
 
-	while (getline(&line, &lcap, stdin) > 0) {
+	if (!rd) {
+		cli_error("out of memory");
+		exit(2);
+	}
+	while ((kind = next_line(rd, &line, &len)) != LINE_EOF) {
 		struct ds_dso_id id = { .flags = DS_DSO_ID_BUILD_ID };
 		struct item it = { 0 };
 		char key[4096];
-		int kind;
+		size_t lineno = rd->lineno;
 
-		lineno++;
-		line[strcspn(line, "\r\n")] = 0;
-		kind = ds_sym_parse_line(line, strlen(line), key, sizeof(key), &id.build_id,
-					 &it.addr);
+		if (kind == LINE_TOO_LONG) {
+			it.module = strdup("");
+			if (asprintf(&it.error, "line %zu: longer than %d bytes", lineno,
+				     SYM_LINE_MAX) < 0)
+				it.error = NULL;
+			goto add;
+		}
+		kind = ds_sym_parse_line(line, len, key, sizeof(key), &id.build_id, &it.addr);
 		if (kind == DS_SYM_LINE_EMPTY)
 			continue;
 		if (kind == DS_SYM_LINE_BUILD_ID || kind == DS_SYM_LINE_PATH) {
@@ -317,12 +361,14 @@ static void read_items(struct ds_store *store, struct item **out, size_t *n_out)
 						ds_strerror(-errno)) < 0)
 				it.error = NULL;
 		} else {
+			line[strcspn(line, "\r\n")] = 0;
 			it.module = strdup(line);
 			if (asprintf(&it.error,
 				     "line %zu: expected \"BUILD-ID ADDR\" or \"PATH ADDR\" (hex)",
 				     lineno) < 0)
 				it.error = NULL;
 		}
+add:
 		if (n == cap) {
 			struct item *nv = realloc(v, (cap ? 2 * cap : 256) * sizeof(*v));
 
@@ -335,7 +381,7 @@ static void read_items(struct ds_store *store, struct item **out, size_t *n_out)
 		}
 		v[n++] = it;
 	}
-	free(line);
+	free(rd);
 	*out = v;
 	*n_out = n;
 }
