@@ -11,13 +11,27 @@
 #    65,536 bytes is still a line.  A 128 MiB line must not be held: peak
 #    RSS (GNU time's %M) under 64 MiB, half of it, which any copy of the
 #    line would exceed (before: 1 GB line, 1.96 GB RSS).
+#  - many distinct build IDs, against dsserver serving nothing (every
+#    request a 404): the server's request log must name each distinct build
+#    ID exactly once (/control/stats' per-URL counts), also when IDs come
+#    back after their batch was let go (the client caches the 404 on disk:
+#    a miss it recorded is not asked again) or in another process; and
+#    memory must be flat: 20,000 IDs may take no more than 4 MiB over
+#    2,000 IDs (both with --batch 256: 8 and 83 batches).  Before the
+#    batching each ID cost some 800 bytes held to the end (20,000 IDs:
+#    35 MB, 200,000: 227 MB): 18,000 more IDs would add over 13 MiB, and a
+#    leak of even 240 bytes per ID breaks the bound.  Then the default
+#    batch (4,096) over 5,000 IDs: two batches, one request per ID.
 #
-# Under TSan the RSS check is skipped.
+# Under ASan the RSS comparisons run with its quarantine off (it holds
+# freed memory, up to 256 MB, on purpose); under TSan they are skipped.
 set -uo pipefail
 . "$DS_SRC/tests/testlib.bash"
+tl_no_proxy
 
 : "${DSOSTORE:?DSOSTORE must name the CLI}"
-tl_need gcc nm addr2line llvm-symbolizer eu-readelf python3
+tl_need gcc nm addr2line llvm-symbolizer eu-readelf python3 curl
+tl_need_dsserver
 [ -x /usr/bin/time ] || {
 	echo "SKIP: no GNU time (/usr/bin/time) for the peak RSS" >&2
 	exit 77
@@ -25,7 +39,7 @@ tl_need gcc nm addr2line llvm-symbolizer eu-readelf python3
 tl_tmpdir dssymstream
 cd "$tmp" || exit 2
 export HOME=$tmp/home PERF_BUILDID_DIR=$tmp/perf
-unset DEBUGINFOD_URLS DEBUGINFOD_PROGRESS
+unset DEBUGINFOD_URLS DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE
 mkdir -p "$HOME" "$PERF_BUILDID_DIR"
 tl_sanitizer_exitcodes
 sanitize=${DS_SANITIZE:-}
@@ -33,6 +47,13 @@ rss_check=1
 case $sanitize in
 *thread*) rss_check= ;;
 esac
+# The client's cache takes one file per miss, fsync()ed: on tmpfs when
+# there is one, else the test spends its time in the disk.
+cachebase=$tmp
+if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+	cachebase=$(mktemp -d /dev/shm/dssymstream.XXXXXX) || exit 2
+	tl_also_rm+=("$cachebase")
+fi
 
 # peak_rss FILE: the KB GNU time wrote there.
 peak_rss() {
@@ -143,5 +164,87 @@ if [ -n "$rss_check" ] && [ "$rss" -ge $((64 << 10)) ]; then
 	fail "peak RSS $rss KB for a 128 MiB line: it was held"
 fi
 tl_case_end "(peak RSS $rss KB)"
+
+# ------------------------------------------------- many distinct build IDs
+mkdir -p "$tmp/empty-served"
+tl_start_dsserver port empty "$tmp/empty-served" --max-runtime 300 || exit 1
+export DEBUGINFOD_URLS=http://127.0.0.1:$port
+ctl() {
+	curl -s --max-time 10 "$DEBUGINFOD_URLS/control/$1"
+}
+
+# ids N SEED: N distinct made-up 40-digit build IDs, one per line.
+ids() {
+	python3 -c 'import random, sys
+r = random.Random(int(sys.argv[2]))
+seen = set()
+while len(seen) < int(sys.argv[1]):
+    h = "%040x" % r.getrandbits(160)
+    if h not in seen:
+        seen.add(h)
+        print(h)' "$1" "$2"
+}
+
+# stream NAME BATCH IDS-FILE [REPEATS-FILE]: the IDs as "BUILD-ID 0x1000"
+# lines, then the repeated ones again; checks the answers (each "??",
+# "??:0"), and that the server was asked for each distinct ID once.  The
+# peak RSS goes to NAME.rss.
+stream() {
+	local name=$1 batch=$2 ids=$3 again=${4:-/dev/null} rc n
+	local -a asan=()
+
+	cat "$ids" "$again" | sed 's/$/ 0x1000/' >"$name.in"
+	n=$(wc -l <"$name.in")
+	ctl reset-stats >/dev/null
+	# ASan keeps freed memory in its quarantine on purpose: off, where
+	# the RSS is compared.
+	[[ $sanitize == *address* ]] && asan=(ASAN_OPTIONS="$ASAN_OPTIONS:quarantine_size_mb=0")
+	env "${asan[@]}" DEBUGINFOD_CACHE_PATH="$cachebase/cache-$name" \
+		/usr/bin/time -f %M -o "$name.rss" "$DSOSTORE" symbolize -f --batch "$batch" \
+		<"$name.in" >"$name.out" 2>"$name.err"
+	rc=$?
+	[ $rc = 1 ] || fail "$name: exit status $rc, not 1: $(grep -v 'no debuginfo' "$name.err" | head -3)"
+	[ "$(grep -c '^??$' "$name.out")" = "$n" ] && [ "$(grep -c '^??:0$' "$name.out")" = "$n" ] &&
+		[ "$(wc -l <"$name.out")" = $((2 * n)) ] ||
+		fail "$name: not ?? and ??:0 for each of the $n lines: $(head -4 "$name.out")"
+	# The request count per URL: each distinct ID's debuginfo, once.
+	ctl idle >/dev/null
+	ctl stats | awk '$1 == "url" { print $2, $3 }' | sort -k2 >"$name.urls"
+	sed 's|.*|1 /buildid/&/debuginfo|' "$ids" | sort -k2 >"$name.want"
+	cmp -s "$name.want" "$name.urls" ||
+		fail "$name: requests are not one per distinct build ID: $(diff "$name.want" "$name.urls" | head -5) ($(wc -l <"$name.urls") URLs, $(wc -l <"$ids") IDs)"
+	[ "$(ctl stats | awk '$1 == "requests" { print $2 }')" = "$(wc -l <"$ids")" ] ||
+		fail "$name: $(ctl stats | head -1), for $(wc -l <"$ids") distinct IDs"
+}
+
+ids 2000 1 >small.ids
+ids 20000 2 >big.ids
+# Back after their batch: 1,000 of the first batches' IDs at the end.
+head -1000 big.ids >big.again
+tl_case "2,000 and 20,000 distinct build IDs, --batch 256"
+stream small 256 small.ids
+stream big 256 big.ids big.again
+small_rss=$(peak_rss small.rss) big_rss=$(peak_rss big.rss)
+if [ -n "$rss_check" ] && [ "$big_rss" -gt $((small_rss + 4096)) ]; then
+	fail "memory is not flat: $big_rss KB for 20,000 IDs, $small_rss KB for 2,000"
+fi
+tl_case_end "(peak RSS $small_rss KB and $big_rss KB)"
+
+# The default batch, and IDs the cache of another run has: the 2,000 of
+# the first run, again, in the same cache, cost no request.
+tl_case "5,000 IDs, default batch; misses cached by an earlier run"
+ids 5000 3 >mid.ids
+cat small.ids mid.ids | sed 's/$/ 0x1000/' >mid.in
+ctl reset-stats >/dev/null
+DEBUGINFOD_CACHE_PATH=$cachebase/cache-small "$DSOSTORE" symbolize -f <mid.in >mid.out 2>mid.err
+rc=$?
+[ $rc = 1 ] || fail "exit status $rc: $(grep -v 'no debuginfo' mid.err | head -3)"
+[ "$(grep -c '^??:0$' mid.out)" = 7000 ] || fail "not 7,000 answers: $(grep -c '^??:0$' mid.out)"
+ctl idle >/dev/null
+ctl stats | awk '$1 == "url" { print $2, $3 }' | sort -k2 >mid.urls
+sed 's|.*|1 /buildid/&/debuginfo|' mid.ids | sort -k2 >mid.want
+cmp -s mid.want mid.urls ||
+	fail "requests are not one per new ID: $(diff mid.want mid.urls | head -5) ($(wc -l <mid.urls) URLs)"
+tl_case_end
 
 tl_finish symbolize_stream

@@ -4,6 +4,8 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,8 +19,8 @@ static const char symbolize_help[] =
 	"With -e, as addr2line: each ADDR (hex, 0x optional; read from stdin when none\n"
 	"is given) of FILE, whose debuginfo may be found by build ID.  Without -e, each\n"
 	"input line is \"BUILD-ID ADDR\" or \"PATH ADDR\": the build IDs are resolved\n"
-	"first, in parallel (debuginfod included), then the lines answered in order.\n"
-	"A line over 64 KiB gets the \"??\" answer.\n"
+	"in parallel (debuginfod included), a batch of them at a time, then the batch's\n"
+	"lines answered in order.  A line over 64 KiB gets the \"??\" answer.\n"
 	"  -e, --exe FILE          the binary\n"
 	"  -f, --functions         print function names\n"
 	"  -i, --inlines           print the inlined callers too\n"
@@ -26,6 +28,8 @@ static const char symbolize_help[] =
 	"  -a, --addresses         print each address first\n"
 	"  -p, --pretty-print      one line per address (\"FUNC at FILE:LINE\")\n"
 	"  --file-offset           addresses are file offsets (perf, /proc/PID/maps)\n"
+	"  --batch N               without -e: distinct binaries per batch (4096; at\n"
+	"                          most 16384): memory is bounded by it\n"
 	"  --output-style=STYLE    GNU (addr2line, default), LLVM (llvm-symbolizer) or\n"
 	"                          JSON (one object per address)\n" CLI_COMMON_HELP;
 
@@ -318,101 +322,223 @@ static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, i
 
 /* ------------------------------------------------------ build-ID mode */
 
+/* The stream is answered a batch at a time: read up to --batch distinct
+ * DSOs (or CHUNK_LINES lines, or CHUNK_TEXT bytes of names), find all
+ * their debuginfo at once (one parallel debuginfod batch), answer the
+ * batch's lines in order, let its DSOs go.  Memory stays flat however long
+ * the stream; a build ID asked again in a later batch is not fetched again:
+ * a found file, or a miss, is in the debuginfod cache by then. */
+#define CHUNK_DSOS_DEFAULT 4096
+#define CHUNK_LINES	   16384
+#define CHUNK_TEXT	   (1u << 20)
+
 struct item {
-	struct ds_dso *dso; /* NULL: a bad line */
-	char *module;
+	struct ds_dso *dso; /* borrowed from the batch's set; NULL: a bad line */
 	uint64_t addr;
-	char *error;
+	size_t module, error; /* offsets into the batch's text; SIZE_MAX: none */
 };
 
-static void read_items(struct ds_store *store, struct item **out, size_t *n_out)
-{
-	struct reader *rd = calloc(1, sizeof(*rd));
-	struct item *v = NULL;
-	size_t n = 0, cap = 0, len;
-	char *line;
-	int kind;
+/* Open addressing over DSO pointers: each distinct DSO of a batch once,
+ * with the batch's reference on it. */
+struct dso_set {
+	struct ds_dso **slot;
+	size_t mask, n;
+};
 
-	if (!rd) {
-		cli_error("out of memory");
-		exit(2);
-	}
-	while ((kind = next_line(rd, &line, &len)) != LINE_EOF) {
-		struct ds_dso_id id = { .flags = DS_DSO_ID_BUILD_ID };
-		struct item it = { 0 };
-		char key[4096];
-		size_t lineno = rd->lineno;
-
-		if (kind == LINE_TOO_LONG) {
-			it.module = strdup("");
-			if (asprintf(&it.error, "line %zu: longer than %d bytes", lineno,
-				     SYM_LINE_MAX) < 0)
-				it.error = NULL;
-			goto add;
-		}
-		kind = ds_sym_parse_line(line, len, key, sizeof(key), &id.build_id, &it.addr);
-		if (kind == DS_SYM_LINE_EMPTY)
-			continue;
-		if (kind == DS_SYM_LINE_BUILD_ID || kind == DS_SYM_LINE_PATH) {
-			it.module = strdup(key);
-			it.dso = kind == DS_SYM_LINE_PATH ? ds_store_findnew(store, key, NULL)
-							  : ds_store_findnew(store, NULL, &id);
-			if (!it.dso && asprintf(&it.error, "line %zu: %s: %s", lineno, key,
-						ds_strerror(-errno)) < 0)
-				it.error = NULL;
-		} else {
-			line[strcspn(line, "\r\n")] = 0;
-			it.module = strdup(line);
-			if (asprintf(&it.error,
-				     "line %zu: expected \"BUILD-ID ADDR\" or \"PATH ADDR\" (hex)",
-				     lineno) < 0)
-				it.error = NULL;
-		}
-add:
-		if (n == cap) {
-			struct item *nv = realloc(v, (cap ? 2 * cap : 256) * sizeof(*v));
-
-			if (!nv) {
-				cli_error("out of memory");
-				exit(2);
-			}
-			v = nv;
-			cap = cap ? 2 * cap : 256;
-		}
-		v[n++] = it;
-	}
-	free(rd);
-	*out = v;
-	*n_out = n;
-}
-
-static int run_stream(const struct opts *o, struct ds_store *store)
-{
-	unsigned flags = sym_flags(o);
+struct batch {
 	struct item *items;
 	size_t n;
+	char *text;
+	size_t used;
+	struct dso_set cur, prev;
+	size_t max_dsos;
+};
+
+static _Noreturn void oom(void)
+{
+	cli_error("out of memory");
+	exit(2);
+}
+
+static void set_init(struct dso_set *s, size_t max)
+{
+	size_t cap = 16;
+
+	while (cap < 2 * max)
+		cap *= 2;
+	s->slot = calloc(cap, sizeof(*s->slot));
+	if (!s->slot)
+		oom();
+	s->mask = cap - 1;
+	s->n = 0;
+}
+
+/* Takes the caller's reference: kept if d is new here, else dropped. */
+static void set_add(struct dso_set *s, struct ds_dso *d)
+{
+	uint64_t x = ((uintptr_t)d >> 4) * 0x9e3779b97f4a7c15ull;
+	size_t h = (size_t)(x ^ x >> 32) & s->mask;
+
+	for (; s->slot[h]; h = (h + 1) & s->mask) {
+		if (s->slot[h] == d) {
+			ds_dso_put(d);
+			return;
+		}
+	}
+	s->slot[h] = d;
+	s->n++;
+}
+
+static void set_clear(struct dso_set *s)
+{
+	for (size_t i = 0; s->n && i <= s->mask; i++) {
+		if (s->slot[i]) {
+			ds_dso_put(s->slot[i]);
+			s->slot[i] = NULL;
+			s->n--;
+		}
+	}
+}
+
+/* Copies a string into the batch's text; its offset.  batch_full() keeps
+ * room for a line's two strings: the cut is only a bound. */
+static size_t text_add(struct batch *b, const char *s, size_t len)
+{
+	size_t at = b->used;
+
+	if (len + 1 > CHUNK_TEXT - b->used)
+		len = CHUNK_TEXT - b->used - 1;
+	memcpy(b->text + at, s, len);
+	b->text[at + len] = 0;
+	b->used += len + 1;
+	return at;
+}
+
+static size_t text_printf(struct batch *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static size_t text_printf(struct batch *b, const char *fmt, ...)
+{
+	char msg[SYM_LINE_MAX + 256];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return SIZE_MAX;
+	return text_add(b, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
+}
+
+/* Whether a batch has room for one more line of any kind. */
+static bool batch_full(const struct batch *b)
+{
+	return b->n == CHUNK_LINES || b->cur.n >= b->max_dsos ||
+	       CHUNK_TEXT - b->used < 2 * (SYM_LINE_MAX + 256);
+}
+
+static void read_one(struct batch *b, struct ds_store *store, int kind, char *line, size_t len,
+		     size_t lineno)
+{
+	struct ds_dso_id id = { .flags = DS_DSO_ID_BUILD_ID };
+	struct item *it = &b->items[b->n];
+	char key[4096];
+
+	*it = (struct item){ .module = SIZE_MAX, .error = SIZE_MAX };
+	if (kind == LINE_TOO_LONG) {
+		b->n++;
+		it->module = text_add(b, "", 0);
+		it->error = text_printf(b, "line %zu: longer than %d bytes", lineno, SYM_LINE_MAX);
+		return;
+	}
+	kind = ds_sym_parse_line(line, len, key, sizeof(key), &id.build_id, &it->addr);
+	if (kind == DS_SYM_LINE_EMPTY)
+		return;
+	b->n++;
+	if (kind == DS_SYM_LINE_BUILD_ID || kind == DS_SYM_LINE_PATH) {
+		struct ds_dso *d = kind == DS_SYM_LINE_PATH ? ds_store_findnew(store, key, NULL)
+							    : ds_store_findnew(store, NULL, &id);
+		int err = d ? 0 : -errno;
+
+		it->module = text_add(b, key, strlen(key));
+		if (d) {
+			set_add(&b->cur, d);
+			it->dso = d;
+		} else {
+			it->error = text_printf(b, "line %zu: %s: %s", lineno, key,
+						ds_strerror(err));
+		}
+		return;
+	}
+	line[strcspn(line, "\r\n")] = 0;
+	it->module = text_add(b, line, strlen(line));
+	it->error = text_printf(b, "line %zu: expected \"BUILD-ID ADDR\" or \"PATH ADDR\" (hex)",
+				lineno);
+}
+
+/* Resolves and answers the batch's lines, then lets the DSOs of the batch
+ * before go: those this one shares stay loaded (its set has them too), so a
+ * long stream over a few binaries builds each index once. */
+static int answer_batch(const struct opts *o, struct ds_store *store, struct batch *b)
+{
+	DS_OPTS(ds_fetch_opts, fo, .progress = cli_want_progress(-1) ? cli_progress : NULL);
+	unsigned flags = sym_flags(o);
+	struct dso_set t;
 	int status = 0;
 
-	read_items(store, &items, &n);
-	/* Every DSO's debuginfo at once, before the first answer. */
-	DS_OPTS(ds_fetch_opts, fo, .progress = cli_want_progress(-1) ? cli_progress : NULL);
-	ds_store_prefetch(store, &fo);
-	for (size_t i = 0; i < n; i++) {
-		struct item *it = &items[i];
+	if (b->cur.n)
+		ds_store_prefetch(store, &fo);
+	for (size_t i = 0; i < b->n; i++) {
+		const struct item *it = &b->items[i];
+		const char *module = it->module != SIZE_MAX ? b->text + it->module : "";
+		const char *error = it->error != SIZE_MAX ? b->text + it->error : "bad line";
 
 		if (!it->dso) {
-			answer(o, it->module ? it->module : "", it->addr, NULL,
-			       it->error ? it->error : "bad line");
-			cli_error("%s", it->error ? it->error : "bad line");
+			answer(o, module, it->addr, NULL, error);
+			cli_error("%s", error);
 			status = 1;
 		} else {
-			status |= symbolize_one(it->dso, o, it->module, it->addr, flags);
+			status |= symbolize_one(it->dso, o, module, it->addr, flags);
 		}
-		ds_dso_put(it->dso);
-		free(it->module);
-		free(it->error);
 	}
-	free(items);
+	set_clear(&b->prev);
+	t = b->prev;
+	b->prev = b->cur;
+	b->cur = t;
+	b->n = 0;
+	b->used = 0;
+	return status;
+}
+
+static int run_stream(const struct opts *o, struct ds_store *store, size_t max_dsos)
+{
+	struct batch b = { .max_dsos = max_dsos };
+	struct reader *rd = calloc(1, sizeof(*rd));
+	char *line;
+	size_t len;
+	int status = 0, kind;
+
+	b.items = calloc(CHUNK_LINES, sizeof(*b.items));
+	b.text = malloc(CHUNK_TEXT);
+	if (!rd || !b.items || !b.text)
+		oom();
+	set_init(&b.cur, max_dsos);
+	set_init(&b.prev, max_dsos);
+	while ((kind = next_line(rd, &line, &len)) != LINE_EOF) {
+		read_one(&b, store, kind, line, len, rd->lineno);
+		if (batch_full(&b))
+			status |= answer_batch(o, store, &b);
+	}
+	if (b.n)
+		status |= answer_batch(o, store, &b);
+	set_clear(&b.prev);
+	set_clear(&b.cur);
+	free(b.prev.slot);
+	free(b.cur.slot);
+	free(b.items);
+	free(b.text);
+	free(rd);
 	return status;
 }
 
@@ -423,6 +549,7 @@ int cmd_symbolize(int argc, char **argv)
 	struct ds_context *ctx;
 	struct ds_store *store;
 	char **addrs = calloc(argc, sizeof(*addrs));
+	size_t batch = CHUNK_DSOS_DEFAULT;
 	int naddrs = 0, status;
 
 	for (int i = 1; i < argc; i++) {
@@ -451,6 +578,19 @@ int cmd_symbolize(int argc, char **argv)
 				cli_error("unknown output style %s (GNU, LLVM or JSON)", st);
 				return 2;
 			}
+		} else if ((!strcmp(a, "--batch") && i + 1 < argc) || !strncmp(a, "--batch=", 8)) {
+			const char *v = a[7] == '=' ? a + 8 : argv[++i];
+			char *end;
+			unsigned long n;
+
+			errno = 0;
+			n = strtoul(v, &end, 10);
+			if (errno || end == v || *end || v[0] == '-' || !n || n > CHUNK_LINES) {
+				cli_error("symbolize: --batch needs a number from 1 to %d, not '%s'",
+					  CHUNK_LINES, v);
+				return 2;
+			}
+			batch = n;
 		} else if (!strcmp(a, "--file-offset")) {
 			o.file_offset = true;
 		} else if (!strcmp(a, "--functions")) {
@@ -496,7 +636,7 @@ int cmd_symbolize(int argc, char **argv)
 	}
 	/* Output is the bulk of the work: write it in large blocks. */
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-	status = o.exe ? run_exe(&o, store, addrs, naddrs) : run_stream(&o, store);
+	status = o.exe ? run_exe(&o, store, addrs, naddrs) : run_stream(&o, store, batch);
 	fflush(stdout);
 	ds_store_free(store);
 	free(addrs);
