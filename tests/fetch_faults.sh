@@ -22,16 +22,8 @@ tl_need_dsserver
 
 tl_tmpdir dsfaults
 T=$tmp
-export HOME=$T/home
-mkdir -p "$HOME"
-
-# Small limits keep every hang short: a server must send 100 KiB within
-# DEBUGINFOD_TIMEOUT seconds (the connect timeout is capped by it too), and
-# transient failures are retried twice (backoff 100 + 200 ms).
-TIMEOUT=2
-export DEBUGINFOD_TIMEOUT=$TIMEOUT DEBUGINFOD_RETRY_LIMIT=2
-unset DEBUGINFOD_MAXSIZE DEBUGINFOD_MAXTIME DEBUGINFOD_HEADERS_FILE DEBUGINFOD_PROGRESS \
-	DEBUGINFOD_VERBOSE VERBOSE
+# Small limits keep every hang short (see tl_client_env).
+tl_client_env 2
 # Time allowed on top of a timeout: process start-up under sanitizers,
 # backoff, a loaded 2-core machine.
 SLACK_MS=3000

@@ -22,12 +22,7 @@ tl_need_dsserver
 
 tl_tmpdir dshostile
 T=$tmp
-export HOME=$T/home
-mkdir -p "$HOME"
-TIMEOUT=2
-export DEBUGINFOD_TIMEOUT=$TIMEOUT DEBUGINFOD_RETRY_LIMIT=2
-unset DEBUGINFOD_MAXSIZE DEBUGINFOD_MAXTIME DEBUGINFOD_HEADERS_FILE DEBUGINFOD_PROGRESS \
-	DEBUGINFOD_VERBOSE VERBOSE
+tl_client_env 2
 SLACK_MS=4000
 
 # ------------------------------------------------------------- fixtures

@@ -74,6 +74,20 @@ tl_build_id() {
 	eu-readelf -n "$1" 2>/dev/null | awk '/Build ID:/ {print $3; exit}'
 }
 
+# tl_client_env SECONDS: the debuginfod client's environment for the fault
+# tests: HOME in $tmp (tl_tmpdir first), TIMEOUT=SECONDS exported as
+# DEBUGINFOD_TIMEOUT (a server must send 100 KiB within it; connecting is
+# capped by it too), two retries of a transient failure (backoff 100 + 200
+# ms), no size, time or header settings of the caller's, nothing verbose.
+tl_client_env() {
+	export HOME=$tmp/home
+	mkdir -p "$HOME"
+	TIMEOUT=$1
+	export DEBUGINFOD_TIMEOUT=$TIMEOUT DEBUGINFOD_RETRY_LIMIT=2
+	unset DEBUGINFOD_MAXSIZE DEBUGINFOD_MAXTIME DEBUGINFOD_HEADERS_FILE DEBUGINFOD_PROGRESS \
+		DEBUGINFOD_VERBOSE VERBOSE
+}
+
 # tl_need TOOL...: skip (77) unless every TOOL is on PATH.
 tl_need() {
 	local tool
