@@ -7,6 +7,10 @@
   gen_symbolize_bench.py addrs BIN N SEED
       prints N addresses (0x...) drawn uniformly over the bytes of the
       generated functions (f_*), whose bounds come from `nm -S`
+  gen_symbolize_bench.py realaddrs BIN N SEED [--symtab FILE]
+      the same over every function with a size in the symbol table of
+      FILE (BIN by default; libc's is in its libc6-dbg file), aliases
+      counted once: for real binaries, where the names are not f_*
   gen_symbolize_bench.py compare REF OUT STYLE [--show N] [--only ADDRS]
       REF is `addr2line -a -f -i` output; OUT is GNU (dsostore), eu
       (eu-addr2line) or LLVM (llvm-symbolizer) output, all with -a.
@@ -181,6 +185,43 @@ def addrs(args):
     sys.stdout.writelines(out)
 
 
+def real_function_ranges(symtab):
+    out = subprocess.run(["nm", "-S", "--defined-only", symtab], check=True,
+                         capture_output=True, text=True).stdout
+    ranges = set()
+    for line in out.splitlines():
+        p = line.split()
+        if len(p) == 4 and p[2] in "tTwWi" and int(p[1], 16) > 0:
+            ranges.add((int(p[0], 16), int(p[1], 16)))
+    # Aliases share a range; a range inside another (a local label with
+    # a size) would give its bytes twice the weight: keep the outer one.
+    out, end = [], 0
+    for start, size in sorted(ranges, key=lambda r: (r[0], -r[1])):
+        if start >= end:
+            out.append((start, size))
+            end = start + size
+    return out
+
+
+def realaddrs(args):
+    ranges = real_function_ranges(args.symtab or args.binary)
+    if not ranges:
+        sys.exit("gen_symbolize_bench: no sized functions in %s" % (args.symtab or args.binary))
+    # As addrs() does (kept apart so that its source, part of the cache
+    # key of the generated binary, does not change).
+    starts, total = [], 0
+    for start, size in ranges:
+        starts.append(total)
+        total += size
+    rng = random.Random(args.seed)
+    out = []
+    for _ in range(args.n):
+        off = rng.randrange(total)
+        i = bisect.bisect_right(starts, off) - 1
+        out.append("0x%x\n" % (ranges[i][0] + off - starts[i]))
+    sys.stdout.writelines(out)
+
+
 ADDR_GNU = re.compile(r"^0x[0-9a-f]+$")
 DISCR = re.compile(r" \(discriminator \d+\)$")
 
@@ -190,17 +231,19 @@ COLUMN = re.compile(r"(:\d+):\d+$")
 
 
 def parse_gnu(path, eu=False):
-    """[(addr, [(function, file, line), ...]), ...] in input order (an
-    address may come twice) from -a -f -i GNU output.
+    """Yields (addr, [(function, file, line), ...]) in input order (an
+    address may come twice) from -a -f -i GNU output, one address at a
+    time: a million addresses on a C++ binary are half a GB of output.
     eu-addr2line writes an inlined frame's function as "h inlined at
     FILE:LINE:COL in f" and FILE:LINE:COLUMN: eu=True drops the extras."""
-    blocks, cur, pending = [], None, None
+    addr, cur, pending = None, None, None
     with open(path, errors="replace") as fp:
         for line in fp:
             line = line.rstrip("\n")
             if pending is None and ADDR_GNU.match(line):
-                cur = []
-                blocks.append((int(line, 16), cur))
+                if cur is not None:
+                    yield addr, cur
+                addr, cur = int(line, 16), []
                 continue
             if cur is None:
                 continue
@@ -213,56 +256,82 @@ def parse_gnu(path, eu=False):
             file, _, ln = loc.rpartition(":")
             cur.append((pending, file, ln))
             pending = None
-    return blocks
+    if cur is not None:
+        yield addr, cur
 
 
 def parse_llvm(path):
-    """The same from llvm-symbolizer -a --inlines output (LLVM style)."""
-    blocks = []
-    with open(path, errors="replace") as fp:
-        text = fp.read()
-    for block in text.split("\n\n"):
-        lines = [x for x in block.split("\n") if x]
-        if not lines or not lines[0].startswith("0x"):
-            continue
+    """The same from llvm-symbolizer -a --inlines output (LLVM style):
+    blocks separated by an empty line."""
+    def block(lines):
         frames = []
         for fn, loc in zip(lines[1::2], lines[2::2]):
             # FILE:LINE:COLUMN; llvm says ??:0:0 where addr2line says ??:0
             parts = loc.rsplit(":", 2)
             file, ln = (parts[0], parts[1]) if len(parts) == 3 else (loc, "?")
             frames.append((fn, file, ln))
-        blocks.append((int(lines[0], 16), frames))
-    return blocks
+        return int(lines[0], 16), frames
+
+    lines = []
+    with open(path, errors="replace") as fp:
+        for line in fp:
+            line = line.rstrip("\n")
+            if line:
+                lines.append(line)
+                continue
+            if lines and lines[0].startswith("0x"):
+                yield block(lines)
+            lines = []
+    if lines and lines[0].startswith("0x"):
+        yield block(lines)
 
 
-def fmt(frames):
-    return " | ".join("%s %s:%s" % (fn, os.path.basename(file), ln)
+def fmt(frames, full=False):
+    base = (lambda f: f) if full else os.path.basename
+    return " | ".join("%s %s:%s" % (fn, base(file), ln)
                       for fn, file, ln in frames) or "(no output)"
 
 
+def fmt_pair(want, got):
+    """Both sides, with whole paths when the file names alone look alike."""
+    full = fmt(want) == fmt(got)
+    return fmt(want, full), fmt(got, full)
+
+
 def compare(args):
+    import itertools
     ref = parse_gnu(args.ref)
     if args.style == "llvm":
         out = parse_llvm(args.out)
     else:
         out = parse_gnu(args.out, eu=args.style == "eu")
-    n = len(ref)
+    n = None
     if args.only:  # the first lines of the same input
         with open(args.only) as fp:
             n = sum(1 for x in fp if x.strip())
-    diff, missing, shown = 0, 0, []
-    for i in range(n):
-        a, want = ref[i] if i < len(ref) else (None, None)
-        got_a, got = out[i] if i < len(out) else (None, None)
+    diff, missing, shown, i = 0, 0, [], 0
+    for i, (r, o) in enumerate(itertools.zip_longest(ref, out), 1):
+        if n is not None and i > n:
+            i = n
+            break
+        a, want = r or (None, None)
+        got_a, got = o or (None, None)
+        if a is None:  # more answers than addr2line gave: not compared
+            i -= 1
+            break
         if got is None:
             missing += 1
         if got_a != a or got != want:
             diff += 1
             if len(shown) < args.show:
+                w, g = fmt_pair(want or [], got or [])
                 shown.append("  #%d 0x%x\n    addr2line: %s\n    this:      %s"
-                             % (i + 1, a or 0, fmt(want or []),
-                                fmt(got or []) if got_a == a else "answer for 0x%x" % (got_a or 0)))
-    print(diff, n, missing)
+                             % (i, a or 0, w, g if got_a == a else "answer for 0x%x" % (got_a or 0)))
+    if n is not None and i < n:  # addr2line itself answered fewer
+        diff += n - i
+        missing += n - i
+        i = n
+    print(diff, i, missing)
     for s in shown:
         print(s)
 
@@ -449,6 +518,11 @@ def main():
     a.add_argument("binary")
     a.add_argument("n", type=int)
     a.add_argument("seed", type=int)
+    a = sub.add_parser("realaddrs")
+    a.add_argument("binary")
+    a.add_argument("n", type=int)
+    a.add_argument("seed", type=int)
+    a.add_argument("--symtab")
     c = sub.add_parser("compare")
     c.add_argument("ref")
     c.add_argument("out")
@@ -459,7 +533,7 @@ def main():
     r = sub.add_parser("report")
     r.add_argument("results")
     args = ap.parse_args()
-    {"gen": gen, "addrs": addrs, "compare": compare, "report": report,
+    {"gen": gen, "addrs": addrs, "realaddrs": realaddrs, "compare": compare, "report": report,
      "key": key}[args.cmd](args)
 
 
