@@ -513,6 +513,18 @@ DS_API struct Elf *ds_debuginfo_elf(const struct ds_debuginfo *di);
  * than the DWARF's "foo" and "__GI___fstat64".  Without an ELF symbol
  * there, the DWARF name stays. */
 #define DS_SYM_ELF_NAMES (1u << 4)
+/* Names only: the function holding the address from ELF symbols
+ * (.symtab, MiniDebugInfo, .dynsym), as DS_SYM_ELF_NAMES (perf) or else
+ * binutils choose it; no file:line, no inline frames (DS_SYM_INLINES is
+ * ignored).  The DWARF is not read: a DSO asked only this builds an index
+ * of its ELF symbols alone, a fraction of the cost; a later query without
+ * the flag builds the full one once.  An address no ELF symbol holds gets
+ * no frame (nframes 0), even where DWARF knows a function there: perf
+ * report names samples from ELF symbols only and shows those as
+ * addresses, and reading the whole DWARF to name them would cost what
+ * the flag exists to save.  The answer does not depend on which index
+ * the DSO happens to hold. */
+#define DS_SYM_NO_LINES (1u << 5)
 
 struct ds_frame {
 	const char *function; /* NULL: unknown ("??") */
@@ -573,6 +585,10 @@ struct ds_store_stats {
 	uint64_t misses; /* searches that found none */
 	uint64_t evictions; /* debuginfos closed for the budget */
 	uint64_t reopens; /* evicted debuginfos opened again */
+	/* Symbol indexes built.  (The struct is plain, not sized: fields
+	 * are appended, and in 0.x a caller rebuilds against the new header.) */
+	uint64_t symtab_builds; /* from ELF symbols alone, no DWARF read */
+	uint64_t dwarf_builds; /* that read the DWARF */
 };
 
 DS_API void ds_store_stats(struct ds_store *store, struct ds_store_stats *out);

@@ -192,8 +192,15 @@ int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts
 /* ---- symindex (lib/symindex.c); its rooms share lib/symindex.h */
 
 struct ds_symbols;
+/* dwarf: read the debuginfo's DWARF too; without, the index holds ELF
+ * symbols only (the names-only tier). */
 int ds__symbols_build(struct ds_context *ctx, struct Elf *debug, const char *debug_name,
-		      struct Elf *binary, const char *binary_name, struct ds_symbols **out);
+		      struct Elf *binary, const char *binary_name, bool dwarf,
+		      struct ds_symbols **out);
+/* S holds all its DSO can give: its DWARF was read, or there was none. */
+bool ds__symbols_full(const struct ds_symbols *S);
+/* Its DWARF was read. */
+bool ds__symbols_read_dwarf(const struct ds_symbols *S);
 void ds__symbols_free(struct ds_symbols *S);
 uint64_t ds__symbols_bytes(const struct ds_symbols *S);
 

@@ -57,18 +57,28 @@ struct ds_dso {
 	uint64_t path_hash;
 	struct ds_dso *next_path, *next_ino;
 
-	/* The symbolization index: built once (one builder, others wait, as
-	 * for the debuginfo), then read without a lock.  One built from the
-	 * debuginfo goes with it on eviction; readers hold a pin. */
+	/* The symbolization index: built once per tier (one builder, others
+	 * wait, as for the debuginfo), then read without a lock.  The
+	 * names-only tier (ELF symbols) is built for DS_SYM_NO_LINES queries,
+	 * replaced by the full one (with DWARF) when a query needs it.  One
+	 * built from the debuginfo goes with it on eviction; readers hold a
+	 * pin. */
 	_Atomic(struct ds_symbols *) sym;
 	atomic_int sym_state; /* SYM_NONE, SYM_BUILDING, SYM_READY, SYM_FAILED */
 	atomic_bool sym_from_debuginfo;
+	/* Under di_lock: the last build's error, and whether it was of the
+	 * full tier (a names-only failure does not answer a full query). */
 	int sym_err;
-	/* Indexes built before the debuginfo turned up, replaced since; a
-	 * reader may still hold one, so they go with the DSO. */
+	bool sym_err_full;
+	/* Indexes replaced since (built before the debuginfo turned up, or
+	 * names-only ones): a reader may still hold one.  Those built without
+	 * the debuginfo are read without a pin, so they go with the DSO;
+	 * those built from it go when it is evicted (no pins, no readers).
+	 * Under di_lock. */
 	struct retired_sym {
 		struct ds_symbols *S;
 		struct retired_sym *next;
+		bool from_debuginfo;
 	} *sym_retired;
 
 	/* Under store->di_lock. */
@@ -97,8 +107,8 @@ struct ds_store {
 	pthread_cond_t di_cond;
 	struct ds_dso *ring_hand; /* CLOCK hand into the ring */
 
-	atomic_uint_fast64_t n_dsos, n_open, bytes_held, searches, hits, misses, evictions,
-		reopens;
+	atomic_uint_fast64_t n_dsos, n_open, bytes_held, searches, hits, misses, evictions, reopens,
+	    symtab_builds, dwarf_builds;
 };
 
 /* ------------------------------------------------------------- hashing */
@@ -416,6 +426,8 @@ DS_API void ds_store_stats(struct ds_store *s, struct ds_store_stats *out)
 	out->misses = atomic_load(&s->misses);
 	out->evictions = atomic_load(&s->evictions);
 	out->reopens = atomic_load(&s->reopens);
+	out->symtab_builds = atomic_load(&s->symtab_builds);
+	out->dwarf_builds = atomic_load(&s->dwarf_builds);
 }
 
 /* --------------------------------------------------------------- DSOs */
@@ -521,6 +533,26 @@ DS_API struct ds_dso *ds_dso_get(struct ds_dso *d)
 
 static void ring_unlink(struct ds_store *s, struct ds_dso *d);
 
+/* Free d's retired indexes (only_debuginfo: those built from the
+ * debuginfo, which no reader holds once no one pins it).  di_lock held, or
+ * d is going. */
+static void free_retired(struct ds_dso *d, bool only_debuginfo)
+{
+	struct retired_sym **pp = &d->sym_retired;
+
+	while (*pp) {
+		struct retired_sym *r = *pp;
+
+		if (only_debuginfo && !r->from_debuginfo) {
+			pp = &r->next;
+			continue;
+		}
+		*pp = r->next;
+		ds__symbols_free(r->S);
+		free(r);
+	}
+}
+
 static void dso_free(struct ds_dso *d)
 {
 	struct ds_store *s = d->store;
@@ -546,13 +578,7 @@ static void dso_free(struct ds_dso *d)
 		atomic_fetch_sub(&s->bytes_held, ds__symbols_bytes(atomic_load(&d->sym)));
 		ds__symbols_free(atomic_load(&d->sym));
 	}
-	while (d->sym_retired) {
-		struct retired_sym *r = d->sym_retired;
-
-		d->sym_retired = r->next;
-		ds__symbols_free(r->S);
-		free(r);
-	}
+	free_retired(d, false);
 	ds__debuginfo_release(&d->di);
 	free(d->miss_msg);
 	free(d->path);
@@ -647,6 +673,7 @@ static bool try_evict(struct ds_store *s, struct ds_dso *d)
 		atomic_store(&d->sym_state, SYM_NONE);
 		ds__symbols_free(S);
 	}
+	free_retired(d, true);
 	ds_debug(s->ctx, "evicted debuginfo %s", ds_debuginfo_path(&d->di));
 	return true;
 }
@@ -970,23 +997,57 @@ DS_API int ds_store_prefetch(struct ds_store *s, const struct ds_fetch_opts *opt
 
 /* ------------------------------------------------------------ symbolize */
 
-/* Build the DSO's index, or wait for the thread that builds it.  The
- * caller holds a pin when the DSO has debuginfo. */
-static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di)
+/* Whether d's index answers a query (full: one that needs DWARF); or,
+ * through *err, that its last build failed for such a query.  Built
+ * without debuginfo that has turned up since (installed, fetched, a miss
+ * whose TTL ran out) answers nothing: build again.  di_lock held. */
+static bool symbols_settled(struct ds_dso *d, const struct ds_debuginfo *di, bool full, int *err)
+{
+	int state = atomic_load(&d->sym_state);
+
+	*err = 0;
+	if (state != SYM_READY && state != SYM_FAILED)
+		return false;
+	if (di && !atomic_load(&d->sym_from_debuginfo))
+		return false;
+	if (state == SYM_READY && (!full || ds__symbols_full(atomic_load(&d->sym))))
+		return true;
+	if (d->sym_err && (d->sym_err_full || !full)) {
+		*err = d->sym_err;
+		return true;
+	}
+	return false;
+}
+
+/* A replaced index: a reader may hold it still. */
+static void retire(struct ds_dso *d, struct ds_symbols *old)
+{
+	struct ds_store *s = d->store;
+	struct retired_sym *r = malloc(sizeof(*r));
+
+	atomic_fetch_sub(&s->bytes_held, ds__symbols_bytes(old));
+	if (!r)
+		return; /* leaked rather than freed under a reader */
+	r->S = old;
+	r->from_debuginfo = atomic_load(&d->sym_from_debuginfo);
+	r->next = d->sym_retired;
+	d->sym_retired = r;
+}
+
+/* Build the DSO's index (full: with DWARF; else names only, unless it has
+ * a full one already), or wait for the thread that builds it.  The caller
+ * holds a pin when the DSO has debuginfo. */
+static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di, bool full)
 {
 	struct ds_store *s = d->store;
 	struct ds_symbols *S = NULL;
 	Elf *binary = NULL;
-	int state, err, fd = -1;
+	int err, fd = -1;
 
 	pthread_mutex_lock(&s->di_lock);
-	while ((state = atomic_load(&d->sym_state)) == SYM_BUILDING)
+	while (atomic_load(&d->sym_state) == SYM_BUILDING)
 		pthread_cond_wait(&s->di_cond, &s->di_lock);
-	/* Built (or failed) without debuginfo that has turned up since
-	 * (installed, fetched, a miss whose TTL ran out): build again. */
-	if ((state == SYM_READY || state == SYM_FAILED) &&
-	    !(di && !atomic_load(&d->sym_from_debuginfo))) {
-		err = state == SYM_READY ? 0 : d->sym_err;
+	if (symbols_settled(d, di, full, &err)) {
 		pthread_mutex_unlock(&s->di_lock);
 		return err;
 	}
@@ -1001,7 +1062,7 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di)
 			binary = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	}
 	err = ds__symbols_build(s->ctx, di ? di->elf : NULL, di ? ds_debuginfo_path(di) : NULL,
-				binary, d->path, &S);
+				binary, d->path, full, &S);
 	if (binary)
 		elf_end(binary);
 	if (fd >= 0)
@@ -1011,39 +1072,36 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di)
 	if (!err) {
 		struct ds_symbols *old = atomic_load(&d->sym);
 
-		if (old) { /* symbols only: readers may hold it (no pin) */
-			struct retired_sym *r = malloc(sizeof(*r));
-
-			atomic_fetch_sub(&s->bytes_held, ds__symbols_bytes(old));
-			if (r) {
-				r->S = old;
-				r->next = d->sym_retired;
-				d->sym_retired = r;
-			}
-			/* else: leaked rather than freed under a reader */
-		}
+		/* (An old one from the debuginfo has readers with pins; one
+		 * from before it, readers without.) */
+		if (old)
+			retire(d, old);
+		atomic_fetch_add(ds__symbols_read_dwarf(S) ? &s->dwarf_builds : &s->symtab_builds,
+				 1);
 		atomic_store(&d->sym_from_debuginfo, di != NULL);
 		atomic_fetch_add(&s->bytes_held, ds__symbols_bytes(S));
 		if (di)
 			ring_touch(d);
+		d->sym_err = 0;
 		atomic_store_explicit(&d->sym, S, memory_order_release);
 		atomic_store(&d->sym_state, SYM_READY);
 		if (s->budget)
 			enforce_budget(s, d);
-	} else if (atomic_load(&d->sym)) {
-		atomic_store(&d->sym_state, SYM_READY); /* keep what we had */
 	} else {
 		d->sym_err = err;
-		atomic_store(&d->sym_state, SYM_FAILED);
+		d->sym_err_full = full || !di; /* without debuginfo, one tier */
+		/* Keep what we had: a names-only index still answers
+		 * names-only queries. */
+		atomic_store(&d->sym_state, atomic_load(&d->sym) ? SYM_READY : SYM_FAILED);
 	}
 	pthread_cond_broadcast(&s->di_cond);
 	pthread_mutex_unlock(&s->di_lock);
 	return err;
 }
 
-/* Pinned (if the DSO has debuginfo) and the index ready; *pinned says
- * whether to unpin. */
-static int symbols_get(struct ds_dso *d, struct ds_symbols **out, bool *pinned)
+/* Pinned (if the DSO has debuginfo) and the index ready, with DWARF if
+ * full; *pinned says whether to unpin. */
+static int symbols_get(struct ds_dso *d, bool full, struct ds_symbols **out, bool *pinned)
 {
 	const struct ds_debuginfo *di = NULL;
 	int err;
@@ -1060,13 +1118,18 @@ static int symbols_get(struct ds_dso *d, struct ds_symbols **out, bool *pinned)
 	} else {
 		di = NULL;
 	}
-	if (atomic_load_explicit(&d->sym_state, memory_order_acquire) != SYM_READY ||
-	    (di && !atomic_load(&d->sym_from_debuginfo))) {
-		err = symbols_slow(d, di);
+	/* The index only changes under a builder's pin or, built without
+	 * debuginfo, is retired, never freed: what we load stays valid. */
+	*out = NULL;
+	if (atomic_load_explicit(&d->sym_state, memory_order_acquire) == SYM_READY &&
+	    !(di && !atomic_load(&d->sym_from_debuginfo)))
+		*out = atomic_load_explicit(&d->sym, memory_order_acquire);
+	if (!*out || (full && !ds__symbols_full(*out))) {
+		err = symbols_slow(d, di, full);
 		if (err)
 			goto fail;
+		*out = atomic_load_explicit(&d->sym, memory_order_acquire);
 	}
-	*out = atomic_load_explicit(&d->sym, memory_order_acquire);
 	if (*out)
 		return 0;
 	err = -ENOENT;
@@ -1105,7 +1168,7 @@ DS_API int ds_dso_symbolize_batch(struct ds_dso *d, const uint64_t *addrs, size_
 
 	if (!d || (!addrs && n) || (!out && n))
 		return -EINVAL;
-	err = symbols_get(d, &S, &pinned);
+	err = symbols_get(d, !(flags & DS_SYM_NO_LINES), &S, &pinned);
 	if (err) {
 		for (size_t i = 0; i < n; i++) {
 			memset(&out[i], 0, sizeof(out[i]));
@@ -1133,7 +1196,7 @@ DS_API int ds_dso_symbolize(struct ds_dso *d, uint64_t addr, unsigned int flags,
 		return -EINVAL;
 	memset(out, 0, sizeof(*out));
 	out->addr = addr;
-	err = symbols_get(d, &S, &pinned);
+	err = symbols_get(d, !(flags & DS_SYM_NO_LINES), &S, &pinned);
 	if (err)
 		return err;
 	err = lookup_one(S, addr, flags, out);

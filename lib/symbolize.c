@@ -325,6 +325,18 @@ int ds__symbols_lookup(const struct ds_symbols *S, uint64_t addr, unsigned flags
 
 	memset(res, 0, sizeof(*res));
 	res->addr = addr;
+	if (flags & DS_SYM_NO_LINES) {
+		/* ELF symbols alone, whichever tier S is, so the answer does
+		 * not depend on what an earlier query built. */
+		const struct symbol *sym =
+		    (flags & DS_SYM_ELF_NAMES) ? perf_symbol_at(S, addr) : symbol_at(S, addr);
+
+		if (sym) {
+			res->from_symtab = true;
+			err = add_frame(&b, str(S, sym->name), sym->lo, NULL, 0, 0, 0, false, dm);
+		}
+		goto strings;
+	}
 	sc = innermost(S, addr);
 	ln = line_at(S, addr);
 	if (sc) {
@@ -378,6 +390,7 @@ int ds__symbols_lookup(const struct ds_symbols *S, uint64_t addr, unsigned flags
 					ln ? ln->column : 0, ln ? ln->discriminator : 0, false, dm);
 		}
 	}
+strings:
 	if (!err && b.sb.len) {
 		/* Strings are final: point the frames into them. */
 		res->_strings = b.sb.buf;

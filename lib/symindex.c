@@ -271,11 +271,23 @@ uint64_t ds__symbols_bytes(const struct ds_symbols *S)
 	return S ? S->bytes : 0;
 }
 
+bool ds__symbols_full(const struct ds_symbols *S)
+{
+	return S && S->full;
+}
+
+bool ds__symbols_read_dwarf(const struct ds_symbols *S)
+{
+	return S && S->read_dwarf;
+}
+
 /* Build the index from a debuginfo ELF (may be NULL) and the binary itself
  * (may be NULL); their names (paths) are for messages.  Neither is kept:
- * the index copies what it needs. */
+ * the index copies what it needs.  Without dwarf, the ELF symbols are
+ * exactly those of a full build (same sources, same order), so a
+ * names-only answer is the same from either tier. */
 int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name, Elf *binary,
-		      const char *binary_name, struct ds_symbols **out)
+		      const char *binary_name, bool dwarf, struct ds_symbols **out)
 {
 	struct ds_symbols *S = calloc(1, sizeof(*S));
 	int err = 0;
@@ -286,8 +298,11 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 		debug_name = "debuginfo";
 	if (!binary_name)
 		binary_name = "binary";
+	S->full = dwarf || !debug;
+	S->read_dwarf = dwarf && debug;
 	if (debug) {
-		err = ds__dwarf_index(ctx, debug, debug_name, S);
+		if (dwarf)
+			err = ds__dwarf_index(ctx, debug, debug_name, S);
 		if (!err && ds__symtab_add(ctx, debug_name, S, debug, SHT_SYMTAB) < 0)
 			err = -ENOMEM;
 	}

@@ -93,6 +93,8 @@ struct ds_symbols {
 	uint32_t *intern;
 	size_t intern_cap, intern_used;
 	uint64_t bytes;
+	bool full; /* see ds__symbols_full() */
+	bool read_dwarf;
 };
 
 #define GROW(S, arr, n, cap)                                                     \
