@@ -4,8 +4,9 @@
  * same addresses, with and without inline frames, demangled C++, file
  * offsets of a shared library (unstripped and split), split debuginfo
  * found by build ID, debuginfo that turns up after the first call; the
- * index under threads (TSan) and under a memory budget; and the request
- * line parser ds_sym_parse_line().
+ * index under threads (TSan) and under a memory budget; names-only
+ * queries (DS_SYM_NO_LINES) that read no DWARF, against nm; and the
+ * request line parser ds_sym_parse_line().
  *
  * Fixtures are compiled here from generated sources: a -g -O2 C program
  * whose functions call always_inline helpers two levels deep (one of them
@@ -1079,6 +1080,294 @@ static void test_budget(void)
 	ds_context_free(ctx);
 }
 
+/* ------------------------------------------------------ names only */
+
+/* The function nm -S says holds each of addrs (a sized text symbol),
+ * malloc()ed; NULL where none does. */
+static void nm_functions_at(const char *bin, const uint64_t *addrs, size_t n, char **out)
+{
+	FILE *p = t_popen("nm -S --defined-only '%s'", bin);
+	char line[1024], type, name[512];
+	unsigned long long lo, size;
+
+	for (size_t i = 0; i < n; i++)
+		out[i] = NULL;
+	while (fgets(line, sizeof(line), p)) {
+		if (sscanf(line, "%llx %llx %c %511s", &lo, &size, &type, name) != 4 ||
+		    !strchr("tTwW", type) || !size)
+			continue;
+		for (size_t i = 0; i < n; i++)
+			if (!out[i] && addrs[i] >= lo && addrs[i] - lo < size)
+				out[i] = strdup(name);
+	}
+	pclose(p);
+}
+
+/* Where nm puts a symbol (0: it has none). */
+static uint64_t nm_address(const char *bin, const char *sym)
+{
+	FILE *p = t_popen("nm '%s' | awk '$3 == \"%s\" {print $1}'", bin, sym);
+	unsigned long long a = 0;
+	char line[256];
+
+	if (!fgets(line, sizeof(line), p) || sscanf(line, "%llx", &a) != 1)
+		a = 0;
+	pclose(p);
+	return a;
+}
+
+static struct ds_store_stats stats_of(struct ds_store *s)
+{
+	struct ds_store_stats st;
+
+	ds_store_stats(s, &st);
+	return st;
+}
+
+/* What a DS_SYM_NO_LINES answer names: the function, or NULL. */
+static const char *only_name(const struct ds_sym_result *r)
+{
+	return r->nframes ? r->frames[r->nframes - 1].function : NULL;
+}
+
+static bool same_name(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* N names-only queries, in perf's and in binutils's naming, read no
+ * DWARF (dwarf_builds stays 0) and name each address inside a function
+ * as nm does, with no file:line; a full query then reads the DWARF once
+ * and answers as addr2line -f -i, and names-only answers stay the same
+ * with the full index in place.  Both for a program that is its own
+ * debuginfo and for a stripped one whose .symtab and DWARF are in
+ * separate debuginfo. */
+static void test_names_only(void)
+{
+	const struct bin *bn = &bins[BIN_A];
+	char *dir = t_path("tierdebug"), *stripped = t_path("prog0.tier");
+	const char *dirs[2] = {dir, NULL};
+	char *dest = split(bn->path, stripped, dir);
+	const char *paths[2] = {bn->path, stripped};
+	char *want[NADDRS];
+	size_t named = 0;
+
+	nm_functions_at(bn->path, bn->addrs, bn->naddrs, want);
+	for (size_t i = 0; i < bn->naddrs; i++)
+		named += want[i] != NULL;
+	CHECK(named > bn->naddrs / 2);
+	for (int k = 0; k < 2; k++) {
+		struct ds_context *ctx = new_context(k ? dirs : empty_dirs);
+		struct ds_store *s = t_store_new(ctx, 0);
+		struct ds_dso *d = dso_for(s, paths[k]);
+		const char *what = k ? "names only, split" : "names only";
+		struct ds_store_stats st;
+		uint64_t names_bytes;
+		int bad = 0;
+
+		for (int pass = 0; pass < 2; pass++) {
+			for (size_t i = 0; i < bn->naddrs; i++) {
+				unsigned fl = DS_SYM_NO_LINES | DS_SYM_INLINES |
+					      (i % 2 ? DS_SYM_ELF_NAMES : 0);
+				struct ds_sym_result r;
+				int ret = ds_dso_symbolize(d, bn->addrs[i], fl, &r);
+
+				CHECK_EQ_INT(ret, 0);
+				/* No file:line, no inline frames, from ELF. */
+				if (r.nframes) {
+					CHECK_EQ_INT(r.nframes, 1);
+					CHECK(r.frames[0].file == NULL && r.frames[0].line == 0);
+					CHECK(r.from_symtab);
+				}
+				if (want[i] && !same_name(only_name(&r), want[i])) {
+					if (bad++ < MAX_REPORTS)
+						fprintf(stderr, "%s 0x%" PRIx64 ": %s, nm: %s\n",
+							what, bn->addrs[i],
+							only_name(&r) ? only_name(&r) : "(none)",
+							want[i]);
+				}
+				ds_sym_result_release(&r);
+			}
+			st = stats_of(s);
+			CHECK_EQ_INT(st.dwarf_builds, 0);
+			CHECK_EQ_INT(st.symtab_builds, 1);
+		}
+		CHECK_EQ_INT(bad, 0);
+		names_bytes = held(s);
+		CHECK(names_bytes > 0);
+
+		/* The full query reads the DWARF, once, and it shows. */
+		CHECK_EQ_INT(check_all(k ? "full after names, split" : "full after names", d, bn),
+			     0);
+		st = stats_of(s);
+		CHECK_EQ_INT(st.dwarf_builds, 1);
+		CHECK_EQ_INT(st.symtab_builds, 1);
+		CHECK(held(s) > names_bytes);
+
+		/* Names only now, from the full index: the same names, the
+		 * same as the full query's outermost perf-named frame. */
+		for (size_t i = 0; i < bn->naddrs; i++) {
+			struct ds_sym_result r, full;
+
+			CHECK_EQ_INT(ds_dso_symbolize(d, bn->addrs[i],
+						      DS_SYM_NO_LINES | DS_SYM_ELF_NAMES, &r),
+				     0);
+			CHECK_EQ_INT(ds_dso_symbolize(d, bn->addrs[i],
+						      DS_SYM_INLINES | DS_SYM_ELF_NAMES, &full),
+				     0);
+			if (want[i] && (!same_name(only_name(&r), want[i]) ||
+					!same_name(only_name(&full), want[i]))) {
+				if (bad++ < MAX_REPORTS)
+					fprintf(stderr, "%s 0x%" PRIx64 ": %s / full %s, nm: %s\n",
+						what, bn->addrs[i],
+						only_name(&r) ? only_name(&r) : "(none)",
+						only_name(&full) ? only_name(&full) : "(none)",
+						want[i]);
+			}
+			ds_sym_result_release(&r);
+			ds_sym_result_release(&full);
+		}
+		CHECK_EQ_INT(bad, 0);
+		st = stats_of(s);
+		CHECK_EQ_INT(st.dwarf_builds, 1);
+		CHECK_EQ_INT(st.symtab_builds, 1);
+		ds_dso_put(d);
+		CHECK_EQ_INT(held(s), 0);
+		ds_store_free(s);
+		ds_context_free(ctx);
+	}
+	for (size_t i = 0; i < bn->naddrs; i++)
+		free(want[i]);
+	free(dir);
+	free(stripped);
+	free(dest);
+}
+
+/* An address no ELF symbol holds, where the DWARF knows the function
+ * (f_3's symbol removed by objcopy -N): names only gives no frame, as
+ * perf report shows such a sample as an address, and still reads no
+ * DWARF; the full query names it from the DWARF. */
+static void test_names_only_no_symbol(void)
+{
+	const struct bin *bn = &bins[BIN_A];
+	char *bin = t_path("prog0.nof3");
+	uint64_t f3 = nm_address(bn->path, "f_3"), at[2];
+	char *held_by[2];
+	struct ds_context *ctx;
+	struct ds_store *s;
+	struct ds_dso *d;
+	struct ds_sym_result r;
+
+	CHECK(f3 != 0);
+	CHECK_EQ_INT(t_sh("objcopy -N f_3 '%s' '%s'", bn->path, bin), 0);
+	CHECK_EQ_INT(nm_address(bin, "f_3"), 0);
+	/* What precedes f_3 ends before it: no symbol holds f_3's code. */
+	at[0] = f3;
+	at[1] = f3 + 1;
+	nm_functions_at(bin, at, 2, held_by);
+	CHECK(!held_by[0] && !held_by[1]);
+	free(held_by[0]);
+	free(held_by[1]);
+	ctx = new_context(empty_dirs);
+	s = t_store_new(ctx, 0);
+	d = dso_for(s, bin);
+	CHECK_EQ_INT(ds_dso_symbolize(d, f3 + 1, DS_SYM_NO_LINES | DS_SYM_ELF_NAMES, &r), 0);
+	CHECK_EQ_INT(r.nframes, 0);
+	ds_sym_result_release(&r);
+	CHECK_EQ_INT(stats_of(s).dwarf_builds, 0);
+	CHECK_EQ_INT(ds_dso_symbolize(d, f3 + 1, DS_SYM_ELF_NAMES, &r), 0);
+	CHECK(same_name(only_name(&r), "f_3"));
+	ds_sym_result_release(&r);
+	CHECK_EQ_INT(stats_of(s).dwarf_builds, 1);
+	ds_dso_put(d);
+	ds_store_free(s);
+	ds_context_free(ctx);
+	free(bin);
+}
+
+/* Threads asking names-only and full queries of one DSO at once: each
+ * tier is built once, every answer is right (TSan watches the index
+ * being replaced under readers); with a budget of a byte, indexes are
+ * dropped and rebuilt under them all the time. */
+struct tier_job {
+	struct ds_dso *d;
+	pthread_barrier_t *barrier;
+	char **names; /* nm's, per address */
+	int tid, bad;
+};
+
+static void *tier_thread(void *arg)
+{
+	struct tier_job *j = arg;
+	const struct bin *bn = &bins[BIN_A];
+
+	pthread_barrier_wait(j->barrier);
+	for (size_t n = 0; n < bn->naddrs; n++) {
+		size_t i = (n + 37 * (size_t)j->tid) % bn->naddrs;
+		bool full = n >= bn->naddrs / 2 && (n + (size_t)j->tid) % 2;
+		struct ds_sym_result r;
+
+		if (ds_dso_symbolize(j->d, bn->addrs[i],
+				     full ? DS_SYM_INLINES : DS_SYM_NO_LINES | DS_SYM_ELF_NAMES,
+				     &r) != 0) {
+			j->bad++;
+			continue;
+		}
+		if (full) {
+			char *got = format(&r);
+
+			j->bad += strcmp(got, bn->want_inl[i]) != 0;
+			free(got);
+		} else if (j->names[i]) {
+			j->bad += !same_name(only_name(&r), j->names[i]);
+		}
+		ds_sym_result_release(&r);
+	}
+	return NULL;
+}
+
+static void test_names_only_threads(void)
+{
+	const struct bin *bn = &bins[BIN_A];
+	struct ds_context *ctx = new_context(empty_dirs);
+	char *names[NADDRS];
+
+	nm_functions_at(bn->path, bn->addrs, bn->naddrs, names);
+	for (int round = 0; round < 2; round++) {
+		struct ds_store *s = t_store_new(ctx, round ? 1 : 0);
+		struct ds_dso *d = dso_for(s, bn->path);
+		pthread_barrier_t barrier;
+		pthread_t th[NTHREADS];
+		struct tier_job jobs[NTHREADS];
+		struct ds_store_stats st;
+
+		pthread_barrier_init(&barrier, NULL, NTHREADS);
+		for (int t = 0; t < NTHREADS; t++) {
+			jobs[t] = (struct tier_job){
+			    .d = d, .barrier = &barrier, .names = names, .tid = t};
+			CHECK_EQ_INT(pthread_create(&th[t], NULL, tier_thread, &jobs[t]), 0);
+		}
+		for (int t = 0; t < NTHREADS; t++) {
+			pthread_join(th[t], NULL);
+			CHECK_EQ_INT(jobs[t].bad, 0);
+		}
+		pthread_barrier_destroy(&barrier);
+		st = stats_of(s);
+		if (!round) { /* nothing evicted: once each */
+			CHECK_EQ_INT(st.symtab_builds, 1);
+			CHECK_EQ_INT(st.dwarf_builds, 1);
+		} else {
+			CHECK(st.dwarf_builds >= 1);
+		}
+		ds_dso_put(d);
+		CHECK_EQ_INT(held(s), 0);
+		ds_store_free(s);
+	}
+	for (size_t i = 0; i < bn->naddrs; i++)
+		free(names[i]);
+	ds_context_free(ctx);
+}
+
 /* ------------------------------------------------------- line parser */
 
 struct line_case {
@@ -1207,6 +1496,9 @@ int main(void)
 	test_late_debuginfo();
 	test_threads();
 	test_budget();
+	test_names_only();
+	test_names_only_no_symbol();
+	test_names_only_threads();
 	for (int b = 0; b < NBINS; b++) {
 		for (size_t i = 0; i < bins[b].naddrs; i++) {
 			free(bins[b].want_inl[i]);
