@@ -457,9 +457,9 @@ static char *srcline_of(const char *file, unsigned line, const char *sym, uint64
 }
 
 /* The row's symbol is the outermost frame, the function whose code holds
- * the address, named by DWARF first; perf names it after the ELF symbol,
- * so gcc's clones ("foo.constprop.0") and aliases (libc's __GI_ names)
- * can differ (the API gives no ELF symbol apart). */
+ * the address, named after its ELF symbol as perf names it
+ * (DS_SYM_ELF_NAMES); with DWARF read (srcline, --inline), where no ELF
+ * symbol holds the address, the DWARF's name. */
 static void loc_from_result(struct loc *l, const struct ds_sym_result *res, const char *dso_name)
 {
 	const struct ds_frame *in = res->nframes ? &res->frames[0] : NULL;
@@ -476,6 +476,16 @@ static void loc_from_result(struct loc *l, const struct ds_sym_result *res, cons
 }
 
 #define SYM_FLAGS (DS_SYM_FILE_OFFSET | DS_SYM_DEMANGLE | DS_SYM_INLINES | DS_SYM_ELF_NAMES)
+
+static bool has_key(const struct opts *o, enum key k);
+
+/* Only srcline and the inline chains come from DWARF; without them a row
+ * is named from ELF symbols, as perf names it, and the DWARF of libc,
+ * ld.so and the rest is never read (most of a small report's time). */
+static unsigned sym_flags(const struct opts *o)
+{
+	return has_key(o, KEY_SRCLINE) || o->inlines ? SYM_FLAGS : SYM_FLAGS | DS_SYM_NO_LINES;
+}
 
 /* The vDSO is no file: perf names its samples only when it has its image,
  * and so do we.  With a build ID, the copy perf record put in perf's cache
@@ -550,7 +560,7 @@ static void resolve_dso(struct report *r, size_t di, struct site **v, size_t n)
 	if (!strcmp(d->path, "[vdso]"))
 		dso = vdso_dso(r, d);
 	if (dso)
-		rc = ds_dso_symbolize_batch(dso, addrs, nu, SYM_FLAGS, res);
+		rc = ds_dso_symbolize_batch(dso, addrs, nu, sym_flags(r->o), res);
 	for (size_t i = 0; rc < 0 && i < nu; i++)
 		res[i].addr = addrs[i];
 	if (rc < 0 && dso && r->o->verbose) {
