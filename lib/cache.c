@@ -316,7 +316,7 @@ int ds__cache_entry_name(enum ds_artifact what, const char *arg, char **out)
 	}
 	if (!name)
 		return -ENOMEM;
-	/* The entry is one file name, and so is its temporary "<name>.XXXXXX":
+	/* The entry is one file name, and so is its temporary (".<6 characters>" more):
 	 * a deep source path may not fit (elfutils 0.192 hashes long names;
 	 * 0.188 fails as we do, but later and less clearly). */
 	if (strlen(name) + 7 > NAME_MAX) {
@@ -368,27 +368,6 @@ static void remember_checked(struct ds_cache *c, const struct stat *st)
 	pthread_mutex_unlock(&c->checked_lock);
 }
 
-/* A cached debuginfo or executable is what a download must be: an ELF
- * file with the build ID, whole.  NULL if so, else why not. */
-static const char *lookup_check(int fd, const struct stat *st, const struct ds_build_id *bid,
-				enum ds_artifact what)
-{
-	struct ds_build_id got;
-	const char *why = NULL;
-	int err;
-
-	if (what != DS_ARTIFACT_DEBUGINFO && what != DS_ARTIFACT_EXECUTABLE)
-		return NULL;
-	err = ds_build_id_read_fd(fd, &got);
-	if (err)
-		return err == -ENODATA ? "no build ID" : "not an ELF file";
-	if (!ds_build_id_equal(&got, bid))
-		return "another build ID";
-	if (ds__elf_check_whole(fd, (uint64_t)st->st_size, what == DS_ARTIFACT_EXECUTABLE, &why))
-		return why;
-	return NULL;
-}
-
 /* 0 and *path_out: a cached file, checked; -ENOENT: a miss still honoured;
  * -ENODATA: nothing (an expired miss, or a bad entry, is removed);
  * -EACCES: the cache or the entry is not safe to use (logged). */
@@ -397,6 +376,7 @@ int ds__cache_lookup(struct ds_cache *c, const struct ds_build_id *bid, const ch
 {
 	int rootfd = -1, dirfd = -1, fd = -1, err = -ENODATA;
 	const char *bad = NULL;
+	char why[160];
 	struct stat st;
 
 	/* The root is checked once per process: a hit is a few system
@@ -439,7 +419,8 @@ int ds__cache_lookup(struct ds_cache *c, const struct ds_build_id *bid, const ch
 		err = fresh ? -ENOENT : -ENODATA;
 		goto out;
 	} else if (!was_checked(c, &st)) {
-		bad = lookup_check(fd, &st, bid, what);
+		/* What a download must be (fetch.c's verify()). */
+		bad = ds__elf_artifact_bad(fd, (uint64_t)st.st_size, bid, what, why, sizeof(why));
 		if (!bad)
 			remember_checked(c, &st);
 	}
@@ -681,6 +662,32 @@ static bool is_tmp_file(const char *name, const struct stat *st)
 	const char *dot = strrchr(name, '.');
 
 	return dot && dot != name && strlen(dot + 1) == 6 && (st->st_mode & 0777) == 0600;
+}
+
+uint64_t ds__cache_tmp_bytes(struct ds_cache *c, const char *hex, const char *name)
+{
+	size_t len = strlen(name);
+	uint64_t sum = 0;
+	struct dirent *de;
+	struct stat st;
+	DIR *dir;
+	int fd;
+
+	if (c->rootfd <= 0)
+		return 0;
+	fd = openat(c->rootfd, hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0 || !(dir = fdopendir(fd))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while ((de = readdir(dir)))
+		if (!strncmp(de->d_name, name, len) && de->d_name[len] == '.' &&
+		    fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+		    S_ISREG(st.st_mode) && is_tmp_file(de->d_name, &st))
+			sum += (uint64_t)st.st_size;
+	closedir(dir);
+	return sum;
 }
 
 static void walk_entry(struct ds_cache *c, int dirfd, bool clean, time_t now,

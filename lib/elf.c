@@ -543,3 +543,31 @@ int ds__elf_check_whole(int fd, uint64_t size, bool segments, const char **why)
 	}
 	return 0;
 }
+
+const char *ds__elf_artifact_bad(int fd, uint64_t size, const struct ds_build_id *bid,
+				 enum ds_artifact what, char *buf, size_t len)
+{
+	struct ds_build_id got;
+	const char *why = NULL;
+	int err;
+
+	if (what != DS_ARTIFACT_DEBUGINFO && what != DS_ARTIFACT_EXECUTABLE)
+		return NULL;
+	err = ds_build_id_read_fd(fd, &got);
+	if (err) {
+		snprintf(buf, len, "not a valid ELF with a build ID (%s)", ds_strerror(err));
+		return buf;
+	}
+	if (!ds_build_id_equal(&got, bid)) {
+		char hex[2 * DS_BUILD_ID_MAX + 1];
+
+		ds_build_id_format(&got, hex, sizeof(hex));
+		snprintf(buf, len, "a file with build ID %s", hex);
+		return buf;
+	}
+	if (ds__elf_check_whole(fd, size, what == DS_ARTIFACT_EXECUTABLE, &why)) {
+		snprintf(buf, len, "not a whole ELF (%s)", why);
+		return buf;
+	}
+	return NULL;
+}

@@ -39,9 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /*
@@ -1042,34 +1040,16 @@ static int verify(struct ds_fetcher *f, struct xfer *x, const char *url)
 {
 	const char *server = f->servers[x->server].url;
 	struct job *job = x->job;
-	struct ds_build_id got;
-	int err;
+	const char *bad;
+	char why[160];
 
 	if (x->bytes == 0)
 		return -EBADMSG; /* empty is how a miss looks in the cache */
-	if (job->what != DS_ARTIFACT_DEBUGINFO && job->what != DS_ARTIFACT_EXECUTABLE)
+	bad = ds__elf_artifact_bad(x->fd, x->bytes, &job->bid, job->what, why, sizeof(why));
+	if (!bad)
 		return 0;
-	err = ds_build_id_read_fd(x->fd, &got);
-	if (!err && ds_build_id_equal(&got, &job->bid)) {
-		const char *why;
-
-		if (!ds__elf_check_whole(x->fd, x->bytes, job->what == DS_ARTIFACT_EXECUTABLE, &why))
-			return 0;
-		ds_warn(f->ctx, "%s%s%s sent a file for %s/%s that is not a whole ELF (%s); rejected",
-			server, url ? ", from " : "", url ? url : "", job->hex, job->name, why);
-	} else if (!err) {
-		char hex[2 * DS_BUILD_ID_MAX + 1];
-
-		ds_build_id_format(&got, hex, sizeof(hex));
-		ds_warn(f->ctx, "%s%s%s sent a file with build ID %s for %s/%s; rejected", server,
-			url ? ", from " : "", url ? url : "", hex, job->hex, job->name);
-	} else {
-		ds_warn(f->ctx,
-			"%s%s%s sent a file for %s/%s that is not a valid ELF with a build ID (%s); "
-			"rejected",
-			server, url ? ", from " : "", url ? url : "", job->hex, job->name,
-			ds_strerror(err));
-	}
+	ds_warn(f->ctx, "%s%s%s sent %s for %s/%s; rejected", server, url ? ", from " : "",
+		url ? url : "", bad, job->hex, job->name);
 	atomic_fetch_add(&f->rejected, 1);
 	return -EBADMSG;
 }
@@ -1318,35 +1298,6 @@ static int lock_wait_bound_s(struct ds_fetcher *f)
 	return f->cfg->timeout_s > 0 ? f->cfg->timeout_s : LOCK_WAIT_DEFAULT_S;
 }
 
-/* Bytes in the lock holder's temporary files: "<name>.XXXXXX" in the
- * entry, ours and elfutils' alike. */
-static uint64_t holder_bytes(struct ds_fetcher *f, struct job *job)
-{
-	size_t len = strlen(job->name);
-	uint64_t sum = 0;
-	struct dirent *de;
-	struct stat st;
-	DIR *dir;
-	int fd;
-
-	if (f->cache->rootfd <= 0)
-		return 0;
-	fd = openat(f->cache->rootfd, job->hex, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0 || !(dir = fdopendir(fd))) {
-		if (fd >= 0)
-			close(fd);
-		return 0;
-	}
-	while ((de = readdir(dir)))
-		if (!strncmp(de->d_name, job->name, len) && de->d_name[len] == '.' &&
-		    strlen(de->d_name + len + 1) == 6 &&
-		    fstatat(dirfd(dir), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-		    S_ISREG(st.st_mode))
-			sum += (uint64_t)st.st_size;
-	closedir(dir);
-	return sum;
-}
-
 /*
  * Another process holds the entry's flock: wait for it while it gets
  * somewhere, as long as a download of our own would be given (its
@@ -1364,7 +1315,7 @@ static bool lock_wait_over(struct ds_fetcher *f, struct job *job, int64_t now)
 
 	if (!job->lock_wait_ns) {
 		job->lock_wait_ns = job->lock_progress_ns = job->lock_looked_ns = now;
-		job->lock_progress_bytes = holder_bytes(f, job);
+		job->lock_progress_bytes = ds__cache_tmp_bytes(f->cache, job->hex, job->name);
 		return false;
 	}
 	if (f->cfg->maxtime_s > 0 && now - job->lock_wait_ns > (int64_t)f->cfg->maxtime_s * 1000000000)
@@ -1372,7 +1323,7 @@ static bool lock_wait_over(struct ds_fetcher *f, struct job *job, int64_t now)
 	if (now - job->lock_looked_ns < LOCK_PROGRESS_NS)
 		return false;
 	job->lock_looked_ns = now;
-	bytes = holder_bytes(f, job);
+	bytes = ds__cache_tmp_bytes(f->cache, job->hex, job->name);
 	/* Shrinking: the holder renamed its file into place, or began anew. */
 	if (bytes >= job->lock_progress_bytes + LOCK_PROGRESS_BYTES ||
 	    bytes < job->lock_progress_bytes) {

@@ -61,6 +61,9 @@ int ds__cache_lookup(struct ds_cache *c, const struct ds_build_id *bid, const ch
 int ds__cache_entry_open(struct ds_cache *c, const char *hex, bool lock, int *dirfd_out);
 void ds__cache_entry_prune(struct ds_cache *c, const char *hex);
 int ds__cache_tmp_open(int dirfd, const char *name, char *tmpname, size_t len);
+/* Bytes in the temporary files of name in the entry (a download of
+ * another process, ours or elfutils', on its way). */
+uint64_t ds__cache_tmp_bytes(struct ds_cache *c, const char *hex, const char *name);
 int ds__cache_commit(struct ds_cache *c, const char *hex, int dirfd, const char *tmpname,
 		     const char *name, int fd, time_t mtime);
 void ds__cache_abort(int dirfd, const char *tmpname);
@@ -159,6 +162,11 @@ int ds__elf_extent(int fd, uint64_t avail, bool segments, uint64_t *extent, cons
 /* A file of size bytes is one whole ELF: its extent lies inside it, and it
  * is not larger than that extent plus DS_ELF_SLACK.  -ENOEXEC and *why. */
 int ds__elf_check_whole(int fd, uint64_t size, bool segments, const char **why);
+/* What a download or a cache hit of bid must be: for a debuginfo or an
+ * executable, an ELF file carrying bid, whole.  NULL if fd (size bytes)
+ * is, else why not (in buf). */
+const char *ds__elf_artifact_bad(int fd, uint64_t size, const struct ds_build_id *bid,
+				 enum ds_artifact what, char *buf, size_t len);
 /* libelf's version handshake, done once per process. */
 void ds__elf_init(void);
 

@@ -146,6 +146,20 @@ expect_cached() # build-id file: printed, and the cache holds exactly that file
 
 # --------------------------------------------- 1. a lock wait is bounded
 
+# wait_for N CMD...: until CMD succeeds, N tries at most, 50 ms apart.
+wait_for()
+{
+	local n=$1
+	shift
+	for ((; n > 0; n--)); do
+		"$@" && return 0
+		sleep 0.05
+	done
+	return 1
+}
+locked() { [ -d "$1" ] && ! flock -n "$1" true 2>/dev/null; }
+has_tmp() { ls "$1".* >/dev/null 2>&1; } # FILE: a download of it under way
+
 # A holder stopped by SIGSTOP, holding the entry's flock: the waiter gives
 # up after DEBUGINFOD_TIMEOUT of no progress, downloads on its own, and
 # says so at -v.
@@ -153,11 +167,7 @@ case_begin "lock holder stopped (SIGSTOP)"
 fault "$B:latency=8000,times=1"
 "$DSOSTORE" fetch "$B" >/dev/null 2>"$T/holder.err" &
 holder=$!
-for _ in $(seq 100); do
-	[ -d "$CACHE/$B" ] && ! flock -n "$CACHE/$B" true 2>/dev/null && break
-	sleep 0.05
-done
-flock -n "$CACHE/$B" true 2>/dev/null && fail "the holder never took the entry's lock"
+wait_for 100 locked "$CACHE/$B" || fail "the holder never took the entry's lock"
 kill -STOP "$holder"
 fetch "$B"
 kill -CONT "$holder"
@@ -174,10 +184,7 @@ case_begin "flock held by another program"
 mkdir -p -m 700 "$CACHE/$B"
 flock "$CACHE/$B" sleep 30 &
 locker=$!
-for _ in $(seq 100); do
-	flock -n "$CACHE/$B" true 2>/dev/null || break
-	sleep 0.05
-done
+wait_for 100 locked "$CACHE/$B"
 fetch "$B"
 kill "$locker" 2>/dev/null
 wait "$locker" 2>/dev/null
@@ -194,10 +201,7 @@ case_begin "slow holder making progress: waited for"
 fault "$BIG:bandwidth=150000"
 "$DSOSTORE" fetch "$BIG" >/dev/null 2>"$T/holder.err" &
 holder=$!
-for _ in $(seq 200); do
-	ls "$CACHE/$BIG"/debuginfo.* >/dev/null 2>&1 && break
-	sleep 0.05
-done
+wait_for 200 has_tmp "$CACHE/$BIG/debuginfo"
 fetch "$BIG"
 wait "$holder"
 expect_rc 0
