@@ -212,10 +212,13 @@ bool ds__symbols_read_dwarf(const struct ds_symbols *S);
 void ds__symbols_free(struct ds_symbols *S);
 uint64_t ds__symbols_bytes(const struct ds_symbols *S);
 
+/* A file offset to a virtual address through the PT_LOAD segments;
+ * -ERANGE outside every one. */
+int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vaddr);
+
 /* ---- symbolize (lib/symbolize.c) */
 
-int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vaddr);
-int ds__symbols_lookup(const struct ds_symbols *S, uint64_t addr, unsigned flags,
+int ds__symbols_lookup(struct ds_symbols *S, uint64_t addr, unsigned flags,
 		       struct ds_sym_result *res);
 
 /* ---- debuginfo (lib/debuginfo.c) */

@@ -1140,7 +1140,7 @@ fail:
 	return err;
 }
 
-static int lookup_one(const struct ds_symbols *S, uint64_t addr, unsigned flags,
+static int lookup_one(struct ds_symbols *S, uint64_t addr, unsigned flags,
 		      struct ds_sym_result *out)
 {
 	int err;

@@ -17,227 +17,6 @@
 /* libstdc++'s demangler (the issue allows it; binutils has its own). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
-static const char *str(const struct ds_symbols *S, uint32_t off)
-{
-	return off ? S->pool + off : NULL;
-}
-
-/* --------------------------------------------------------------- lookup */
-
-int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vaddr)
-{
-	for (size_t i = 0; i < S->nsegs; i++) {
-		const struct segment *sg = &S->segs[i];
-
-		if (offset >= sg->offset && offset - sg->offset < sg->filesz) {
-			*vaddr = offset - sg->offset + sg->vaddr;
-			return 0;
-		}
-	}
-	return -ERANGE;
-}
-
-/* Last entry with key <= addr, or -1. */
-#define UPPER(arr, n, field, addr)                                 \
-	({                                                         \
-		size_t _lo = 0, _hi = (n);                         \
-		while (_lo < _hi) {                                \
-			size_t _mid = _lo + (_hi - _lo) / 2;       \
-			if ((arr)[_mid].field <= (addr))           \
-				_lo = _mid + 1;                    \
-			else                                       \
-				_hi = _mid;                        \
-		}                                                  \
-		(ptrdiff_t)_lo - 1;                                \
-	})
-
-/* Last element with key <= addr, through the sampled keys. */
-#define UPPER2(arr, n, keys, field, addr)                                          \
-	({                                                                         \
-		size_t _lo = 0, _hi = ((n) + BLOCK - 1) / BLOCK, _b, _end;         \
-		while (_lo < _hi) {                                                \
-			size_t _mid = _lo + (_hi - _lo) / 2;                       \
-			if ((keys)[_mid] <= (addr))                                \
-				_lo = _mid + 1;                                    \
-			else                                                       \
-				_hi = _mid;                                        \
-		}                                                                  \
-		_b = _lo ? (_lo - 1) * BLOCK : 0;                                  \
-		_end = _lo ? (_b + BLOCK < (n) ? _b + BLOCK : (n)) : 0;            \
-		_lo = _b;                                                          \
-		_hi = _end;                                                        \
-		while (_lo < _hi) {                                                \
-			size_t _mid = _lo + (_hi - _lo) / 2;                       \
-			if ((arr)[_mid].field <= (addr))                           \
-				_lo = _mid + 1;                                    \
-			else                                                       \
-				_hi = _mid;                                        \
-		}                                                                  \
-		(ptrdiff_t)_lo - 1;                                                \
-	})
-
-static const struct scope *innermost(const struct ds_symbols *S, uint64_t addr)
-{
-	ptrdiff_t i = UPPER2(S->scopes, S->nscopes, S->scope_keys, lo, addr);
-
-	/* Ranges nest: if the last one starting at or below addr does not
-	 * hold it, any range that does holds that one's start too, so it is
-	 * among its ancestors. */
-	for (int steps = 0; i >= 0 && steps < MAX_DEPTH; steps++) {
-		const struct scope *sc = &S->scopes[i];
-
-		if (addr < sc->hi)
-			return sc;
-		if (sc->parent == NO_PARENT)
-			return NULL;
-		i = sc->parent;
-	}
-	return NULL;
-}
-
-/* The last row at or below addr among rows [f, e), which are sorted: the
- * sampled keys of the blocks inside the range first, then one block. */
-static ptrdiff_t rows_upper(const struct ds_symbols *S, size_t f, size_t e, uint64_t addr)
-{
-	size_t kb = (f + BLOCK - 1) / BLOCK, ke = e ? (e - 1) / BLOCK + 1 : 0, lo, hi;
-
-	lo = kb;
-	hi = ke > kb ? ke : kb;
-	while (lo < hi) { /* last block start in the range with key <= addr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (S->line_keys[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo > kb) { /* within block lo - 1 */
-		size_t b = (lo - 1) * BLOCK;
-
-		lo = b;
-		hi = b + BLOCK < e ? b + BLOCK : e;
-	} else { /* before the first block start of the range */
-		lo = f;
-		hi = kb * BLOCK < e ? kb * BLOCK : e;
-	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (S->lines[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (ptrdiff_t)lo - 1;
-}
-
-static const struct line *line_at(const struct ds_symbols *S, uint64_t addr)
-{
-	ptrdiff_t q = UPPER(S->seqs, S->nseqs, lo, addr), i;
-	const struct seq *sq;
-
-	if (q < 0)
-		return NULL;
-	sq = &S->seqs[q];
-	i = rows_upper(S, sq->first, sq->first + sq->n, addr);
-	if (i < (ptrdiff_t)sq->first || S->lines[i].end)
-		return NULL;
-	/* Several rows at one address: binutils takes the last of them. */
-	return &S->lines[i];
-}
-
-static const struct section *section_at(const struct ds_symbols *S, uint64_t addr)
-{
-	ptrdiff_t i = UPPER(S->secs, S->nsecs, lo, addr);
-
-	return i >= 0 && addr < S->secs[i].hi ? &S->secs[i] : NULL;
-}
-
-/* binutils: the closest symbol at or below addr in addr's section, its
- * size notwithstanding (so padding after a function is named after it);
- * among symbols at one address, the largest. */
-static const struct symbol *symbol_at(const struct ds_symbols *S, uint64_t addr)
-{
-	const struct section *sec = section_at(S, addr);
-	const struct symbol *best = NULL;
-	ptrdiff_t i = UPPER(S->syms, S->nsyms, lo, addr);
-
-	if (!sec)
-		return NULL;
-	for (; i >= 0 && S->syms[i].lo >= sec->lo; i--) {
-		const struct symbol *sym = &S->syms[i];
-
-		if (sym->shndx != sec->shndx)
-			continue;
-		if (best && sym->lo != best->lo)
-			break;
-		if (!best || sym->size >= best->size)
-			best = sym;
-	}
-	return best;
-}
-
-static size_t leading_underscores(const char *name)
-{
-	size_t n = 0;
-
-	while (name[n] == '_')
-		n++;
-	return n;
-}
-
-/* perf's choose_best_symbol() (tools/perf/util/symbol.c): of two symbols
- * at one address, the one with a size, then not weak, then global, then
- * with fewer leading underscores, then with the longer name; else the one
- * first in the symbol table. */
-static bool perf_prefers(const struct ds_symbols *S, const struct symbol *a,
-			 const struct symbol *b)
-{
-	const char *na = str(S, a->name), *nb = str(S, b->name);
-	size_t ua, ub, la, lb;
-
-	if (!a->size != !b->size)
-		return a->size != 0;
-	if ((a->bind == SYM_WEAK) != (b->bind == SYM_WEAK))
-		return a->bind != SYM_WEAK;
-	if ((a->bind == SYM_GLOBAL) != (b->bind == SYM_GLOBAL))
-		return a->bind == SYM_GLOBAL;
-	ua = leading_underscores(na);
-	ub = leading_underscores(nb);
-	if (ua != ub)
-		return ua < ub;
-	la = strlen(na);
-	lb = strlen(nb);
-	if (la != lb)
-		return la > lb;
-	return a->order < b->order;
-}
-
-/* The symbol perf report names an address after: of the symbols at the
- * greatest start at or below addr, perf's choice, which holds addr up to
- * its size or, when it has none, up to the next symbol (the last one: to
- * the page after its own; perf's symbols__fixup_end). */
-static const struct symbol *perf_symbol_at(const struct ds_symbols *S, uint64_t addr)
-{
-	ptrdiff_t i = UPPER(S->syms, S->nsyms, lo, addr), j;
-	const struct symbol *best;
-	uint64_t end;
-
-	if (i < 0)
-		return NULL;
-	best = &S->syms[i];
-	for (j = i - 1; j >= 0 && S->syms[j].lo == best->lo; j--)
-		if (perf_prefers(S, &S->syms[j], best))
-			best = &S->syms[j];
-	if (best->size)
-		end = best->lo + best->size;
-	else if ((size_t)i + 1 < S->nsyms)
-		end = S->syms[i + 1].lo;
-	else /* the last one: to the end of its page, and one more */
-		end = ((best->lo + 4095) & ~(uint64_t)4095) + 4096;
-	return addr < end ? best : NULL;
-}
-
 /* Room for frames and their strings, in one allocation pair. */
 struct builder {
 	struct ds_sym_result *res;
@@ -314,97 +93,45 @@ static int add_frame(struct builder *b, const char *fn, uint64_t start, const ch
 	return 0;
 }
 
-int ds__symbols_lookup(const struct ds_symbols *S, uint64_t addr, unsigned flags,
+struct collect {
+	struct builder b;
+	bool demangle;
+};
+
+static int collect_frame(void *arg, const struct ds__raw_frame *f)
+{
+	struct collect *c = arg;
+
+	return add_frame(&c->b, f->function, f->function_start, f->file, f->line, f->column,
+			 f->discriminator, f->inlined, c->demangle);
+}
+
+int ds__symbols_lookup(struct ds_symbols *S, uint64_t addr, unsigned flags,
 		       struct ds_sym_result *res)
 {
-	bool dm = flags & DS_SYM_DEMANGLE;
-	struct builder b = { .res = res };
-	const struct scope *sc;
-	const struct line *ln;
-	int err = 0;
+	struct collect c = { .b = { .res = res }, .demangle = flags & DS_SYM_DEMANGLE };
+	struct builder *b = &c.b;
+	bool from_symtab = false;
+	int err;
 
 	memset(res, 0, sizeof(*res));
 	res->addr = addr;
-	if (flags & DS_SYM_NO_LINES) {
-		/* ELF symbols alone, whichever tier S is, so the answer does
-		 * not depend on what an earlier query built. */
-		const struct symbol *sym =
-		    (flags & DS_SYM_ELF_NAMES) ? perf_symbol_at(S, addr) : symbol_at(S, addr);
-
-		if (sym) {
-			res->from_symtab = true;
-			err = add_frame(&b, str(S, sym->name), sym->lo, NULL, 0, 0, 0, false, dm);
-		}
-		goto strings;
-	}
-	sc = innermost(S, addr);
-	ln = line_at(S, addr);
-	if (sc) {
-		const char *file = ln ? str(S, ln->file) : NULL;
-		unsigned line = ln ? ln->line : 0, col = ln ? ln->column : 0;
-		unsigned disc = ln ? ln->discriminator : 0;
-
-		/* Innermost first; each inlined scope's call site is where
-		 * its caller (the next frame) is. */
-		for (int depth = 0; sc && depth < MAX_DEPTH && !err; depth++) {
-			const struct scope *up =
-				sc->parent != NO_PARENT ? &S->scopes[sc->parent] : NULL;
-			const char *name = str(S, sc->name);
-
-			/* binutils: an innermost function whose DWARF name is not
-			 * a linkage name (C++ DW_AT_name only) is named after
-			 * the ELF symbol that holds the address. */
-			if (!depth && !sc->is_linkage && (flags & DS_SYM_BINUTILS)) {
-				const struct symbol *sym = symbol_at(S, addr);
-
-				if (sym)
-					name = str(S, sym->name);
-			}
-			/* perf: the function holding the address is named after
-			 * its ELF symbol. */
-			if ((flags & DS_SYM_ELF_NAMES) && !(sc->inlined && up)) {
-				const struct symbol *sym = perf_symbol_at(S, addr);
-
-				if (sym)
-					name = str(S, sym->name);
-			}
-			err = add_frame(&b, name, sc->lo, file, line, col, disc,
-					sc->inlined && up, dm);
-			if (!sc->inlined || !(flags & DS_SYM_INLINES) || !up)
-				break;
-			file = str(S, sc->call_file);
-			line = sc->call_line;
-			col = sc->call_column;
-			disc = sc->call_discriminator;
-			sc = up;
-		}
-	} else {
-		const struct symbol *sym = (flags & DS_SYM_ELF_NAMES) ? perf_symbol_at(S, addr)
-								      : symbol_at(S, addr);
-
-		if (sym || ln) {
-			res->from_symtab = sym != NULL;
-			err = add_frame(&b, sym ? str(S, sym->name) : NULL, sym ? sym->lo : 0,
-					ln ? str(S, ln->file) : sym ? str(S, sym->file) : NULL,
-					ln ? ln->line : 0,
-					ln ? ln->column : 0, ln ? ln->discriminator : 0, false, dm);
-		}
-	}
-strings:
-	if (!err && b.sb.len) {
+	err = ds__symbols_find(S, addr, flags, &from_symtab, collect_frame, &c);
+	res->from_symtab = from_symtab;
+	if (!err && b->sb.len) {
 		/* Strings are final: point the frames into them. */
-		res->_strings = b.sb.buf;
-		b.sb.buf = NULL;
+		res->_strings = b->sb.buf;
+		b->sb.buf = NULL;
 		for (size_t i = 0; i < res->nframes; i++) {
 			res->frames[i].function =
-				b.fn_off[i] == SIZE_MAX ? NULL : res->_strings + b.fn_off[i];
+				b->fn_off[i] == SIZE_MAX ? NULL : res->_strings + b->fn_off[i];
 			res->frames[i].file =
-				b.file_off[i] == SIZE_MAX ? NULL : res->_strings + b.file_off[i];
+				b->file_off[i] == SIZE_MAX ? NULL : res->_strings + b->file_off[i];
 		}
 	}
-	ds__strbuf_release(&b.sb);
-	free(b.fn_off);
-	free(b.file_off);
+	ds__strbuf_release(&b->sb);
+	free(b->fn_off);
+	free(b->file_off);
 	if (err)
 		ds_sym_result_release(res);
 	return err;

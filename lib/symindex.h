@@ -118,6 +118,26 @@ struct ds_symbols {
 /* The pool offset of s, interned (0 for NULL or on allocation failure). */
 uint32_t ds__symbols_intern(struct ds_symbols *S, const char *s);
 
+/* One frame of an answer.  Strings point into the index (valid while it
+ * lives), function names as the DWARF or ELF symbol has them (mangled). */
+struct ds__raw_frame {
+	const char *function; /* NULL: unknown */
+	uint64_t function_start;
+	const char *file; /* NULL: unknown */
+	unsigned line, column, discriminator;
+	bool inlined; /* inlined into the next frame */
+};
+
+typedef int (*ds__frame_fn)(void *arg, const struct ds__raw_frame *f);
+
+/* The frames of addr (a virtual address), innermost first, each passed to
+ * emit, as flags ask (DS_SYM_INLINES, _BINUTILS, _ELF_NAMES, _NO_LINES;
+ * DS_SYM_DEMANGLE is the caller's).  *from_symtab: the name came from ELF
+ * symbols.  0 (no frame is an answer too), emit's nonzero return, or a
+ * negative errno when the index could not be completed for addr. */
+int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags, bool *from_symtab,
+		     ds__frame_fn emit, void *arg);
+
 /* ---- dwarf (lib/dwarf.c) */
 
 /* Add the scopes and line rows of debug's DWARF (and its dwz alt file's)
