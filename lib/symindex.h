@@ -138,6 +138,50 @@ typedef int (*ds__frame_fn)(void *arg, const struct ds__raw_frame *f);
 int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags, bool *from_symtab,
 		     ds__frame_fn emit, void *arg);
 
+/* Build, before a batch's lookups, what the sorted virtual addresses
+ * vaddrs[0..n) will need (their CUs; every CU when that is most of them,
+ * on all cores).  1: this call completed the whole index (the moment to
+ * save it, see symfile below), 0, or -ENOMEM.  Lookups build what is
+ * missing anyway: this is for speed only. */
+int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n);
+
+/* ---- the saved index (lib/symfile.c)
+ *
+ * An index is made of position-independent blocks ("blobs", 8-byte
+ * aligned): one for the ELF tier, one per DWARF compilation unit, plus the
+ * table of CU address ranges.  symfile.c writes and maps them; symindex.c
+ * alone knows what is inside a blob, and checks a saved one (its CRC-32,
+ * then its structure) the first time a lookup needs it. */
+struct ds__blob {
+	const void *data;
+	uint64_t size; /* 0: the CU contributes nothing */
+	uint32_t crc; /* zlib crc32() of the bytes (filled by ds__symbols_parts) */
+};
+
+struct ds__cu_range {
+	uint64_t lo, hi; /* [lo, hi) */
+	uint32_t cu; /* index into parts.cus */
+	uint32_t pad; /* 0 */
+};
+
+struct ds__symbols_parts {
+	struct ds__blob elf;
+	size_t ncus;
+	const struct ds__blob *cus;
+	size_t nranges;
+	const struct ds__cu_range *ranges; /* sorted by lo */
+};
+
+/* S's parts, every CU built first (on all cores): valid while S lives.
+ * 0, -ENOMEM, or -ENODATA when S is not a DWARF index (names only). */
+int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out);
+/* An index over saved parts (their memory stays the caller's until
+ * release(arg), called when the index is freed; release may be NULL).
+ * The ELF blob is checked now, each CU's when first used.  0, -EINVAL
+ * (parts that cannot be an index), -ENOMEM. */
+int ds__symbols_from_parts(const struct ds__symbols_parts *parts, void (*release)(void *),
+			   void *arg, struct ds_symbols **out);
+
 /* ---- dwarf (lib/dwarf.c) */
 
 /* Add the scopes and line rows of debug's DWARF (and its dwz alt file's)
