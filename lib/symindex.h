@@ -138,13 +138,6 @@ typedef int (*ds__frame_fn)(void *arg, const struct ds__raw_frame *f);
 int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags, bool *from_symtab,
 		     ds__frame_fn emit, void *arg);
 
-/* Build, before a batch's lookups, what the sorted virtual addresses
- * vaddrs[0..n) will need (their CUs; every CU when that is most of them,
- * on all cores).  1: this call completed the whole index (the moment to
- * save it, see symfile below), 0, or -ENOMEM.  Lookups build what is
- * missing anyway: this is for speed only. */
-int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n);
-
 /* ---- the saved index (lib/symfile.c)
  *
  * An index is made of position-independent blocks ("blobs", 8-byte
