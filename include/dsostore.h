@@ -588,7 +588,8 @@ struct ds_store_stats {
 	/* Symbol indexes built.  (The struct is plain, not sized: fields
 	 * are appended, and in 0.x a caller rebuilds against the new header.) */
 	uint64_t symtab_builds; /* from ELF symbols alone, no DWARF read */
-	uint64_t dwarf_builds; /* that read the DWARF */
+	uint64_t dwarf_builds; /* that read the DWARF (its CUs built as asked) */
+	uint64_t units_built; /* DWARF compilation units built (of any DSO) */
 };
 
 DS_API void ds_store_stats(struct ds_store *store, struct ds_store_stats *out);

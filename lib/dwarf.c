@@ -1,334 +1,60 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reading DWARF, the only room that does.  libdw opens a debuginfo (and
- * the dwz alt file it names) and walks each CU's DIEs for the address
- * ranges of functions and inlined instances; the line programs are read by
- * our own reader below (by libdw's when the sections are not plain
- * little-endian ELF).  Both land in the index (symindex.h) with their
- * strings interned, so nothing of libdw outlives ds__dwarf_index().
+ * Reading DWARF, the only room that does.  Our own reader of the raw
+ * sections, DWARF 2 to 5, one CU at a time:
+ *   - ds__dwarf_open() takes the sections of the debuginfo (and of the dwz
+ *     alt file it names), decompressing the compressed ones (zlib, zstd;
+ *     several at once on several threads), reads every unit header and
+ *     top DIE, and maps addresses to CUs from .debug_aranges, or from the
+ *     CUs' own ranges for those it does not list;
+ *   - ds__dwarf_build_unit() reads one CU: an abbreviation-driven walk of
+ *     its DIEs for the ranges of functions and inlined instances (one pass
+ *     over each DIE's attributes, names resolved through abstract_origin
+ *     and specification, in this file or the alt file, with a cache), and
+ *     its line program, into a struct sym_build.
+ * Everything read is bounded by its section: malformed DWARF ends what is
+ * read of a unit (or of the unit table), never the process.  Strings are
+ * interned into the CU's pool, so nothing here outlives the build but the
+ * open sections, which ds__dwarf_close() lets go.
+ *
+ * libdw was the reader before: its DIE walk (one call per attribute, two
+ * failing linkage-name lookups per C function) was 85% of an index build,
+ * and it cannot build two CUs of one Dwarf from two threads.
  */
 #define _GNU_SOURCE
 #include "symindex.h"
 
 #include <dwarf.h>
-#include <elfutils/libdw.h>
-#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <gelf.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+#include <zstd.h>
 
 #ifndef DW_AT_GNU_discriminator
 #define DW_AT_GNU_discriminator 0x2136 /* gcc; not in elfutils 0.188 dwarf.h */
 #endif
-#define LINES_RESERVE_MAX (4u << 20) /* rows reserved up front (96 MB) */
+#ifndef ELFCOMPRESS_ZSTD
+#define ELFCOMPRESS_ZSTD 2
+#endif
+#define DW_FORM_GNU_addr_index_ 0x1f01
+#define DW_FORM_GNU_str_index_ 0x1f02
+#define DW_FORM_GNU_ref_alt_ 0x1f20
+#define DW_FORM_GNU_strp_alt_ 0x1f21
 
-/* ----------------------------------------------------------- DWARF walk */
+#define CHAIN_MAX 16 /* abstract_origin/specification hops, as libdw */
+#define NAME_CACHE 4096 /* resolved names per worker (a power of two) */
+#define ABBREV_CACHE 8 /* other CUs' abbreviation tables per worker */
 
-/* DW_AT_linkage_name (what binutils prints), else DW_AT_name, following
- * abstract_origin and specification.  *linkage: binutils' is_linkage, a
- * linkage name or a plain name in a language without mangling. */
-static const char *die_name(Dwarf_Die *die, bool mangled_lang, bool *linkage)
-{
-	Dwarf_Attribute attr;
-	const char *name;
-
-	*linkage = true;
-	if ((dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ||
-	     dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr)) &&
-	    (name = dwarf_formstring(&attr)))
-		return name;
-	*linkage = !mangled_lang;
-	return dwarf_diename(die) ?: (dwarf_attr_integrate(die, DW_AT_name, &attr)
-					      ? dwarf_formstring(&attr)
-					      : NULL);
-}
-
-/* binutils' mangle_style(): the languages whose names are mangled. */
-static bool mangled_language(Dwarf_Die *cu)
-{
-	switch (dwarf_srclang(cu)) {
-	case DW_LANG_C_plus_plus:
-	case DW_LANG_C_plus_plus_03:
-	case DW_LANG_C_plus_plus_11:
-	case DW_LANG_C_plus_plus_14:
-	case DW_LANG_ObjC_plus_plus:
-	case DW_LANG_Java:
-	case DW_LANG_D:
-	case DW_LANG_Rust:
-		return true;
-	default:
-		return false;
-	}
-}
-
-struct walk {
-	struct ds_symbols *S;
-	bool mangled_lang;
-	/* The CU's file table: ours (pool offsets) when we read its line
-	 * program, else libdw's. */
-	uint32_t *fileoff;
-	size_t nfileoff;
-	Dwarf_Files *files;
-	size_t nfiles;
-};
-
-static uint32_t file_name(struct walk *w, Dwarf_Word idx)
-{
-	const char *name;
-
-	if (w->fileoff)
-		return idx < w->nfileoff ? w->fileoff[idx] : 0;
-	if (!w->files || idx >= w->nfiles)
-		return 0;
-	name = dwarf_filesrc(w->files, idx, NULL, NULL);
-	return ds__symbols_intern(w->S, name);
-}
-
-/* Which entry of the enclosing scope's ranges holds lo. */
-static uint32_t parent_piece(const struct ds_symbols *S, uint32_t first, uint32_t count,
-			     uint64_t lo)
-{
-	for (uint32_t i = first; i < first + count; i++)
-		if (S->scopes[i].lo <= lo && lo < S->scopes[i].hi)
-			return i;
-	return NO_PARENT; /* outside its caller: broken DWARF, keep it apart */
-}
-
-static int add_scope(struct walk *w, Dwarf_Die *die, bool inlined, uint32_t pfirst,
-		     uint32_t pcount, uint8_t depth, uint32_t *first, uint32_t *count)
-{
-	struct ds_symbols *S = w->S;
-	bool linkage;
-	uint32_t name = ds__symbols_intern(S, die_name(die, w->mangled_lang, &linkage));
-	Dwarf_Addr base, lo, hi;
-	Dwarf_Attribute attr;
-	Dwarf_Word file = 0, line = 0, col = 0, disc = 0;
-	ptrdiff_t off = 0;
-
-	if (inlined) {
-		if (dwarf_attr(die, DW_AT_call_file, &attr))
-			dwarf_formudata(&attr, &file);
-		if (dwarf_attr(die, DW_AT_call_line, &attr))
-			dwarf_formudata(&attr, &line);
-		if (dwarf_attr(die, DW_AT_call_column, &attr))
-			dwarf_formudata(&attr, &col);
-		if (dwarf_attr(die, DW_AT_GNU_discriminator, &attr))
-			dwarf_formudata(&attr, &disc);
-	}
-	*first = (uint32_t)S->nscopes;
-	*count = 0;
-	while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
-		struct scope *sc;
-
-		if (lo >= hi || lo == 0)
-			continue; /* empty, or code --gc-sections dropped (at 0) */
-		if (GROW(S, scopes, nscopes, scap))
-			return -ENOMEM;
-		sc = &S->scopes[S->nscopes++];
-		sc->lo = lo;
-		sc->hi = hi;
-		/* A function nested in another (GNU C) has code of its own
-		 * elsewhere: only inlined instances have an enclosing scope. */
-		sc->parent = inlined && pcount ? parent_piece(S, pfirst, pcount, lo) : NO_PARENT;
-		sc->name = name;
-		sc->inlined = inlined;
-		sc->depth = depth;
-		sc->is_linkage = linkage;
-		sc->call_file = inlined ? file_name(w, file) : 0;
-		sc->call_line = (uint32_t)line;
-		sc->call_discriminator = (uint32_t)disc;
-		sc->call_column = (uint16_t)(col > UINT16_MAX ? 0 : col);
-		(*count)++;
-	}
-	return 0;
-}
-
-/* Depth-first over a CU, keeping the innermost enclosing function or
- * inlined instance (its ranges) for each level. */
-static int walk_cu(struct walk *w, Dwarf_Die *cu)
-{
-	struct level {
-		Dwarf_Die die;
-		uint32_t first, count; /* the enclosing scope's ranges */
-		uint8_t depth;
-	} stack[MAX_DEPTH];
-	int sp = 0, err = 0;
-
-	if (dwarf_child(cu, &stack[0].die) != 0)
-		return 0;
-	stack[0].first = 0;
-	stack[0].count = 0;
-	stack[0].depth = 0;
-	while (sp >= 0 && !err) {
-		struct level *lv = &stack[sp];
-		Dwarf_Die *die = &lv->die;
-		uint32_t first = lv->first, count = lv->count;
-		uint8_t depth = lv->depth;
-		int tag = dwarf_tag(die);
-		bool descend;
-
-		if (tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine) {
-			uint32_t f, c;
-
-			err = add_scope(w, die, tag == DW_TAG_inlined_subroutine, first, count,
-					depth, &f, &c);
-			if (c) {
-				first = f;
-				count = c;
-				depth = tag == DW_TAG_subprogram ? 1 : depth < 255 ? depth + 1 : depth;
-			}
-		}
-		/* Functions, blocks and namespaces hold scopes, and so do
-		 * classes: the code of a local class's methods (a lambda's
-		 * operator()) is described inside the class inside the
-		 * function.  Variables and other types do not. */
-		descend = tag == DW_TAG_subprogram || tag == DW_TAG_inlined_subroutine ||
-			  tag == DW_TAG_lexical_block || tag == DW_TAG_namespace ||
-			  tag == DW_TAG_try_block || tag == DW_TAG_catch_block ||
-			  tag == DW_TAG_module || tag == DW_TAG_structure_type ||
-			  tag == DW_TAG_class_type || tag == DW_TAG_union_type;
-		if (descend && sp + 1 < MAX_DEPTH &&
-		    dwarf_child(die, &stack[sp + 1].die) == 0) {
-			stack[sp + 1].first = first;
-			stack[sp + 1].count = count;
-			stack[sp + 1].depth = depth;
-			sp++;
-			continue;
-		}
-		/* Next sibling, climbing as levels run out. */
-		while (sp >= 0 && dwarf_siblingof(&stack[sp].die, &stack[sp].die) != 0)
-			sp--;
-	}
-	return err;
-}
-
-static int add_lines(struct walk *w, Dwarf_Die *cu)
-{
-	struct ds_symbols *S = w->S;
-	/* Rows name their file by a pointer into libdw's file table: intern
-	 * each pointer once, not each row's string (600k rows, ~100 files). */
-	struct {
-		const char *src;
-		uint32_t off;
-	} seen[64] = { { 0 } };
-	Dwarf_Lines *lines;
-	size_t n;
-
-	if (dwarf_getsrclines(cu, &lines, &n) != 0)
-		return 0; /* a CU without a line table */
-	if (S->nlines + n > S->lcap) {
-		size_t cap = S->lcap ? S->lcap : 1024;
-		struct line *p;
-
-		while (cap < S->nlines + n)
-			cap *= 2;
-		p = realloc(S->lines, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		S->lines = p;
-		S->lcap = cap;
-	}
-	for (size_t i = 0, first = S->nlines; i < n; i++) {
-		Dwarf_Line *l = dwarf_onesrcline(lines, i);
-		Dwarf_Addr addr;
-		bool end = false;
-		int lineno = 0, col = 0;
-		unsigned int disc = 0;
-		struct line *row;
-
-		if (!l || dwarf_lineaddr(l, &addr) != 0)
-			continue;
-		dwarf_lineendsequence(l, &end);
-		dwarf_lineno(l, &lineno);
-		dwarf_linecol(l, &col);
-		dwarf_linediscriminator(l, &disc);
-		if (GROW(S, lines, nlines, lcap))
-			return -ENOMEM;
-		row = &S->lines[S->nlines++];
-		row->addr = addr;
-		row->end = end;
-		if (!end) {
-			const char *src = dwarf_linesrc(l, NULL, NULL);
-			size_t slot = ((uintptr_t)src >> 4) % 64;
-
-			if (seen[slot].src != src) {
-				seen[slot].src = src;
-				seen[slot].off = ds__symbols_intern(S, src);
-			}
-			row->file = seen[slot].off;
-		} else {
-			row->file = 0;
-		}
-		row->line = lineno > 0 ? (uint32_t)lineno : 0;
-		row->column = col > 0 && col <= UINT16_MAX ? (uint16_t)col : 0;
-		row->discriminator = disc;
-		/* A sequence whose last row sits at its end address (a
-		 * zero-length row, as gcc emits just before
-		 * DW_LNE_end_sequence): libdw 0.188 sorts that row after the
-		 * end, where it would never end.  binutils and LLVM give it no
-		 * extent: make it an end. */
-		if (S->nlines - first >= 3 && !end) {
-			const struct line *e = row - 1, *before = row - 2;
-
-			if (e->end && e->addr == row->addr && !before->end &&
-			    before->line == row->line && before->file == row->file) {
-				row->end = 1;
-				row->file = 0;
-			}
-		}
-	}
-	return 0;
-}
-
-/* ------------------------------------------------- the line programs */
-
-/*
- * Our own reader of .debug_line (DWARF 2 to 5): libdw's dwarf_getsrclines()
- * allocates and sorts a record per row, which on an 18 MB binary with 600k
- * rows was most of the index build.  Rows are appended in program order,
- * sequence by sequence; order_sequences() then orders the sequences.
- * Every read is bounded by the section; a malformed program ends that CU's
- * rows, never the build.  File names are joined as binutils does: a
- * relative name under its directory, a relative directory under the CU's
- * comp_dir.
- */
-struct sections {
-	const unsigned char *line, *line_str, *str;
-	size_t line_size, line_str_size, str_size;
-	uint64_t info_size; /* for messages */
-	/* Line programs already read (offsets), so that CUs sharing one do
-	 * not multiply its rows. */
-	uint64_t *done;
-	size_t ndone, donecap;
-	uint64_t max_done;
-};
-
-static bool first_time(struct sections *sec, uint64_t off)
-{
-	if (sec->ndone && off <= sec->max_done) /* rare: out of order or shared */
-		for (size_t i = 0; i < sec->ndone; i++)
-			if (sec->done[i] == off)
-				return false;
-	if (sec->ndone == sec->donecap) {
-		size_t cap = sec->donecap ? 2 * sec->donecap : 64;
-		uint64_t *d = realloc(sec->done, cap * sizeof(*d));
-
-		if (!d)
-			return true; /* at worst, rows twice */
-		sec->done = d;
-		sec->donecap = cap;
-	}
-	sec->done[sec->ndone++] = off;
-	if (off > sec->max_done)
-		sec->max_done = off;
-	return true;
-}
+/* ------------------------------------------------------------ cursors */
 
 struct cursor {
 	const unsigned char *p, *end;
-	bool bad;
+	bool bad, be;
 };
 
 static uint64_t rd(struct cursor *c, size_t n)
@@ -340,8 +66,12 @@ static uint64_t rd(struct cursor *c, size_t n)
 		c->p = c->end;
 		return 0;
 	}
-	for (size_t i = 0; i < n; i++) /* little-endian: x86, arm64, riscv... */
-		v |= (uint64_t)c->p[i] << (8 * i);
+	if (c->be)
+		for (size_t i = 0; i < n; i++)
+			v = v << 8 | c->p[i];
+	else
+		for (size_t i = 0; i < n; i++)
+			v |= (uint64_t)c->p[i] << (8 * i);
 	c->p += n;
 	return v;
 }
@@ -381,6 +111,16 @@ static int64_t sleb(struct cursor *c)
 	return v;
 }
 
+static void skip(struct cursor *c, uint64_t n)
+{
+	if (n > (uint64_t)(c->end - c->p)) {
+		c->bad = true;
+		c->p = c->end;
+	} else {
+		c->p += n;
+	}
+}
+
 static const char *cstr(struct cursor *c)
 {
 	const unsigned char *nul = memchr(c->p, 0, (size_t)(c->end - c->p));
@@ -395,16 +135,1482 @@ static const char *cstr(struct cursor *c)
 	return s;
 }
 
-static const char *str_at(const unsigned char *sec, size_t size, uint64_t off)
+/* ------------------------------------------------------------ sections */
+
+enum {
+	SEC_INFO,
+	SEC_ABBREV,
+	SEC_STR,
+	SEC_LINE_STR,
+	SEC_STR_OFFSETS,
+	SEC_ADDR,
+	SEC_RANGES,
+	SEC_RNGLISTS,
+	SEC_LINE,
+	SEC_ARANGES,
+	NSEC
+};
+
+static const char *const sec_names[NSEC] = {
+	"info", "abbrev", "str", "line_str", "str_offsets", "addr", "ranges", "rnglists", "line",
+	"aranges",
+};
+
+struct sec {
+	const unsigned char *p;
+	size_t size;
+};
+
+/* A unit header and what its top DIE says for the whole unit. */
+struct unit {
+	uint64_t off, end; /* [off, end) in .debug_info */
+	uint64_t die; /* the top DIE */
+	uint64_t abbrev_off;
+	uint64_t str_offsets_base, addr_base, rnglists_base;
+	uint64_t base; /* DW_AT_low_pc: the base of its range lists */
+	uint64_t stmt_list; /* UINT64_MAX: none */
+	const char *comp_dir;
+	uint8_t version, addr_size, off_size, unit_type;
+	bool mangled; /* binutils' mangle_style(): a language with mangled names */
+	bool has_aranges;
+};
+
+/* One DWARF file: the debuginfo, or its dwz alt file. */
+struct dfile {
+	struct sec s[NSEC];
+	void *owned[NSEC]; /* decompressed */
+	struct unit *units; /* by offset */
+	size_t nunits;
+	bool be;
+};
+
+struct ds__dwarf {
+	struct ds_context *ctx;
+	char *name;
+	struct dfile main, alt;
+	bool has_alt;
+	struct ds_found alt_found;
+	size_t *code_units; /* unit index of each CU with code */
+	size_t ncode;
+	struct ds__cu_range *ranges;
+	size_t nranges, rcap;
+	uint64_t bytes;
+};
+
+struct inflate_job {
+	const unsigned char *src;
+	size_t src_size, size;
+	unsigned type; /* ELFCOMPRESS_* */
+	void *out;
+	int err;
+};
+
+static void *inflate_one(void *arg)
 {
-	if (!sec || off >= size || !memchr(sec + off, 0, size - off))
+	struct inflate_job *j = arg;
+
+	j->out = malloc(j->size ? j->size : 1);
+	if (!j->out) {
+		j->err = -ENOMEM;
 		return NULL;
-	return (const char *)sec + off;
+	}
+	if (j->type == ELFCOMPRESS_ZLIB) {
+		uLongf len = j->size;
+		uLong srclen = j->src_size;
+
+		j->err = uncompress2(j->out, &len, j->src, &srclen) == Z_OK && len == j->size
+				 ? 0
+				 : -EBADMSG;
+	} else if (j->type == ELFCOMPRESS_ZSTD) {
+		size_t n = ZSTD_decompress(j->out, j->size, j->src, j->src_size);
+
+		j->err = !ZSTD_isError(n) && n == j->size ? 0 : -EBADMSG;
+	} else {
+		j->err = -ENOTSUP;
+	}
+	if (j->err) {
+		free(j->out);
+		j->out = NULL;
+	}
+	return NULL;
+}
+
+/* The data of a compressed section: SHF_COMPRESSED (an Elf*_Chdr), or the
+ * old GNU .zdebug_ form ("ZLIB" and a big-endian 64-bit size). */
+static bool compressed_job(Elf *elf, Elf_Scn *scn, bool zdebug, struct inflate_job *j)
+{
+	Elf_Data *raw = elf_rawdata(scn, NULL);
+	const unsigned char *p;
+
+	if (!raw || !raw->d_buf)
+		return false;
+	p = raw->d_buf;
+	memset(j, 0, sizeof(*j));
+	if (zdebug) {
+		if (raw->d_size < 12 || memcmp(p, "ZLIB", 4))
+			return false;
+		for (int i = 4; i < 12; i++)
+			j->size = j->size << 8 | p[i];
+		j->type = ELFCOMPRESS_ZLIB;
+		j->src = p + 12;
+		j->src_size = raw->d_size - 12;
+		return true;
+	}
+	if (gelf_getclass(elf) == ELFCLASS64) {
+		Elf64_Chdr ch;
+
+		if (raw->d_size < sizeof(ch))
+			return false;
+		memcpy(&ch, p, sizeof(ch));
+		j->type = ch.ch_type;
+		j->size = ch.ch_size;
+		j->src = p + sizeof(ch);
+		j->src_size = raw->d_size - sizeof(ch);
+	} else {
+		Elf32_Chdr ch;
+
+		if (raw->d_size < sizeof(ch))
+			return false;
+		memcpy(&ch, p, sizeof(ch));
+		j->type = ch.ch_type;
+		j->size = ch.ch_size;
+		j->src = p + sizeof(ch);
+		j->src_size = raw->d_size - sizeof(ch);
+	}
+	/* ch_type and ch_size in the file's byte order. */
+	if ((elf_getident(elf, NULL)[EI_DATA] == ELFDATA2MSB) != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)) {
+		j->type = __builtin_bswap32(j->type);
+		j->size = gelf_getclass(elf) == ELFCLASS64 ? __builtin_bswap64(j->size)
+							  : __builtin_bswap32((uint32_t)j->size);
+	}
+	return true;
+}
+
+static int sec_index(const char *name, bool *zdebug)
+{
+	*zdebug = false;
+	if (!strncmp(name, ".zdebug_", 8)) {
+		*zdebug = true;
+		name += 8;
+	} else if (!strncmp(name, ".debug_", 7)) {
+		name += 7;
+	} else {
+		return -1;
+	}
+	for (int i = 0; i < NSEC; i++)
+		if (!strcmp(name, sec_names[i]))
+			return i;
+	return -1;
+}
+
+/* The sections f needs, decompressed on up to one thread each. */
+static int load_sections(struct ds__dwarf *D, Elf *elf, struct dfile *f)
+{
+	struct inflate_job jobs[NSEC];
+	int which[NSEC], njobs = 0, err = 0;
+	pthread_t tid[NSEC];
+	bool started[NSEC] = { false };
+	size_t shstrndx, total = 0;
+	Elf_Scn *scn = NULL;
+
+	f->be = elf_getident(elf, NULL)[EI_DATA] == ELFDATA2MSB;
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return -ENODATA;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+		bool zdebug;
+		int i;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    (i = sec_index(name, &zdebug)) < 0 || f->s[i].p)
+			continue;
+		if ((sh.sh_flags & SHF_COMPRESSED) || zdebug) {
+			if (njobs < NSEC && compressed_job(elf, scn, zdebug, &jobs[njobs])) {
+				which[njobs] = i;
+				total += jobs[njobs].size;
+				njobs++;
+			}
+			continue;
+		}
+		d = elf_rawdata(scn, NULL);
+		if (d && d->d_buf) {
+			f->s[i].p = d->d_buf;
+			f->s[i].size = d->d_size;
+		}
+	}
+	/* One thread per section when there is enough to inflate. */
+	for (int k = 0; k < njobs; k++) {
+		if (k > 0 && total > (1u << 20) &&
+		    pthread_create(&tid[k], NULL, inflate_one, &jobs[k]) == 0)
+			started[k] = true;
+	}
+	if (njobs)
+		inflate_one(&jobs[0]);
+	for (int k = 0; k < njobs; k++) {
+		if (k > 0 && !started[k])
+			inflate_one(&jobs[k]);
+		else if (started[k])
+			pthread_join(tid[k], NULL);
+	}
+	for (int k = 0; k < njobs; k++) {
+		int i = which[k];
+
+		if (jobs[k].err) {
+			ds_warn(D->ctx, "%s: .debug_%s: %s; it is not read", D->name, sec_names[i],
+				jobs[k].err == -ENOMEM	   ? "no memory to decompress it"
+				: jobs[k].err == -ENOTSUP ? "unknown compression"
+							  : "does not decompress");
+			if (jobs[k].err == -ENOMEM)
+				err = -ENOMEM;
+			continue;
+		}
+		f->owned[i] = jobs[k].out;
+		f->s[i].p = jobs[k].out;
+		f->s[i].size = jobs[k].size;
+		D->bytes += jobs[k].size;
+	}
+	return err;
+}
+
+static void dfile_release(struct dfile *f)
+{
+	for (int i = 0; i < NSEC; i++)
+		free(f->owned[i]);
+	free(f->units);
+	memset(f, 0, sizeof(*f));
+}
+
+/* ------------------------------------------------------ abbreviations */
+
+struct attrspec {
+	uint16_t name, form;
+	int64_t implicit;
+};
+
+struct abbrev {
+	uint64_t code;
+	uint32_t tag, first, n; /* attrs[first, first + n) */
+	bool children;
+};
+
+struct abbrevs {
+	uint64_t off; /* in .debug_abbrev; UINT64_MAX: empty slot */
+	struct abbrev *v; /* v[code - 1] when dense, else sorted by code */
+	size_t n, cap;
+	bool dense;
+	struct attrspec *a;
+	size_t na, acap;
+	unsigned age;
+};
+
+static int abbrev_cmp(const void *x, const void *y)
+{
+	const struct abbrev *a = x, *b = y;
+
+	return a->code < b->code ? -1 : a->code > b->code;
+}
+
+/* Parse the table at off into t (its memory reused). */
+static int abbrevs_read(const struct dfile *f, uint64_t off, struct abbrevs *t)
+{
+	struct cursor c = { f->s[SEC_ABBREV].p, f->s[SEC_ABBREV].p + f->s[SEC_ABBREV].size,
+			    false, f->be };
+
+	t->off = off;
+	t->n = t->na = 0;
+	t->dense = true;
+	if (off >= f->s[SEC_ABBREV].size)
+		return 0;
+	c.p += off;
+	for (;;) {
+		uint64_t code = uleb(&c);
+		struct abbrev *ab;
+
+		if (!code || c.bad)
+			break;
+		if (t->n == t->cap) {
+			size_t cap = t->cap ? 2 * t->cap : 64;
+			struct abbrev *v = realloc(t->v, cap * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			t->v = v;
+			t->cap = cap;
+		}
+		ab = &t->v[t->n++];
+		ab->code = code;
+		ab->tag = (uint32_t)uleb(&c);
+		ab->children = rd(&c, 1) != 0;
+		ab->first = (uint32_t)t->na;
+		ab->n = 0;
+		if (code != t->n)
+			t->dense = false;
+		for (;;) {
+			uint64_t name = uleb(&c), form = uleb(&c);
+			struct attrspec *as;
+
+			if (c.bad || (!name && !form))
+				break;
+			if (t->na == t->acap) {
+				size_t cap = t->acap ? 2 * t->acap : 256;
+				struct attrspec *a = realloc(t->a, cap * sizeof(*a));
+
+				if (!a)
+					return -ENOMEM;
+				t->a = a;
+				t->acap = cap;
+			}
+			as = &t->a[t->na++];
+			as->name = name > UINT16_MAX ? 0 : (uint16_t)name;
+			as->form = form > UINT16_MAX ? 0 : (uint16_t)form;
+			as->implicit = form == DW_FORM_implicit_const ? sleb(&c) : 0;
+			ab->n++;
+		}
+		if (c.bad)
+			break;
+	}
+	if (!t->dense)
+		qsort(t->v, t->n, sizeof(*t->v), abbrev_cmp);
+	return 0;
+}
+
+static const struct abbrev *abbrev_get(const struct abbrevs *t, uint64_t code)
+{
+	size_t lo = 0, hi = t->n;
+
+	if (t->dense)
+		return code - 1 < t->n ? &t->v[code - 1] : NULL;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->v[mid].code == code)
+			return &t->v[mid];
+		if (t->v[mid].code < code)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static void abbrevs_release(struct abbrevs *t)
+{
+	free(t->v);
+	free(t->a);
+}
+
+/* ----------------------------------------------------------- attributes */
+
+/* What one DIE says that the index needs; values as read, with
+ * references made absolute (in f's .debug_info, or the alt file's). */
+struct die {
+	uint64_t off;
+	uint32_t tag;
+	bool children;
+	const char *name, *linkage, *mips;
+	uint64_t low, high, ranges, sibling, origin, spec;
+	uint64_t call_file, call_line, call_column, disc;
+	uint64_t lang, stmt_list, str_offsets_base, addr_base, rnglists_base;
+	const char *comp_dir;
+	uint8_t has_low : 1, high_is_addr : 1, has_high : 1, has_ranges : 1, ranges_index : 1,
+		origin_alt : 1, spec_alt : 1, has_sbase : 1;
+	uint8_t has_abase : 1, has_rbase : 1, has_stmt : 1, low_index : 1, high_index : 1;
+	/* strx forms wait for str_offsets_base (a unit's top DIE may give it
+	 * after them): form and index. */
+	uint64_t name_x, linkage_x, mips_x, comp_dir_x;
+	uint8_t name_xf, linkage_xf, mips_xf, comp_dir_xf;
+};
+
+struct ctxu { /* a unit being read */
+	const struct dfile *f;
+	const struct unit *u;
+	bool is_alt;
+	const struct dfile *alt; /* for GNU_strp_alt (NULL: none) */
+};
+
+static const char *str_at(const struct sec *s, uint64_t off)
+{
+	if (!s->p || off >= s->size || !memchr(s->p + off, 0, s->size - off))
+		return NULL;
+	return (const char *)s->p + off;
+}
+
+static uint64_t read_at(const struct sec *s, uint64_t off, unsigned size, bool be, bool *ok)
+{
+	struct cursor c = { s->p, s->p + s->size, false, be };
+
+	if (!s->p || off > s->size) {
+		*ok = false;
+		return 0;
+	}
+	c.p += off;
+	uint64_t v = rd(&c, size);
+	*ok = !c.bad;
+	return v;
+}
+
+static const char *strx(const struct ctxu *cu, uint64_t idx)
+{
+	const struct unit *u = cu->u;
+	bool ok;
+	uint64_t off = read_at(&cu->f->s[SEC_STR_OFFSETS], u->str_offsets_base + idx * u->off_size,
+			       u->off_size, cu->f->be, &ok);
+
+	return ok ? str_at(&cu->f->s[SEC_STR], off) : NULL;
+}
+
+static uint64_t addrx(const struct ctxu *cu, uint64_t idx, bool *ok)
+{
+	const struct unit *u = cu->u;
+
+	return read_at(&cu->f->s[SEC_ADDR], u->addr_base + idx * u->addr_size, u->addr_size,
+		       cu->f->be, ok);
+}
+
+enum { V_NONE, V_CONST, V_ADDR, V_ADDRX, V_REF, V_REF_ALT, V_STR, V_STRX, V_SECOFF, V_RNGX };
+
+/* Read one attribute value of form at c: its kind and value (or string). */
+static int read_form(const struct ctxu *cu, struct cursor *c, unsigned form, int64_t implicit,
+		     uint64_t *v, const char **s)
+{
+	const struct unit *u = cu->u;
+	unsigned osz = u->off_size;
+
+	*v = 0;
+	switch (form) {
+	case DW_FORM_addr:
+		*v = rd(c, u->addr_size);
+		return V_ADDR;
+	case DW_FORM_data1:
+	case DW_FORM_flag:
+		*v = rd(c, 1);
+		return V_CONST;
+	case DW_FORM_data2:
+		*v = rd(c, 2);
+		return V_CONST;
+	case DW_FORM_data4:
+		*v = rd(c, 4);
+		return V_CONST;
+	case DW_FORM_data8:
+		*v = rd(c, 8);
+		return V_CONST;
+	case DW_FORM_data16:
+		skip(c, 16);
+		return V_NONE;
+	case DW_FORM_udata:
+		*v = uleb(c);
+		return V_CONST;
+	case DW_FORM_sdata:
+		*v = (uint64_t)sleb(c);
+		return V_CONST;
+	case DW_FORM_implicit_const:
+		*v = (uint64_t)implicit;
+		return V_CONST;
+	case DW_FORM_flag_present:
+		*v = 1;
+		return V_CONST;
+	case DW_FORM_string:
+		*s = cstr(c);
+		return V_STR;
+	case DW_FORM_strp:
+		*s = str_at(&cu->f->s[SEC_STR], rd(c, osz));
+		return V_STR;
+	case DW_FORM_line_strp:
+		*s = str_at(&cu->f->s[SEC_LINE_STR], rd(c, osz));
+		return V_STR;
+	case DW_FORM_GNU_strp_alt_:
+	case DW_FORM_strp_sup:
+		*v = rd(c, osz);
+		*s = cu->alt ? str_at(&cu->alt->s[SEC_STR], *v) : NULL;
+		return V_STR;
+	case DW_FORM_strx:
+	case DW_FORM_GNU_str_index_:
+		*v = uleb(c);
+		return V_STRX;
+	case DW_FORM_strx1:
+		*v = rd(c, 1);
+		return V_STRX;
+	case DW_FORM_strx2:
+		*v = rd(c, 2);
+		return V_STRX;
+	case DW_FORM_strx3:
+		*v = rd(c, 3);
+		return V_STRX;
+	case DW_FORM_strx4:
+		*v = rd(c, 4);
+		return V_STRX;
+	case DW_FORM_addrx:
+	case DW_FORM_GNU_addr_index_:
+		*v = uleb(c);
+		return V_ADDRX;
+	case DW_FORM_addrx1:
+		*v = rd(c, 1);
+		return V_ADDRX;
+	case DW_FORM_addrx2:
+		*v = rd(c, 2);
+		return V_ADDRX;
+	case DW_FORM_addrx3:
+		*v = rd(c, 3);
+		return V_ADDRX;
+	case DW_FORM_addrx4:
+		*v = rd(c, 4);
+		return V_ADDRX;
+	case DW_FORM_ref1:
+		*v = u->off + rd(c, 1);
+		return V_REF;
+	case DW_FORM_ref2:
+		*v = u->off + rd(c, 2);
+		return V_REF;
+	case DW_FORM_ref4:
+		*v = u->off + rd(c, 4);
+		return V_REF;
+	case DW_FORM_ref8:
+		*v = u->off + rd(c, 8);
+		return V_REF;
+	case DW_FORM_ref_udata:
+		*v = u->off + uleb(c);
+		return V_REF;
+	case DW_FORM_ref_addr:
+		*v = rd(c, u->version <= 2 ? u->addr_size : osz);
+		return V_REF;
+	case DW_FORM_GNU_ref_alt_:
+	case DW_FORM_ref_sup4:
+		*v = rd(c, form == DW_FORM_ref_sup4 ? 4 : osz);
+		return V_REF_ALT;
+	case DW_FORM_ref_sup8:
+		*v = rd(c, 8);
+		return V_REF_ALT;
+	case DW_FORM_ref_sig8:
+		skip(c, 8);
+		return V_NONE;
+	case DW_FORM_sec_offset:
+		*v = rd(c, osz);
+		return V_SECOFF;
+	case DW_FORM_rnglistx:
+		*v = uleb(c);
+		return V_RNGX;
+	case DW_FORM_loclistx:
+		uleb(c);
+		return V_NONE;
+	case DW_FORM_block1:
+		skip(c, rd(c, 1));
+		return V_NONE;
+	case DW_FORM_block2:
+		skip(c, rd(c, 2));
+		return V_NONE;
+	case DW_FORM_block4:
+		skip(c, rd(c, 4));
+		return V_NONE;
+	case DW_FORM_block:
+	case DW_FORM_exprloc:
+		skip(c, uleb(c));
+		return V_NONE;
+	case DW_FORM_indirect: {
+		uint64_t f = uleb(c);
+
+		if (f == DW_FORM_indirect || f > UINT16_MAX) {
+			c->bad = true;
+			return V_NONE;
+		}
+		return read_form(cu, c, (unsigned)f, 0, v, s);
+	}
+	default:
+		c->bad = true; /* a form we cannot size: the rest is unreadable */
+		return V_NONE;
+	}
+}
+
+static const char *resolve_strx(const struct ctxu *cu, uint8_t xf, uint64_t x, const char *s)
+{
+	return xf ? strx(cu, x) : s;
+}
+
+/* One DIE at c (its abbreviation code read already: ab), attributes into
+ * d.  False when it cannot be read. */
+static bool read_die(const struct ctxu *cu, const struct abbrevs *t, const struct abbrev *ab,
+		     struct cursor *c, struct die *d)
+{
+	const struct attrspec *as = t->a + ab->first;
+
+	d->tag = ab->tag;
+	d->children = ab->children;
+	for (uint32_t i = 0; i < ab->n; i++) {
+		uint64_t v;
+		const char *s = NULL;
+		int kind = read_form(cu, c, as[i].form, as[i].implicit, &v, &s);
+
+		if (c->bad)
+			return false;
+		switch (as[i].name) {
+		case DW_AT_name:
+			d->name = s;
+			d->name_xf = kind == V_STRX;
+			d->name_x = v;
+			break;
+		case DW_AT_linkage_name:
+			d->linkage = s;
+			d->linkage_xf = kind == V_STRX;
+			d->linkage_x = v;
+			break;
+		case DW_AT_MIPS_linkage_name:
+			d->mips = s;
+			d->mips_xf = kind == V_STRX;
+			d->mips_x = v;
+			break;
+		case DW_AT_low_pc:
+			d->has_low = kind == V_ADDR || kind == V_ADDRX;
+			d->low_index = kind == V_ADDRX;
+			d->low = v;
+			break;
+		case DW_AT_high_pc:
+			d->has_high = kind == V_ADDR || kind == V_ADDRX || kind == V_CONST;
+			d->high_is_addr = kind == V_ADDR || kind == V_ADDRX;
+			d->high_index = kind == V_ADDRX;
+			d->high = v;
+			break;
+		case DW_AT_ranges:
+			d->has_ranges = kind == V_SECOFF || kind == V_CONST || kind == V_RNGX;
+			d->ranges_index = kind == V_RNGX;
+			d->ranges = v;
+			break;
+		case DW_AT_abstract_origin:
+			if (kind == V_REF || kind == V_REF_ALT) {
+				d->origin = v + 1; /* 0: none */
+				d->origin_alt = kind == V_REF_ALT;
+			}
+			break;
+		case DW_AT_specification:
+			if (kind == V_REF || kind == V_REF_ALT) {
+				d->spec = v + 1;
+				d->spec_alt = kind == V_REF_ALT;
+			}
+			break;
+		case DW_AT_sibling:
+			if (kind == V_REF)
+				d->sibling = v;
+			break;
+		case DW_AT_call_file:
+			d->call_file = v;
+			break;
+		case DW_AT_call_line:
+			d->call_line = v;
+			break;
+		case DW_AT_call_column:
+			d->call_column = v;
+			break;
+		case DW_AT_GNU_discriminator:
+			d->disc = v;
+			break;
+		case DW_AT_language:
+			d->lang = v;
+			break;
+		case DW_AT_stmt_list:
+			d->has_stmt = kind == V_SECOFF || kind == V_CONST;
+			d->stmt_list = v;
+			break;
+		case DW_AT_comp_dir:
+			d->comp_dir = s;
+			d->comp_dir_xf = kind == V_STRX;
+			d->comp_dir_x = v;
+			break;
+		case DW_AT_str_offsets_base:
+			d->has_sbase = true;
+			d->str_offsets_base = v;
+			break;
+		case DW_AT_addr_base:
+		case DW_AT_GNU_addr_base:
+			d->has_abase = true;
+			d->addr_base = v;
+			break;
+		case DW_AT_rnglists_base:
+			d->has_rbase = true;
+			d->rnglists_base = v;
+			break;
+		default:
+			break;
+		}
+	}
+	return true;
+}
+
+/* The unit of f holding .debug_info offset off. */
+static const struct unit *unit_of(const struct dfile *f, uint64_t off)
+{
+	size_t lo = 0, hi = f->nunits;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (f->units[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || off >= f->units[lo - 1].end)
+		return NULL;
+	return &f->units[lo - 1];
+}
+
+/* ----------------------------------------------------------- range lists */
+
+typedef int (*range_fn)(void *arg, uint64_t lo, uint64_t hi);
+
+/* DWARF 2-4 .debug_ranges at off, base the unit's. */
+static int ranges_v4(const struct ctxu *cu, uint64_t off, range_fn fn, void *arg)
+{
+	const struct sec *s = &cu->f->s[SEC_RANGES];
+	struct cursor c = { s->p, s->p + s->size, false, cu->f->be };
+	unsigned as = cu->u->addr_size;
+	uint64_t base = cu->u->base, maxa = as == 8 ? UINT64_MAX : ((uint64_t)1 << (8 * as)) - 1;
+	int err;
+
+	if (!s->p || off >= s->size)
+		return 0;
+	c.p += off;
+	while (!c.bad) {
+		uint64_t a = rd(&c, as), b = rd(&c, as);
+
+		if (c.bad || (!a && !b))
+			break;
+		if (a == maxa) {
+			base = b;
+			continue;
+		}
+		if ((err = fn(arg, base + a, base + b)))
+			return err;
+	}
+	return 0;
+}
+
+/* DWARF 5 .debug_rnglists at off. */
+static int ranges_v5(const struct ctxu *cu, uint64_t off, range_fn fn, void *arg)
+{
+	const struct sec *s = &cu->f->s[SEC_RNGLISTS];
+	struct cursor c = { s->p, s->p + s->size, false, cu->f->be };
+	unsigned as = cu->u->addr_size;
+	uint64_t base = cu->u->base;
+	int err = 0;
+	bool ok = true;
+
+	if (!s->p || off >= s->size)
+		return 0;
+	c.p += off;
+	while (!c.bad && !err && ok) {
+		unsigned kind = (unsigned)rd(&c, 1);
+		uint64_t a, b;
+
+		switch (kind) {
+		case DW_RLE_end_of_list:
+			return 0;
+		case DW_RLE_base_addressx:
+			base = addrx(cu, uleb(&c), &ok);
+			break;
+		case DW_RLE_startx_endx:
+			a = addrx(cu, uleb(&c), &ok);
+			b = ok ? addrx(cu, uleb(&c), &ok) : 0;
+			if (ok)
+				err = fn(arg, a, b);
+			break;
+		case DW_RLE_startx_length:
+			a = addrx(cu, uleb(&c), &ok);
+			b = uleb(&c);
+			if (ok)
+				err = fn(arg, a, a + b);
+			break;
+		case DW_RLE_offset_pair:
+			a = uleb(&c);
+			b = uleb(&c);
+			err = fn(arg, base + a, base + b);
+			break;
+		case DW_RLE_base_address:
+			base = rd(&c, as);
+			break;
+		case DW_RLE_start_end:
+			a = rd(&c, as);
+			b = rd(&c, as);
+			err = fn(arg, a, b);
+			break;
+		case DW_RLE_start_length:
+			a = rd(&c, as);
+			b = uleb(&c);
+			err = fn(arg, a, a + b);
+			break;
+		default:
+			return 0; /* unknown entry: the list ends */
+		}
+	}
+	return err;
+}
+
+/* The address ranges of d, as libdw's dwarf_ranges() gives them:
+ * low_pc/high_pc, else DW_AT_ranges. */
+static int die_ranges(const struct ctxu *cu, const struct die *d, range_fn fn, void *arg)
+{
+	if (d->has_low && d->has_high) {
+		bool ok = true;
+		uint64_t lo = d->low_index ? addrx(cu, d->low, &ok) : d->low, hi;
+
+		if (!ok)
+			return 0;
+		hi = d->high_is_addr ? (d->high_index ? addrx(cu, d->high, &ok) : d->high)
+				     : lo + d->high;
+		return ok ? fn(arg, lo, hi) : 0;
+	}
+	if (!d->has_ranges)
+		return 0;
+	if (cu->u->version >= 5) {
+		uint64_t off = d->ranges;
+
+		if (d->ranges_index) {
+			bool ok;
+			uint64_t rel = read_at(&cu->f->s[SEC_RNGLISTS],
+					       cu->u->rnglists_base + d->ranges * cu->u->off_size,
+					       cu->u->off_size, cu->f->be, &ok);
+
+			if (!ok)
+				return 0;
+			off = cu->u->rnglists_base + rel;
+		}
+		return ranges_v5(cu, off, fn, arg);
+	}
+	return ranges_v4(cu, d->ranges, fn, arg);
+}
+
+/* --------------------------------------------------------------- units */
+
+/* binutils' mangle_style(): the languages whose names are mangled. */
+static bool mangled_language(uint64_t lang)
+{
+	switch (lang) {
+	case DW_LANG_C_plus_plus:
+	case DW_LANG_C_plus_plus_03:
+	case DW_LANG_C_plus_plus_11:
+	case DW_LANG_C_plus_plus_14:
+	case DW_LANG_ObjC_plus_plus:
+	case DW_LANG_Java:
+	case DW_LANG_D:
+	case DW_LANG_Rust:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Header and top DIE of the unit at off; false when this cannot be a
+ * unit, which ends the scan (the next unit's offset comes from this one's
+ * length: nothing after it can be trusted).  A 4 GiB .debug_info of zeros
+ * reads as units of length 0 and version 0: the first ends it. */
+static bool read_unit(struct ds__dwarf *D, const struct dfile *f, uint64_t off, struct unit *u,
+		      struct abbrevs *scratch)
+{
+	const struct sec *info = &f->s[SEC_INFO];
+	struct cursor c = { info->p + off, info->p + info->size, false, f->be };
+	uint64_t len = rd(&c, 4);
+	struct die d = { 0 };
+	struct ctxu cu = { f, u, false, NULL };
+	const struct abbrev *ab;
+	uint64_t code;
+
+	memset(u, 0, sizeof(*u));
+	u->off = off;
+	u->off_size = 4;
+	if (len == 0xffffffff) {
+		len = rd(&c, 8);
+		u->off_size = 8;
+	}
+	if (c.bad || len > (uint64_t)(c.end - c.p) || len < 7)
+		return false;
+	c.end = c.p + len;
+	u->end = (uint64_t)(c.end - info->p);
+	u->version = (uint8_t)rd(&c, 2);
+	if (u->version < 2 || u->version > 5)
+		return false;
+	if (u->version >= 5) {
+		u->unit_type = (uint8_t)rd(&c, 1);
+		u->addr_size = (uint8_t)rd(&c, 1);
+		u->abbrev_off = rd(&c, u->off_size);
+		if (u->unit_type == DW_UT_skeleton || u->unit_type == DW_UT_split_compile)
+			skip(&c, 8);
+		else if (u->unit_type == DW_UT_type || u->unit_type == DW_UT_split_type)
+			skip(&c, 8 + u->off_size);
+	} else {
+		u->unit_type = DW_UT_compile;
+		u->abbrev_off = rd(&c, u->off_size);
+		u->addr_size = (uint8_t)rd(&c, 1);
+	}
+	if (c.bad || !u->addr_size || u->addr_size > 8)
+		return false;
+	u->die = (uint64_t)(c.p - info->p);
+	u->stmt_list = UINT64_MAX;
+	/* The top DIE: its abbreviation table parsed for it alone. */
+	if (scratch->off != u->abbrev_off && abbrevs_read(f, u->abbrev_off, scratch)) {
+		scratch->off = UINT64_MAX;
+		return true; /* no memory: a unit without its top DIE's facts */
+	}
+	code = uleb(&c);
+	ab = code ? abbrev_get(scratch, code) : NULL;
+	if (!ab || !read_die(&cu, scratch, ab, &c, &d))
+		return true;
+	if (d.has_sbase)
+		u->str_offsets_base = d.str_offsets_base;
+	else if (f->s[SEC_STR_OFFSETS].size >= 8 && u->version >= 5)
+		u->str_offsets_base = 8; /* after the (32-bit) section header */
+	u->addr_base = d.addr_base;
+	if (d.has_rbase)
+		u->rnglists_base = d.rnglists_base;
+	else if (u->version >= 5)
+		u->rnglists_base = 12; /* after the (32-bit) section header */
+	u->mangled = mangled_language(d.lang);
+	if (d.has_stmt)
+		u->stmt_list = d.stmt_list;
+	u->comp_dir = resolve_strx(&cu, d.comp_dir_xf, d.comp_dir_x, d.comp_dir);
+	if (d.has_low) {
+		bool ok = true;
+
+		u->base = d.low_index ? addrx(&cu, d.low, &ok) : d.low;
+		if (!ok)
+			u->base = 0;
+	}
+	(void)D;
+	return true;
+}
+
+static int scan_units(struct ds__dwarf *D, struct dfile *f, struct abbrevs *scratch)
+{
+	const struct sec *info = &f->s[SEC_INFO];
+	uint64_t off = 0;
+	size_t cap = 0;
+
+	while (info->p && off < info->size) {
+		struct unit u;
+
+		if (!read_unit(D, f, off, &u, scratch)) {
+			ds_debug(D->ctx,
+				 "%s: .debug_info offset 0x%llx is no unit header: the CU scan "
+				 "stops there, %llu bytes unread",
+				 D->name, (unsigned long long)off,
+				 (unsigned long long)(info->size - off));
+			break;
+		}
+		if (f->nunits == cap) {
+			struct unit *v = realloc(f->units, (cap = cap ? 2 * cap : 64) * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			f->units = v;
+		}
+		f->units[f->nunits++] = u;
+		off = u.end;
+	}
+	D->bytes += cap * sizeof(struct unit);
+	return 0;
+}
+
+struct range_add {
+	struct ds__dwarf *D;
+	uint32_t cu;
+	int n;
+};
+
+static int range_add(void *arg, uint64_t lo, uint64_t hi)
+{
+	struct range_add *ra = arg;
+	struct ds__dwarf *D = ra->D;
+
+	/* Empty, or code --gc-sections dropped (at 0). */
+	if (lo >= hi || lo == 0)
+		return 0;
+	if (D->nranges == D->rcap) {
+		size_t cap = D->rcap ? 2 * D->rcap : 256;
+		struct ds__cu_range *v = realloc(D->ranges, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		D->ranges = v;
+		D->rcap = cap;
+	}
+	D->ranges[D->nranges++] = (struct ds__cu_range){ lo, hi, ra->cu, 0 };
+	ra->n++;
+	return 0;
+}
+
+static int range_cmp(const void *x, const void *y)
+{
+	const struct ds__cu_range *a = x, *b = y;
+
+	if (a->lo != b->lo)
+		return a->lo < b->lo ? -1 : 1;
+	if (a->hi != b->hi)
+		return a->hi < b->hi ? -1 : 1;
+	return a->cu < b->cu ? -1 : a->cu > b->cu;
+}
+
+/* .debug_aranges: one set per CU, its address ranges.  Sets naming an
+ * offset that is no unit are ignored; the units listed are marked.  Each
+ * range is added for the unit's code number, which is only known after:
+ * ranges[].cu holds the unit index until then. */
+static int read_aranges(struct ds__dwarf *D, struct dfile *f)
+{
+	const struct sec *s = &f->s[SEC_ARANGES];
+	struct cursor c = { s->p, s->p + s->size, false, f->be };
+
+	while (s->p && c.p < c.end && !c.bad) {
+		uint64_t len = rd(&c, 4), cuoff;
+		unsigned osz = 4, as, segsz, version;
+		struct cursor set;
+		struct unit *u;
+		size_t start;
+
+		if (len == 0xffffffff) {
+			len = rd(&c, 8);
+			osz = 8;
+		}
+		if (c.bad || len > (uint64_t)(c.end - c.p))
+			break;
+		set = (struct cursor){ c.p, c.p + len, false, f->be };
+		start = (size_t)(c.p - s->p) - (osz == 8 ? 12 : 4);
+		c.p += len;
+		version = (unsigned)rd(&set, 2);
+		cuoff = rd(&set, osz);
+		as = (unsigned)rd(&set, 1);
+		segsz = (unsigned)rd(&set, 1);
+		u = (struct unit *)unit_of(f, cuoff);
+		if (set.bad || version != 2 || !as || as > 8 || segsz || !u || u->off != cuoff)
+			continue;
+		/* Tuples start at a multiple of twice the address size from
+		 * the set's start. */
+		{
+			size_t at = (size_t)(set.p - s->p) - start, pad = (2 * as - at % (2 * as)) % (2 * as);
+
+			skip(&set, pad);
+		}
+		u->has_aranges = true;
+		while (!set.bad) {
+			uint64_t lo = rd(&set, as), n = rd(&set, as);
+			struct range_add ra = { D, (uint32_t)(u - f->units), 0 };
+
+			if (set.bad || (!lo && !n))
+				break;
+			if (range_add(&ra, lo, lo + n))
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* Which units have code, and where: .debug_aranges for those it lists,
+ * the top DIE's ranges for the others.  A unit with neither has no code
+ * (gcc and clang give every CU with code a low_pc or ranges). */
+static int map_units(struct ds__dwarf *D)
+{
+	struct dfile *f = &D->main;
+	size_t *code_of = calloc(f->nunits ? f->nunits : 1, sizeof(*code_of));
+	struct abbrevs t = { .off = UINT64_MAX };
+	int err = read_aranges(D, f);
+
+	if (!code_of)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nunits && !err; i++) {
+		const struct unit *u = &f->units[i];
+		struct ctxu cu = { f, u, false, NULL };
+		struct cursor c = { f->s[SEC_INFO].p + u->die, f->s[SEC_INFO].p + u->end, false,
+				    f->be };
+		struct range_add ra = { D, (uint32_t)i, 0 };
+		struct die d = { 0 };
+		const struct abbrev *ab;
+		uint64_t code;
+
+		if (u->has_aranges || (u->unit_type != DW_UT_compile && u->unit_type != DW_UT_skeleton))
+			continue;
+		if (t.off != u->abbrev_off && (err = abbrevs_read(f, u->abbrev_off, &t)))
+			break;
+		code = uleb(&c);
+		ab = code ? abbrev_get(&t, code) : NULL;
+		if (ab && read_die(&cu, &t, ab, &c, &d))
+			err = die_ranges(&cu, &d, range_add, &ra);
+	}
+	abbrevs_release(&t);
+	/* Number the units that got ranges, in unit order. */
+	for (size_t i = 0; i < D->nranges; i++)
+		code_of[D->ranges[i].cu] = 1;
+	D->code_units = malloc((f->nunits ? f->nunits : 1) * sizeof(*D->code_units));
+	if (!D->code_units)
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < f->nunits; i++)
+		if (code_of[i]) {
+			code_of[i] = D->ncode;
+			D->code_units[D->ncode++] = i;
+		}
+	for (size_t i = 0; !err && i < D->nranges; i++)
+		D->ranges[i].cu = (uint32_t)code_of[D->ranges[i].cu];
+	free(code_of);
+	if (!err && D->nranges)
+		qsort(D->ranges, D->nranges, sizeof(*D->ranges), range_cmp);
+	D->bytes += D->rcap * sizeof(*D->ranges) + f->nunits * sizeof(size_t);
+	return err;
+}
+
+/* ----------------------------------------------------------- opening */
+
+/* dwarf's sections decompress into buffers of the size their headers
+ * claim: refuse the whole DWARF of a file where one claim is out of
+ * proportion (its ELF symbols still answer). */
+static bool dwarf_plausible(struct ds_context *ctx, Elf *elf, const char *name)
+{
+	char msg[256];
+
+	if (ds__elf_check_compressed(elf, msg, sizeof(msg)) == 0)
+		return true;
+	ds_warn(ctx, "%s: %s; its DWARF is not read", name, msg);
+	return false;
+}
+
+/* .gnu_debugaltlink: the dwz alt file's name, NUL, its build ID. */
+static bool altlink(Elf *elf, const char **name, struct ds_build_id *bid)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *sn;
+		Elf_Data *d;
+		const char *p, *nul;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(sn = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(sn, ".gnu_debugaltlink") || !(d = elf_rawdata(scn, NULL)) || !d->d_buf)
+			continue;
+		p = d->d_buf;
+		nul = memchr(p, 0, d->d_size);
+		if (!nul)
+			return false;
+		n = d->d_size - (size_t)(nul + 1 - p);
+		if (!n || n > DS_BUILD_ID_MAX)
+			return false;
+		*name = p;
+		bid->size = (uint8_t)n;
+		memcpy(bid->data, nul + 1, n);
+		return true;
+	}
+	return false;
+}
+
+/* The dwz alt file named by .gnu_debugaltlink, found by its build ID like
+ * any debuginfo (locally, then debuginfod). */
+static int attach_alt(struct ds__dwarf *D, Elf *debug, struct abbrevs *scratch)
+{
+	const char *name;
+	struct ds_build_id bid = { 0 };
+	struct ds_found *alt = &D->alt_found;
+	int err;
+
+	if (!altlink(debug, &name, &bid))
+		return 0;
+	if (ds__locate(D->ctx, &bid, NULL, DS_ARTIFACT_DEBUGINFO, alt, NULL) != 0 &&
+	    ds__fetch_found(D->ctx, &bid, alt, NULL) != 0) {
+		ds_warn(D->ctx, "dwz alt file %s not found: names in it stay unknown", name);
+		return 0;
+	}
+	if (!dwarf_plausible(D->ctx, alt->elf, alt->path))
+		return 0;
+	err = load_sections(D, alt->elf, &D->alt);
+	scratch->off = UINT64_MAX; /* the alt file's .debug_abbrev is another */
+	if (!err)
+		err = scan_units(D, &D->alt, scratch);
+	if (!err)
+		D->has_alt = D->alt.s[SEC_INFO].p != NULL;
+	return err == -ENOMEM ? err : 0;
+}
+
+int ds__dwarf_open(struct ds_context *ctx, Elf *debug, const char *name, struct ds__dwarf **out)
+{
+	struct ds__dwarf *D;
+	struct abbrevs t = { .off = UINT64_MAX };
+	int err;
+
+	*out = NULL;
+	if (!debug || !dwarf_plausible(ctx, debug, name))
+		return -ENODATA;
+	D = calloc(1, sizeof(*D));
+	if (!D)
+		return -ENOMEM;
+	D->ctx = ctx;
+	D->alt_found.fd = -1;
+	D->name = strdup(name ? name : "debuginfo");
+	err = D->name ? load_sections(D, debug, &D->main) : -ENOMEM;
+	if (!err && !D->main.s[SEC_INFO].p)
+		err = -ENODATA;
+	if (!err)
+		err = scan_units(D, &D->main, &t);
+	if (!err)
+		err = attach_alt(D, debug, &t);
+	abbrevs_release(&t);
+	if (!err)
+		err = map_units(D);
+	if (err) {
+		ds__dwarf_close(D);
+		return err;
+	}
+	*out = D;
+	return 0;
+}
+
+void ds__dwarf_close(struct ds__dwarf *D)
+{
+	if (!D)
+		return;
+	dfile_release(&D->main);
+	dfile_release(&D->alt);
+	ds__found_release(&D->alt_found);
+	free(D->code_units);
+	free(D->ranges);
+	free(D->name);
+	free(D);
+}
+
+size_t ds__dwarf_units(const struct ds__dwarf *D)
+{
+	return D ? D->ncode : 0;
+}
+
+int ds__dwarf_ranges(struct ds__dwarf *D, struct ds__cu_range **ranges, size_t *n)
+{
+	*ranges = malloc((D->nranges ? D->nranges : 1) * sizeof(**ranges));
+	if (!*ranges)
+		return -ENOMEM;
+	if (D->nranges)
+		memcpy(*ranges, D->ranges, D->nranges * sizeof(**ranges));
+	*n = D->nranges;
+	return 0;
+}
+
+uint64_t ds__dwarf_bytes(const struct ds__dwarf *D)
+{
+	return D ? D->bytes + sizeof(*D) : 0;
+}
+
+/* ------------------------------------------------------------- workers */
+
+struct name_slot {
+	uint64_t key; /* offset + 1, alt in the top bit; 0: empty */
+	const char *name, *linkage, *mips;
+};
+
+struct ds__dwarf_worker {
+	struct ds__dwarf *D;
+	struct abbrevs cur; /* the unit being built */
+	struct abbrevs other[ABBREV_CACHE]; /* tables of units refs lead to */
+	unsigned clock;
+	struct name_slot *names;
+};
+
+struct ds__dwarf_worker *ds__dwarf_worker_new(struct ds__dwarf *D)
+{
+	struct ds__dwarf_worker *W = calloc(1, sizeof(*W));
+
+	if (!W)
+		return NULL;
+	W->D = D;
+	W->cur.off = UINT64_MAX;
+	for (int i = 0; i < ABBREV_CACHE; i++)
+		W->other[i].off = UINT64_MAX;
+	W->names = calloc(NAME_CACHE, sizeof(*W->names));
+	if (!W->names) {
+		free(W);
+		return NULL;
+	}
+	return W;
+}
+
+void ds__dwarf_worker_free(struct ds__dwarf_worker *W)
+{
+	if (!W)
+		return;
+	abbrevs_release(&W->cur);
+	for (int i = 0; i < ABBREV_CACHE; i++)
+		abbrevs_release(&W->other[i]);
+	free(W->names);
+	free(W);
+}
+
+/* The abbreviation table of another unit (alt: in the alt file). */
+static const struct abbrevs *other_abbrevs(struct ds__dwarf_worker *W, const struct dfile *f,
+					   uint64_t off, bool alt)
+{
+	uint64_t key = alt ? off | (1ull << 63) : off;
+	struct abbrevs *oldest = &W->other[0];
+
+	if (!alt && W->cur.off == off)
+		return &W->cur;
+	for (int i = 0; i < ABBREV_CACHE; i++) {
+		struct abbrevs *t = &W->other[i];
+
+		if (t->off == key) {
+			t->age = ++W->clock;
+			return t;
+		}
+		if (t->age < oldest->age)
+			oldest = t;
+	}
+	if (abbrevs_read(f, off, oldest)) {
+		oldest->off = UINT64_MAX;
+		return NULL;
+	}
+	oldest->off = key;
+	oldest->age = ++W->clock;
+	return oldest;
+}
+
+/* The DIE at off (in the alt file if alt), read into d with its unit in
+ * *cu.  False when there is none. */
+static bool die_at(struct ds__dwarf_worker *W, uint64_t off, bool alt, struct ctxu *cu,
+		   struct die *d)
+{
+	struct ds__dwarf *D = W->D;
+	const struct dfile *f = alt ? &D->alt : &D->main;
+	const struct unit *u;
+	const struct abbrevs *t;
+	const struct abbrev *ab;
+	struct cursor c;
+	uint64_t code;
+
+	if (alt && !D->has_alt)
+		return false;
+	u = unit_of(f, off);
+	if (!u || off < u->die)
+		return false;
+	t = other_abbrevs(W, f, u->abbrev_off, alt);
+	if (!t)
+		return false;
+	c = (struct cursor){ f->s[SEC_INFO].p + off, f->s[SEC_INFO].p + u->end, false, f->be };
+	code = uleb(&c);
+	ab = code ? abbrev_get(t, code) : NULL;
+	*cu = (struct ctxu){ f, u, alt, D->has_alt ? &D->alt : NULL };
+	memset(d, 0, sizeof(*d));
+	d->off = off;
+	return ab && read_die(cu, t, ab, &c, d);
+}
+
+/* Fill what is still missing of the three names from d. */
+static void names_from(const struct ctxu *cu, const struct die *d, const char **name,
+		       const char **linkage, const char **mips)
+{
+	if (!*linkage && (d->linkage || d->linkage_xf))
+		*linkage = resolve_strx(cu, d->linkage_xf, d->linkage_x, d->linkage);
+	if (!*mips && (d->mips || d->mips_xf))
+		*mips = resolve_strx(cu, d->mips_xf, d->mips_x, d->mips);
+	if (!*name && (d->name || d->name_xf))
+		*name = resolve_strx(cu, d->name_xf, d->name_x, d->name);
+}
+
+/* The DIE d refers to for its names: abstract_origin, else
+ * specification.  False when none. */
+static bool name_ref(const struct ctxu *cu, const struct die *d, uint64_t *ref, bool *alt)
+{
+	if (!d->origin && !d->spec)
+		return false;
+	*ref = d->origin ? d->origin - 1 : d->spec - 1;
+	/* A reference inside the alt file stays there (dwz puts no
+	 * references back into the files that use it). */
+	*alt = cu->is_alt || (d->origin ? d->origin_alt : d->spec_alt);
+	return true;
+}
+
+/* What libdw's dwarf_attr_integrate() finds for the names: the first
+ * DW_AT_linkage_name, DW_AT_MIPS_linkage_name and DW_AT_name along the
+ * chain of abstract_origin (else specification) from d0, up to CHAIN_MAX
+ * hops.  What the chain from d0's reference gives is cached by that
+ * reference: many inlined instances share one abstract origin. */
+static void die_names(struct ds__dwarf_worker *W, const struct ctxu *cu0, const struct die *d0,
+		      const char **name, const char **linkage, const char **mips)
+{
+	struct name_slot *slot;
+	uint64_t ref, key;
+	bool alt;
+
+	*name = *linkage = *mips = NULL;
+	names_from(cu0, d0, name, linkage, mips);
+	if ((*linkage && *name) || !name_ref(cu0, d0, &ref, &alt))
+		return;
+	key = (ref + 1) | (alt ? 1ull << 63 : 0);
+	slot = &W->names[(key * 0x9e3779b97f4a7c15ull) >> 40 & (NAME_CACHE - 1)];
+	if (slot->key != key) {
+		struct ctxu cu;
+		struct die d;
+		const char *nm = NULL, *lk = NULL, *mp = NULL;
+
+		for (int hop = 1; hop <= CHAIN_MAX && die_at(W, ref, alt, &cu, &d); hop++) {
+			names_from(&cu, &d, &nm, &lk, &mp);
+			if ((lk && nm) || !name_ref(&cu, &d, &ref, &alt))
+				break;
+		}
+		*slot = (struct name_slot){ key, nm, lk, mp };
+	}
+	if (!*linkage)
+		*linkage = slot->linkage;
+	if (!*mips)
+		*mips = slot->mips;
+	if (!*name)
+		*name = slot->name;
+}
+
+/* ------------------------------------------------------ the line program */
+
+/*
+ * Our own reader of .debug_line (DWARF 2 to 5).  Rows are appended in
+ * program order, sequence by sequence; symindex.c then orders the
+ * sequences.  Every read is bounded by the section; a malformed program
+ * ends that CU's rows.  File names are joined as binutils does: a
+ * relative name under its directory, a relative directory under the CU's
+ * comp_dir.
+ */
+struct names {
+	const char **v;
+	size_t n, cap;
+};
+
+static bool names_add(struct names *nm, const char *s)
+{
+	if (nm->n == nm->cap) {
+		size_t cap = nm->cap ? 2 * nm->cap : 32;
+		const char **v = realloc(nm->v, cap * sizeof(*v));
+
+		if (!v)
+			return false;
+		nm->v = v;
+		nm->cap = cap;
+	}
+	nm->v[nm->n++] = s;
+	return true;
+}
+
+/* binutils' concat_filename(). */
+static uint32_t file_path(struct sym_build *B, const char *name, const char *dir,
+			  const char *comp_dir)
+{
+	char buf[4096];
+
+	if (!name)
+		return 0;
+	if (name[0] == '/' || !dir)
+		return ds__symbols_intern(B, name);
+	if (dir[0] != '/' && comp_dir && *comp_dir)
+		snprintf(buf, sizeof(buf), "%s/%s/%s", comp_dir, dir, name);
+	else
+		snprintf(buf, sizeof(buf), "%s/%s", dir, name);
+	return ds__symbols_intern(B, buf);
 }
 
 /* One DWARF 5 entry (directory or file): its path and directory index. */
-static bool read_entry(struct cursor *c, const struct sections *sec, const uint64_t *fmt,
-		       size_t nfmt, bool dwarf64, const char **path, uint64_t *dir)
+static bool read_entry(struct cursor *c, const struct dfile *f, const uint64_t *fmt, size_t nfmt,
+		       bool dwarf64, const char **path, uint64_t *dir)
 {
 	*path = NULL;
 	*dir = 0;
@@ -417,10 +1623,10 @@ static bool read_entry(struct cursor *c, const struct sections *sec, const uint6
 			sv = cstr(c);
 			break;
 		case DW_FORM_line_strp:
-			sv = str_at(sec->line_str, sec->line_str_size, rd(c, dwarf64 ? 8 : 4));
+			sv = str_at(&f->s[SEC_LINE_STR], rd(c, dwarf64 ? 8 : 4));
 			break;
 		case DW_FORM_strp:
-			sv = str_at(sec->str, sec->str_size, rd(c, dwarf64 ? 8 : 4));
+			sv = str_at(&f->s[SEC_STR], rd(c, dwarf64 ? 8 : 4));
 			break;
 		case DW_FORM_udata:
 			v = uleb(c);
@@ -438,18 +1644,11 @@ static bool read_entry(struct cursor *c, const struct sections *sec, const uint6
 			v = rd(c, 8);
 			break;
 		case DW_FORM_data16:
-			rd(c, 8);
-			rd(c, 8);
+			skip(c, 16);
 			break;
-		case DW_FORM_block: {
-			uint64_t len = uleb(c);
-
-			if (len > (uint64_t)(c->end - c->p))
-				c->bad = true;
-			else
-				c->p += len;
+		case DW_FORM_block:
+			skip(c, uleb(c));
 			break;
-		}
 		default:
 			return false; /* a form we cannot size: give up on this CU */
 		}
@@ -476,51 +1675,15 @@ static bool entry_formats(struct cursor *c, uint64_t fmt[2 * 16], uint64_t *nfmt
 	return !c->bad && *nfmt && *count <= (uint64_t)(c->end - c->p);
 }
 
-struct names {
-	const char **v;
-	size_t n, cap;
-};
-
-static bool names_add(struct names *nm, const char *s)
-{
-	if (nm->n == nm->cap) {
-		size_t cap = nm->cap ? 2 * nm->cap : 32;
-		const char **v = realloc(nm->v, cap * sizeof(*v));
-
-		if (!v)
-			return false;
-		nm->v = v;
-		nm->cap = cap;
-	}
-	nm->v[nm->n++] = s;
-	return true;
-}
-
-/* binutils' concat_filename(). */
-static uint32_t file_path(struct ds_symbols *S, const char *name, const char *dir,
-			  const char *comp_dir)
-{
-	char buf[4096];
-
-	if (!name)
-		return 0;
-	if (name[0] == '/' || !dir)
-		return ds__symbols_intern(S, name);
-	if (dir[0] != '/' && comp_dir && *comp_dir)
-		snprintf(buf, sizeof(buf), "%s/%s/%s", comp_dir, dir, name);
-	else
-		snprintf(buf, sizeof(buf), "%s/%s", dir, name);
-	return ds__symbols_intern(S, buf);
-}
-
-static int emit_row(struct ds_symbols *S, uint64_t addr, bool end, uint32_t file, uint64_t line,
+static int emit_row(struct sym_build *B, uint64_t addr, bool end, uint32_t file, uint64_t line,
 		    uint64_t col, uint64_t disc)
 {
 	struct line *row;
 
-	if (GROW(S, lines, nlines, lcap))
+	if (GROW(B, lines, nlines, lcap))
 		return -ENOMEM;
-	row = &S->lines[S->nlines++];
+	row = &B->lines[B->nlines++];
+	memset(row, 0, sizeof(*row)); /* the padding too: saved bytes are deterministic */
 	row->addr = addr;
 	row->end = end;
 	row->file = file;
@@ -530,22 +1693,31 @@ static int emit_row(struct ds_symbols *S, uint64_t addr, bool end, uint32_t file
 	return 0;
 }
 
-static int read_line_program(struct walk *w, const struct sections *sec, uint64_t off,
-			     const char *comp_dir, bool rows)
+struct build {
+	struct ds__dwarf_worker *W;
+	struct sym_build *B;
+	const struct ctxu *cu;
+	uint32_t *fileoff; /* the CU's file table, pool offsets */
+	size_t nfileoff;
+};
+
+static int read_line_program(struct build *bd, uint64_t off, const char *comp_dir)
 {
-	struct ds_symbols *S = w->S;
+	struct sym_build *B = bd->B;
+	const struct dfile *f = bd->cu->f;
+	const struct sec *s = &f->s[SEC_LINE];
 	struct names dirs = { 0 };
 	uint32_t *fileoff = NULL;
 	struct cursor c, prog;
 	uint64_t unit_len, hdr_len, nfiles = 0;
-	unsigned version, min_inst, line_range, opcode_base, default_stmt;
+	unsigned version, min_inst, line_range, opcode_base;
 	int line_base, err = 0;
 	bool dwarf64 = false;
 	unsigned char std_len[256] = { 0 };
 
-	if (!sec->line || off >= sec->line_size)
+	if (!s->p || off >= s->size)
 		return 0;
-	c = (struct cursor){ sec->line + off, sec->line + sec->line_size, false };
+	c = (struct cursor){ s->p + off, s->p + s->size, false, f->be };
 	unit_len = rd(&c, 4);
 	if (unit_len == 0xffffffff) {
 		dwarf64 = true;
@@ -564,15 +1736,14 @@ static int read_line_program(struct walk *w, const struct sections *sec, uint64_
 	hdr_len = rd(&c, dwarf64 ? 8 : 4);
 	if (c.bad || hdr_len > (uint64_t)(c.end - c.p))
 		return 0;
-	prog = (struct cursor){ c.p + hdr_len, c.end, false };
+	prog = (struct cursor){ c.p + hdr_len, c.end, false, f->be };
 	min_inst = (unsigned)rd(&c, 1);
 	if (version >= 4)
 		rd(&c, 1); /* maximum operations per instruction: VLIW only */
-	default_stmt = (unsigned)rd(&c, 1);
+	rd(&c, 1); /* default_is_stmt */
 	line_base = (int8_t)rd(&c, 1);
 	line_range = (unsigned)rd(&c, 1);
 	opcode_base = (unsigned)rd(&c, 1);
-	(void)default_stmt;
 	if (c.bad || !line_range || !opcode_base)
 		return 0;
 	for (unsigned i = 1; i < opcode_base; i++)
@@ -606,7 +1777,7 @@ static int read_line_program(struct walk *w, const struct sections *sec, uint64_
 				fcap *= 2;
 			}
 			fileoff[nfiles++] =
-				file_path(S, d, di < dirs.n ? dirs.v[di] : NULL, comp_dir);
+				file_path(B, d, di < dirs.n ? dirs.v[di] : NULL, comp_dir);
 		}
 	} else {
 		uint64_t fmt[2 * 16], nfmt, count;
@@ -617,7 +1788,7 @@ static int read_line_program(struct walk *w, const struct sections *sec, uint64_
 			const char *path;
 			uint64_t di;
 
-			if (!read_entry(&c, sec, fmt, nfmt, dwarf64, &path, &di))
+			if (!read_entry(&c, f, fmt, nfmt, dwarf64, &path, &di))
 				goto done;
 			/* Directory 0 is the compilation directory itself. */
 			if (!names_add(&dirs, path))
@@ -632,21 +1803,21 @@ static int read_line_program(struct walk *w, const struct sections *sec, uint64_
 			const char *path;
 			uint64_t di;
 
-			if (!read_entry(&c, sec, fmt, nfmt, dwarf64, &path, &di))
+			if (!read_entry(&c, f, fmt, nfmt, dwarf64, &path, &di))
 				goto done;
-			fileoff[i] = file_path(S, path, di < dirs.n ? dirs.v[di] : NULL, comp_dir);
+			fileoff[i] = file_path(B, path, di < dirs.n ? dirs.v[di] : NULL, comp_dir);
 			nfiles = i + 1;
 		}
 	}
 
-	/* The state machine (once per program: CUs may share one). */
-	if (rows) {
+	/* The state machine. */
+	{
 		uint64_t addr = 0, file = 1, line = 1, col = 0, disc = 0;
-		size_t seq_first = S->nlines;
+		size_t seq_first = B->nlines;
 
 #define EMIT(is_end)                                                                   \
 	do {                                                                           \
-		if (emit_row(S, addr, (is_end),                                        \
+		if (emit_row(B, addr, (is_end),                                        \
 			     (is_end) || file >= nfiles ? 0 : fileoff[file], line, col, disc)) \
 			goto nomem;                                                    \
 		disc = 0;                                                              \
@@ -679,15 +1850,15 @@ static int read_line_program(struct walk *w, const struct sections *sec, uint64_
 					EMIT(1);
 					/* Rows at the end address are zero-length:
 					 * binutils and LLVM give them no extent. */
-					for (size_t k = S->nlines - 1;
-					     k-- > seq_first && S->lines[k].addr == addr;) {
-						S->lines[k].end = 1;
-						S->lines[k].file = 0;
+					for (size_t k = B->nlines - 1;
+					     k-- > seq_first && B->lines[k].addr == addr;) {
+						B->lines[k].end = 1;
+						B->lines[k].file = 0;
 					}
 					/* Code --gc-sections dropped sits at 0: not ours. */
-					if (S->lines[seq_first].addr == 0)
-						S->nlines = seq_first;
-					seq_first = S->nlines;
+					if (B->lines[seq_first].addr == 0)
+						B->nlines = seq_first;
+					seq_first = B->nlines;
 					addr = 0;
 					file = 1;
 					line = 1;
@@ -734,7 +1905,7 @@ static int read_line_program(struct walk *w, const struct sections *sec, uint64_
 			}
 		}
 		/* A program cut short: drop its unfinished sequence. */
-		S->nlines = seq_first;
+		B->nlines = seq_first;
 #undef EMIT
 	}
 	goto done;
@@ -743,206 +1914,232 @@ nomem:
 done:
 	free(dirs.v);
 	/* The file table stays for the CU's DIEs (DW_AT_call_file). */
-	free(w->fileoff);
-	w->fileoff = fileoff;
-	w->nfileoff = nfiles;
+	free(bd->fileoff);
+	bd->fileoff = fileoff;
+	bd->nfileoff = nfiles;
 	return err;
 }
 
-static void find_sections(Elf *elf, struct sections *sec)
+/* ------------------------------------------------------------ the walk */
+
+/* Which entry of the enclosing scope's ranges holds lo. */
+static uint32_t parent_piece(const struct sym_build *B, uint32_t first, uint32_t count,
+			     uint64_t lo)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	memset(sec, 0, sizeof(*sec));
-	if (!elf || elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (name && !strcmp(name, ".debug_info"))
-			sec->info_size = sh.sh_size;
-		if (!name || (strcmp(name, ".debug_line") && strcmp(name, ".debug_line_str") &&
-			      strcmp(name, ".debug_str")))
-			continue;
-		/* dwarf_begin_elf() has decompressed SHF_COMPRESSED sections. */
-		if ((sh.sh_flags & SHF_COMPRESSED) || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
-			continue;
-		if (!strcmp(name, ".debug_line")) {
-			sec->line = d->d_buf;
-			sec->line_size = d->d_size;
-		} else if (!strcmp(name, ".debug_line_str")) {
-			sec->line_str = d->d_buf;
-			sec->line_str_size = d->d_size;
-		} else {
-			sec->str = d->d_buf;
-			sec->str_size = d->d_size;
-		}
-	}
+	for (uint32_t i = first; i < first + count; i++)
+		if (B->scopes[i].lo <= lo && lo < B->scopes[i].hi)
+			return i;
+	return NO_PARENT; /* outside its caller: broken DWARF, keep it apart */
 }
 
-/* This CU's rows and file table: our reader when the sections are plain
- * little-endian ELF, else libdw's (whose dwarf_getsrcfiles() would parse
- * the whole program too). */
-static int cu_lines(struct walk *w, Dwarf_Die *cu, struct sections *sec)
-{
-	Dwarf_Attribute attr;
-	Dwarf_Word off;
-	const char *comp_dir = NULL;
+struct scope_add {
+	struct build *bd;
+	struct scope proto;
+	uint32_t pfirst, pcount, count;
+};
 
-	if (!sec->line || !dwarf_attr(cu, DW_AT_stmt_list, &attr) ||
-	    dwarf_formudata(&attr, &off) != 0) {
-		if (dwarf_getsrcfiles(cu, &w->files, &w->nfiles) != 0)
-			w->files = NULL;
-		return add_lines(w, cu);
-	}
-	if (dwarf_attr(cu, DW_AT_comp_dir, &attr))
-		comp_dir = dwarf_formstring(&attr);
-	return read_line_program(w, sec, off, comp_dir, first_time(sec, off));
+static int scope_range(void *arg, uint64_t lo, uint64_t hi)
+{
+	struct scope_add *sa = arg;
+	struct sym_build *B = sa->bd->B;
+	struct scope *sc;
+
+	if (lo >= hi || lo == 0)
+		return 0; /* empty, or code --gc-sections dropped (at 0) */
+	if (GROW(B, scopes, nscopes, scap))
+		return -ENOMEM;
+	sc = &B->scopes[B->nscopes++];
+	*sc = sa->proto; /* (proto was memset: its padding is zeros) */
+	sc->lo = lo;
+	sc->hi = hi;
+	/* A function nested in another (GNU C) has code of its own
+	 * elsewhere: only inlined instances have an enclosing scope. */
+	sc->parent = sc->inlined && sa->pcount ? parent_piece(B, sa->pfirst, sa->pcount, lo)
+					       : NO_PARENT;
+	sa->count++;
+	return 0;
 }
 
-/* dwarf_next_unit() answers for any bytes: zeros read as a unit of
- * length 0 and version 0, whose successor is 4 bytes on.  A header that
- * cannot be a unit (a version outside 2..5, no address size, a length that
- * does not cover its own header) ends the scan: the next unit's offset
- * comes from this one's length, so nothing after it can be trusted.  (A
- * 4 GiB .debug_info of zeros was a billion dwarf_offdie() calls: a minute
- * and 4 GB.) */
-static bool unit_header_ok(Dwarf_Off off, Dwarf_Off next, size_t hsize, Dwarf_Half version,
-			   uint8_t addr_size)
+static int add_scope(struct build *bd, const struct die *d, bool inlined, uint32_t pfirst,
+		     uint32_t pcount, uint8_t depth, uint32_t *first, uint32_t *count)
 {
-	return version >= 2 && version <= 5 && addr_size && addr_size <= 8 && next > off &&
-	       next - off > hsize;
-}
+	struct sym_build *B = bd->B;
+	struct scope_add sa = { .bd = bd, .pfirst = pfirst, .pcount = pcount };
+	const char *name, *linkage, *mips;
+	int err;
 
-static int walk_dwarf(struct ds_context *ctx, const char *name, struct ds_symbols *S, Dwarf *dw)
-{
-	Dwarf_Off off = 0, next;
-	size_t hsize;
-	int err = 0;
-
-	struct sections sec;
-	Elf *elf = dwarf_getelf(dw);
-	GElf_Ehdr ehdr;
-
-	find_sections(elf, &sec);
-	if (!gelf_getehdr(elf, &ehdr) || ehdr.e_ident[EI_DATA] != ELFDATA2LSB)
-		sec.line = NULL; /* big-endian: libdw reads it */
-	/* A row takes 2 to 6 bytes of line program: reserve once (pages not
-	 * written cost nothing) rather than copy the array while it grows.
-	 * Not for more than LINES_RESERVE_MAX rows: the section's size is
-	 * only what its header says (a hole of zeros has no rows), and
-	 * 4 GiB of it would ask for 32 GB. */
-	if (sec.line_size / 3 > S->lcap) {
-		size_t want = sec.line_size / 3 < LINES_RESERVE_MAX ? sec.line_size / 3
-								     : LINES_RESERVE_MAX;
-		struct line *p = want > S->lcap ? realloc(S->lines, want * sizeof(*p)) : NULL;
-
-		if (p) {
-			S->lines = p;
-			S->lcap = want;
-		}
+	*first = (uint32_t)B->nscopes;
+	*count = 0;
+	if (!(d->has_low && d->has_high) && !d->has_ranges)
+		return 0; /* no code: not worth its names */
+	die_names(bd->W, bd->cu, d, &name, &linkage, &mips);
+	memset(&sa.proto, 0, sizeof(sa.proto));
+	if (linkage || mips) {
+		sa.proto.name = ds__symbols_intern(B, linkage ? linkage : mips);
+		sa.proto.is_linkage = 1;
+	} else {
+		/* binutils' is_linkage: a plain name in a language without
+		 * mangling is one too. */
+		sa.proto.name = ds__symbols_intern(B, name);
+		sa.proto.is_linkage = !bd->cu->u->mangled;
 	}
-	while (!err) {
-		struct walk w = { .S = S };
-		Dwarf_Half version;
-		uint8_t addr_size, off_size;
-		Dwarf_Die cu;
-		int rc = dwarf_next_unit(dw, off, &next, &hsize, &version, NULL, &addr_size,
-					 &off_size, NULL, NULL);
-
-		if (rc == 1)
-			break; /* the end */
-		if (rc != 0) {
-			ds_debug(ctx, "%s: .debug_info offset 0x%llx: %s: the CU scan stops there",
-				 name, (unsigned long long)off, dwarf_errmsg(-1));
-			break;
-		}
-		if (!unit_header_ok(off, next, hsize, version, addr_size)) {
-			ds_debug(ctx,
-				 "%s: .debug_info offset 0x%llx is no unit header (version %u, "
-				 "address size %u, length %llu): the CU scan stops there, "
-				 "%llu bytes unread",
-				 name, (unsigned long long)off, version, addr_size,
-				 (unsigned long long)(next - off - (off_size == 8 ? 12 : 4)),
-				 (unsigned long long)(sec.info_size > off ? sec.info_size - off : 0));
-			break;
-		}
-		if (dwarf_offdie(dw, off + hsize, &cu)) {
-			w.mangled_lang = mangled_language(&cu);
-			err = cu_lines(&w, &cu, &sec);
-			if (!err)
-				err = walk_cu(&w, &cu);
-			free(w.fileoff);
-		}
-		off = next;
+	sa.proto.inlined = inlined;
+	sa.proto.depth = depth;
+	if (inlined) {
+		sa.proto.call_file = d->call_file < bd->nfileoff ? bd->fileoff[d->call_file] : 0;
+		sa.proto.call_line = d->call_line > UINT32_MAX ? 0 : (uint32_t)d->call_line;
+		sa.proto.call_discriminator = d->disc > UINT32_MAX ? 0 : (uint32_t)d->disc;
+		sa.proto.call_column = d->call_column > UINT16_MAX ? 0 : (uint16_t)d->call_column;
 	}
-	free(sec.done);
+	err = die_ranges(bd->cu, d, scope_range, &sa);
+	*count = sa.count;
 	return err;
 }
 
-/* ---------------------------------------------------- opening the DWARF */
-
-/* dwarf_begin_elf() decompresses every compressed DWARF section into a
- * buffer of the size its header claims: refuse the whole DWARF of a file
- * where one claim is out of proportion (its ELF symbols still answer). */
-static bool dwarf_plausible(struct ds_context *ctx, Elf *elf, const char *name)
+/* Functions, blocks and namespaces hold scopes, and so do classes: the
+ * code of a local class's methods (a lambda's operator()) is described
+ * inside the class inside the function.  Variables and other types do
+ * not. */
+static bool holds_scopes(uint32_t tag)
 {
-	char msg[256];
-
-	if (ds__elf_check_compressed(elf, msg, sizeof(msg)) == 0)
+	switch (tag) {
+	case DW_TAG_subprogram:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_lexical_block:
+	case DW_TAG_namespace:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+	case DW_TAG_module:
+	case DW_TAG_structure_type:
+	case DW_TAG_class_type:
+	case DW_TAG_union_type:
 		return true;
-	ds_warn(ctx, "%s: %s; its DWARF is not read", name, msg);
-	return false;
-}
-
-/* Open the dwz alt file named by .gnu_debugaltlink, found by its build ID
- * like any debuginfo (locally, then debuginfod). */
-static void attach_alt(struct ds_context *ctx, Dwarf *dw, struct ds_found *alt)
-{
-	const char *name;
-	const void *bid_bytes;
-	struct ds_build_id bid = { 0 };
-	ssize_t n = dwelf_dwarf_gnu_debugaltlink(dw, &name, &bid_bytes);
-	Dwarf *altdw;
-
-	if (n <= 0 || n > DS_BUILD_ID_MAX)
-		return;
-	bid.size = (uint8_t)n;
-	memcpy(bid.data, bid_bytes, (size_t)n);
-	if (ds__locate(ctx, &bid, NULL, DS_ARTIFACT_DEBUGINFO, alt, NULL) != 0 &&
-	    ds__fetch_found(ctx, &bid, alt, NULL) != 0) {
-		ds_warn(ctx, "dwz alt file %s not found: names in it stay unknown", name);
-		return;
+	default:
+		return false;
 	}
-	if (!dwarf_plausible(ctx, alt->elf, alt->path))
-		return;
-	altdw = dwarf_begin_elf(alt->elf, DWARF_C_READ, NULL);
-	if (altdw)
-		dwarf_setalt(dw, altdw);
 }
 
-/* The scopes and line rows of debug's DWARF (with the dwz alt file it
- * names) into S; name is for messages.  No Dwarf outlives the call. */
-int ds__dwarf_index(struct ds_context *ctx, Elf *debug, const char *name, struct ds_symbols *S)
+/* Depth-first over the unit's DIEs, keeping the innermost enclosing
+ * function or inlined instance (its ranges) for each level. */
+static int walk_unit(struct build *bd, const struct abbrevs *t, struct cursor *c)
 {
-	struct ds_found alt = { .fd = -1 };
-	Dwarf *dw =
-	    dwarf_plausible(ctx, debug, name) ? dwarf_begin_elf(debug, DWARF_C_READ, NULL) : NULL;
+	struct level {
+		uint32_t first, count; /* the enclosing scope's ranges */
+		uint8_t depth;
+		bool skip; /* a subtree we only read through */
+	} stack[MAX_DEPTH];
+	int sp = 0, err = 0;
+	const unsigned char *info = bd->cu->f->s[SEC_INFO].p;
+
+	stack[0] = (struct level){ 0, 0, 0, false };
+	while (!err && c->p < c->end) {
+		struct die d;
+		const struct abbrev *ab;
+		uint64_t code;
+		struct level *lv;
+
+		uint64_t off = (uint64_t)(c->p - info);
+
+		code = uleb(c);
+		if (c->bad)
+			break;
+		if (!code) {
+			if (--sp < 0)
+				break; /* the top DIE's children end */
+			continue;
+		}
+		ab = abbrev_get(t, code);
+		if (!ab)
+			break; /* unreadable from here */
+		memset(&d, 0, sizeof(d));
+		d.off = off;
+		if (!read_die(bd->cu, t, ab, c, &d))
+			break;
+		lv = &stack[sp];
+		if (lv->skip) {
+			/* Inside a subtree that holds no scopes: jump over
+			 * children when the DIE says where they end. */
+			if (d.children) {
+				if (d.sibling > d.off && info + d.sibling <= c->end &&
+				    info + d.sibling > c->p)
+					c->p = info + d.sibling;
+				else if (sp + 1 < MAX_DEPTH)
+					stack[++sp] = *lv;
+				else
+					break;
+			}
+			continue;
+		}
+		{
+			uint32_t first = lv->first, count = lv->count;
+			uint8_t depth = lv->depth;
+
+			if (d.tag == DW_TAG_subprogram || d.tag == DW_TAG_inlined_subroutine) {
+				uint32_t f, n;
+
+				err = add_scope(bd, &d, d.tag == DW_TAG_inlined_subroutine, first,
+						count, depth, &f, &n);
+				if (n) {
+					first = f;
+					count = n;
+					depth = d.tag == DW_TAG_subprogram ? 1
+						: depth < 255		   ? depth + 1
+									   : depth;
+				}
+			}
+			if (!d.children)
+				continue;
+			if (holds_scopes(d.tag) && sp + 1 < MAX_DEPTH) {
+				stack[++sp] = (struct level){ first, count, depth, false };
+				continue;
+			}
+			/* Children that hold no scopes (or too deep): over them. */
+			if (d.sibling > d.off && info + d.sibling <= c->end && info + d.sibling > c->p)
+				c->p = info + d.sibling;
+			else if (sp + 1 < MAX_DEPTH)
+				stack[++sp] = (struct level){ 0, 0, 0, true };
+			else
+				break;
+		}
+	}
+	return err;
+}
+
+int ds__dwarf_build_unit(struct ds__dwarf_worker *W, size_t unit, struct sym_build *B)
+{
+	struct ds__dwarf *D = W->D;
+	const struct dfile *f = &D->main;
+	const struct unit *u;
+	struct ctxu cu;
+	struct build bd = { .W = W, .B = B, .cu = &cu };
+	struct cursor c;
+	uint64_t code;
 	int err = 0;
 
-	if (dw) {
-		attach_alt(ctx, dw, &alt);
-		err = walk_dwarf(ctx, name, S, dw);
-		if (dwarf_getalt(dw) && alt.elf)
-			dwarf_end(dwarf_getalt(dw));
-		dwarf_end(dw);
+	ds__sym_build_reset(B);
+	if (unit >= D->ncode)
+		return 0;
+	u = &f->units[D->code_units[unit]];
+	cu = (struct ctxu){ f, u, false, D->has_alt ? &D->alt : NULL };
+	if (W->cur.off != u->abbrev_off) {
+		err = abbrevs_read(f, u->abbrev_off, &W->cur);
+		if (err) {
+			W->cur.off = UINT64_MAX;
+			return err;
+		}
 	}
-	ds__found_release(&alt);
+	if (u->stmt_list != UINT64_MAX)
+		err = read_line_program(&bd, u->stmt_list, u->comp_dir);
+	c = (struct cursor){ f->s[SEC_INFO].p + u->die, f->s[SEC_INFO].p + u->end, false, f->be };
+	code = uleb(&c);
+	if (!err && code) {
+		const struct abbrev *ab = abbrev_get(&W->cur, code);
+		struct die top = { 0 };
+
+		/* Over the top DIE, to its children. */
+		if (ab && ab->children && read_die(&cu, &W->cur, ab, &c, &top))
+			err = walk_unit(&bd, &W->cur, &c);
+	}
+	free(bd.fileoff);
 	return err;
 }

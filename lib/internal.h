@@ -210,7 +210,13 @@ bool ds__symbols_full(const struct ds_symbols *S);
 /* Its DWARF was read. */
 bool ds__symbols_read_dwarf(const struct ds_symbols *S);
 void ds__symbols_free(struct ds_symbols *S);
+/* What S holds now; CU builds add to it later. */
 uint64_t ds__symbols_bytes(const struct ds_symbols *S);
+/* Count S's memory in *bytes, now and as CUs are built (their number in
+ * *units); once, before S is published. */
+void ds__symbols_account(struct ds_symbols *S, _Atomic uint64_t *bytes, _Atomic uint64_t *units);
+/* Take S's memory out of that count (before S is freed or retired). */
+void ds__symbols_unaccount(struct ds_symbols *S);
 
 /* A file offset to a virtual address through the PT_LOAD segments;
  * -ERANGE outside every one. */

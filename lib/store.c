@@ -108,7 +108,7 @@ struct ds_store {
 	struct ds_dso *ring_hand; /* CLOCK hand into the ring */
 
 	atomic_uint_fast64_t n_dsos, n_open, bytes_held, searches, hits, misses, evictions, reopens,
-	    symtab_builds, dwarf_builds;
+	    symtab_builds, dwarf_builds, units_built;
 };
 
 /* ------------------------------------------------------------- hashing */
@@ -428,6 +428,7 @@ DS_API void ds_store_stats(struct ds_store *s, struct ds_store_stats *out)
 	out->reopens = atomic_load(&s->reopens);
 	out->symtab_builds = atomic_load(&s->symtab_builds);
 	out->dwarf_builds = atomic_load(&s->dwarf_builds);
+	out->units_built = atomic_load(&s->units_built);
 }
 
 /* --------------------------------------------------------------- DSOs */
@@ -575,7 +576,7 @@ static void dso_free(struct ds_dso *d)
 	pthread_mutex_unlock(&s->di_lock);
 
 	if (atomic_load(&d->sym)) {
-		atomic_fetch_sub(&s->bytes_held, ds__symbols_bytes(atomic_load(&d->sym)));
+		ds__symbols_unaccount(atomic_load(&d->sym));
 		ds__symbols_free(atomic_load(&d->sym));
 	}
 	free_retired(d, false);
@@ -669,7 +670,7 @@ static bool try_evict(struct ds_store *s, struct ds_dso *d)
 	if (atomic_load(&d->sym_from_debuginfo) && atomic_load(&d->sym_state) == SYM_READY) {
 		struct ds_symbols *S = atomic_exchange(&d->sym, NULL);
 
-		atomic_fetch_sub(&s->bytes_held, ds__symbols_bytes(S));
+		ds__symbols_unaccount(S);
 		atomic_store(&d->sym_state, SYM_NONE);
 		ds__symbols_free(S);
 	}
@@ -1022,10 +1023,9 @@ static bool symbols_settled(struct ds_dso *d, const struct ds_debuginfo *di, boo
 /* A replaced index: a reader may hold it still. */
 static void retire(struct ds_dso *d, struct ds_symbols *old)
 {
-	struct ds_store *s = d->store;
 	struct retired_sym *r = malloc(sizeof(*r));
 
-	atomic_fetch_sub(&s->bytes_held, ds__symbols_bytes(old));
+	ds__symbols_unaccount(old);
 	if (!r)
 		return; /* leaked rather than freed under a reader */
 	r->S = old;
@@ -1079,7 +1079,7 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di, bool fu
 		atomic_fetch_add(ds__symbols_read_dwarf(S) ? &s->dwarf_builds : &s->symtab_builds,
 				 1);
 		atomic_store(&d->sym_from_debuginfo, di != NULL);
-		atomic_fetch_add(&s->bytes_held, ds__symbols_bytes(S));
+		ds__symbols_account(S, &s->bytes_held, &s->units_built);
 		if (di)
 			ring_touch(d);
 		d->sym_err = 0;
@@ -1140,6 +1140,19 @@ fail:
 	return err;
 }
 
+/* CU builds grow an index after it was counted: past the budget, other
+ * DSOs' debuginfo (and indexes) make room, as when it was built. */
+static void symbols_budget(struct ds_dso *d)
+{
+	struct ds_store *s = d->store;
+
+	if (!s->budget || atomic_load(&s->bytes_held) <= s->budget)
+		return;
+	pthread_mutex_lock(&s->di_lock);
+	enforce_budget(s, d);
+	pthread_mutex_unlock(&s->di_lock);
+}
+
 /* S, of d, has just been completed (every CU built): save it for the
  * next process (lib/symfile.c).  Failures are only logged. */
 static void symbols_completed(struct ds_dso *d, struct ds_symbols *S)
@@ -1194,6 +1207,7 @@ DS_API int ds_dso_symbolize_batch(struct ds_dso *d, const uint64_t *addrs, size_
 	}
 	if (pinned)
 		ds_dso_unpin(d);
+	symbols_budget(d);
 	return found;
 }
 
@@ -1214,5 +1228,6 @@ DS_API int ds_dso_symbolize(struct ds_dso *d, uint64_t addr, unsigned int flags,
 	err = lookup_one(S, addr, flags, out);
 	if (pinned)
 		ds_dso_unpin(d);
+	symbols_budget(d);
 	return err;
 }

@@ -1,20 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The symbol index of a DSO, built when it is first asked.  The DWARF is
- * read once (dwarf.c); what we keep is our own index, independent of libdw
- * afterwards (its strings are copied into one pool), so the Dwarf is
- * closed right after the build:
- *   - scopes: one entry per address range of every function and inlined
- *     instance, sorted by start, each knowing its enclosing scope.  Ranges
- *     nest, so the innermost scope of an address is the last range that
- *     starts at or below it, or the first of its ancestors that contains
- *     it;
- *   - lines: every line-table row of every CU, sorted by address;
- *   - symbols: ELF symbols (.symtab, else .gnu_debugdata's, else .dynsym;
- *     symtab.c) for addresses no DWARF function covers.
- * Here: the string pool and its interning, the build from dwarf.c and
- * symtab.c, the ordering, the bytes accounting and freeing.  The
- * structures are in symindex.h; the queries in symbolize.c.
+ * The symbol index of a DSO, in tiers, each built when first needed:
+ *   - the ELF tier: ELF symbols (.symtab, else .gnu_debugdata's, else
+ *     .dynsym; symtab.c), the allocated sections and the PT_LOAD segments.
+ *     Built with the index; enough for names-only queries, which never
+ *     read DWARF;
+ *   - the DWARF tier, per compilation unit: the map of which CU holds
+ *     which addresses comes with the index (dwarf.c: .debug_aranges or
+ *     the CUs' top DIEs); a CU's functions, inlined instances and line
+ *     rows are built the first time a lookup lands in it, by whichever
+ *     thread gets there first (others wait for that one), or ahead of a
+ *     batch by ds__symbols_prepare(), on all cores.
+ * A built CU is one blob: its scopes (one entry per address range of every
+ * function and inlined instance, sorted by start, each knowing its
+ * enclosing scope; ranges nest, so the innermost scope of an address is
+ * the last range that starts at or below it, or the first of its
+ * ancestors that contains it), its line rows by sequence, sampled keys and
+ * its string pool.  The ELF tier is a blob too.  Blobs are what the saved
+ * index (symfile.c) writes and maps back; one read from a file is checked
+ * (CRC, then structure) before its first use.
  */
 #define _GNU_SOURCE
 #include "symindex.h"
@@ -23,6 +27,13 @@
 #include <gelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define BLOB_CU 0x55435344u /* "DSCU" */
+#define BLOB_ELF 0x464c4544u /* "DELF" */
+#define THREADS_MAX 16
+#define CANDIDATES 4 /* CUs claiming one address that we look into */
 
 /* -------------------------------------------------------------- strings */
 
@@ -35,70 +46,88 @@ static uint64_t str_hash(const char *s)
 	return h;
 }
 
-static int intern_grow(struct ds_symbols *S)
+static int intern_grow(struct sym_build *B)
 {
-	size_t cap = S->intern_cap ? 2 * S->intern_cap : 4096;
+	size_t cap = B->intern_cap ? 2 * B->intern_cap : 1024;
 	uint32_t *t = calloc(cap, sizeof(*t));
 
 	if (!t)
 		return -ENOMEM;
-	for (size_t i = 0; i < S->intern_cap; i++) {
-		uint32_t off = S->intern[i];
+	for (size_t i = 0; i < B->intern_cap; i++) {
+		uint32_t off = B->intern[i];
 		size_t j;
 
 		if (!off)
 			continue;
-		j = str_hash(S->pool + off) & (cap - 1);
+		j = str_hash(B->pool + off) & (cap - 1);
 		while (t[j])
 			j = (j + 1) & (cap - 1);
 		t[j] = off;
 	}
-	free(S->intern);
-	S->intern = t;
-	S->intern_cap = cap;
+	free(B->intern);
+	B->intern = t;
+	B->intern_cap = cap;
 	return 0;
 }
 
 /* The pool offset of s (0 for NULL or on allocation failure). */
-uint32_t ds__symbols_intern(struct ds_symbols *S, const char *s)
+uint32_t ds__symbols_intern(struct sym_build *B, const char *s)
 {
 	size_t len, j;
 
 	if (!s)
 		return 0;
-	if (2 * (S->intern_used + 1) > S->intern_cap && intern_grow(S))
+	if (2 * (B->intern_used + 1) > B->intern_cap && intern_grow(B))
 		return 0;
-	j = str_hash(s) & (S->intern_cap - 1);
-	for (; S->intern[j]; j = (j + 1) & (S->intern_cap - 1))
-		if (!strcmp(S->pool + S->intern[j], s))
-			return S->intern[j];
+	j = str_hash(s) & (B->intern_cap - 1);
+	for (; B->intern[j]; j = (j + 1) & (B->intern_cap - 1))
+		if (!strcmp(B->pool + B->intern[j], s))
+			return B->intern[j];
 	len = strlen(s) + 1;
-	if (S->pool_len + len > UINT32_MAX)
+	if (B->pool_len + len + 1 > UINT32_MAX)
 		return 0;
-	if (S->pool_len + len > S->pool_cap) {
-		size_t cap = (S->pool_len + len) * 2;
-		char *p = realloc(S->pool, cap);
+	if (B->pool_len + len + 1 > B->pool_cap) {
+		size_t cap = (B->pool_len + len + 1) * 2;
+		char *p = realloc(B->pool, cap);
 
 		if (!p)
 			return 0;
-		S->pool = p;
-		S->pool_cap = cap;
+		B->pool = p;
+		B->pool_cap = cap;
 	}
-	if (!S->pool_len)
-		S->pool[S->pool_len++] = 0; /* offset 0 means "none" */
-	memcpy(S->pool + S->pool_len, s, len);
-	S->intern[j] = (uint32_t)S->pool_len;
-	S->intern_used++;
-	S->pool_len += len;
-	return S->intern[j];
+	if (!B->pool_len)
+		B->pool[B->pool_len++] = 0; /* offset 0 means "none" */
+	memcpy(B->pool + B->pool_len, s, len);
+	B->intern[j] = (uint32_t)B->pool_len;
+	B->intern_used++;
+	B->pool_len += len;
+	return B->intern[j];
 }
 
-/* ---------------------------------------------------------------- build */
-
-static int cmp_scope(const void *a, const void *b)
+void ds__sym_build_reset(struct sym_build *B)
 {
-	const struct scope *x = a, *y = b;
+	B->nscopes = B->nlines = B->nsyms = B->nsecs = B->pool_len = 0;
+	if (B->intern_used)
+		memset(B->intern, 0, B->intern_cap * sizeof(*B->intern));
+	B->intern_used = 0;
+}
 
+void ds__sym_build_release(struct sym_build *B)
+{
+	free(B->scopes);
+	free(B->lines);
+	free(B->syms);
+	free(B->segs);
+	free(B->secs);
+	free(B->pool);
+	free(B->intern);
+	memset(B, 0, sizeof(*B));
+}
+
+/* ------------------------------------------------------------- ordering */
+
+static int cmp_scope(const struct scope *x, const struct scope *y)
+{
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
 	return (int)x->depth - (int)y->depth; /* outer first: inner wins */
@@ -128,24 +157,26 @@ static int cmp_sec(const void *a, const void *b)
 {
 	const struct section *x = a, *y = b;
 
-	return x->lo < y->lo ? -1 : x->lo > y->lo;
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return x->shndx < y->shndx ? -1 : x->shndx > y->shndx;
 }
 
+/* Ties by position: the order, and so the saved bytes, never depend on
+ * the sort's algorithm. */
 static int cmp_scope_idx(const void *a, const void *b, void *keys)
 {
 	const struct scope *k = keys;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	int c = cmp_scope(&k[i], &k[j]);
 
-	return cmp_scope(&k[*(const uint32_t *)a], &k[*(const uint32_t *)b]);
+	return c ? c : i < j ? -1 : i > j;
 }
 
-/* CUs usually come in address order, each with its rows sorted: then
- * there is nothing to sort. */
-static bool sorted(const void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+static bool lines_sorted(const struct line *v, size_t n)
 {
-	const char *p = base;
-
 	for (size_t i = 1; i < n; i++)
-		if (cmp(p + (i - 1) * size, p + i * size) > 0)
+		if (cmp_line(&v[i - 1], &v[i]) > 0)
 			return false;
 	return true;
 }
@@ -157,24 +188,27 @@ static int cmp_seq(const void *a, const void *b)
 	/* An empty sequence (a lone end) before one starting there. */
 	if (x->lo != y->lo)
 		return x->lo < y->lo ? -1 : 1;
-	return x->hi < y->hi ? -1 : x->hi > y->hi;
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	return x->first < y->first ? -1 : x->first > y->first;
 }
 
 /* Each sequence (rows up to and including an end row) is a sorted run;
- * sequences of different functions do not overlap.  Ordering the (few
- * hundred) sequences orders the (hundreds of thousands of) rows without
- * moving them.  -EAGAIN when they overlap after all: the caller sorts the
- * rows and makes them one sequence. */
-static int order_sequences(struct ds_symbols *S)
+ * sequences of different functions do not overlap.  Ordering the (few)
+ * sequences orders the (many) rows without moving them.  -EAGAIN when
+ * they overlap after all: the caller sorts the rows and makes them one
+ * sequence. */
+static int order_sequences(const struct line *lines, size_t nlines, struct seq **out,
+			   size_t *nout)
 {
 	struct seq *v = NULL;
 	size_t n = 0, cap = 0, start = 0;
 
-	for (size_t i = 0; i < S->nlines; i++) {
-		if (!S->lines[i].end && i + 1 < S->nlines)
+	for (size_t i = 0; i < nlines; i++) {
+		if (!lines[i].end && i + 1 < nlines)
 			continue;
 		if (n == cap) {
-			struct seq *nv = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof(*v));
+			struct seq *nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof(*v));
 
 			if (!nv) {
 				free(v);
@@ -182,93 +216,367 @@ static int order_sequences(struct ds_symbols *S)
 			}
 			v = nv;
 		}
-		v[n++] = (struct seq){ start, i + 1 - start, S->lines[start].addr, S->lines[i].addr };
+		v[n++] = (struct seq){ lines[start].addr, lines[i].addr, (uint32_t)start,
+				       (uint32_t)(i + 1 - start) };
 		start = i + 1;
 	}
-	qsort(v, n, sizeof(*v), cmp_seq);
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_seq);
 	for (size_t i = 0; i < n; i++) {
 		/* Rows of a sequence in address order, sequences apart. */
 		bool ok = i == 0 || v[i - 1].hi <= v[i].lo;
 
-		for (size_t k = v[i].first + 1; ok && k < v[i].first + v[i].n; k++)
-			ok = S->lines[k - 1].addr <= S->lines[k].addr;
+		for (size_t k = v[i].first + 1; ok && k < (size_t)v[i].first + v[i].n; k++)
+			ok = lines[k - 1].addr <= lines[k].addr;
 		if (!ok) {
 			free(v);
 			return -EAGAIN;
 		}
 	}
-	S->seqs = v;
-	S->nseqs = n;
-	return 0;
-}
-
-static int one_sequence(struct ds_symbols *S)
-{
-	S->seqs = malloc(sizeof(*S->seqs));
-	if (!S->seqs)
-		return -ENOMEM;
-	S->seqs[0] = (struct seq){ 0, S->nlines, S->nlines ? S->lines[0].addr : 0,
-				   S->nlines ? S->lines[S->nlines - 1].addr : 0 };
-	S->nseqs = 1;
+	*out = v;
+	*nout = n;
 	return 0;
 }
 
 /* qsort() loses the parents' indexes: sort (index, key) pairs instead and
  * remap. */
-static int sort_scopes(struct ds_symbols *S)
+static int sort_scopes(struct sym_build *B)
 {
 	uint32_t *perm, *inv;
 	struct scope *sorted;
 
-	if (!S->nscopes)
+	if (!B->nscopes)
 		return 0;
-	perm = malloc(S->nscopes * sizeof(*perm));
-	inv = malloc(S->nscopes * sizeof(*inv));
-	sorted = malloc(S->nscopes * sizeof(*sorted));
+	perm = malloc(B->nscopes * sizeof(*perm));
+	inv = malloc(B->nscopes * sizeof(*inv));
+	sorted = malloc(B->scap * sizeof(*sorted));
 	if (!perm || !inv || !sorted) {
 		free(perm);
 		free(inv);
 		free(sorted);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < S->nscopes; i++)
+	for (size_t i = 0; i < B->nscopes; i++)
 		perm[i] = (uint32_t)i;
-	qsort_r(perm, S->nscopes, sizeof(*perm), cmp_scope_idx, S->scopes);
-	for (size_t i = 0; i < S->nscopes; i++) {
+	qsort_r(perm, B->nscopes, sizeof(*perm), cmp_scope_idx, B->scopes);
+	for (size_t i = 0; i < B->nscopes; i++) {
 		inv[perm[i]] = (uint32_t)i;
-		sorted[i] = S->scopes[perm[i]];
+		memcpy(&sorted[i], &B->scopes[perm[i]], sizeof(*sorted));
 	}
-	for (size_t i = 0; i < S->nscopes; i++)
+	for (size_t i = 0; i < B->nscopes; i++)
 		if (sorted[i].parent != NO_PARENT)
 			sorted[i].parent = inv[sorted[i].parent];
-	free(S->scopes);
-	S->scopes = sorted;
-	S->scap = S->nscopes;
+	free(B->scopes);
+	B->scopes = sorted;
 	free(perm);
 	free(inv);
 	return 0;
+}
+
+/* ---------------------------------------------------------------- blobs */
+
+struct cu_hdr {
+	uint32_t magic, nscopes, nlines, nseqs, pool_len, pad;
+	uint64_t reserved; /* 0 */
+};
+
+struct elf_hdr {
+	uint32_t magic, nsyms, nsecs, nsegs, pool_len, pad;
+	uint64_t reserved; /* 0 */
+};
+
+static size_t align8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+static size_t nkeys(uint32_t n)
+{
+	return n / BLOCK + 1;
+}
+
+static size_t cu_blob_size(uint64_t nscopes, uint64_t nlines, uint64_t nseqs, uint64_t pool_len)
+{
+	return sizeof(struct cu_hdr) + nscopes * sizeof(struct scope) +
+	       nlines * sizeof(struct line) + nseqs * sizeof(struct seq) +
+	       (nlines / BLOCK + 1 + nscopes / BLOCK + 1) * sizeof(uint64_t) + align8(pool_len);
+}
+
+/* Views into a CU blob whose size fits its header. */
+static void cu_view(const void *blob, struct piece *P)
+{
+	const struct cu_hdr *h = blob;
+	const char *p = (const char *)(h + 1);
+
+	P->nscopes = h->nscopes;
+	P->nlines = h->nlines;
+	P->nseqs = h->nseqs;
+	P->pool_len = h->pool_len;
+	P->scopes = (const struct scope *)p;
+	p += (size_t)h->nscopes * sizeof(struct scope);
+	P->lines = (const struct line *)p;
+	p += (size_t)h->nlines * sizeof(struct line);
+	P->seqs = (const struct seq *)p;
+	p += (size_t)h->nseqs * sizeof(struct seq);
+	P->line_keys = (const uint64_t *)p;
+	p += nkeys(h->nlines) * sizeof(uint64_t);
+	P->scope_keys = (const uint64_t *)p;
+	p += nkeys(h->nscopes) * sizeof(uint64_t);
+	P->pool = p;
+}
+
+static bool pool_ok(const char *pool, uint32_t len, uint32_t off)
+{
+	return off < len || (!off && !len);
+}
+
+/* A blob from a file: can every lookup read it without leaving it?
+ * (Whether its answers are right is the CRC's business.) */
+static bool cu_blob_ok(const void *blob, uint64_t size)
+{
+	const struct cu_hdr *h = blob;
+	struct piece P;
+
+	if (size < sizeof(*h) || h->magic != BLOB_CU ||
+	    cu_blob_size(h->nscopes, h->nlines, h->nseqs, h->pool_len) != size)
+		return false;
+	cu_view(blob, &P);
+	if (P.pool_len && P.pool[P.pool_len - 1])
+		return false;
+	for (uint32_t i = 0; i < P.nscopes; i++) {
+		const struct scope *sc = &P.scopes[i];
+
+		if ((sc->parent != NO_PARENT && sc->parent >= P.nscopes) ||
+		    !pool_ok(P.pool, P.pool_len, sc->name) ||
+		    !pool_ok(P.pool, P.pool_len, sc->call_file))
+			return false;
+	}
+	for (uint32_t i = 0; i < P.nlines; i++)
+		if (!pool_ok(P.pool, P.pool_len, P.lines[i].file))
+			return false;
+	for (uint32_t i = 0; i < P.nseqs; i++)
+		if ((uint64_t)P.seqs[i].first + P.seqs[i].n > P.nlines)
+			return false;
+	return true;
+}
+
+/* Pack a built CU into one blob: sorted scopes, ordered sequences (or
+ * sorted rows), keys, pool. */
+static int cu_pack(struct sym_build *B, void **blob, uint64_t *size)
+{
+	struct seq *seqs = NULL, one;
+	size_t nseqs = 0, sz;
+	struct cu_hdr *h;
+	char *p;
+	int err = sort_scopes(B);
+
+	if (err)
+		return err;
+	if (B->nlines > UINT32_MAX / 2 || B->nscopes > UINT32_MAX / 2)
+		return -E2BIG;
+	if (!lines_sorted(B->lines, B->nlines)) {
+		err = order_sequences(B->lines, B->nlines, &seqs, &nseqs);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			qsort(B->lines, B->nlines, sizeof(*B->lines), cmp_line);
+	}
+	if (!seqs) {
+		one = (struct seq){ B->nlines ? B->lines[0].addr : 0,
+				    B->nlines ? B->lines[B->nlines - 1].addr : 0, 0,
+				    (uint32_t)B->nlines };
+		seqs = &one;
+		nseqs = 1;
+	}
+	sz = cu_blob_size(B->nscopes, B->nlines, nseqs, B->pool_len);
+	h = calloc(1, sz);
+	if (!h) {
+		if (seqs != &one)
+			free(seqs);
+		return -ENOMEM;
+	}
+	*h = (struct cu_hdr){ BLOB_CU, (uint32_t)B->nscopes, (uint32_t)B->nlines, (uint32_t)nseqs,
+			      (uint32_t)B->pool_len, 0, 0 };
+	p = (char *)(h + 1);
+	if (B->nscopes)
+		memcpy(p, B->scopes, B->nscopes * sizeof(*B->scopes));
+	p += B->nscopes * sizeof(*B->scopes);
+	if (B->nlines)
+		memcpy(p, B->lines, B->nlines * sizeof(*B->lines));
+	p += B->nlines * sizeof(*B->lines);
+	memcpy(p, seqs, nseqs * sizeof(*seqs));
+	p += nseqs * sizeof(*seqs);
+	for (size_t i = 0; i < B->nlines; i += BLOCK, p += sizeof(uint64_t))
+		memcpy(p, &B->lines[i].addr, sizeof(uint64_t));
+	p = (char *)(h + 1) + B->nscopes * sizeof(*B->scopes) + B->nlines * sizeof(*B->lines) +
+	    nseqs * sizeof(*seqs) + nkeys((uint32_t)B->nlines) * sizeof(uint64_t);
+	for (size_t i = 0; i < B->nscopes; i += BLOCK, p += sizeof(uint64_t))
+		memcpy(p, &B->scopes[i].lo, sizeof(uint64_t));
+	p = (char *)(h + 1) + B->nscopes * sizeof(*B->scopes) + B->nlines * sizeof(*B->lines) +
+	    nseqs * sizeof(*seqs) + (nkeys((uint32_t)B->nlines) + nkeys((uint32_t)B->nscopes)) *
+					 sizeof(uint64_t);
+	if (B->pool_len)
+		memcpy(p, B->pool, B->pool_len);
+	if (seqs != &one)
+		free(seqs);
+	*blob = h;
+	*size = sz;
+	return 0;
+}
+
+static size_t elf_blob_size(uint64_t nsyms, uint64_t nsecs, uint64_t nsegs, uint64_t pool_len)
+{
+	return sizeof(struct elf_hdr) + nsyms * sizeof(struct symbol) +
+	       nsecs * sizeof(struct section) + nsegs * sizeof(struct segment) + align8(pool_len);
+}
+
+static void elf_view(const void *blob, struct elf_piece *E)
+{
+	const struct elf_hdr *h = blob;
+	const char *p = (const char *)(h + 1);
+
+	E->nsyms = h->nsyms;
+	E->nsecs = h->nsecs;
+	E->nsegs = h->nsegs;
+	E->pool_len = h->pool_len;
+	E->syms = (const struct symbol *)p;
+	p += (size_t)h->nsyms * sizeof(struct symbol);
+	E->secs = (const struct section *)p;
+	p += (size_t)h->nsecs * sizeof(struct section);
+	E->segs = (const struct segment *)p;
+	p += (size_t)h->nsegs * sizeof(struct segment);
+	E->pool = p;
+}
+
+static bool elf_blob_ok(const void *blob, uint64_t size)
+{
+	const struct elf_hdr *h = blob;
+	struct elf_piece E;
+
+	if (size < sizeof(*h) || h->magic != BLOB_ELF ||
+	    elf_blob_size(h->nsyms, h->nsecs, h->nsegs, h->pool_len) != size)
+		return false;
+	elf_view(blob, &E);
+	if (E.pool_len && E.pool[E.pool_len - 1])
+		return false;
+	for (uint32_t i = 0; i < E.nsyms; i++)
+		if (!pool_ok(E.pool, E.pool_len, E.syms[i].name) ||
+		    !pool_ok(E.pool, E.pool_len, E.syms[i].file))
+			return false;
+	return true;
+}
+
+static int elf_pack(struct sym_build *B, void **blob, uint64_t *size)
+{
+	size_t sz;
+	struct elf_hdr *h;
+	char *p;
+
+	if (B->nsyms > UINT32_MAX / 2 || B->nsecs > UINT32_MAX / 2)
+		return -E2BIG;
+	if (B->nsyms)
+		qsort(B->syms, B->nsyms, sizeof(*B->syms), cmp_sym);
+	if (B->nsecs)
+		qsort(B->secs, B->nsecs, sizeof(*B->secs), cmp_sec);
+	sz = elf_blob_size(B->nsyms, B->nsecs, B->nsegs, B->pool_len);
+	h = calloc(1, sz);
+	if (!h)
+		return -ENOMEM;
+	*h = (struct elf_hdr){ BLOB_ELF, (uint32_t)B->nsyms, (uint32_t)B->nsecs,
+			       (uint32_t)B->nsegs, (uint32_t)B->pool_len, 0, 0 };
+	p = (char *)(h + 1);
+	if (B->nsyms)
+		memcpy(p, B->syms, B->nsyms * sizeof(*B->syms));
+	p += B->nsyms * sizeof(*B->syms);
+	/* Field by field: the padding stays zero (saved bytes are
+	 * deterministic). */
+	for (size_t i = 0; i < B->nsecs; i++, p += sizeof(struct section)) {
+		struct section *sec = (struct section *)p;
+
+		sec->lo = B->secs[i].lo;
+		sec->hi = B->secs[i].hi;
+		sec->shndx = B->secs[i].shndx;
+	}
+	if (B->nsegs)
+		memcpy(p, B->segs, B->nsegs * sizeof(*B->segs));
+	p += B->nsegs * sizeof(*B->segs);
+	if (B->pool_len)
+		memcpy(p, B->pool, B->pool_len);
+	*blob = h;
+	*size = sz;
+	return 0;
+}
+
+/* -------------------------------------------------------------- the tiers */
+
+static void account(struct ds_symbols *S, int64_t bytes, bool unit)
+{
+	pthread_mutex_lock(&S->mu);
+	atomic_fetch_add(&S->bytes, (uint64_t)bytes);
+	if (S->acct_bytes)
+		atomic_fetch_add(S->acct_bytes, (uint64_t)bytes);
+	if (unit && S->acct_units)
+		atomic_fetch_add(S->acct_units, 1);
+	pthread_mutex_unlock(&S->mu);
+}
+
+void ds__symbols_account(struct ds_symbols *S, _Atomic uint64_t *bytes, _Atomic uint64_t *units)
+{
+	pthread_mutex_lock(&S->mu);
+	atomic_fetch_add(bytes, atomic_load(&S->bytes));
+	S->acct_units = units;
+	S->acct_bytes = bytes;
+	pthread_mutex_unlock(&S->mu);
+}
+
+void ds__symbols_unaccount(struct ds_symbols *S)
+{
+	if (!S)
+		return;
+	pthread_mutex_lock(&S->mu);
+	if (S->acct_bytes)
+		atomic_fetch_sub(S->acct_bytes, atomic_load(&S->bytes));
+	S->acct_bytes = S->acct_units = NULL;
+	pthread_mutex_unlock(&S->mu);
+}
+
+static struct ds_symbols *symbols_new(void)
+{
+	struct ds_symbols *S = calloc(1, sizeof(*S));
+
+	if (!S)
+		return NULL;
+	pthread_mutex_init(&S->mu, NULL);
+	pthread_cond_init(&S->cv, NULL);
+	atomic_init(&S->bytes, sizeof(*S));
+	return S;
 }
 
 void ds__symbols_free(struct ds_symbols *S)
 {
 	if (!S)
 		return;
-	free(S->scopes);
-	free(S->lines);
-	free(S->syms);
-	free(S->segs);
-	free(S->secs);
-	free(S->line_keys);
-	free(S->scope_keys);
-	free(S->seqs);
-	free(S->pool);
-	free(S->intern);
+	for (size_t i = 0; i < S->ncus; i++)
+		if (S->cus[i].own)
+			free((void *)S->cus[i].blob);
+	free(S->cus);
+	if (S->ranges_own)
+		free(S->ranges);
+	free(S->range_maxhi);
+	free(S->parts_cus);
+	if (S->elf_own)
+		free((void *)S->elf_blob.data);
+	ds__dwarf_close(S->dwarf);
+	if (S->release)
+		S->release(S->release_arg);
+	pthread_mutex_destroy(&S->mu);
+	pthread_cond_destroy(&S->cv);
 	free(S);
 }
 
 uint64_t ds__symbols_bytes(const struct ds_symbols *S)
 {
-	return S ? S->bytes : 0;
+	return S ? atomic_load(&((struct ds_symbols *)S)->bytes) : 0;
 }
 
 bool ds__symbols_full(const struct ds_symbols *S)
@@ -281,15 +589,33 @@ bool ds__symbols_read_dwarf(const struct ds_symbols *S)
 	return S && S->read_dwarf;
 }
 
+static int set_ranges(struct ds_symbols *S)
+{
+	S->range_maxhi = malloc((S->nranges ? S->nranges : 1) * sizeof(*S->range_maxhi));
+	if (!S->range_maxhi)
+		return -ENOMEM;
+	for (size_t i = 0; i < S->nranges; i++)
+		S->range_maxhi[i] = i && S->range_maxhi[i - 1] > S->ranges[i].hi
+					    ? S->range_maxhi[i - 1]
+					    : S->ranges[i].hi;
+	return 0;
+}
+
 /* Build the index from a debuginfo ELF (may be NULL) and the binary itself
- * (may be NULL); their names (paths) are for messages.  Neither is kept:
- * the index copies what it needs.  Without dwarf, the ELF symbols are
- * exactly those of a full build (same sources, same order), so a
- * names-only answer is the same from either tier. */
+ * (may be NULL); their names (paths) are for messages.  The ELF tier is
+ * built now; with dwarf, the DWARF is opened and its CUs mapped, each
+ * built when first asked.  debug must stay open as long as the index
+ * (the store drops the index with its debuginfo); binary need not.
+ * Without dwarf, the ELF symbols are exactly those of a DWARF index (same
+ * sources, same order), so a names-only answer is the same from either
+ * tier. */
 int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name, Elf *binary,
 		      const char *binary_name, bool dwarf, struct ds_symbols **out)
 {
-	struct ds_symbols *S = calloc(1, sizeof(*S));
+	struct ds_symbols *S = symbols_new();
+	struct sym_build EB = { 0 };
+	void *blob = NULL;
+	uint64_t size = 0;
 	int err = 0;
 
 	if (!S)
@@ -300,87 +626,270 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 		binary_name = "binary";
 	S->full = dwarf || !debug;
 	S->read_dwarf = dwarf && debug;
-	if (debug) {
-		if (dwarf)
-			err = ds__dwarf_index(ctx, debug, debug_name, S);
-		if (!err && ds__symtab_add(ctx, debug_name, S, debug, SHT_SYMTAB) < 0)
-			err = -ENOMEM;
+	if (debug && dwarf) {
+		err = ds__dwarf_open(ctx, debug, debug_name, &S->dwarf);
+		if (err == -ENODATA)
+			err = 0;
 	}
+	if (!err && debug && ds__symtab_add(ctx, debug_name, &EB, debug, SHT_SYMTAB) < 0)
+		err = -ENOMEM;
 	/* Segments from the binary when there is one: objcopy
 	 * --only-keep-debug rewrites the debug file's offsets, and file
 	 * offsets (perf's) are the binary's. */
 	if (!err && binary)
-		err = ds__symtab_read_segments(S, binary);
-	if (!err && debug && !S->nsegs)
-		err = ds__symtab_read_segments(S, debug);
+		err = ds__symtab_read_segments(&EB, binary);
+	if (!err && debug && !EB.nsegs)
+		err = ds__symtab_read_segments(&EB, debug);
 	if (!err && binary) {
-		if (!S->nsyms)
-			err = ds__symtab_add(ctx, binary_name, S, binary, SHT_SYMTAB) < 0 ? -ENOMEM
-											  : 0;
-		if (!err && !S->nsyms)
-			err = ds__symtab_add_minidebuginfo(ctx, binary_name, S, binary) < 0
+		if (!EB.nsyms)
+			err = ds__symtab_add(ctx, binary_name, &EB, binary, SHT_SYMTAB) < 0 ? -ENOMEM
+											    : 0;
+		if (!err && !EB.nsyms)
+			err = ds__symtab_add_minidebuginfo(ctx, binary_name, &EB, binary) < 0
 				  ? -ENOMEM
 				  : 0;
-		if (!err && !S->nsyms)
-			err = ds__symtab_add(ctx, binary_name, S, binary, SHT_DYNSYM) < 0 ? -ENOMEM
-											  : 0;
+		if (!err && !EB.nsyms)
+			err = ds__symtab_add(ctx, binary_name, &EB, binary, SHT_DYNSYM) < 0 ? -ENOMEM
+											    : 0;
 	}
 	if (!err)
-		err = sort_scopes(S);
+		err = elf_pack(&EB, &blob, &size);
+	ds__sym_build_release(&EB);
+	if (!err) {
+		S->elf_blob = (struct ds__blob){ blob, size, 0 };
+		S->elf_own = true;
+		elf_view(blob, &S->elf);
+	}
+	if (!err && S->dwarf) {
+		S->ncus = ds__dwarf_units(S->dwarf);
+		S->cus = calloc(S->ncus ? S->ncus : 1, sizeof(*S->cus));
+		err = S->cus ? ds__dwarf_ranges(S->dwarf, &S->ranges, &S->nranges) : -ENOMEM;
+		S->ranges_own = true;
+		if (!err)
+			err = set_ranges(S);
+		if (!err && !S->ncus) {
+			ds__dwarf_close(S->dwarf); /* DWARF without code */
+			S->dwarf = NULL;
+		}
+	}
+	if (!err && !S->ncus && !S->elf.nsyms)
+		err = -ENOENT;
 	if (err) {
 		ds__symbols_free(S);
 		return err;
 	}
-	/* (qsort() of zero elements at NULL is undefined: UBSan says so.) */
-	if (S->nlines && !sorted(S->lines, S->nlines, sizeof(*S->lines), cmp_line) &&
-	    order_sequences(S) != 0)
-		qsort(S->lines, S->nlines, sizeof(*S->lines), cmp_line);
-	if (!S->seqs && one_sequence(S)) {
-		ds__symbols_free(S);
-		return -ENOMEM;
-	}
-	if (S->nsyms)
-		qsort(S->syms, S->nsyms, sizeof(*S->syms), cmp_sym);
-	if (S->nsecs)
-		qsort(S->secs, S->nsecs, sizeof(*S->secs), cmp_sec);
-	/* The interning table is only needed while building. */
-	free(S->intern);
-	S->intern = NULL;
-	S->line_keys = malloc((S->nlines / BLOCK + 1) * sizeof(*S->line_keys));
-	S->scope_keys = malloc((S->nscopes / BLOCK + 1) * sizeof(*S->scope_keys));
-	if (!S->line_keys || !S->scope_keys) {
-		ds__symbols_free(S);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < S->nlines; i += BLOCK)
-		S->line_keys[i / BLOCK] = S->lines[i].addr;
-	for (size_t i = 0; i < S->nscopes; i += BLOCK)
-		S->scope_keys[i / BLOCK] = S->scopes[i].lo;
-	S->bytes = sizeof(*S) + S->nscopes * sizeof(*S->scopes) +
-		   S->nlines * sizeof(*S->lines) + S->nsyms * sizeof(*S->syms) + S->pool_cap +
-		   S->nsegs * sizeof(*S->segs) + S->nsecs * sizeof(*S->secs) +
-		   (S->nlines / BLOCK + S->nscopes / BLOCK + 2) * sizeof(uint64_t) +
-		   S->nseqs * sizeof(*S->seqs);
-	if (!S->nscopes && !S->nlines && !S->nsyms) {
-		ds__symbols_free(S);
-		return -ENOENT;
-	}
+	S->complete = !S->ncus;
+	atomic_fetch_add(&S->bytes, size + S->ncus * sizeof(*S->cus) +
+					    S->nranges * (sizeof(*S->ranges) + sizeof(uint64_t)) +
+					    ds__dwarf_bytes(S->dwarf));
 	*out = S;
 	return 0;
 }
 
-/* -------------------------------------------------------------- lookup */
+/* --------------------------------------------------------------- CU builds */
 
-static const char *str(const struct ds_symbols *S, uint32_t off)
+static int threads_wanted(void)
 {
-	return off ? S->pool + off : NULL;
+	const char *env = getenv("DSOSTORE_THREADS");
+	long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+
+	return n < 1 ? 1 : n > THREADS_MAX ? THREADS_MAX : (int)n;
 }
 
+/* A CU reached a final state: the last one lets the DWARF go (no builder
+ * can need it: none is building). */
+static void unit_settled(struct ds_symbols *S)
+{
+	struct ds__dwarf *D = NULL;
+
+	pthread_mutex_lock(&S->mu);
+	if (atomic_fetch_add(&S->built, 1) + 1 == S->ncus) {
+		S->complete = true;
+		D = S->dwarf;
+		S->dwarf = NULL;
+	}
+	pthread_cond_broadcast(&S->cv);
+	pthread_mutex_unlock(&S->mu);
+	if (D) {
+		account(S, -(int64_t)ds__dwarf_bytes(D), false);
+		ds__dwarf_close(D);
+	}
+}
+
+/* Build CU i, which this thread has claimed (CU_BUILDING). */
+static int unit_build(struct ds_symbols *S, size_t i, struct ds__dwarf_worker *W,
+		      struct sym_build *B)
+{
+	struct cu *cu = &S->cus[i];
+	void *blob = NULL;
+	uint64_t size = 0;
+	int err = ds__dwarf_build_unit(W, i, B);
+
+	if (!err)
+		err = cu_pack(B, &blob, &size);
+	if (err == -ENOMEM) {
+		atomic_store(&cu->state, CU_NEW); /* another query tries again */
+		pthread_mutex_lock(&S->mu);
+		pthread_cond_broadcast(&S->cv);
+		pthread_mutex_unlock(&S->mu);
+		return err;
+	}
+	if (err) {
+		atomic_store(&cu->state, CU_BAD);
+	} else {
+		cu->blob = blob;
+		cu->size = size;
+		cu->own = true;
+		cu_view(blob, &cu->piece);
+		account(S, (int64_t)size, true);
+		atomic_store_explicit(&cu->state, CU_READY, memory_order_release);
+	}
+	unit_settled(S);
+	return 0;
+}
+
+/* A saved CU's first use: its CRC, then its structure. */
+static void unit_check(struct ds_symbols *S, size_t i)
+{
+	struct cu *cu = &S->cus[i];
+	bool ok = cu->size && crc32(0, cu->blob, (uInt)cu->size) == cu->crc &&
+		  cu_blob_ok(cu->blob, cu->size);
+
+	if (ok)
+		cu_view(cu->blob, &cu->piece);
+	atomic_store_explicit(&cu->state, ok ? CU_READY : CU_BAD, memory_order_release);
+	pthread_mutex_lock(&S->mu);
+	pthread_cond_broadcast(&S->cv);
+	pthread_mutex_unlock(&S->mu);
+}
+
+/* CU i, ready; NULL when it has nothing (or building it failed: *err). */
+static const struct piece *unit_get(struct ds_symbols *S, size_t i, int *err)
+{
+	struct cu *cu = &S->cus[i];
+
+	*err = 0;
+	for (;;) {
+		int st = atomic_load_explicit(&cu->state, memory_order_acquire);
+
+		if (st == CU_READY)
+			return &cu->piece;
+		if (st == CU_BAD)
+			return NULL;
+		if ((st == CU_NEW || st == CU_SAVED) &&
+		    atomic_compare_exchange_strong(&cu->state, &st, CU_BUILDING)) {
+			if (st == CU_SAVED) {
+				unit_check(S, i);
+				continue;
+			}
+			struct ds__dwarf_worker *W = ds__dwarf_worker_new(S->dwarf);
+			struct sym_build B = { 0 };
+
+			if (!W) {
+				atomic_store(&cu->state, CU_NEW);
+				*err = -ENOMEM;
+				return NULL;
+			}
+			*err = unit_build(S, i, W, &B);
+			ds__dwarf_worker_free(W);
+			ds__sym_build_release(&B);
+			if (*err)
+				return NULL;
+			continue;
+		}
+		if (st == CU_BUILDING) {
+			pthread_mutex_lock(&S->mu);
+			while (atomic_load(&cu->state) == CU_BUILDING)
+				pthread_cond_wait(&S->cv, &S->mu);
+			pthread_mutex_unlock(&S->mu);
+		}
+	}
+}
+
+struct pool_job {
+	struct ds_symbols *S;
+	const uint8_t *want; /* NULL: every CU */
+	_Atomic size_t next;
+	_Atomic int err;
+};
+
+static void *pool_worker(void *arg)
+{
+	struct pool_job *J = arg;
+	struct ds_symbols *S = J->S;
+	struct ds__dwarf_worker *W = NULL;
+	struct sym_build B = { 0 };
+
+	for (;;) {
+		size_t i = atomic_fetch_add(&J->next, 1);
+		int st = CU_NEW, err;
+
+		if (i >= S->ncus)
+			break;
+		if (J->want && !J->want[i])
+			continue;
+		if (!atomic_compare_exchange_strong(&S->cus[i].state, &st, CU_BUILDING)) {
+			if (st == CU_SAVED) {
+				int exp = CU_SAVED;
+
+				if (atomic_compare_exchange_strong(&S->cus[i].state, &exp,
+								   CU_BUILDING))
+					unit_check(S, i);
+			}
+			continue; /* built, or being built by someone else */
+		}
+		if (!W && !(W = ds__dwarf_worker_new(S->dwarf))) {
+			atomic_store(&S->cus[i].state, CU_NEW);
+			atomic_store(&J->err, -ENOMEM);
+			break;
+		}
+		err = unit_build(S, i, W, &B);
+		if (err) {
+			atomic_store(&J->err, err);
+			break;
+		}
+	}
+	ds__dwarf_worker_free(W);
+	ds__sym_build_release(&B);
+	return NULL;
+}
+
+/* Build the CUs of want (NULL: all) on up to the machine's cores. */
+static int build_units(struct ds_symbols *S, const uint8_t *want, size_t nwant)
+{
+	struct pool_job J = { .S = S, .want = want };
+	pthread_t tid[THREADS_MAX];
+	int nt = threads_wanted(), started = 0;
+
+	if (nwant < (size_t)nt * 2)
+		nt = nwant >= 2 ? (int)(nwant / 2) : 1;
+	for (int k = 1; k < nt; k++)
+		if (pthread_create(&tid[started], NULL, pool_worker, &J) == 0)
+			started++;
+	pool_worker(&J);
+	for (int k = 0; k < started; k++)
+		pthread_join(tid[k], NULL);
+	/* Claimed by another caller meanwhile: wait for those. */
+	for (size_t i = 0; i < S->ncus && !atomic_load(&J.err); i++) {
+		int err;
+
+		if (!want || want[i])
+			unit_get(S, i, &err);
+	}
+	return atomic_load(&J.err);
+}
+
+/* -------------------------------------------------------------- lookup */
+
+static const char *str(const char *pool, uint32_t off)
+{
+	return off ? pool + off : NULL;
+}
 
 int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vaddr)
 {
-	for (size_t i = 0; i < S->nsegs; i++) {
-		const struct segment *sg = &S->segs[i];
+	for (size_t i = 0; i < S->elf.nsegs; i++) {
+		const struct segment *sg = &S->elf.segs[i];
 
 		if (offset >= sg->offset && offset - sg->offset < sg->filesz) {
 			*vaddr = offset - sg->offset + sg->vaddr;
@@ -429,15 +938,15 @@ int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vad
 		(ptrdiff_t)_lo - 1;                                                \
 	})
 
-static const struct scope *innermost(const struct ds_symbols *S, uint64_t addr)
+static const struct scope *innermost(const struct piece *P, uint64_t addr)
 {
-	ptrdiff_t i = UPPER2(S->scopes, S->nscopes, S->scope_keys, lo, addr);
+	ptrdiff_t i = UPPER2(P->scopes, P->nscopes, P->scope_keys, lo, addr);
 
 	/* Ranges nest: if the last one starting at or below addr does not
 	 * hold it, any range that does holds that one's start too, so it is
 	 * among its ancestors. */
 	for (int steps = 0; i >= 0 && steps < MAX_DEPTH; steps++) {
-		const struct scope *sc = &S->scopes[i];
+		const struct scope *sc = &P->scopes[i];
 
 		if (addr < sc->hi)
 			return sc;
@@ -450,7 +959,7 @@ static const struct scope *innermost(const struct ds_symbols *S, uint64_t addr)
 
 /* The last row at or below addr among rows [f, e), which are sorted: the
  * sampled keys of the blocks inside the range first, then one block. */
-static ptrdiff_t rows_upper(const struct ds_symbols *S, size_t f, size_t e, uint64_t addr)
+static ptrdiff_t rows_upper(const struct piece *P, size_t f, size_t e, uint64_t addr)
 {
 	size_t kb = (f + BLOCK - 1) / BLOCK, ke = e ? (e - 1) / BLOCK + 1 : 0, lo, hi;
 
@@ -459,7 +968,7 @@ static ptrdiff_t rows_upper(const struct ds_symbols *S, size_t f, size_t e, uint
 	while (lo < hi) { /* last block start in the range with key <= addr */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (S->line_keys[mid] <= addr)
+		if (P->line_keys[mid] <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -476,7 +985,7 @@ static ptrdiff_t rows_upper(const struct ds_symbols *S, size_t f, size_t e, uint
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (S->lines[mid].addr <= addr)
+		if (P->lines[mid].addr <= addr)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -484,41 +993,41 @@ static ptrdiff_t rows_upper(const struct ds_symbols *S, size_t f, size_t e, uint
 	return (ptrdiff_t)lo - 1;
 }
 
-static const struct line *line_at(const struct ds_symbols *S, uint64_t addr)
+static const struct line *line_at(const struct piece *P, uint64_t addr)
 {
-	ptrdiff_t q = UPPER(S->seqs, S->nseqs, lo, addr), i;
+	ptrdiff_t q = UPPER(P->seqs, P->nseqs, lo, addr), i;
 	const struct seq *sq;
 
 	if (q < 0)
 		return NULL;
-	sq = &S->seqs[q];
-	i = rows_upper(S, sq->first, sq->first + sq->n, addr);
-	if (i < (ptrdiff_t)sq->first || S->lines[i].end)
+	sq = &P->seqs[q];
+	i = rows_upper(P, sq->first, (size_t)sq->first + sq->n, addr);
+	if (i < (ptrdiff_t)sq->first || P->lines[i].end)
 		return NULL;
 	/* Several rows at one address: binutils takes the last of them. */
-	return &S->lines[i];
+	return &P->lines[i];
 }
 
-static const struct section *section_at(const struct ds_symbols *S, uint64_t addr)
+static const struct section *section_at(const struct elf_piece *E, uint64_t addr)
 {
-	ptrdiff_t i = UPPER(S->secs, S->nsecs, lo, addr);
+	ptrdiff_t i = UPPER(E->secs, E->nsecs, lo, addr);
 
-	return i >= 0 && addr < S->secs[i].hi ? &S->secs[i] : NULL;
+	return i >= 0 && addr < E->secs[i].hi ? &E->secs[i] : NULL;
 }
 
 /* binutils: the closest symbol at or below addr in addr's section, its
  * size notwithstanding (so padding after a function is named after it);
  * among symbols at one address, the largest. */
-static const struct symbol *symbol_at(const struct ds_symbols *S, uint64_t addr)
+static const struct symbol *symbol_at(const struct elf_piece *E, uint64_t addr)
 {
-	const struct section *sec = section_at(S, addr);
+	const struct section *sec = section_at(E, addr);
 	const struct symbol *best = NULL;
-	ptrdiff_t i = UPPER(S->syms, S->nsyms, lo, addr);
+	ptrdiff_t i = UPPER(E->syms, E->nsyms, lo, addr);
 
 	if (!sec)
 		return NULL;
-	for (; i >= 0 && S->syms[i].lo >= sec->lo; i--) {
-		const struct symbol *sym = &S->syms[i];
+	for (; i >= 0 && E->syms[i].lo >= sec->lo; i--) {
+		const struct symbol *sym = &E->syms[i];
 
 		if (sym->shndx != sec->shndx)
 			continue;
@@ -543,10 +1052,10 @@ static size_t leading_underscores(const char *name)
  * at one address, the one with a size, then not weak, then global, then
  * with fewer leading underscores, then with the longer name; else the one
  * first in the symbol table. */
-static bool perf_prefers(const struct ds_symbols *S, const struct symbol *a,
+static bool perf_prefers(const struct elf_piece *E, const struct symbol *a,
 			 const struct symbol *b)
 {
-	const char *na = str(S, a->name), *nb = str(S, b->name);
+	const char *na = str(E->pool, a->name) ?: "", *nb = str(E->pool, b->name) ?: "";
 	size_t ua, ub, la, lb;
 
 	if (!a->size != !b->size)
@@ -570,53 +1079,111 @@ static bool perf_prefers(const struct ds_symbols *S, const struct symbol *a,
  * greatest start at or below addr, perf's choice, which holds addr up to
  * its size or, when it has none, up to the next symbol (the last one: to
  * the page after its own; perf's symbols__fixup_end). */
-static const struct symbol *perf_symbol_at(const struct ds_symbols *S, uint64_t addr)
+static const struct symbol *perf_symbol_at(const struct elf_piece *E, uint64_t addr)
 {
-	ptrdiff_t i = UPPER(S->syms, S->nsyms, lo, addr), j;
+	ptrdiff_t i = UPPER(E->syms, E->nsyms, lo, addr), j;
 	const struct symbol *best;
 	uint64_t end;
 
 	if (i < 0)
 		return NULL;
-	best = &S->syms[i];
-	for (j = i - 1; j >= 0 && S->syms[j].lo == best->lo; j--)
-		if (perf_prefers(S, &S->syms[j], best))
-			best = &S->syms[j];
+	best = &E->syms[i];
+	for (j = i - 1; j >= 0 && E->syms[j].lo == best->lo; j--)
+		if (perf_prefers(E, &E->syms[j], best))
+			best = &E->syms[j];
 	if (best->size)
 		end = best->lo + best->size;
-	else if ((size_t)i + 1 < S->nsyms)
-		end = S->syms[i + 1].lo;
+	else if ((size_t)i + 1 < E->nsyms)
+		end = E->syms[i + 1].lo;
 	else /* the last one: to the end of its page, and one more */
 		end = ((best->lo + 4095) & ~(uint64_t)4095) + 4096;
 	return addr < end ? best : NULL;
+}
+
+/* The CUs whose ranges hold addr, the one with the greatest start first:
+ * up to CANDIDATES. */
+static size_t units_at(const struct ds_symbols *S, uint64_t addr, uint32_t *out)
+{
+	ptrdiff_t i = UPPER(S->ranges, S->nranges, lo, addr);
+	size_t n = 0;
+
+	for (; i >= 0 && S->range_maxhi[i] > addr && n < CANDIDATES; i--) {
+		bool seen = false;
+
+		if (addr >= S->ranges[i].hi)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			seen |= out[k] == S->ranges[i].cu;
+		if (!seen)
+			out[n++] = S->ranges[i].cu;
+	}
+	return n;
+}
+
+/* The DWARF at addr: the innermost scope and the line row, each with the
+ * piece it is in.  Of several CUs claiming addr (broken or folded code),
+ * the scope starting last and the row starting last win, as if all were
+ * one index. */
+static int dwarf_at(struct ds_symbols *S, uint64_t addr, const struct piece **scp,
+		    const struct scope **sc, const struct piece **lnp, const struct line **ln)
+{
+	uint32_t cus[CANDIDATES];
+	size_t n = S->nranges ? units_at(S, addr, cus) : 0;
+
+	*sc = NULL;
+	*ln = NULL;
+	for (size_t k = 0; k < n; k++) {
+		int err;
+		const struct piece *P = unit_get(S, cus[k], &err);
+		const struct scope *s;
+		const struct line *l;
+
+		if (err)
+			return err;
+		if (!P)
+			continue;
+		s = innermost(P, addr);
+		l = line_at(P, addr);
+		if (s && (!*sc || s->lo > (*sc)->lo)) {
+			*sc = s;
+			*scp = P;
+		}
+		if (l && (!*ln || l->addr > (*ln)->addr)) {
+			*ln = l;
+			*lnp = P;
+		}
+	}
+	return 0;
 }
 
 /* The frames of addr, innermost first, through emit; see symindex.h. */
 int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags, bool *from_symtab,
 		     ds__frame_fn emit, void *arg)
 {
+	const struct elf_piece *E = &S->elf;
+	const struct piece *scp = NULL, *lnp = NULL;
 	const struct scope *sc;
 	const struct line *ln;
+	const struct symbol *sym;
 	int err = 0;
 
 	*from_symtab = false;
 	if (flags & DS_SYM_NO_LINES) {
 		/* ELF symbols alone, whichever tier S is, so the answer does
 		 * not depend on what an earlier query built. */
-		const struct symbol *sym =
-		    (flags & DS_SYM_ELF_NAMES) ? perf_symbol_at(S, addr) : symbol_at(S, addr);
-
+		sym = (flags & DS_SYM_ELF_NAMES) ? perf_symbol_at(E, addr) : symbol_at(E, addr);
 		if (!sym)
 			return 0;
 		*from_symtab = true;
-		return emit(arg, &(struct ds__raw_frame){ .function = str(S, sym->name),
+		return emit(arg, &(struct ds__raw_frame){ .function = str(E->pool, sym->name),
 							  .function_start = sym->lo });
 	}
-	sc = innermost(S, addr);
-	ln = line_at(S, addr);
+	err = dwarf_at(S, addr, &scp, &sc, &lnp, &ln);
+	if (err)
+		return err;
 	if (sc) {
 		struct ds__raw_frame f = {
-			.file = ln ? str(S, ln->file) : NULL,
+			.file = ln ? str(lnp->pool, ln->file) : NULL,
 			.line = ln ? ln->line : 0,
 			.column = ln ? ln->column : 0,
 			.discriminator = ln ? ln->discriminator : 0,
@@ -626,32 +1193,30 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags, bool *
 		 * its caller (the next frame) is. */
 		for (int depth = 0; sc && depth < MAX_DEPTH && !err; depth++) {
 			const struct scope *up =
-				sc->parent != NO_PARENT ? &S->scopes[sc->parent] : NULL;
+				sc->parent != NO_PARENT ? &scp->scopes[sc->parent] : NULL;
 
-			f.function = str(S, sc->name);
+			f.function = str(scp->pool, sc->name);
 			/* binutils: an innermost function whose DWARF name is not
 			 * a linkage name (C++ DW_AT_name only) is named after
 			 * the ELF symbol that holds the address. */
 			if (!depth && !sc->is_linkage && (flags & DS_SYM_BINUTILS)) {
-				const struct symbol *sym = symbol_at(S, addr);
-
+				sym = symbol_at(E, addr);
 				if (sym)
-					f.function = str(S, sym->name);
+					f.function = str(E->pool, sym->name);
 			}
 			/* perf: the function holding the address is named after
 			 * its ELF symbol. */
 			if ((flags & DS_SYM_ELF_NAMES) && !(sc->inlined && up)) {
-				const struct symbol *sym = perf_symbol_at(S, addr);
-
+				sym = perf_symbol_at(E, addr);
 				if (sym)
-					f.function = str(S, sym->name);
+					f.function = str(E->pool, sym->name);
 			}
 			f.function_start = sc->lo;
 			f.inlined = sc->inlined && up;
 			err = emit(arg, &f);
 			if (!sc->inlined || !(flags & DS_SYM_INLINES) || !up)
 				break;
-			f.file = str(S, sc->call_file);
+			f.file = str(scp->pool, sc->call_file);
 			f.line = sc->call_line;
 			f.column = sc->call_column;
 			f.discriminator = sc->call_discriminator;
@@ -659,43 +1224,153 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags, bool *
 		}
 		return err;
 	}
-	const struct symbol *sym =
-	    (flags & DS_SYM_ELF_NAMES) ? perf_symbol_at(S, addr) : symbol_at(S, addr);
-
+	sym = (flags & DS_SYM_ELF_NAMES) ? perf_symbol_at(E, addr) : symbol_at(E, addr);
 	if (!sym && !ln)
 		return 0;
 	*from_symtab = sym != NULL;
 	return emit(arg, &(struct ds__raw_frame){
-				 .function = sym ? str(S, sym->name) : NULL,
+				 .function = sym ? str(E->pool, sym->name) : NULL,
 				 .function_start = sym ? sym->lo : 0,
-				 .file = ln ? str(S, ln->file) : sym ? str(S, sym->file) : NULL,
+				 .file = ln    ? str(lnp->pool, ln->file)
+					 : sym ? str(E->pool, sym->file)
+					       : NULL,
 				 .line = ln ? ln->line : 0,
 				 .column = ln ? ln->column : 0,
 				 .discriminator = ln ? ln->discriminator : 0,
 			 });
 }
 
+/* ------------------------------------------------------- batches, saving */
+
 int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n)
 {
-	(void)S;
-	(void)vaddrs;
-	(void)n;
-	return 0; /* the index is built whole today */
+	uint8_t *want;
+	size_t nwant = 0;
+	bool was_complete;
+	int err;
+
+	pthread_mutex_lock(&S->mu);
+	was_complete = S->complete;
+	pthread_mutex_unlock(&S->mu);
+	if (was_complete || !S->ncus || !S->dwarf || n < 2)
+		return 0;
+	want = calloc(S->ncus, 1);
+	if (!want)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		uint32_t cus[CANDIDATES];
+		size_t k = units_at(S, vaddrs[i], cus);
+
+		while (k--)
+			if (!want[cus[k]] &&
+			    atomic_load(&S->cus[cus[k]].state) == CU_NEW) {
+				want[cus[k]] = 1;
+				nwant++;
+			}
+	}
+	/* Most of them: all of them (and the index can be saved). */
+	if (nwant > S->ncus / 4 + 1)
+		err = build_units(S, NULL, S->ncus);
+	else
+		err = nwant > 1 ? build_units(S, want, nwant) : 0;
+	free(want);
+	if (err)
+		return err;
+	pthread_mutex_lock(&S->mu);
+	err = !was_complete && S->complete && S->read_dwarf && !S->release;
+	pthread_mutex_unlock(&S->mu);
+	return err;
 }
 
 int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
 {
-	(void)S;
+	struct ds__blob *cus;
+	int err;
+
 	memset(out, 0, sizeof(*out));
-	return -ENOSYS; /* not yet: the per-CU index comes next */
+	if (!S->read_dwarf)
+		return -ENODATA;
+	if (S->dwarf && (err = build_units(S, NULL, S->ncus)))
+		return err;
+	cus = calloc(S->ncus ? S->ncus : 1, sizeof(*cus));
+	if (!cus)
+		return -ENOMEM;
+	for (size_t i = 0; i < S->ncus; i++) {
+		const struct cu *cu = &S->cus[i];
+
+		if (atomic_load(&cu->state) == CU_SAVED) {
+			int e;
+
+			unit_get(S, i, &e);
+		}
+		if (atomic_load(&cu->state) != CU_READY)
+			continue; /* nothing (a saved CU that failed its check too) */
+		cus[i] = (struct ds__blob){ cu->blob, cu->size,
+					    (uint32_t)crc32(0, cu->blob, (uInt)cu->size) };
+	}
+	free(S->parts_cus);
+	S->parts_cus = cus;
+	out->elf = (struct ds__blob){ S->elf_blob.data, S->elf_blob.size,
+				      (uint32_t)crc32(0, S->elf_blob.data, (uInt)S->elf_blob.size) };
+	out->ncus = S->ncus;
+	out->cus = cus;
+	out->nranges = S->nranges;
+	out->ranges = S->ranges;
+	return 0;
 }
 
 int ds__symbols_from_parts(const struct ds__symbols_parts *parts, void (*release)(void *),
 			   void *arg, struct ds_symbols **out)
 {
-	(void)parts;
-	(void)release;
-	(void)arg;
+	struct ds_symbols *S;
+	int err;
+
 	*out = NULL;
-	return -ENOSYS;
+	if (!parts->elf.data || parts->elf.size > UINT32_MAX * (uint64_t)64 ||
+	    crc32(0, parts->elf.data, (uInt)parts->elf.size) != parts->elf.crc ||
+	    !elf_blob_ok(parts->elf.data, parts->elf.size) || parts->ncus > UINT32_MAX ||
+	    (parts->nranges && !parts->ranges) || (parts->ncus && !parts->cus))
+		return -EINVAL;
+	for (size_t i = 0; i < parts->nranges; i++) {
+		const struct ds__cu_range *r = &parts->ranges[i];
+
+		if (r->cu >= parts->ncus || r->lo >= r->hi ||
+		    (i && r->lo < parts->ranges[i - 1].lo))
+			return -EINVAL;
+	}
+	for (size_t i = 0; i < parts->ncus; i++)
+		if ((uintptr_t)parts->cus[i].data % 8 || parts->cus[i].size > UINT32_MAX * (uint64_t)64)
+			return -EINVAL;
+	if ((uintptr_t)parts->elf.data % 8)
+		return -EINVAL;
+	S = symbols_new();
+	if (!S)
+		return -ENOMEM;
+	S->full = S->read_dwarf = true;
+	S->elf_blob = parts->elf;
+	elf_view(parts->elf.data, &S->elf);
+	S->ncus = parts->ncus;
+	S->cus = calloc(S->ncus ? S->ncus : 1, sizeof(*S->cus));
+	S->ranges = (struct ds__cu_range *)parts->ranges;
+	S->nranges = parts->nranges;
+	err = S->cus ? set_ranges(S) : -ENOMEM;
+	if (err) {
+		ds__symbols_free(S);
+		return err;
+	}
+	for (size_t i = 0; i < S->ncus; i++) {
+		struct cu *cu = &S->cus[i];
+
+		cu->blob = parts->cus[i].data;
+		cu->size = parts->cus[i].size;
+		cu->crc = parts->cus[i].crc;
+		atomic_init(&cu->state, cu->size ? CU_SAVED : CU_BAD);
+	}
+	atomic_init(&S->built, S->ncus);
+	S->complete = true;
+	S->release = release;
+	S->release_arg = arg;
+	atomic_fetch_add(&S->bytes, S->ncus * sizeof(*S->cus) + S->nranges * sizeof(uint64_t));
+	*out = S;
+	return 0;
 }

@@ -12,10 +12,49 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #define NO_PARENT UINT32_MAX
 #define MAX_DEPTH 256 /* inline nesting we follow; deeper DWARF is cut */
+
+/* ---- the saved index (lib/symfile.c)
+ *
+ * An index is made of position-independent blocks ("blobs", 8-byte
+ * aligned): one for the ELF tier, one per DWARF compilation unit, plus the
+ * table of CU address ranges.  symfile.c writes and maps them; symindex.c
+ * alone knows what is inside a blob, and checks a saved one (its CRC-32,
+ * then its structure) the first time a lookup needs it. */
+struct ds__blob {
+	const void *data;
+	uint64_t size; /* 0: the CU contributes nothing */
+	uint32_t crc; /* zlib crc32() of the bytes (filled by ds__symbols_parts) */
+};
+
+struct ds__cu_range {
+	uint64_t lo, hi; /* [lo, hi) */
+	uint32_t cu; /* index into parts.cus */
+	uint32_t pad; /* 0 */
+};
+
+struct ds__symbols_parts {
+	struct ds__blob elf;
+	size_t ncus;
+	const struct ds__blob *cus;
+	size_t nranges;
+	const struct ds__cu_range *ranges; /* sorted by lo */
+};
+
+/* S's parts, every CU built first (on all cores): valid while S lives.
+ * 0, -ENOMEM, or -ENODATA when S is not a DWARF index (names only). */
+int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out);
+/* An index over saved parts (their memory stays the caller's until
+ * release(arg), called when the index is freed; release may be NULL).
+ * The ELF blob is checked now, each CU's when first used.  0, -EINVAL
+ * (parts that cannot be an index), -ENOMEM. */
+int ds__symbols_from_parts(const struct ds__symbols_parts *parts, void (*release)(void *),
+			   void *arg, struct ds_symbols **out);
 
 struct scope {
 	uint64_t lo, hi;
@@ -64,23 +103,18 @@ struct segment {
 /* A sequence of line rows: a sorted run [first, first + n) covering
  * addresses [lo, hi]. */
 struct seq {
-	size_t first, n;
 	uint64_t lo, hi;
+	uint32_t first, n;
 };
 
-struct ds_symbols {
+/* What dwarf.c and symtab.c fill: growing arrays and a string pool with
+ * its interning table.  One per CU being built (reused from CU to CU by a
+ * thread), one for the ELF tier.  Packed into a blob when done. */
+struct sym_build {
 	struct scope *scopes;
 	size_t nscopes, scap;
 	struct line *lines;
 	size_t nlines, lcap;
-	/* Every BLOCK-th address of lines and scopes: a search first narrows
-	 * to a block in this small array, which stays in cache, then looks
-	 * at one block of the large one. */
-	uint64_t *line_keys, *scope_keys;
-	/* Line rows stay where they were read, sequence by sequence; these
-	 * say in which order (by address) the sequences come. */
-	struct seq *seqs;
-	size_t nseqs;
 	struct symbol *syms;
 	size_t nsyms, symcap;
 	struct segment *segs;
@@ -92,9 +126,67 @@ struct ds_symbols {
 	/* Interning: open addressing over pool offsets. */
 	uint32_t *intern;
 	size_t intern_cap, intern_used;
-	uint64_t bytes;
+};
+
+/* A built CU, as lookups read it: views into its blob.  Scope parents and
+ * pool offsets are the CU's own. */
+struct piece {
+	const struct scope *scopes;
+	const struct line *lines;
+	const struct seq *seqs;
+	/* Every BLOCK-th address of lines and scopes: a search first narrows
+	 * to a block in this small array, which stays in cache, then looks
+	 * at one block of the large one. */
+	const uint64_t *line_keys, *scope_keys;
+	const char *pool;
+	uint32_t nscopes, nlines, nseqs, pool_len;
+};
+
+/* The ELF tier, the same way. */
+struct elf_piece {
+	const struct symbol *syms;
+	const struct section *secs;
+	const struct segment *segs;
+	const char *pool;
+	uint32_t nsyms, nsecs, nsegs, pool_len;
+};
+
+enum { CU_NEW, CU_BUILDING, CU_READY, CU_SAVED, CU_BAD };
+
+struct cu {
+	_Atomic int state; /* CU_*; CU_SAVED: a saved blob, not checked yet */
+	struct piece piece; /* CU_READY */
+	const void *blob;
+	uint64_t size;
+	uint32_t crc; /* of a saved blob */
+	bool own; /* blob is malloc()ed */
+};
+
+struct ds__dwarf; /* dwarf.c: what lazy CU builds read */
+
+struct ds_symbols {
+	struct elf_piece elf;
+	struct ds__blob elf_blob;
+	bool elf_own;
+	/* DWARF tier: the CUs with code, and their address ranges. */
+	struct cu *cus;
+	size_t ncus;
+	struct ds__cu_range *ranges;
+	uint64_t *range_maxhi; /* the greatest hi of ranges[0..i] */
+	size_t nranges;
+	bool ranges_own;
+	struct ds__blob *parts_cus; /* what ds__symbols_parts() gave */
+	struct ds__dwarf *dwarf; /* NULL once every CU is built, or saved */
+	pthread_mutex_t mu; /* builders' hand-off (with cv); dwarf's end */
+	pthread_cond_t cv;
+	_Atomic size_t built; /* CUs in CU_READY, CU_BAD or CU_SAVED */
+	_Atomic uint64_t bytes;
+	_Atomic uint64_t *acct_bytes, *acct_units; /* the store's (under mu) */
+	void (*release)(void *);
+	void *release_arg;
 	bool full; /* see ds__symbols_full() */
 	bool read_dwarf;
+	bool complete; /* every CU built (under mu) */
 };
 
 #define GROW(S, arr, n, cap)                                                     \
@@ -116,7 +208,10 @@ struct ds_symbols {
 /* ---- symindex (lib/symindex.c) */
 
 /* The pool offset of s, interned (0 for NULL or on allocation failure). */
-uint32_t ds__symbols_intern(struct ds_symbols *S, const char *s);
+uint32_t ds__symbols_intern(struct sym_build *B, const char *s);
+/* Empty B for the next CU, keeping its memory. */
+void ds__sym_build_reset(struct sym_build *B);
+void ds__sym_build_release(struct sym_build *B);
 
 /* One frame of an answer.  Strings point into the index (valid while it
  * lives), function names as the DWARF or ELF symbol has them (mangled). */
@@ -138,60 +233,39 @@ typedef int (*ds__frame_fn)(void *arg, const struct ds__raw_frame *f);
 int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags, bool *from_symtab,
 		     ds__frame_fn emit, void *arg);
 
-/* ---- the saved index (lib/symfile.c)
- *
- * An index is made of position-independent blocks ("blobs", 8-byte
- * aligned): one for the ELF tier, one per DWARF compilation unit, plus the
- * table of CU address ranges.  symfile.c writes and maps them; symindex.c
- * alone knows what is inside a blob, and checks a saved one (its CRC-32,
- * then its structure) the first time a lookup needs it. */
-struct ds__blob {
-	const void *data;
-	uint64_t size; /* 0: the CU contributes nothing */
-	uint32_t crc; /* zlib crc32() of the bytes (filled by ds__symbols_parts) */
-};
-
-struct ds__cu_range {
-	uint64_t lo, hi; /* [lo, hi) */
-	uint32_t cu; /* index into parts.cus */
-	uint32_t pad; /* 0 */
-};
-
-struct ds__symbols_parts {
-	struct ds__blob elf;
-	size_t ncus;
-	const struct ds__blob *cus;
-	size_t nranges;
-	const struct ds__cu_range *ranges; /* sorted by lo */
-};
-
-/* S's parts, every CU built first (on all cores): valid while S lives.
- * 0, -ENOMEM, or -ENODATA when S is not a DWARF index (names only). */
-int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out);
-/* An index over saved parts (their memory stays the caller's until
- * release(arg), called when the index is freed; release may be NULL).
- * The ELF blob is checked now, each CU's when first used.  0, -EINVAL
- * (parts that cannot be an index), -ENOMEM. */
-int ds__symbols_from_parts(const struct ds__symbols_parts *parts, void (*release)(void *),
-			   void *arg, struct ds_symbols **out);
-
 /* ---- dwarf (lib/dwarf.c) */
 
-/* Add the scopes and line rows of debug's DWARF (and its dwz alt file's)
- * to S; name is for messages.  0, or -ENOMEM. */
-int ds__dwarf_index(struct ds_context *ctx, struct Elf *debug, const char *name,
-		    struct ds_symbols *S);
+/* Open debug's DWARF (and the dwz alt file it names) for CU builds; name
+ * is for messages.  0; -ENODATA: no DWARF to read; -ENOMEM. */
+int ds__dwarf_open(struct ds_context *ctx, struct Elf *debug, const char *name,
+		   struct ds__dwarf **out);
+void ds__dwarf_close(struct ds__dwarf *D);
+/* The CUs that have code (numbered 0..n-1) and their address ranges,
+ * sorted by (lo, hi, cu); *ranges is malloc()ed. */
+size_t ds__dwarf_units(const struct ds__dwarf *D);
+int ds__dwarf_ranges(struct ds__dwarf *D, struct ds__cu_range **ranges, size_t *n);
+/* Memory D holds (decompressed sections, tables). */
+uint64_t ds__dwarf_bytes(const struct ds__dwarf *D);
+
+/* A builder's scratch (abbreviation tables, resolved names); one per
+ * thread.  Building different CUs from several threads at once is safe. */
+struct ds__dwarf_worker;
+struct ds__dwarf_worker *ds__dwarf_worker_new(struct ds__dwarf *D);
+void ds__dwarf_worker_free(struct ds__dwarf_worker *W);
+/* Add unit's scopes and line rows to B (reset first).  0 or -ENOMEM;
+ * malformed DWARF ends what is read of the unit, never the build. */
+int ds__dwarf_build_unit(struct ds__dwarf_worker *W, size_t unit, struct sym_build *B);
 
 /* ---- symtab (lib/symtab.c) */
 
 /* Add the symbols of elf's symbol tables of this type (SHT_SYMTAB or
  * SHT_DYNSYM), and its allocated sections; how many, or -ENOMEM. */
-int ds__symtab_add(struct ds_context *ctx, const char *elf_name, struct ds_symbols *S,
+int ds__symtab_add(struct ds_context *ctx, const char *elf_name, struct sym_build *B,
 		   struct Elf *elf, uint32_t type);
 /* The same for the .symtab of MiniDebugInfo (.gnu_debugdata). */
 int ds__symtab_add_minidebuginfo(struct ds_context *ctx, const char *elf_name,
-				 struct ds_symbols *S, struct Elf *elf);
-/* S's PT_LOAD segments from elf's program headers (none if it has none). */
-int ds__symtab_read_segments(struct ds_symbols *S, struct Elf *elf);
+				 struct sym_build *B, struct Elf *elf);
+/* B's PT_LOAD segments from elf's program headers (none if it has none). */
+int ds__symtab_read_segments(struct sym_build *B, struct Elf *elf);
 
 #endif

@@ -21,22 +21,22 @@
 
 /* Allocated sections: a symbol names an address only in its own section
  * (binutils' rule). */
-static int read_sections(struct ds_symbols *S, Elf *elf)
+static int read_sections(struct sym_build *B, Elf *elf)
 {
 	Elf_Scn *scn = NULL;
 
-	S->nsecs = 0;
+	B->nsecs = 0;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 
 		if (!gelf_getshdr(scn, &sh) || !(sh.sh_flags & SHF_ALLOC) || !sh.sh_size)
 			continue;
-		if (GROW(S, secs, nsecs, seccap))
+		if (GROW(B, secs, nsecs, seccap))
 			return -ENOMEM;
-		S->secs[S->nsecs].lo = sh.sh_addr;
-		S->secs[S->nsecs].hi = sh.sh_addr + sh.sh_size;
-		S->secs[S->nsecs].shndx = (uint32_t)elf_ndxscn(scn);
-		S->nsecs++;
+		B->secs[B->nsecs].lo = sh.sh_addr;
+		B->secs[B->nsecs].hi = sh.sh_addr + sh.sh_size;
+		B->secs[B->nsecs].shndx = (uint32_t)elf_ndxscn(scn);
+		B->nsecs++;
 	}
 	return 0;
 }
@@ -51,13 +51,13 @@ static bool null_sym(const GElf_Sym *sym)
 	       !sym->st_value && !sym->st_size;
 }
 
-int ds__symtab_add(struct ds_context *ctx, const char *elf_name, struct ds_symbols *S, Elf *elf,
+int ds__symtab_add(struct ds_context *ctx, const char *elf_name, struct sym_build *B, Elf *elf,
 		   Elf64_Word type)
 {
 	Elf_Scn *scn = NULL;
 	int added = 0;
 
-	if (read_sections(S, elf))
+	if (read_sections(B, elf))
 		return -ENOMEM;
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
@@ -97,7 +97,7 @@ int ds__symtab_add(struct ds_context *ctx, const char *elf_name, struct ds_symbo
 			st = GELF_ST_TYPE(sym.st_info);
 			if (st == STT_FILE) {
 				file =
-				    ds__symbols_intern(S, elf_strptr(elf, sh.sh_link, sym.st_name));
+				    ds__symbols_intern(B, elf_strptr(elf, sh.sh_link, sym.st_name));
 				if (state == SYMBOL)
 					state = FILE_AFTER_SYMBOL;
 				continue;
@@ -113,21 +113,21 @@ int ds__symtab_add(struct ds_context *ctx, const char *elf_name, struct ds_symbo
 				continue;
 			if (st == STT_NOTYPE && !strncmp(name, "$", 1))
 				continue; /* mapping symbols */
-			if (GROW(S, syms, nsyms, symcap))
+			if (GROW(B, syms, nsyms, symcap))
 				return -ENOMEM;
-			S->syms[S->nsyms].lo = sym.st_value;
-			S->syms[S->nsyms].size = sym.st_size;
-			S->syms[S->nsyms].name = ds__symbols_intern(S, name);
-			S->syms[S->nsyms].shndx = sym.st_shndx;
-			S->syms[S->nsyms].order = (uint32_t)S->nsyms & ((1u << 30) - 1);
-			S->syms[S->nsyms].bind = GELF_ST_BIND(sym.st_info) == STB_GLOBAL ? SYM_GLOBAL
+			B->syms[B->nsyms].lo = sym.st_value;
+			B->syms[B->nsyms].size = sym.st_size;
+			B->syms[B->nsyms].name = ds__symbols_intern(B, name);
+			B->syms[B->nsyms].shndx = sym.st_shndx;
+			B->syms[B->nsyms].order = (uint32_t)B->nsyms & ((1u << 30) - 1);
+			B->syms[B->nsyms].bind = GELF_ST_BIND(sym.st_info) == STB_GLOBAL ? SYM_GLOBAL
 						 : GELF_ST_BIND(sym.st_info) == STB_WEAK ? SYM_WEAK
 											   : SYM_LOCAL;
-			S->syms[S->nsyms].file = GELF_ST_BIND(sym.st_info) == STB_LOCAL ||
+			B->syms[B->nsyms].file = GELF_ST_BIND(sym.st_info) == STB_LOCAL ||
 							 state != FILE_AFTER_SYMBOL
 						 ? file
 						 : 0;
-			S->nsyms++;
+			B->nsyms++;
 			added++;
 		}
 	}
@@ -135,7 +135,7 @@ int ds__symtab_add(struct ds_context *ctx, const char *elf_name, struct ds_symbo
 }
 
 /* MiniDebugInfo: an xz-compressed ELF holding a .symtab. */
-int ds__symtab_add_minidebuginfo(struct ds_context *ctx, const char *elf_name, struct ds_symbols *S,
+int ds__symtab_add_minidebuginfo(struct ds_context *ctx, const char *elf_name, struct sym_build *B,
 				 Elf *elf)
 {
 	size_t shstrndx;
@@ -183,7 +183,7 @@ int ds__symtab_add_minidebuginfo(struct ds_context *ctx, const char *elf_name, s
 			return 0; /* not xz, or corrupt: no names from it */
 		}
 		mini = elf_memory((char *)out, out_pos);
-		added = mini ? ds__symtab_add(ctx, elf_name, S, mini, SHT_SYMTAB) : 0;
+		added = mini ? ds__symtab_add(ctx, elf_name, B, mini, SHT_SYMTAB) : 0;
 		if (mini)
 			elf_end(mini);
 		free(out);
@@ -192,25 +192,25 @@ int ds__symtab_add_minidebuginfo(struct ds_context *ctx, const char *elf_name, s
 	return 0;
 }
 
-int ds__symtab_read_segments(struct ds_symbols *S, Elf *elf)
+int ds__symtab_read_segments(struct sym_build *B, Elf *elf)
 {
 	size_t phnum;
 
 	if (elf_getphdrnum(elf, &phnum) != 0 || !phnum)
 		return 0;
-	free(S->segs);
-	S->nsegs = 0;
-	S->segs = calloc(phnum, sizeof(*S->segs));
-	if (!S->segs)
+	free(B->segs);
+	B->nsegs = 0;
+	B->segs = calloc(phnum, sizeof(*B->segs));
+	if (!B->segs)
 		return -ENOMEM;
 	for (size_t i = 0; i < phnum; i++) {
 		GElf_Phdr ph;
 
 		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
-			S->segs[S->nsegs].offset = ph.p_offset;
-			S->segs[S->nsegs].filesz = ph.p_filesz;
-			S->segs[S->nsegs].vaddr = ph.p_vaddr;
-			S->nsegs++;
+			B->segs[B->nsegs].offset = ph.p_offset;
+			B->segs[B->nsegs].filesz = ph.p_filesz;
+			B->segs[B->nsegs].vaddr = ph.p_vaddr;
+			B->nsegs++;
 		}
 	}
 	return 0;
