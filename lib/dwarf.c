@@ -46,6 +46,7 @@
 #define DW_FORM_GNU_ref_alt_ 0x1f20
 #define DW_FORM_GNU_strp_alt_ 0x1f21
 
+#define LINES_RESERVE_MAX (4u << 20) /* rows reserved up front (96 MB) */
 #define CHAIN_MAX 16 /* abstract_origin/specification hops, as libdw */
 #define NAME_CACHE 4096 /* resolved names per worker (a power of two) */
 #define ABBREV_CACHE 8 /* other CUs' abbreviation tables per worker */
@@ -393,11 +394,13 @@ struct attrspec {
 struct abbrev {
 	uint64_t code;
 	uint32_t tag, first, n; /* attrs[first, first + n) */
+	int32_t fixed; /* bytes of its attributes when all forms have one size, else -1 */
 	bool children;
 };
 
 struct abbrevs {
 	uint64_t off; /* in .debug_abbrev; UINT64_MAX: empty slot */
+	uint8_t addr_size, off_size, version; /* what the sizes in fixed are for */
 	struct abbrev *v; /* v[code - 1] when dense, else sorted by code */
 	size_t n, cap;
 	bool dense;
@@ -406,6 +409,56 @@ struct abbrevs {
 	unsigned age;
 };
 
+/* The size of a form's value when it has one whatever the value, else -1. */
+static int form_size(unsigned form, unsigned addr_size, unsigned off_size, unsigned version)
+{
+	switch (form) {
+	case DW_FORM_flag_present:
+	case DW_FORM_implicit_const:
+		return 0;
+	case DW_FORM_data1:
+	case DW_FORM_ref1:
+	case DW_FORM_flag:
+	case DW_FORM_strx1:
+	case DW_FORM_addrx1:
+		return 1;
+	case DW_FORM_data2:
+	case DW_FORM_ref2:
+	case DW_FORM_strx2:
+	case DW_FORM_addrx2:
+		return 2;
+	case DW_FORM_strx3:
+	case DW_FORM_addrx3:
+		return 3;
+	case DW_FORM_data4:
+	case DW_FORM_ref4:
+	case DW_FORM_strx4:
+	case DW_FORM_addrx4:
+	case DW_FORM_ref_sup4:
+		return 4;
+	case DW_FORM_data8:
+	case DW_FORM_ref8:
+	case DW_FORM_ref_sig8:
+	case DW_FORM_ref_sup8:
+		return 8;
+	case DW_FORM_data16:
+		return 16;
+	case DW_FORM_addr:
+		return (int)addr_size;
+	case DW_FORM_strp:
+	case DW_FORM_line_strp:
+	case DW_FORM_sec_offset:
+	case DW_FORM_GNU_strp_alt_:
+	case DW_FORM_GNU_ref_alt_:
+	case DW_FORM_strp_sup:
+		return (int)off_size;
+	case DW_FORM_ref_addr:
+		return (int)(version <= 2 ? addr_size : off_size);
+	default:
+		return -1;
+	}
+}
+
 static int abbrev_cmp(const void *x, const void *y)
 {
 	const struct abbrev *a = x, *b = y;
@@ -413,8 +466,10 @@ static int abbrev_cmp(const void *x, const void *y)
 	return a->code < b->code ? -1 : a->code > b->code;
 }
 
-/* Parse the table at off into t (its memory reused). */
-static int abbrevs_read(const struct dfile *f, uint64_t off, struct abbrevs *t)
+/* Parse the table at off into t (its memory reused); u: the unit it is
+ * read for (the sizes of its forms). */
+static int abbrevs_read(const struct dfile *f, uint64_t off, const struct unit *u,
+			struct abbrevs *t)
 {
 	struct cursor c = { f->s[SEC_ABBREV].p, f->s[SEC_ABBREV].p + f->s[SEC_ABBREV].size,
 			    false, f->be };
@@ -422,6 +477,9 @@ static int abbrevs_read(const struct dfile *f, uint64_t off, struct abbrevs *t)
 	t->off = off;
 	t->n = t->na = 0;
 	t->dense = true;
+	t->addr_size = u->addr_size;
+	t->off_size = u->off_size;
+	t->version = u->version;
 	if (off >= f->s[SEC_ABBREV].size)
 		return 0;
 	c.p += off;
@@ -446,6 +504,7 @@ static int abbrevs_read(const struct dfile *f, uint64_t off, struct abbrevs *t)
 		ab->children = rd(&c, 1) != 0;
 		ab->first = (uint32_t)t->na;
 		ab->n = 0;
+		ab->fixed = 0;
 		if (code != t->n)
 			t->dense = false;
 		for (;;) {
@@ -468,6 +527,11 @@ static int abbrevs_read(const struct dfile *f, uint64_t off, struct abbrevs *t)
 			as->form = form > UINT16_MAX ? 0 : (uint16_t)form;
 			as->implicit = form == DW_FORM_implicit_const ? sleb(&c) : 0;
 			ab->n++;
+			if (ab->fixed >= 0) {
+				int sz = form_size(as->form, u->addr_size, u->off_size, u->version);
+
+				ab->fixed = sz < 0 || ab->fixed > INT32_MAX / 2 ? -1 : ab->fixed + sz;
+			}
 		}
 		if (c.bad)
 			break;
@@ -836,6 +900,24 @@ static bool read_die(const struct ctxu *cu, const struct abbrevs *t, const struc
 	return true;
 }
 
+/* Over a DIE's attributes without looking at them. */
+static void skip_die(const struct ctxu *cu, const struct abbrevs *t, const struct abbrev *ab,
+		     struct cursor *c)
+{
+	const struct attrspec *as = t->a + ab->first;
+
+	if (ab->fixed >= 0) {
+		skip(c, (uint64_t)ab->fixed);
+		return;
+	}
+	for (uint32_t i = 0; i < ab->n && !c->bad; i++) {
+		uint64_t v;
+		const char *s;
+
+		read_form(cu, c, as[i].form, as[i].implicit, &v, &s);
+	}
+}
+
 /* The unit of f holding .debug_info offset off. */
 static const struct unit *unit_of(const struct dfile *f, uint64_t off)
 {
@@ -1046,7 +1128,7 @@ static bool read_unit(struct ds__dwarf *D, const struct dfile *f, uint64_t off, 
 	u->die = (uint64_t)(c.p - info->p);
 	u->stmt_list = UINT64_MAX;
 	/* The top DIE: its abbreviation table parsed for it alone. */
-	if (scratch->off != u->abbrev_off && abbrevs_read(f, u->abbrev_off, scratch)) {
+	if (scratch->off != u->abbrev_off && abbrevs_read(f, u->abbrev_off, u, scratch)) {
 		scratch->off = UINT64_MAX;
 		return true; /* no memory: a unit without its top DIE's facts */
 	}
@@ -1225,7 +1307,7 @@ static int map_units(struct ds__dwarf *D)
 
 		if (u->has_aranges || (u->unit_type != DW_UT_compile && u->unit_type != DW_UT_skeleton))
 			continue;
-		if (t.off != u->abbrev_off && (err = abbrevs_read(f, u->abbrev_off, &t)))
+		if (t.off != u->abbrev_off && (err = abbrevs_read(f, u->abbrev_off, u, &t)))
 			break;
 		code = uleb(&c);
 		ab = code ? abbrev_get(&t, code) : NULL;
@@ -1442,9 +1524,9 @@ void ds__dwarf_worker_free(struct ds__dwarf_worker *W)
 
 /* The abbreviation table of another unit (alt: in the alt file). */
 static const struct abbrevs *other_abbrevs(struct ds__dwarf_worker *W, const struct dfile *f,
-					   uint64_t off, bool alt)
+					   const struct unit *u, bool alt)
 {
-	uint64_t key = alt ? off | (1ull << 63) : off;
+	uint64_t off = u->abbrev_off, key = alt ? off | (1ull << 63) : off;
 	struct abbrevs *oldest = &W->other[0];
 
 	if (!alt && W->cur.off == off)
@@ -1459,7 +1541,7 @@ static const struct abbrevs *other_abbrevs(struct ds__dwarf_worker *W, const str
 		if (t->age < oldest->age)
 			oldest = t;
 	}
-	if (abbrevs_read(f, off, oldest)) {
+	if (abbrevs_read(f, off, u, oldest)) {
 		oldest->off = UINT64_MAX;
 		return NULL;
 	}
@@ -1486,7 +1568,7 @@ static bool die_at(struct ds__dwarf_worker *W, uint64_t off, bool alt, struct ct
 	u = unit_of(f, off);
 	if (!u || off < u->die)
 		return false;
-	t = other_abbrevs(W, f, u->abbrev_off, alt);
+	t = other_abbrevs(W, f, u, alt);
 	if (!t)
 		return false;
 	c = (struct cursor){ f->s[SEC_INFO].p + off, f->s[SEC_INFO].p + u->end, false, f->be };
@@ -1680,16 +1762,17 @@ static int emit_row(struct sym_build *B, uint64_t addr, bool end, uint32_t file,
 {
 	struct line *row;
 
-	if (GROW(B, lines, nlines, lcap))
+	if (B->nlines == B->lcap && GROW(B, lines, nlines, lcap))
 		return -ENOMEM;
 	row = &B->lines[B->nlines++];
-	memset(row, 0, sizeof(*row)); /* the padding too: saved bytes are deterministic */
-	row->addr = addr;
-	row->end = end;
-	row->file = file;
-	row->line = line > UINT32_MAX ? 0 : (uint32_t)line;
-	row->column = col > UINT16_MAX ? 0 : (uint16_t)col;
-	row->discriminator = disc > UINT32_MAX ? 0 : (uint32_t)disc;
+	*row = (struct line){
+		.addr = addr,
+		.file = file,
+		.line = line > UINT32_MAX ? 0 : (uint32_t)line,
+		.discriminator = disc > UINT32_MAX ? 0 : (uint32_t)disc,
+		.column = col > UINT16_MAX ? 0 : (uint16_t)col,
+		.end = end,
+	};
 	return 0;
 }
 
@@ -1810,7 +1893,22 @@ static int read_line_program(struct build *bd, uint64_t off, const char *comp_di
 		}
 	}
 
-	/* The state machine. */
+	/* The state machine.  A row takes 2 to 6 bytes of program: room
+	 * for the rows up front (pages not written cost nothing; the
+	 * array is trimmed when the CU is done) rather than copies as it
+	 * grows.  Not for more than LINES_RESERVE_MAX rows: a program's
+	 * length is only what its header says. */
+	if (B->lcap - B->nlines < (size_t)(prog.end - prog.p) / 2) {
+		size_t want = B->nlines + (size_t)(prog.end - prog.p) / 2;
+		struct line *p;
+
+		if (want > LINES_RESERVE_MAX)
+			want = LINES_RESERVE_MAX;
+		if (want > B->lcap && (p = realloc(B->lines, want * sizeof(*p)))) {
+			B->lines = p;
+			B->lcap = want;
+		}
+	}
 	{
 		uint64_t addr = 0, file = 1, line = 1, col = 0, disc = 0;
 		size_t seq_first = B->nlines;
@@ -1949,7 +2047,7 @@ static int scope_range(void *arg, uint64_t lo, uint64_t hi)
 	if (GROW(B, scopes, nscopes, scap))
 		return -ENOMEM;
 	sc = &B->scopes[B->nscopes++];
-	*sc = sa->proto; /* (proto was memset: its padding is zeros) */
+	*sc = sa->proto;
 	sc->lo = lo;
 	sc->hi = hi;
 	/* A function nested in another (GNU C) has code of its own
@@ -2051,6 +2149,15 @@ static int walk_unit(struct build *bd, const struct abbrevs *t, struct cursor *c
 		ab = abbrev_get(t, code);
 		if (!ab)
 			break; /* unreadable from here */
+		/* Most DIEs (parameters, variables) are leaves we do not need. */
+		if (!ab->children && ((ab->tag != DW_TAG_subprogram &&
+				       ab->tag != DW_TAG_inlined_subroutine) ||
+				      stack[sp].skip)) {
+			skip_die(bd->cu, t, ab, c);
+			if (c->bad)
+				break;
+			continue;
+		}
 		memset(&d, 0, sizeof(d));
 		d.off = off;
 		if (!read_die(bd->cu, t, ab, c, &d))
@@ -2121,8 +2228,9 @@ int ds__dwarf_build_unit(struct ds__dwarf_worker *W, size_t unit, struct sym_bui
 		return 0;
 	u = &f->units[D->code_units[unit]];
 	cu = (struct ctxu){ f, u, false, D->has_alt ? &D->alt : NULL };
-	if (W->cur.off != u->abbrev_off) {
-		err = abbrevs_read(f, u->abbrev_off, &W->cur);
+	if (W->cur.off != u->abbrev_off || W->cur.addr_size != u->addr_size ||
+	    W->cur.off_size != u->off_size || W->cur.version != u->version) {
+		err = abbrevs_read(f, u->abbrev_off, u, &W->cur);
 		if (err) {
 			W->cur.off = UINT64_MAX;
 			return err;

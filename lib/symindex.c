@@ -244,9 +244,14 @@ static int sort_scopes(struct sym_build *B)
 {
 	uint32_t *perm, *inv;
 	struct scope *sorted;
+	size_t i;
 
 	if (!B->nscopes)
 		return 0;
+	for (i = 1; i < B->nscopes && cmp_scope(&B->scopes[i - 1], &B->scopes[i]) <= 0; i++)
+		;
+	if (i >= B->nscopes)
+		return 0; /* in order already (ties stay in DIE order either way) */
 	perm = malloc(B->nscopes * sizeof(*perm));
 	inv = malloc(B->nscopes * sizeof(*inv));
 	sorted = malloc(B->scap * sizeof(*sorted));
@@ -256,14 +261,14 @@ static int sort_scopes(struct sym_build *B)
 		free(sorted);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < B->nscopes; i++)
+	for (i = 0; i < B->nscopes; i++)
 		perm[i] = (uint32_t)i;
 	qsort_r(perm, B->nscopes, sizeof(*perm), cmp_scope_idx, B->scopes);
-	for (size_t i = 0; i < B->nscopes; i++) {
+	for (i = 0; i < B->nscopes; i++) {
 		inv[perm[i]] = (uint32_t)i;
 		memcpy(&sorted[i], &B->scopes[perm[i]], sizeof(*sorted));
 	}
-	for (size_t i = 0; i < B->nscopes; i++)
+	for (i = 0; i < B->nscopes; i++)
 		if (sorted[i].parent != NO_PARENT)
 			sorted[i].parent = inv[sorted[i].parent];
 	free(B->scopes);
@@ -360,19 +365,26 @@ static bool cu_blob_ok(const void *blob, uint64_t size)
 	return true;
 }
 
-/* Pack a built CU into one blob: sorted scopes, ordered sequences (or
- * sorted rows), keys, pool. */
-static int cu_pack(struct sym_build *B, void **blob, uint64_t *size)
+static void *shrink(void *p, size_t n)
 {
-	struct seq *seqs = NULL, one;
-	size_t nseqs = 0, sz;
-	struct cu_hdr *h;
-	char *p;
+	void *q = n ? realloc(p, n) : NULL;
+
+	return q ? q : p;
+}
+
+/* A built CU made a piece: sorted scopes, ordered sequences (or sorted
+ * rows), keys; the arrays are taken from B (no copy) into own[] and
+ * *bytes.  B keeps its interning table for the next CU. */
+static int cu_finish(struct sym_build *B, struct piece *P, void *own[5], uint64_t *bytes)
+{
+	struct seq *seqs = NULL;
+	size_t nseqs = 0, nl, ns;
+	uint64_t *keys;
 	int err = sort_scopes(B);
 
 	if (err)
 		return err;
-	if (B->nlines > UINT32_MAX / 2 || B->nscopes > UINT32_MAX / 2)
+	if (B->nlines > UINT32_MAX / 2 || B->nscopes > UINT32_MAX / 2 || B->pool_len > UINT32_MAX)
 		return -E2BIG;
 	if (!lines_sorted(B->lines, B->nlines)) {
 		err = order_sequences(B->lines, B->nlines, &seqs, &nseqs);
@@ -382,46 +394,74 @@ static int cu_pack(struct sym_build *B, void **blob, uint64_t *size)
 			qsort(B->lines, B->nlines, sizeof(*B->lines), cmp_line);
 	}
 	if (!seqs) {
-		one = (struct seq){ B->nlines ? B->lines[0].addr : 0,
-				    B->nlines ? B->lines[B->nlines - 1].addr : 0, 0,
-				    (uint32_t)B->nlines };
-		seqs = &one;
+		seqs = malloc(sizeof(*seqs));
+		if (!seqs)
+			return -ENOMEM;
+		seqs[0] = (struct seq){ B->nlines ? B->lines[0].addr : 0,
+					B->nlines ? B->lines[B->nlines - 1].addr : 0, 0,
+					(uint32_t)B->nlines };
 		nseqs = 1;
 	}
-	sz = cu_blob_size(B->nscopes, B->nlines, nseqs, B->pool_len);
-	h = calloc(1, sz);
-	if (!h) {
-		if (seqs != &one)
-			free(seqs);
+	nl = nkeys((uint32_t)B->nlines);
+	ns = nkeys((uint32_t)B->nscopes);
+	keys = calloc(nl + ns, sizeof(*keys));
+	if (!keys) {
+		free(seqs);
 		return -ENOMEM;
 	}
-	*h = (struct cu_hdr){ BLOB_CU, (uint32_t)B->nscopes, (uint32_t)B->nlines, (uint32_t)nseqs,
-			      (uint32_t)B->pool_len, 0, 0 };
-	p = (char *)(h + 1);
-	if (B->nscopes)
-		memcpy(p, B->scopes, B->nscopes * sizeof(*B->scopes));
-	p += B->nscopes * sizeof(*B->scopes);
-	if (B->nlines)
-		memcpy(p, B->lines, B->nlines * sizeof(*B->lines));
-	p += B->nlines * sizeof(*B->lines);
-	memcpy(p, seqs, nseqs * sizeof(*seqs));
-	p += nseqs * sizeof(*seqs);
-	for (size_t i = 0; i < B->nlines; i += BLOCK, p += sizeof(uint64_t))
-		memcpy(p, &B->lines[i].addr, sizeof(uint64_t));
-	p = (char *)(h + 1) + B->nscopes * sizeof(*B->scopes) + B->nlines * sizeof(*B->lines) +
-	    nseqs * sizeof(*seqs) + nkeys((uint32_t)B->nlines) * sizeof(uint64_t);
-	for (size_t i = 0; i < B->nscopes; i += BLOCK, p += sizeof(uint64_t))
-		memcpy(p, &B->scopes[i].lo, sizeof(uint64_t));
-	p = (char *)(h + 1) + B->nscopes * sizeof(*B->scopes) + B->nlines * sizeof(*B->lines) +
-	    nseqs * sizeof(*seqs) + (nkeys((uint32_t)B->nlines) + nkeys((uint32_t)B->nscopes)) *
-					 sizeof(uint64_t);
-	if (B->pool_len)
-		memcpy(p, B->pool, B->pool_len);
-	if (seqs != &one)
-		free(seqs);
-	*blob = h;
-	*size = sz;
+	for (size_t i = 0; i < B->nlines; i += BLOCK)
+		keys[i / BLOCK] = B->lines[i].addr;
+	for (size_t i = 0; i < B->nscopes; i += BLOCK)
+		keys[nl + i / BLOCK] = B->scopes[i].lo;
+	own[0] = B->nscopes ? shrink(B->scopes, B->nscopes * sizeof(*B->scopes)) : NULL;
+	own[1] = B->nlines ? shrink(B->lines, B->nlines * sizeof(*B->lines)) : NULL;
+	own[2] = seqs;
+	own[3] = keys;
+	own[4] = B->pool_len ? shrink(B->pool, B->pool_len) : NULL;
+	*P = (struct piece){ own[0], own[1], seqs, keys, keys + nl, own[4], (uint32_t)B->nscopes,
+			     (uint32_t)B->nlines, (uint32_t)nseqs, (uint32_t)B->pool_len };
+	*bytes = B->nscopes * sizeof(*B->scopes) + B->nlines * sizeof(*B->lines) +
+		 nseqs * sizeof(*seqs) + (nl + ns) * sizeof(*keys) + B->pool_len;
+	/* Handed over: B grows new arrays for the next CU. */
+	if (!B->nscopes)
+		free(B->scopes);
+	if (!B->nlines)
+		free(B->lines);
+	if (!B->pool_len)
+		free(B->pool);
+	B->scopes = NULL;
+	B->lines = NULL;
+	B->pool = NULL;
+	B->scap = B->lcap = B->pool_cap = 0;
 	return 0;
+}
+
+/* A piece as one blob, for saving. */
+static void *cu_blob(const struct piece *P, uint64_t *size)
+{
+	size_t sz = cu_blob_size(P->nscopes, P->nlines, P->nseqs, P->pool_len);
+	struct cu_hdr *h = calloc(1, sz);
+	char *p;
+
+	if (!h)
+		return NULL;
+	*h = (struct cu_hdr){ BLOB_CU, P->nscopes, P->nlines, P->nseqs, P->pool_len, 0, 0 };
+	p = (char *)(h + 1);
+#define PUT(src, n)                                 \
+	do {                                        \
+		if ((n) != 0)                       \
+			memcpy(p, (src), (n));      \
+		p += (n);                           \
+	} while (0)
+	PUT(P->scopes, (size_t)P->nscopes * sizeof(*P->scopes));
+	PUT(P->lines, (size_t)P->nlines * sizeof(*P->lines));
+	PUT(P->seqs, (size_t)P->nseqs * sizeof(*P->seqs));
+	PUT(P->line_keys, nkeys(P->nlines) * sizeof(uint64_t));
+	PUT(P->scope_keys, nkeys(P->nscopes) * sizeof(uint64_t));
+	PUT(P->pool, (size_t)P->pool_len);
+#undef PUT
+	*size = sz;
+	return h;
 }
 
 static size_t elf_blob_size(uint64_t nsyms, uint64_t nsecs, uint64_t nsegs, uint64_t pool_len)
@@ -557,13 +597,17 @@ void ds__symbols_free(struct ds_symbols *S)
 	if (!S)
 		return;
 	for (size_t i = 0; i < S->ncus; i++)
-		if (S->cus[i].own)
-			free((void *)S->cus[i].blob);
+		for (int k = 0; k < 5; k++)
+			free(S->cus[i].own[k]);
+	if (S->parts_cus)
+		for (size_t i = 0; i < S->ncus; i++)
+			if (!S->cus[i].blob)
+				free((void *)S->parts_cus[i].data);
+	free(S->parts_cus);
 	free(S->cus);
 	if (S->ranges_own)
 		free(S->ranges);
 	free(S->range_maxhi);
-	free(S->parts_cus);
 	if (S->elf_own)
 		free((void *)S->elf_blob.data);
 	ds__dwarf_close(S->dwarf);
@@ -721,12 +765,11 @@ static int unit_build(struct ds_symbols *S, size_t i, struct ds__dwarf_worker *W
 		      struct sym_build *B)
 {
 	struct cu *cu = &S->cus[i];
-	void *blob = NULL;
-	uint64_t size = 0;
+	uint64_t bytes = 0;
 	int err = ds__dwarf_build_unit(W, i, B);
 
 	if (!err)
-		err = cu_pack(B, &blob, &size);
+		err = cu_finish(B, &cu->piece, cu->own, &bytes);
 	if (err == -ENOMEM) {
 		atomic_store(&cu->state, CU_NEW); /* another query tries again */
 		pthread_mutex_lock(&S->mu);
@@ -737,11 +780,7 @@ static int unit_build(struct ds_symbols *S, size_t i, struct ds__dwarf_worker *W
 	if (err) {
 		atomic_store(&cu->state, CU_BAD);
 	} else {
-		cu->blob = blob;
-		cu->size = size;
-		cu->own = true;
-		cu_view(blob, &cu->piece);
-		account(S, (int64_t)size, true);
+		account(S, (int64_t)bytes, true);
 		atomic_store_explicit(&cu->state, CU_READY, memory_order_release);
 	}
 	unit_settled(S);
@@ -1305,9 +1344,24 @@ int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
 		}
 		if (atomic_load(&cu->state) != CU_READY)
 			continue; /* nothing (a saved CU that failed its check too) */
-		cus[i] = (struct ds__blob){ cu->blob, cu->size,
-					    (uint32_t)crc32(0, cu->blob, (uInt)cu->size) };
+		if (cu->blob) { /* saved: the same bytes */
+			cus[i] = (struct ds__blob){ cu->blob, cu->size, cu->crc };
+			continue;
+		}
+		cus[i].data = cu_blob(&cu->piece, &cus[i].size);
+		if (!cus[i].data) {
+			for (size_t k = 0; k < i; k++)
+				if (!S->cus[k].blob)
+					free((void *)cus[k].data);
+			free(cus);
+			return -ENOMEM;
+		}
+		cus[i].crc = (uint32_t)crc32(0, cus[i].data, (uInt)cus[i].size);
 	}
+	if (S->parts_cus)
+		for (size_t i = 0; i < S->ncus; i++)
+			if (!S->cus[i].blob)
+				free((void *)S->parts_cus[i].data);
 	free(S->parts_cus);
 	S->parts_cus = cus;
 	out->elf = (struct ds__blob){ S->elf_blob.data, S->elf_blob.size,

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 
 #define NO_PARENT UINT32_MAX
+/* (The structures below have no implicit padding: a saved index is their
+ * bytes, and those must depend on the input alone.) */
 #define MAX_DEPTH 256 /* inline nesting we follow; deeper DWARF is cut */
 
 /* ---- the saved index (lib/symfile.c)
@@ -67,6 +69,7 @@ struct scope {
 	uint8_t inlined;
 	uint8_t depth;
 	uint8_t is_linkage; /* the name is what binutils calls a linkage name */
+	uint8_t pad[7]; /* 0: every byte is a field (saved bytes are deterministic) */
 };
 
 struct line {
@@ -76,6 +79,7 @@ struct line {
 	uint32_t discriminator;
 	uint16_t column;
 	uint8_t end; /* end of a sequence: no line from here */
+	uint8_t pad; /* 0 */
 };
 
 struct symbol {
@@ -91,7 +95,7 @@ enum { SYM_LOCAL, SYM_GLOBAL, SYM_WEAK };
 
 struct section {
 	uint64_t lo, hi;
-	uint32_t shndx;
+	uint32_t shndx, pad; /* pad: 0 */
 };
 
 struct segment {
@@ -156,10 +160,10 @@ enum { CU_NEW, CU_BUILDING, CU_READY, CU_SAVED, CU_BAD };
 struct cu {
 	_Atomic int state; /* CU_*; CU_SAVED: a saved blob, not checked yet */
 	struct piece piece; /* CU_READY */
-	const void *blob;
+	const void *blob; /* saved: the piece's bytes; NULL: built here */
 	uint64_t size;
 	uint32_t crc; /* of a saved blob */
-	bool own; /* blob is malloc()ed */
+	void *own[5]; /* built here: the piece's arrays */
 };
 
 struct ds__dwarf; /* dwarf.c: what lazy CU builds read */

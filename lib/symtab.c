@@ -36,6 +36,7 @@ static int read_sections(struct sym_build *B, Elf *elf)
 		B->secs[B->nsecs].lo = sh.sh_addr;
 		B->secs[B->nsecs].hi = sh.sh_addr + sh.sh_size;
 		B->secs[B->nsecs].shndx = (uint32_t)elf_ndxscn(scn);
+		B->secs[B->nsecs].pad = 0;
 		B->nsecs++;
 	}
 	return 0;
