@@ -63,9 +63,12 @@ seed gcc-O2-g gcc -g -O2 "$tmp/prog.c" || true
 seed gcc-O0-g gcc -g -O0 "$tmp/prog.c" || true
 seed gcc-O2-dwarf4 gcc -gdwarf-4 -O2 "$tmp/prog.c" || true
 seed gcc-O2-gz gcc -g -O2 -gz=zlib "$tmp/prog.c" || true
+seed gcc-O2-gz-gnu gcc -g -O2 -gz=zlib-gnu "$tmp/prog.c" || true
 seed gcc32-O2-g gcc -m32 -g -O2 "$tmp/prog.c" || true
 seed clang-O2-g clang -g -O2 "$tmp/prog.c" || true
 seed clang-O2-dwarf4 clang -gdwarf-4 -O2 "$tmp/prog.c" || true
+# rnglistx, strx, addrx; no .debug_aranges: CUs from their top DIEs
+seed clang-O2-fsections clang -gdwarf-5 -O2 -ffunction-sections "$tmp/prog.c" || true
 seed gxx-O1-g g++ -g -O1 "$tmp/prog.cc" || true
 seed gcc-lib.so gcc -g -O2 -shared -fPIC "$tmp/lib.c" || true
 

@@ -257,32 +257,21 @@ static bool compressed_job(Elf *elf, Elf_Scn *scn, bool zdebug, struct inflate_j
 		j->src_size = raw->d_size - 12;
 		return true;
 	}
-	if (gelf_getclass(elf) == ELFCLASS64) {
-		Elf64_Chdr ch;
+	{
+		GElf_Chdr ch;
+		size_t hdr = gelf_getclass(elf) == ELFCLASS64 ? sizeof(Elf64_Chdr)
+							       : sizeof(Elf32_Chdr);
 
-		if (raw->d_size < sizeof(ch))
+		/* (What libelf cannot read as a header, it would not
+		 * decompress either.) */
+		if (!gelf_getchdr(scn, &ch))
 			return false;
-		memcpy(&ch, p, sizeof(ch));
 		j->type = ch.ch_type;
 		j->size = ch.ch_size;
-		j->src = p + sizeof(ch);
-		j->src_size = raw->d_size - sizeof(ch);
-	} else {
-		Elf32_Chdr ch;
-
-		if (raw->d_size < sizeof(ch))
+		if (raw->d_size < hdr)
 			return false;
-		memcpy(&ch, p, sizeof(ch));
-		j->type = ch.ch_type;
-		j->size = ch.ch_size;
-		j->src = p + sizeof(ch);
-		j->src_size = raw->d_size - sizeof(ch);
-	}
-	/* ch_type and ch_size in the file's byte order. */
-	if ((elf_getident(elf, NULL)[EI_DATA] == ELFDATA2MSB) != (__BYTE_ORDER__ == __ORDER_BIG_ENDIAN__)) {
-		j->type = __builtin_bswap32(j->type);
-		j->size = gelf_getclass(elf) == ELFCLASS64 ? __builtin_bswap64(j->size)
-							  : __builtin_bswap32((uint32_t)j->size);
+		j->src = p + hdr;
+		j->src_size = raw->d_size - hdr;
 	}
 	return true;
 }
@@ -329,7 +318,10 @@ static int load_sections(struct ds__dwarf *D, Elf *elf, struct dfile *f)
 		    (i = sec_index(name, &zdebug)) < 0 || f->s[i].p)
 			continue;
 		if ((sh.sh_flags & SHF_COMPRESSED) || zdebug) {
-			if (njobs < NSEC && compressed_job(elf, scn, zdebug, &jobs[njobs])) {
+			/* (ds__dwarf_open() checked every claim; again here, so
+			 * that no caller can skip it.) */
+			if (njobs < NSEC && compressed_job(elf, scn, zdebug, &jobs[njobs]) &&
+			    ds__elf_inflate_plausible(jobs[njobs].src_size, jobs[njobs].size)) {
 				which[njobs] = i;
 				total += jobs[njobs].size;
 				njobs++;

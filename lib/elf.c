@@ -138,7 +138,7 @@ int ds__elf_inspect(Elf *elf, struct ds_elf_info *info)
 #define DEBUG_INFLATE_RATIO 64
 #define DEBUG_INFLATE_FLOOR (1u << 20)
 
-static bool plausible_inflate(uint64_t packed, uint64_t claimed)
+bool ds__elf_inflate_plausible(uint64_t packed, uint64_t claimed)
 {
 	uint64_t limit = packed > UINT64_MAX / DEBUG_INFLATE_RATIO ? UINT64_MAX
 								   : packed * DEBUG_INFLATE_RATIO;
@@ -191,7 +191,7 @@ static bool compressed_ok(Elf_Scn *scn, const GElf_Shdr *sh, const char *name, c
 	} else {
 		return true;
 	}
-	if (plausible_inflate(packed, claimed))
+	if (ds__elf_inflate_plausible(packed, claimed))
 		return true;
 	snprintf(msg, msglen,
 		 "%s: %llu bytes of %s that claim %llu decompressed, over %u times as many: "

@@ -143,6 +143,9 @@ struct ds_elf_info {
 int ds__elf_open_fd(const char *path);
 /* Facts about an opened ELF. */
 int ds__elf_inspect(struct Elf *elf, struct ds_elf_info *info);
+/* A compressed section of packed bytes may claim that many decompressed
+ * (the ratio rule of ds__elf_check_compressed()). */
+bool ds__elf_inflate_plausible(uint64_t packed, uint64_t claimed);
 /* 0 when every compressed DWARF section of elf (SHF_COMPRESSED, or
  * GNU .zdebug_*) claims a size plausible for its compressed bytes; else
  * -EFBIG, with msg naming the first that does not.  Headers only: nothing
