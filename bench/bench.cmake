@@ -30,3 +30,8 @@ if(LIBDEBUGINFOD_FOUND)
   target_link_libraries(bench_fetch PRIVATE PkgConfig::LIBDEBUGINFOD)
   target_compile_definitions(bench_fetch PRIVATE DS_HAVE_LIBDEBUGINFOD=1)
 endif()
+
+# bench_symindex: the symbol index build alone, on the files given
+# (bench_symbolize.sh passes its targets); internal calls, so lib/ too.
+ds_bench(bench_symindex)
+target_include_directories(bench_symindex PRIVATE ${CMAKE_SOURCE_DIR}/lib)

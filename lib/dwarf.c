@@ -1749,7 +1749,7 @@ static bool entry_formats(struct cursor *c, uint64_t fmt[2 * 16], uint64_t *nfmt
 	return !c->bad && *nfmt && *count <= (uint64_t)(c->end - c->p);
 }
 
-static int emit_row(struct sym_build *B, uint64_t addr, bool end, uint32_t file, uint64_t line,
+static inline int emit_row(struct sym_build *B, uint64_t addr, bool end, uint32_t file, uint64_t line,
 		    uint64_t col, uint64_t disc)
 {
 	struct line *row;

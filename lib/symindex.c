@@ -162,17 +162,6 @@ static int cmp_sec(const void *a, const void *b)
 	return x->shndx < y->shndx ? -1 : x->shndx > y->shndx;
 }
 
-/* Ties by position: the order, and so the saved bytes, never depend on
- * the sort's algorithm. */
-static int cmp_scope_idx(const void *a, const void *b, void *keys)
-{
-	const struct scope *k = keys;
-	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
-	int c = cmp_scope(&k[i], &k[j]);
-
-	return c ? c : i < j ? -1 : i > j;
-}
-
 static bool lines_sorted(const struct line *v, size_t n)
 {
 	for (size_t i = 1; i < n; i++)
@@ -238,43 +227,121 @@ static int order_sequences(const struct line *lines, size_t nlines, struct seq *
 	return 0;
 }
 
-/* qsort() loses the parents' indexes: sort (index, key) pairs instead and
- * remap. */
+/* A stable LSD radix sort of the indexes perm[0..n) by key[perm[i]]
+ * (bytes of the key the same in every element cost nothing: they are
+ * skipped); tmp has room for n.  Stable, so ties keep perm's order: the
+ * sort is deterministic, and several passes compose (the last the most
+ * significant).  qsort() of 20k symbols of 32 bytes was 12% of a build. */
+static void radix_perm(const uint64_t *key, size_t n, uint32_t *perm, uint32_t *tmp,
+		       unsigned nbytes)
+{
+	for (unsigned shift = 0; shift < 8 * nbytes; shift += 8) {
+		size_t count[257] = { 0 };
+
+		for (size_t i = 0; i < n; i++)
+			count[((key[perm[i]] >> shift) & 0xff) + 1]++;
+		if (count[((key[perm[0]] >> shift) & 0xff) + 1] == n)
+			continue; /* one value of this byte */
+		for (int b = 0; b < 256; b++)
+			count[b + 1] += count[b];
+		for (size_t i = 0; i < n; i++)
+			tmp[count[(key[perm[i]] >> shift) & 0xff]++] = perm[i];
+		memcpy(perm, tmp, n * sizeof(*perm));
+	}
+}
+
+/* The order of scopes: by start, outer (lower depth) first, then as read.
+ * The parents' indexes are remapped. */
 static int sort_scopes(struct sym_build *B)
 {
 	uint32_t *perm, *inv;
+	uint64_t *key;
 	struct scope *sorted;
-	size_t i;
+	size_t i, n = B->nscopes;
 
-	if (!B->nscopes)
+	if (!n)
 		return 0;
-	for (i = 1; i < B->nscopes && cmp_scope(&B->scopes[i - 1], &B->scopes[i]) <= 0; i++)
+	for (i = 1; i < n && cmp_scope(&B->scopes[i - 1], &B->scopes[i]) <= 0; i++)
 		;
-	if (i >= B->nscopes)
+	if (i >= n)
 		return 0; /* in order already (ties stay in DIE order either way) */
-	perm = malloc(B->nscopes * sizeof(*perm));
-	inv = malloc(B->nscopes * sizeof(*inv));
-	sorted = malloc(B->scap * sizeof(*sorted));
-	if (!perm || !inv || !sorted) {
+	perm = malloc(n * sizeof(*perm));
+	inv = malloc(n * sizeof(*inv));
+	key = malloc(n * sizeof(*key));
+	sorted = malloc(n * sizeof(*sorted));
+	if (!perm || !inv || !key || !sorted) {
 		free(perm);
 		free(inv);
+		free(key);
 		free(sorted);
 		return -ENOMEM;
 	}
-	for (i = 0; i < B->nscopes; i++)
+	for (i = 0; i < n; i++) {
 		perm[i] = (uint32_t)i;
-	qsort_r(perm, B->nscopes, sizeof(*perm), cmp_scope_idx, B->scopes);
-	for (i = 0; i < B->nscopes; i++) {
+		key[i] = B->scopes[i].depth;
+	}
+	radix_perm(key, n, perm, inv, 1);
+	for (i = 0; i < n; i++)
+		key[i] = B->scopes[i].lo;
+	radix_perm(key, n, perm, inv, 8);
+	for (i = 0; i < n; i++) {
 		inv[perm[i]] = (uint32_t)i;
 		memcpy(&sorted[i], &B->scopes[perm[i]], sizeof(*sorted));
 	}
-	for (i = 0; i < B->nscopes; i++)
+	for (i = 0; i < n; i++)
 		if (sorted[i].parent != NO_PARENT)
 			sorted[i].parent = inv[sorted[i].parent];
 	free(B->scopes);
 	B->scopes = sorted;
+	B->scap = n;
 	free(perm);
 	free(inv);
+	free(key);
+	return 0;
+}
+
+/* Symbols by address, then their order in the symbol table (the order
+ * they were added in). */
+static int sort_symbols(struct sym_build *B)
+{
+	size_t n = B->nsyms, i;
+	uint32_t *perm, *tmp;
+	uint64_t *key;
+	struct symbol *sorted;
+
+	for (i = 1; i < n && cmp_sym(&B->syms[i - 1], &B->syms[i]) <= 0; i++)
+		;
+	if (i >= n)
+		return 0;
+	perm = malloc(n * sizeof(*perm));
+	tmp = malloc(n * sizeof(*tmp));
+	key = malloc(n * sizeof(*key));
+	sorted = malloc(n * sizeof(*sorted));
+	if (!perm || !tmp || !key || !sorted) {
+		free(perm);
+		free(tmp);
+		free(key);
+		free(sorted);
+		return -ENOMEM;
+	}
+	for (i = 0; i < n; i++) {
+		/* (order is the index, but a table of over 2^30 symbols
+		 * wraps it: sort by it first, then by address.) */
+		perm[i] = (uint32_t)i;
+		key[i] = B->syms[i].order;
+	}
+	radix_perm(key, n, perm, tmp, 4);
+	for (i = 0; i < n; i++)
+		key[i] = B->syms[i].lo;
+	radix_perm(key, n, perm, tmp, 8);
+	for (i = 0; i < n; i++)
+		sorted[i] = B->syms[perm[i]];
+	free(B->syms);
+	B->syms = sorted;
+	B->symcap = n;
+	free(perm);
+	free(tmp);
+	free(key);
 	return 0;
 }
 
@@ -514,8 +581,8 @@ static int elf_pack(struct sym_build *B, void **blob, uint64_t *size)
 
 	if (B->nsyms > UINT32_MAX / 2 || B->nsecs > UINT32_MAX / 2)
 		return -E2BIG;
-	if (B->nsyms)
-		qsort(B->syms, B->nsyms, sizeof(*B->syms), cmp_sym);
+	if (B->nsyms && sort_symbols(B))
+		return -ENOMEM;
 	if (B->nsecs)
 		qsort(B->secs, B->nsecs, sizeof(*B->secs), cmp_sec);
 	sz = elf_blob_size(B->nsyms, B->nsecs, B->nsegs, B->pool_len);
@@ -1321,6 +1388,11 @@ int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n)
 	return err;
 }
 
+int ds__symbols_build_all(struct ds_symbols *S)
+{
+	return S->dwarf ? build_units(S, NULL, S->ncus) : 0;
+}
+
 int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
 {
 	struct ds__blob *cus;
@@ -1329,7 +1401,7 @@ int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
 	memset(out, 0, sizeof(*out));
 	if (!S->read_dwarf)
 		return -ENODATA;
-	if (S->dwarf && (err = build_units(S, NULL, S->ncus)))
+	if ((err = ds__symbols_build_all(S)))
 		return err;
 	cus = calloc(S->ncus ? S->ncus : 1, sizeof(*cus));
 	if (!cus)

@@ -48,6 +48,9 @@ struct ds__symbols_parts {
 	const struct ds__cu_range *ranges; /* sorted by lo */
 };
 
+/* Build every CU not built yet, on all cores (DSOSTORE_THREADS: how
+ * many threads, 1 to 16; default the online CPUs).  0 or -ENOMEM. */
+int ds__symbols_build_all(struct ds_symbols *S);
 /* S's parts, every CU built first (on all cores): valid while S lives.
  * 0, -ENOMEM, or -ENODATA when S is not a DWARF index (names only). */
 int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out);
