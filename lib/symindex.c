@@ -1356,9 +1356,9 @@ int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n)
 	int err;
 
 	pthread_mutex_lock(&S->mu);
-	was_complete = S->complete;
+	was_complete = S->complete || !S->dwarf;
 	pthread_mutex_unlock(&S->mu);
-	if (was_complete || !S->ncus || !S->dwarf || n < 2)
+	if (was_complete || !S->ncus || n < 2)
 		return 0;
 	want = calloc(S->ncus, 1);
 	if (!want)
@@ -1383,14 +1383,21 @@ int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n)
 	if (err)
 		return err;
 	pthread_mutex_lock(&S->mu);
-	err = !was_complete && S->complete && S->read_dwarf && !S->release;
+	err = !was_complete && S->complete && S->read_dwarf && !S->release && !S->reported;
+	if (err)
+		S->reported = true; /* once, to one caller */
 	pthread_mutex_unlock(&S->mu);
 	return err;
 }
 
 int ds__symbols_build_all(struct ds_symbols *S)
 {
-	return S->dwarf ? build_units(S, NULL, S->ncus) : 0;
+	bool done;
+
+	pthread_mutex_lock(&S->mu);
+	done = S->complete || !S->dwarf;
+	pthread_mutex_unlock(&S->mu);
+	return done ? 0 : build_units(S, NULL, S->ncus);
 }
 
 int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
@@ -1403,17 +1410,20 @@ int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
 		return -ENODATA;
 	if ((err = ds__symbols_build_all(S)))
 		return err;
+	for (size_t i = 0; i < S->ncus; i++) /* saved CUs: checked first */
+		if (atomic_load(&S->cus[i].state) == CU_SAVED)
+			unit_get(S, i, &err);
+	pthread_mutex_lock(&S->mu);
+	if (S->parts_cus) /* made already: the same */
+		goto out;
 	cus = calloc(S->ncus ? S->ncus : 1, sizeof(*cus));
-	if (!cus)
+	if (!cus) {
+		pthread_mutex_unlock(&S->mu);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < S->ncus; i++) {
 		const struct cu *cu = &S->cus[i];
 
-		if (atomic_load(&cu->state) == CU_SAVED) {
-			int e;
-
-			unit_get(S, i, &e);
-		}
 		if (atomic_load(&cu->state) != CU_READY)
 			continue; /* nothing (a saved CU that failed its check too) */
 		if (cu->blob) { /* saved: the same bytes */
@@ -1426,20 +1436,18 @@ int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
 				if (!S->cus[k].blob)
 					free((void *)cus[k].data);
 			free(cus);
+			pthread_mutex_unlock(&S->mu);
 			return -ENOMEM;
 		}
 		cus[i].crc = (uint32_t)crc32(0, cus[i].data, (uInt)cus[i].size);
 	}
-	if (S->parts_cus)
-		for (size_t i = 0; i < S->ncus; i++)
-			if (!S->cus[i].blob)
-				free((void *)S->parts_cus[i].data);
-	free(S->parts_cus);
 	S->parts_cus = cus;
-	out->elf = (struct ds__blob){ S->elf_blob.data, S->elf_blob.size,
-				      (uint32_t)crc32(0, S->elf_blob.data, (uInt)S->elf_blob.size) };
+	S->parts_elf_crc = (uint32_t)crc32(0, S->elf_blob.data, (uInt)S->elf_blob.size);
+out:
+	pthread_mutex_unlock(&S->mu);
+	out->elf = (struct ds__blob){ S->elf_blob.data, S->elf_blob.size, S->parts_elf_crc };
 	out->ncus = S->ncus;
-	out->cus = cus;
+	out->cus = S->parts_cus;
 	out->nranges = S->nranges;
 	out->ranges = S->ranges;
 	return 0;

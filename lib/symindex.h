@@ -182,7 +182,8 @@ struct ds_symbols {
 	uint64_t *range_maxhi; /* the greatest hi of ranges[0..i] */
 	size_t nranges;
 	bool ranges_own;
-	struct ds__blob *parts_cus; /* what ds__symbols_parts() gave */
+	struct ds__blob *parts_cus; /* what ds__symbols_parts() gave (under mu) */
+	uint32_t parts_elf_crc;
 	struct ds__dwarf *dwarf; /* NULL once every CU is built, or saved */
 	pthread_mutex_t mu; /* builders' hand-off (with cv); dwarf's end */
 	pthread_cond_t cv;
@@ -194,6 +195,7 @@ struct ds_symbols {
 	bool full; /* see ds__symbols_full() */
 	bool read_dwarf;
 	bool complete; /* every CU built (under mu) */
+	bool reported; /* ds__symbols_prepare() said so (under mu) */
 };
 
 #define GROW(S, arr, n, cap)                                                     \

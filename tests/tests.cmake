@@ -22,6 +22,9 @@ foreach(src ${DS_TEST_C})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${DS_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
 
+# test_symindex also reaches inside: the index's parts (lib/symindex.h).
+target_include_directories(test_symindex PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+
 file(GLOB DS_TEST_SH CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/*.sh)
 foreach(src ${DS_TEST_SH})
   get_filename_component(name ${src} NAME_WE)
