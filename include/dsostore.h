@@ -118,6 +118,15 @@ struct ds_context_opts {
 	unsigned int max_transfers; /* in flight at once (64) */
 	unsigned int max_per_server; /* connections to one server (32) */
 	const char *headers_file;
+
+	/* Saved symbol indexes (README, "Saved indexes"): > 0 on, < 0 off
+	 * (none read, none written), 0 as $DSOSTORE_SYMINDEX says (off if
+	 * "0", else on). */
+	int symindex;
+	/* Where those of local debuginfo go.  NULL: $DSOSTORE_SYMINDEX_PATH,
+	 * else $XDG_CACHE_HOME/dsostore/index, else ~/.cache/dsostore/index.
+	 * Those of debuginfo fetched from debuginfod go in its cache entry. */
+	const char *symindex_path;
 };
 
 DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts);
@@ -230,7 +239,9 @@ DS_API int ds_cache_stats(struct ds_context *ctx, struct ds_cache_stats *out);
 
 /* Remove what the elfutils client would: files not accessed for
  * max_unused_age_s, misses older than cache_miss_s, then empty build-ID
- * directories.  force: now, whatever cache_clean_interval_s says.
+ * directories; and saved symbol indexes not used for max_unused_age_s
+ * (those in cache entries with them, those of local debuginfo in their
+ * own directory).  force: now, whatever cache_clean_interval_s says.
  * Returns the number of files removed. */
 DS_API int ds_cache_clean(struct ds_context *ctx, bool force);
 

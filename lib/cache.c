@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -125,6 +126,8 @@ void ds__cache_release(struct ds_cache *c)
 	c->rootfd = 0;
 	free(c->root);
 	c->root = NULL;
+	free(c->symindex_root);
+	c->symindex_root = NULL;
 	pthread_mutex_destroy(&c->lock);
 	pthread_mutex_destroy(&c->checked_lock);
 }
@@ -136,7 +139,8 @@ void ds__cache_release(struct ds_cache *c)
  * another user can write, a file we verified can be renamed over after
  * the check (seen: fetch then returned the other user's file).
  */
-static int dir_trusted(struct ds_cache *c, int fd, const char *path, const char *hex)
+static int dir_trusted_as(struct ds_cache *c, int fd, const char *path, const char *hex,
+			  const char *env)
 {
 	uid_t me = c->euid;
 	struct stat st;
@@ -147,21 +151,26 @@ static int dir_trusted(struct ds_cache *c, int fd, const char *path, const char 
 		ds__logf(c->log, DS_LOG_ERROR,
 			 "cache %s%s%s: owned by uid %u, not by you (uid %u) or root: not used, "
 			 "as its owner could replace what it holds; use a cache of your own "
-			 "(DEBUGINFOD_CACHE_PATH)",
-			 path, hex ? "/" : "", hex ? hex : "", (unsigned)st.st_uid, (unsigned)me);
+			 "(%s)",
+			 path, hex ? "/" : "", hex ? hex : "", (unsigned)st.st_uid, (unsigned)me, env);
 		return -EACCES;
 	}
 	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
 		ds__logf(c->log, DS_LOG_ERROR,
 			 "cache %s%s%s: writable by %s (mode %04o): not used, as another user "
 			 "could replace what it holds; chmod go-w it, or use a cache of your own "
-			 "(DEBUGINFOD_CACHE_PATH)",
+			 "(%s)",
 			 path, hex ? "/" : "", hex ? hex : "",
 			 st.st_mode & S_IWOTH ? "everyone" : "its group",
-			 (unsigned)(st.st_mode & 07777));
+			 (unsigned)(st.st_mode & 07777), env);
 		return -EACCES;
 	}
 	return 0;
+}
+
+static int dir_trusted(struct ds_cache *c, int fd, const char *path, const char *hex)
+{
+	return dir_trusted_as(c, fd, path, hex, "DEBUGINFOD_CACHE_PATH");
 }
 
 /* mkdir -p: 0700 for our cache, like elfutils; 0755 for perf's. */
@@ -226,6 +235,71 @@ int ds__cache_open_root(struct ds_cache *c)
 out:
 	pthread_mutex_unlock(&c->lock);
 	return err;
+}
+
+/* ---- the directory of saved symbol indexes of local debuginfo
+ *
+ * Indexes of debuginfo fetched from debuginfod live in its cache entry
+ * (lib/symfile.c); those of local debuginfo (the binary itself,
+ * /usr/lib/debug, perf's ~/.debug) here, one file per build ID, under the
+ * cache's rules: 0700 directories we own, files opened without following
+ * symlinks, and cleaned with the cache (max_unused_age_s, by access time). */
+
+static bool env_off(const char *v)
+{
+	return v && (!strcmp(v, "0") || !strcasecmp(v, "off") || !strcasecmp(v, "no") ||
+		     !strcasecmp(v, "false"));
+}
+
+static char *default_symindex_root(void)
+{
+	const char *env = getenv("DSOSTORE_SYMINDEX_PATH");
+	const char *xdg = getenv("XDG_CACHE_HOME");
+	const char *home = getenv("HOME");
+	char *path = NULL;
+	int n;
+
+	if (env && *env)
+		return strdup(env);
+	if (xdg && *xdg)
+		n = asprintf(&path, "%s/dsostore/index", xdg);
+	else if (home && *home)
+		n = asprintf(&path, "%s/.cache/dsostore/index", home);
+	else
+		return NULL; /* nowhere: local indexes are not saved */
+	return n < 0 ? NULL : path;
+}
+
+int ds__cache_symindex_init(struct ds_cache *c, const char *opt_path, int mode)
+{
+	c->symindex_off = mode < 0 || (mode == 0 && env_off(getenv("DSOSTORE_SYMINDEX")));
+	c->symindex_root = opt_path && *opt_path ? strdup(opt_path) : default_symindex_root();
+	if (!c->symindex_root && opt_path && *opt_path)
+		return -ENOMEM;
+	return 0;
+}
+
+int ds__cache_symindex_dir(struct ds_cache *c, bool create, int *dirfd_out)
+{
+	int fd, err;
+
+	if (!c->symindex_root)
+		return -ENOENT;
+	if (create) {
+		err = mkdirs(c->symindex_root, 0700);
+		if (err)
+			return err;
+	}
+	fd = open(c->symindex_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	err = dir_trusted_as(c, fd, c->symindex_root, NULL, "DSOSTORE_SYMINDEX_PATH");
+	if (err) {
+		close(fd);
+		return err;
+	}
+	*dirfd_out = fd;
+	return 0;
 }
 
 /* The root we hold was removed: forget it (once, whoever sees it first)
@@ -783,6 +857,48 @@ int ds__cache_stats(struct ds_cache *c, struct ds_cache_stats *out)
 	return err;
 }
 
+/* The saved indexes of local debuginfo, by the entries' rules: an index
+ * unused (not mapped) for max_unused_age_s goes, and so does a temporary
+ * file of a writer that died an hour ago.  Names not ours stay. */
+static void clean_symindex(struct ds_cache *c, time_t now, struct clean_counts *n)
+{
+	struct dirent *de;
+	struct stat st;
+	DIR *dir;
+	int fd;
+
+	if (ds__cache_symindex_dir(c, false, &fd) != 0)
+		return;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return;
+	}
+	while ((de = readdir(dir))) {
+		char hex[2 * DS_BUILD_ID_MAX + 1];
+		struct ds_build_id bid;
+		size_t len = strcspn(de->d_name, ".");
+		bool remove;
+
+		if (len >= sizeof(hex))
+			continue;
+		memcpy(hex, de->d_name, len);
+		hex[len] = 0;
+		if (ds_build_id_parse(hex, &bid) != 0 ||
+		    fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+			continue;
+		if (is_tmp_file(de->d_name, &st))
+			remove = now - st.st_mtime > 3600;
+		else if (!de->d_name[len])
+			remove = now - st.st_atime > c->max_unused_age_s;
+		else
+			continue;
+		if (remove && unlinkat(fd, de->d_name, 0) == 0)
+			n->removed++;
+	}
+	closedir(dir);
+}
+
 /* The interval's clock is the mtime of cache_clean_interval_s, as in
  * elfutils; it is touched after each clean. */
 int ds__cache_clean(struct ds_cache *c, bool force)
@@ -800,6 +916,7 @@ int ds__cache_clean(struct ds_cache *c, bool force)
 	err = walk(c, true, &n);
 	if (err)
 		return err;
+	clean_symindex(c, time(NULL), &n);
 	utimensat(c->rootfd, "cache_clean_interval_s", NULL, 0);
 	return (int)(n.removed > INT32_MAX ? INT32_MAX : n.removed);
 }

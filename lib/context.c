@@ -131,6 +131,9 @@ DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts)
 	}
 	err = ds__cache_init(&ctx->cache, DS_OPT(opts, cache_path, NULL), &ctx->log);
 	if (!err)
+		err = ds__cache_symindex_init(&ctx->cache, DS_OPT(opts, symindex_path, NULL),
+					      DS_OPT(opts, symindex, 0));
+	if (!err)
 		err = ds__fetch_config_init(&ctx->fetch_cfg, opts);
 	if (err)
 		goto fail;

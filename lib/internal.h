@@ -46,6 +46,10 @@ struct ds_cache {
 	char *root;
 	atomic_int rootfd; /* 0 until opened; reopened if the cache is removed */
 	int64_t miss_s, max_unused_age_s, clean_interval_s;
+	/* Saved symbol indexes (lib/symfile.c): switched off, and where those
+	 * of local debuginfo go (NULL: nowhere). */
+	bool symindex_off;
+	char *symindex_root;
 };
 
 int ds__cache_init(struct ds_cache *c, const char *opt_path, const struct ds_log *log);
@@ -70,6 +74,14 @@ void ds__cache_abort(int dirfd, const char *tmpname);
 int ds__cache_write_miss(int dirfd, const char *name);
 int ds__cache_stats(struct ds_cache *c, struct ds_cache_stats *out);
 int ds__cache_clean(struct ds_cache *c, bool force);
+/* The saved indexes' switch and directory: mode > 0 on, < 0 off, 0 as
+ * $DSOSTORE_SYMINDEX says (on unless "0"); opt_path NULL: as
+ * $DSOSTORE_SYMINDEX_PATH, else $XDG_CACHE_HOME/dsostore/index, else
+ * ~/.cache/dsostore/index. */
+int ds__cache_symindex_init(struct ds_cache *c, const char *opt_path, int mode);
+/* The directory of saved indexes of local debuginfo, opened (made first,
+ * 0700, with create) and checked as the cache's directories are. */
+int ds__cache_symindex_dir(struct ds_cache *c, bool create, int *dirfd_out);
 
 /* ---- fetch (lib/fetch.c) */
 
