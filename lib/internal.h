@@ -83,6 +83,62 @@ int ds__cache_symindex_init(struct ds_cache *c, const char *opt_path, int mode);
  * 0700, with create) and checked as the cache's directories are. */
 int ds__cache_symindex_dir(struct ds_cache *c, bool create, int *dirfd_out);
 
+/* ---- symfile (lib/symfile.c): saved symbol indexes
+ *
+ * A complete index is saved as one file per build ID (the format is
+ * described in symfile.c), next to its debuginfo: in its debuginfod cache
+ * entry (<cache>/<hex>/dsostore-index) when the debuginfo came from
+ * debuginfod, else in the cache's symindex_root (<root>/<hex>).  Whatever
+ * goes wrong costs a rebuild and a debug message, nothing more. */
+
+struct ds_debuginfo;
+struct ds_symbols;
+struct ds__blob;
+struct ds__symbols_parts;
+
+/* What the index of a build ID also depends on: the debuginfo file and the
+ * binary (its segments, and its symbols when the debuginfo has none),
+ * each known by its size and the CRC-32 of its ELF header, program header
+ * table and section header table, as the file has them. */
+struct ds__symfile_key {
+	struct ds_build_id bid;
+	uint64_t debug_size, binary_size; /* binary_size 0: no binary of its own */
+	uint32_t debug_crc, binary_crc;
+};
+
+/* Bump when what symindex.c writes into a blob changes: an index of
+ * another blob version is not loaded. */
+#define DS__SYMFILE_BLOB_VERSION 1
+
+/* The key of an index built from debug (fd, Elf) and binary (may be -1,
+ * NULL: none).  0, or a negative errno. */
+int ds__symfile_key(struct ds__symfile_key *k, const struct ds_build_id *bid, int debug_fd,
+		    struct Elf *debug, int binary_fd, struct Elf *binary);
+/* The saved index of di for key, mapped: 0 and *out; -ENOENT none;
+ * -ENOTSUP switched off; -ESTALE a file of other inputs or another
+ * version; -EBADMSG a damaged one (logged, to be overwritten by the next
+ * save); other negative errnos. */
+int ds__symfile_load(struct ds_context *ctx, const struct ds_debuginfo *di,
+		     const struct ds__symfile_key *key, struct ds_symbols **out);
+/* Save S (completed first: every CU) for di, atomically; its path in
+ * *path_out when not NULL (malloc()ed).  0, or a negative errno (logged
+ * at debug level: a saved index is a cache). */
+int ds__symfile_save(struct ds_context *ctx, const struct ds_debuginfo *di,
+		     const struct ds__symfile_key *key, struct ds_symbols *S, char **path_out);
+
+/* The container alone, for the loader, its fuzz harness and tests.  Write
+ * parts (valid as the loader checks them) for key to fd; 0, -EINVAL for
+ * parts the loader would refuse, or a write's negative errno. */
+int ds__symfile_write(int fd, const struct ds__symfile_key *key,
+		      const struct ds__symbols_parts *parts);
+/* Check len bytes at map as a saved index of key (key NULL: whatever
+ * inputs it names) and fill *parts, pointing into map, with *cus a
+ * malloc()ed array the caller frees.  0; -ESTALE (other inputs, version,
+ * byte order) or -EBADMSG (damaged), with why; -ENOMEM. */
+int ds__symfile_parse(const void *map, size_t len, const struct ds__symfile_key *key,
+		      struct ds__symbols_parts *parts, struct ds__blob **cus, char *why,
+		      size_t whylen);
+
 /* ---- fetch (lib/fetch.c) */
 
 struct ds_fetcher;
