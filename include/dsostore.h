@@ -601,9 +601,20 @@ struct ds_store_stats {
 	uint64_t symtab_builds; /* from ELF symbols alone, no DWARF read */
 	uint64_t dwarf_builds; /* that read the DWARF (its CUs built as asked) */
 	uint64_t units_built; /* DWARF compilation units built (of any DSO) */
+	uint64_t symindex_loads; /* indexes mapped from a saved file (no DWARF read) */
+	uint64_t symindex_saves; /* complete indexes written to a saved file */
 };
 
 DS_API void ds_store_stats(struct ds_store *store, struct ds_store_stats *out);
+
+/* Build the whole symbol index of dso (every compilation unit, on all
+ * cores) and save it, as a complete index is saved anyway (README, "Saved
+ * indexes"), so that the next process maps it instead of reading DWARF.
+ * *path_out (may be NULL): where, malloc()ed.  0; -ENODATA no DWARF to
+ * index (no debuginfo, names only); -ENOTSUP saved indexes are switched
+ * off; -ENOENT nowhere to save it (no cache directory, or the dwz alt file
+ * the DWARF needs is missing); or the file system's error. */
+DS_API int ds_dso_save_index(struct ds_dso *dso, char **path_out);
 
 #ifdef __cplusplus
 }

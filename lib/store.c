@@ -80,6 +80,11 @@ struct ds_dso {
 		struct retired_sym *next;
 		bool from_debuginfo;
 	} *sym_retired;
+	/* Under di_lock: what the full index in use was built from, if known
+	 * (the key of its saved file, lib/symfile.c), and whether it was
+	 * mapped from that file (then there is nothing to save). */
+	struct ds__symfile_key sym_key;
+	bool sym_keyed, sym_loaded;
 
 	/* Under store->di_lock. */
 	struct ds_dso *ring_prev, *ring_next; /* open debuginfos */
@@ -108,7 +113,7 @@ struct ds_store {
 	struct ds_dso *ring_hand; /* CLOCK hand into the ring */
 
 	atomic_uint_fast64_t n_dsos, n_open, bytes_held, searches, hits, misses, evictions, reopens,
-	    symtab_builds, dwarf_builds, units_built;
+	    symtab_builds, dwarf_builds, units_built, symindex_loads, symindex_saves;
 };
 
 /* ------------------------------------------------------------- hashing */
@@ -429,6 +434,8 @@ DS_API void ds_store_stats(struct ds_store *s, struct ds_store_stats *out)
 	out->symtab_builds = atomic_load(&s->symtab_builds);
 	out->dwarf_builds = atomic_load(&s->dwarf_builds);
 	out->units_built = atomic_load(&s->units_built);
+	out->symindex_loads = atomic_load(&s->symindex_loads);
+	out->symindex_saves = atomic_load(&s->symindex_saves);
 }
 
 /* --------------------------------------------------------------- DSOs */
@@ -1041,6 +1048,8 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di, bool fu
 {
 	struct ds_store *s = d->store;
 	struct ds_symbols *S = NULL;
+	struct ds__symfile_key key = { .debug_size = 0 };
+	bool keyed = false, loaded = false;
 	Elf *binary = NULL;
 	int err, fd = -1;
 
@@ -1061,8 +1070,15 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di, bool fu
 		if (fd >= 0)
 			binary = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	}
-	err = ds__symbols_build(s->ctx, di ? di->elf : NULL, di ? ds_debuginfo_path(di) : NULL,
-				binary, d->path, full, &S);
+	/* A full index may have been saved by an earlier process. */
+	if (full && di && !s->ctx->cache.symindex_off)
+		keyed = ds__symfile_key(&key, di->bid, di->fd, di->elf, fd, binary) == 0;
+	if (keyed)
+		loaded = ds__symfile_load(s->ctx, di, &key, &S) == 0;
+	err = loaded ? 0
+		     : ds__symbols_build(s->ctx, di ? di->elf : NULL,
+					 di ? ds_debuginfo_path(di) : NULL, binary, d->path, full,
+					 &S);
 	if (binary)
 		elf_end(binary);
 	if (fd >= 0)
@@ -1076,8 +1092,15 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di, bool fu
 		 * from before it, readers without.) */
 		if (old)
 			retire(d, old);
-		atomic_fetch_add(ds__symbols_read_dwarf(S) ? &s->dwarf_builds : &s->symtab_builds,
-				 1);
+		if (loaded)
+			atomic_fetch_add(&s->symindex_loads, 1);
+		else
+			atomic_fetch_add(ds__symbols_read_dwarf(S) ? &s->dwarf_builds
+								   : &s->symtab_builds,
+					 1);
+		d->sym_key = key;
+		d->sym_keyed = keyed;
+		d->sym_loaded = loaded;
 		atomic_store(&d->sym_from_debuginfo, di != NULL);
 		ds__symbols_account(S, &s->bytes_held, &s->units_built);
 		if (di)
@@ -1157,8 +1180,47 @@ static void symbols_budget(struct ds_dso *d)
  * next process (lib/symfile.c).  Failures are only logged. */
 static void symbols_completed(struct ds_dso *d, struct ds_symbols *S)
 {
-	(void)d;
-	(void)S;
+	struct ds_store *s = d->store;
+	struct ds__symfile_key key;
+	bool save;
+
+	pthread_mutex_lock(&s->di_lock);
+	save = d->sym_keyed && !d->sym_loaded && atomic_load(&d->sym) == S;
+	key = d->sym_key;
+	pthread_mutex_unlock(&s->di_lock);
+	/* (The caller holds the pin of an index built from the debuginfo.) */
+	if (save && ds__symfile_save(s->ctx, &d->di, &key, S, NULL) == 0)
+		atomic_fetch_add(&s->symindex_saves, 1);
+}
+
+DS_API int ds_dso_save_index(struct ds_dso *d, char **path_out)
+{
+	struct ds__symfile_key key;
+	struct ds_symbols *S;
+	bool pinned, keyed;
+	int err;
+
+	if (path_out)
+		*path_out = NULL;
+	if (!d)
+		return -EINVAL;
+	if (d->store->ctx->cache.symindex_off)
+		return -ENOTSUP;
+	err = symbols_get(d, true, &S, &pinned);
+	if (err)
+		return err;
+	pthread_mutex_lock(&d->store->di_lock);
+	keyed = pinned && d->sym_keyed && atomic_load(&d->sym) == S;
+	key = d->sym_key;
+	pthread_mutex_unlock(&d->store->di_lock);
+	/* (A mapped index is written again: the same bytes, renamed over
+	 * the file it maps, whose inode stays while it is mapped.) */
+	err = keyed ? ds__symfile_save(d->store->ctx, &d->di, &key, S, path_out) : -ENODATA;
+	if (!err)
+		atomic_fetch_add(&d->store->symindex_saves, 1);
+	if (pinned)
+		ds_dso_unpin(d);
+	return err;
 }
 
 static int lookup_one(struct ds_symbols *S, uint64_t addr, unsigned flags,
