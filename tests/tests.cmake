@@ -10,7 +10,9 @@ set(DS_TEST_ENV
   # Never the user's servers or cache: tests that want them set their own.
   "DEBUGINFOD_URLS="
   "DEBUGINFOD_CACHE_PATH=${CMAKE_BINARY_DIR}/test-default-cache"
-  "PERF_BUILDID_DIR=${CMAKE_BINARY_DIR}/test-default-perf-cache")
+  "PERF_BUILDID_DIR=${CMAKE_BINARY_DIR}/test-default-perf-cache"
+  # Saved symbol indexes of local debuginfo: not in the user's ~/.cache.
+  "DSOSTORE_SYMINDEX_PATH=${CMAKE_BINARY_DIR}/test-default-symindex")
 
 file(GLOB DS_TEST_C CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/test_*.c)
 foreach(src ${DS_TEST_C})
