@@ -270,8 +270,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		addrs[3 + i] = entry + 8 * (uint64_t)i - 128;
 	addrs[NADDR - 1] = entry & 0xffffff; /* as a file offset */
 
+	/* No saved indexes: the mutations of a seed share its build ID and
+	 * section tables, and would map one another's index. */
 	DS_OPTS(ds_context_opts, o, .debug_dirs = dirs, .perf_buildid_dir = "", .urls = "",
-		.cache_path = cache_dir);
+		.cache_path = cache_dir, .symindex = -1);
 	ctx = ds_context_new(&o);
 	if (!ctx)
 		abort();
