@@ -95,3 +95,30 @@ if(DS_FUZZ)
   target_link_options(fuzz_perfdata PRIVATE -fsanitize=fuzzer)
   target_link_libraries(fuzz_perfdata PRIVATE dsostore_static)
 endif()
+
+# The saved symbol index (lib/symfile.c, and symindex.c on what it
+# accepts).  Seeds: containers written from the format's description by
+# gen_symfile_corpus.sh (Python), and real indexes of small programs saved
+# by `dsostore index` when the compilers are here.
+add_executable(fuzz_symfile_replay
+  ${CMAKE_SOURCE_DIR}/fuzz/replay.c ${CMAKE_SOURCE_DIR}/fuzz/fuzz_symfile.c)
+target_include_directories(fuzz_symfile_replay PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+target_link_libraries(fuzz_symfile_replay PRIVATE dsostore_static)
+set(DS_SYMFILE_CORPUS ${CMAKE_BINARY_DIR}/fuzz-corpus/symfile)
+add_test(NAME fuzz_symfile_corpus
+  COMMAND bash ${CMAKE_SOURCE_DIR}/fuzz/gen_symfile_corpus.sh ${DS_SYMFILE_CORPUS}
+    $<TARGET_FILE:fuzz_symfile_replay>)
+set_tests_properties(fuzz_symfile_corpus PROPERTIES
+  FIXTURES_SETUP fuzz_symfile_corpus TIMEOUT 120 ENVIRONMENT "${DS_TEST_ENV}")
+add_test(NAME fuzz_symfile_replay
+  COMMAND fuzz_symfile_replay -n 300 -s 1 ${DS_SYMFILE_CORPUS})
+set_tests_properties(fuzz_symfile_replay PROPERTIES
+  FIXTURES_REQUIRED fuzz_symfile_corpus TIMEOUT 120
+  ENVIRONMENT "FUZZ_CRASH_DIR=${CMAKE_BINARY_DIR}")
+if(DS_FUZZ)
+  add_executable(fuzz_symfile ${CMAKE_SOURCE_DIR}/fuzz/fuzz_symfile.c)
+  target_include_directories(fuzz_symfile PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+  target_compile_options(fuzz_symfile PRIVATE -fsanitize=fuzzer)
+  target_link_options(fuzz_symfile PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(fuzz_symfile PRIVATE dsostore_static)
+endif()
