@@ -51,5 +51,6 @@ int cmd_buildid_list(int argc, char **argv);
 int cmd_prefetch(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_perf_cache(int argc, char **argv);
+int cmd_index(int argc, char **argv);
 
 #endif

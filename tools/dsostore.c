@@ -20,6 +20,7 @@ static const struct {
 	{ "fetch", cmd_fetch, "fetch from debuginfod servers, many build IDs at once" },
 	{ "cache", cmd_cache, "the debuginfod client cache: path, stats, clean" },
 	{ "symbolize", cmd_symbolize, "addresses to functions, file:line and inline frames" },
+	{ "index", cmd_index, "build and save the symbol indexes of binaries ahead" },
 	{ "buildid-list", cmd_buildid_list, "the build IDs of a perf.data, as perf buildid-list" },
 	{ "prefetch", cmd_prefetch, "the debuginfo a perf recording needs, in one parallel batch" },
 	{ "report", cmd_report, "the top symbols of a perf.data, as perf report --stdio" },
