@@ -139,8 +139,7 @@ static void query(struct ds_symbols *S, const struct ds__symbols_parts *p, const
 	for (size_t i = 0; i < p->nranges && i < 64; i++) {
 		lookup(S, p->ranges[i].lo);
 		lookup(S, p->ranges[i].lo + (p->ranges[i].hi - p->ranges[i].lo) / 2);
-		if (p->ranges[i].hi > p->ranges[i].lo)
-			lookup(S, p->ranges[i].hi - 1);
+		lookup(S, p->ranges[i].hi - 1);
 	}
 	for (size_t off = 0; off + 8 <= size && off < 256; off += 40)
 		lookup(S, load64(data + size - 8 - off, 8));
@@ -161,7 +160,7 @@ static void check_parts(const struct ds__symbols_parts *p, const uint8_t *base, 
 			abort();
 	}
 	for (size_t i = 0; i < p->nranges; i++)
-		if (p->ranges[i].cu >= p->ncus || p->ranges[i].lo > p->ranges[i].hi ||
+		if (p->ranges[i].cu >= p->ncus || p->ranges[i].lo >= p->ranges[i].hi ||
 		    (i && p->ranges[i].lo < p->ranges[i - 1].lo))
 			abort();
 }

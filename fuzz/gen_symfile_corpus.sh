@@ -70,7 +70,7 @@ bid = bytes(range(0xa0, 0xb4))
 container("empty", bid, b"", [], [])
 container("elf-only", bid, b"E" * 13, [], [])
 container("one-cu", bid, b"E" * 40, [b"C" * 64], [(0x1000, 0x1100, 0)])
-container("empty-cus", bid, b"E" * 8, [b"", b"x" * 3, b""], [(0x1000, 0x1000, 0), (0x1000, 0x2000, 1), (0x3000, 0x3100, 2)])
+container("empty-cus", bid, b"E" * 8, [b"", b"x" * 3, b""], [(0x1000, 0x1001, 0), (0x1000, 0x2000, 1), (0x3000, 0x3100, 2)])
 container("many-cus", bid, b"E" * 100, [bytes([i]) * (i % 17) for i in range(200)],
           [(0x1000 + 0x40 * i, 0x1040 + 0x40 * i, i) for i in range(200)])
 container("overlap", bid, b"E" * 16, [b"A" * 8, b"B" * 8], [(0x1000, 0x3000, 0), (0x2000, 0x2100, 1)])

@@ -12,7 +12,7 @@
  *   header     168 bytes, struct header below
  *   CU table   ncus x struct cu_entry {u64 offset, u64 size, u32 crc, u32 0}
  *   ranges     nranges x struct ds__cu_range {u64 lo, u64 hi, u32 cu, u32 0},
- *              sorted by lo, each cu < ncus
+ *              sorted by lo, none empty, each cu < ncus
  *   ELF blob   elf_size bytes, zeros to a multiple of 8
  *   CU blobs   in CU order, each followed by zeros to a multiple of 8; a CU
  *              of size 0 has offset 0 and crc 0 (so has an empty ELF blob)
@@ -142,15 +142,15 @@ static uint32_t tables_crc(const struct header *h, const void *cus, const void *
 	return crc_of(crc, ranges, (uint64_t)h->nranges * sizeof(struct ds__cu_range));
 }
 
-/* The ranges as the loader takes them: sorted by lo, lo <= hi, a CU that
+/* The ranges as the loader takes them: sorted by lo, lo < hi, a CU that
  * exists, padding 0.  NULL, or what is wrong. */
 static const char *ranges_bad(const struct ds__cu_range *r, uint64_t n, uint64_t ncus,
 			      uint64_t *at)
 {
 	for (uint64_t i = 0; i < n; i++) {
 		*at = i;
-		if (r[i].lo > r[i].hi)
-			return "ends before it starts";
+		if (r[i].lo >= r[i].hi)
+			return "is empty or ends before it starts";
 		if (i && r[i].lo < r[i - 1].lo)
 			return "out of order";
 		if (r[i].cu >= ncus)
