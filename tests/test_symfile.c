@@ -331,6 +331,7 @@ static void test_damage(void)
 		{ 64, HDR + 8, 8 }, /* the CU table elsewhere */
 		{ 72, HDR + 104, 8 }, /* the ranges elsewhere */
 		{ HDR + 96, 0x1101, 8 }, /* range 0 ends before it starts */
+		{ HDR + 96, 0x1100, 8 }, /* range 0 empty */
 		{ HDR + 96 + 24, 0xfff, 8 }, /* ranges out of order */
 		{ HDR + 96 + 16, 4, 4 }, /* range 0 of no CU */
 		{ HDR + 96 + 20, 1, 4 }, /* range padding */
@@ -575,6 +576,121 @@ static void test_clean(void)
 	free(fresh_entry);
 }
 
+/* ---- through the store: a batch that completes the index saves it, the
+ * next store maps it and reads no DWARF, and answers the same */
+
+static size_t function_addrs(const char *prog, uint64_t *out, size_t max)
+{
+	FILE *f = t_popen("nm '%s'", prog);
+	char line[512];
+	size_t n = 0;
+
+	while (n < max && fgets(line, sizeof(line), f)) {
+		unsigned long long a;
+		char type;
+
+		if (sscanf(line, "%llx %c", &a, &type) == 2 && (type == 'T' || type == 't')) {
+			out[n++] = a;
+			if (n < max)
+				out[n++] = a + 4;
+		}
+	}
+	pclose(f);
+	return n;
+}
+
+static struct ds_store_stats batch(struct ds_context *ctx, const char *prog, const uint64_t *addrs,
+				   size_t n, struct ds_sym_result *res)
+{
+	struct ds_store *s = t_store_new(ctx, 0);
+	struct ds_dso *dso = ds_store_findnew(s, prog, NULL);
+	struct ds_store_stats st;
+
+	CHECK(dso != NULL);
+	CHECK(ds_dso_symbolize_batch(dso, addrs, n, DS_SYM_INLINES, res) > 0);
+	ds_store_stats(s, &st);
+	ds_dso_put(dso);
+	ds_store_free(s);
+	return st;
+}
+
+static void test_store(void)
+{
+	char *a = t_path("sa.c"), *b = t_path("sb.c"), *prog = t_path("sprog");
+	char *nodebug = t_path("nodebug"), *file, hex[2 * DS_BUILD_ID_MAX + 1];
+	const char *dirs[2] = { nodebug, NULL };
+	struct ds_sym_result r1[64], r2[64];
+	struct ds_store_stats st;
+	struct ds_build_id bid;
+	uint64_t addrs[64];
+	size_t n;
+
+	t_write_file(a, "int other(int);\n"
+			"__attribute__((noinline)) int work(int n) { return n * 3 + other(n); }\n"
+			"int main(int c, char **v) { (void)v; return work(c); }\n");
+	t_write_file(b, "__attribute__((noinline)) int other(int x) { return x ^ 5; }\n");
+	if (t_sh("cc -g -O2 -o '%s' '%s' '%s'", prog, a, b) != 0) {
+		fprintf(stderr, "no compiler: store part skipped\n");
+		goto out;
+	}
+	mkdir(nodebug, 0700);
+	CHECK_EQ_INT(ds_build_id_read_file(prog, &bid), 0);
+	ds_build_id_format(&bid, hex, sizeof(hex));
+	index_dir = t_path("sindex");
+	file = t_path("sindex/%s", hex);
+	n = function_addrs(prog, addrs, 64);
+	CHECK(n >= 6);
+	{
+		DS_OPTS(ds_context_opts, o, .debug_dirs = dirs, .perf_buildid_dir = "", .urls = "",
+			.symindex_path = index_dir);
+		struct ds_context *ctx = ds_context_new(&o);
+
+		st = batch(ctx, prog, addrs, n, r1);
+		CHECK_EQ_INT(st.dwarf_builds, 1);
+		CHECK_EQ_INT(st.symindex_loads, 0);
+		CHECK_EQ_INT(st.symindex_saves, 1);
+		CHECK(access(file, F_OK) == 0);
+		st = batch(ctx, prog, addrs, n, r2);
+		CHECK_EQ_INT(st.dwarf_builds, 0);
+		CHECK_EQ_INT(st.units_built, 0);
+		CHECK_EQ_INT(st.symindex_loads, 1);
+		CHECK_EQ_INT(st.symindex_saves, 0);
+		for (size_t i = 0; i < n; i++) {
+			CHECK_EQ_INT(r1[i].nframes, r2[i].nframes);
+			for (size_t f = 0; f < r1[i].nframes && f < r2[i].nframes; f++) {
+				const struct ds_frame *x = &r1[i].frames[f], *y = &r2[i].frames[f];
+
+				CHECK(x->line == y->line && x->inlined == y->inlined);
+				CHECK(!x->function == !y->function &&
+				      (!x->function || !strcmp(x->function, y->function)));
+				CHECK(!x->file == !y->file && (!x->file || !strcmp(x->file, y->file)));
+			}
+			ds_sym_result_release(&r1[i]);
+			ds_sym_result_release(&r2[i]);
+		}
+		ds_context_free(ctx);
+	}
+	{
+		DS_OPTS(ds_context_opts, o, .debug_dirs = dirs, .perf_buildid_dir = "", .urls = "",
+			.symindex_path = index_dir, .symindex = -1);
+		struct ds_context *ctx = ds_context_new(&o);
+
+		st = batch(ctx, prog, addrs, n, r1);
+		CHECK_EQ_INT(st.dwarf_builds, 1);
+		CHECK_EQ_INT(st.symindex_loads, 0);
+		CHECK_EQ_INT(st.symindex_saves, 0);
+		for (size_t i = 0; i < n; i++)
+			ds_sym_result_release(&r1[i]);
+		ds_context_free(ctx);
+	}
+	free(file);
+out:
+	free(a);
+	free(b);
+	free(prog);
+	free(nodebug);
+}
+
 int main(void)
 {
 	make_parts();
@@ -584,6 +700,8 @@ int main(void)
 	test_damage();
 	test_load();
 	test_clean();
+	free(index_dir);
+	test_store();
 	free(index_dir);
 	return t_done("test_symfile");
 }
