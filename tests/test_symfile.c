@@ -241,7 +241,10 @@ static void test_writer_refuses(void)
 	struct ds__cu_range bad[2] = { { .lo = 0x2000, .hi = 0x2100 }, { .lo = 0x1000, .hi = 0x1100 } };
 	struct ds__symbols_parts p = parts;
 	struct ds__blob b[4];
-	int fd = open(t_path("refused"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+	char *path = t_path("refused");
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+
+	free(path);
 
 	p.ranges = bad;
 	p.nranges = 2;
@@ -550,7 +553,12 @@ static void test_clean(void)
 	age(link, 30);
 	t_mkdir_parents(in_entry);
 	t_mkdir_parents(fresh_entry);
-	chmod(t_path("dcache"), 0700);
+	{
+		char *root = t_path("dcache");
+
+		chmod(root, 0700);
+		free(root);
+	}
 	t_write_file(in_entry, "old, in its entry");
 	age(in_entry, 8);
 	t_write_file(fresh_entry, "fresh, in its entry");
