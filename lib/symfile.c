@@ -596,6 +596,9 @@ int ds__symfile_load(struct ds_context *ctx, const struct ds_debuginfo *di,
 		goto out;
 	}
 	m = NULL; /* the index's now */
+	/* A damaged CU is built from the debuginfo (open as long as the
+	 * index: the store drops it with its debuginfo). */
+	ds__symbols_fallback(*out, ctx, di->elf, atomic_load(&di->path));
 	/* Mapping it is a use: cleaning goes by access time, which a
 	 * mapping does not always move (relatime, noatime). */
 	futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_OMIT } });

@@ -678,6 +678,7 @@ void ds__symbols_free(struct ds_symbols *S)
 	if (S->elf_own)
 		free((void *)S->elf_blob.data);
 	ds__dwarf_close(S->dwarf);
+	free(S->fb_name);
 	if (S->release)
 		S->release(S->release_arg);
 	pthread_mutex_destroy(&S->mu);
@@ -854,19 +855,62 @@ static int unit_build(struct ds_symbols *S, size_t i, struct ds__dwarf_worker *W
 	return 0;
 }
 
+/* A saved CU that fails its check is built from the DWARF when the index
+ * knows its debuginfo (ds__symbols_fallback()): its DWARF is opened again,
+ * once, and must map the same CUs.  true: CU i is CU_NEW again, S->dwarf
+ * open.  Under mu. */
+static bool fallback_locked(struct ds_symbols *S, size_t i)
+{
+	struct cu *cu = &S->cus[i];
+
+	if (!S->dwarf && S->fb_elf && !S->fb_failed) {
+		struct ds__dwarf *D = NULL;
+
+		if (ds__dwarf_open(S->fb_ctx, S->fb_elf, S->fb_name, &D) == 0 &&
+		    ds__dwarf_units(D) == S->ncus) {
+			S->dwarf = D;
+			atomic_fetch_add(&S->bytes, ds__dwarf_bytes(D));
+		} else {
+			ds__dwarf_close(D);
+			S->fb_failed = true;
+		}
+	}
+	if (!S->dwarf)
+		return false;
+	cu->blob = NULL;
+	cu->size = 0;
+	S->complete = false;
+	S->resave = true; /* the file is wrong: the next complete index replaces it */
+	atomic_fetch_sub(&S->built, 1);
+	return true;
+}
+
 /* A saved CU's first use: its CRC, then its structure. */
 static void unit_check(struct ds_symbols *S, size_t i)
 {
 	struct cu *cu = &S->cus[i];
 	bool ok = cu->size && crc32(0, cu->blob, (uInt)cu->size) == cu->crc &&
 		  cu_blob_ok(cu->blob, cu->size);
+	int state = CU_BAD;
 
 	if (ok)
 		cu_view(cu->blob, &cu->piece);
-	atomic_store_explicit(&cu->state, ok ? CU_READY : CU_BAD, memory_order_release);
 	pthread_mutex_lock(&S->mu);
+	if (ok)
+		state = CU_READY;
+	else if (fallback_locked(S, i))
+		state = CU_NEW;
+	atomic_store_explicit(&cu->state, state, memory_order_release);
 	pthread_cond_broadcast(&S->cv);
 	pthread_mutex_unlock(&S->mu);
+}
+
+void ds__symbols_fallback(struct ds_symbols *S, struct ds_context *ctx, struct Elf *debug,
+			  const char *name)
+{
+	S->fb_ctx = ctx;
+	S->fb_elf = debug;
+	S->fb_name = name ? strdup(name) : NULL;
 }
 
 /* CU i, ready; NULL when it has nothing (or building it failed: *err). */
@@ -1350,42 +1394,45 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags, bool *
 
 int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n)
 {
-	uint8_t *want;
+	uint8_t *want = NULL;
 	size_t nwant = 0;
-	bool was_complete;
-	int err;
+	bool done;
+	int err = 0;
 
 	pthread_mutex_lock(&S->mu);
-	was_complete = S->complete || !S->dwarf;
+	done = S->complete || !S->dwarf;
 	pthread_mutex_unlock(&S->mu);
-	if (was_complete || !S->ncus || n < 2)
-		return 0;
-	want = calloc(S->ncus, 1);
-	if (!want)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		uint32_t cus[CANDIDATES];
-		size_t k = units_at(S, vaddrs[i], cus);
+	if (!done && S->ncus && n) {
+		want = calloc(S->ncus, 1);
+		if (!want)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t cus[CANDIDATES];
+			size_t k = units_at(S, vaddrs[i], cus);
 
-		while (k--)
-			if (!want[cus[k]] &&
-			    atomic_load(&S->cus[cus[k]].state) == CU_NEW) {
-				want[cus[k]] = 1;
-				nwant++;
-			}
+			while (k--)
+				if (!want[cus[k]] && atomic_load(&S->cus[cus[k]].state) == CU_NEW) {
+					want[cus[k]] = 1;
+					nwant++;
+				}
+		}
+		/* Most of them: all of them (and the index can be saved). */
+		if (nwant > S->ncus / 4 + 1)
+			err = build_units(S, NULL, S->ncus);
+		else if (nwant)
+			err = build_units(S, want, nwant);
+		free(want);
+		if (err)
+			return err;
 	}
-	/* Most of them: all of them (and the index can be saved). */
-	if (nwant > S->ncus / 4 + 1)
-		err = build_units(S, NULL, S->ncus);
-	else
-		err = nwant > 1 ? build_units(S, want, nwant) : 0;
-	free(want);
-	if (err)
-		return err;
+	/* Complete, by this batch or by lookups before it: once, to one
+	 * caller, for an index of DWARF that is not from a file (or from a
+	 * file found damaged). */
 	pthread_mutex_lock(&S->mu);
-	err = !was_complete && S->complete && S->read_dwarf && !S->release && !S->reported;
+	err = S->complete && S->read_dwarf && S->ncus && (!S->release || S->resave) &&
+	      !S->reported;
 	if (err)
-		S->reported = true; /* once, to one caller */
+		S->reported = true;
 	pthread_mutex_unlock(&S->mu);
 	return err;
 }

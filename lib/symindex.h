@@ -60,6 +60,11 @@ int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out);
  * (parts that cannot be an index), -ENOMEM. */
 int ds__symbols_from_parts(const struct ds__symbols_parts *parts, void (*release)(void *),
 			   void *arg, struct ds_symbols **out);
+/* A CU of that index that fails its check is built from debug's DWARF
+ * instead (which must stay open as long as the index, and give the same
+ * CUs); without this, its addresses fall back to ELF symbols. */
+void ds__symbols_fallback(struct ds_symbols *S, struct ds_context *ctx, struct Elf *debug,
+			  const char *name);
 
 struct scope {
 	uint64_t lo, hi;
@@ -196,6 +201,13 @@ struct ds_symbols {
 	bool read_dwarf;
 	bool complete; /* every CU built (under mu) */
 	bool reported; /* ds__symbols_prepare() said so (under mu) */
+	bool resave; /* a saved CU failed its check (under mu) */
+	/* Where a saved index's damaged CUs are built from (see
+	 * ds__symbols_fallback()); fb_failed: that DWARF did not match. */
+	struct ds_context *fb_ctx;
+	struct Elf *fb_elf;
+	char *fb_name;
+	bool fb_failed;
 };
 
 #define GROW(S, arr, n, cap)                                                     \

@@ -437,7 +437,9 @@ static struct ds_context *new_context_ttl(const char *const *debug_dirs, int mis
 {
 	char *cache = t_path("dcache");
 	DS_OPTS(ds_context_opts, o, .debug_dirs = debug_dirs, .perf_buildid_dir = "", .urls = "",
-		.cache_path = cache, .miss_ttl_s = miss_ttl_s);
+		.cache_path = cache, .miss_ttl_s = miss_ttl_s,
+		/* What builds: saved indexes are test_symfile's. */
+		.symindex = -1);
 	struct ds_context *ctx = ds_context_new(&o);
 
 	free(cache);

@@ -189,7 +189,7 @@ static struct ds_context *context(void)
 	static const char *const no_dirs[] = { NULL };
 	char *cache = t_path("cache");
 	DS_OPTS(ds_context_opts, o, .debug_dirs = no_dirs, .perf_buildid_dir = "", .urls = "",
-		.cache_path = cache);
+		.cache_path = cache, .symindex = -1 /* what builds, not what loads */);
 	struct ds_context *ctx = ds_context_new(&o);
 
 	free(cache);
