@@ -250,14 +250,34 @@ static void radix_perm(const uint64_t *key, size_t n, uint32_t *perm, uint32_t *
 	}
 }
 
+/* The permutation that orders n elements by (major, minor) key, ties in
+ * their order: two stable radix passes.  NULL: no memory. */
+static uint32_t *order_by(size_t n, const uint64_t *minor, unsigned minor_bytes,
+			  const uint64_t *major)
+{
+	uint32_t *perm = malloc(n * sizeof(*perm)), *tmp = malloc(n * sizeof(*tmp));
+
+	if (perm && tmp) {
+		for (size_t i = 0; i < n; i++)
+			perm[i] = (uint32_t)i;
+		radix_perm(minor, n, perm, tmp, minor_bytes);
+		radix_perm(major, n, perm, tmp, 8);
+	} else {
+		free(perm);
+		perm = NULL;
+	}
+	free(tmp);
+	return perm;
+}
+
 /* The order of scopes: by start, outer (lower depth) first, then as read.
  * The parents' indexes are remapped. */
 static int sort_scopes(struct sym_build *B)
 {
-	uint32_t *perm, *inv;
-	uint64_t *key;
-	struct scope *sorted;
 	size_t i, n = B->nscopes;
+	uint64_t *minor, *major;
+	uint32_t *perm = NULL, *inv;
+	struct scope *sorted;
 
 	if (!n)
 		return 0;
@@ -265,25 +285,25 @@ static int sort_scopes(struct sym_build *B)
 		;
 	if (i >= n)
 		return 0; /* in order already (ties stay in DIE order either way) */
-	perm = malloc(n * sizeof(*perm));
+	minor = malloc(n * sizeof(*minor));
+	major = malloc(n * sizeof(*major));
 	inv = malloc(n * sizeof(*inv));
-	key = malloc(n * sizeof(*key));
 	sorted = malloc(n * sizeof(*sorted));
-	if (!perm || !inv || !key || !sorted) {
+	if (minor && major) {
+		for (i = 0; i < n; i++) {
+			minor[i] = B->scopes[i].depth;
+			major[i] = B->scopes[i].lo;
+		}
+		perm = order_by(n, minor, 1, major);
+	}
+	free(minor);
+	free(major);
+	if (!perm || !inv || !sorted) {
 		free(perm);
 		free(inv);
-		free(key);
 		free(sorted);
 		return -ENOMEM;
 	}
-	for (i = 0; i < n; i++) {
-		perm[i] = (uint32_t)i;
-		key[i] = B->scopes[i].depth;
-	}
-	radix_perm(key, n, perm, inv, 1);
-	for (i = 0; i < n; i++)
-		key[i] = B->scopes[i].lo;
-	radix_perm(key, n, perm, inv, 8);
 	for (i = 0; i < n; i++) {
 		inv[perm[i]] = (uint32_t)i;
 		memcpy(&sorted[i], &B->scopes[perm[i]], sizeof(*sorted));
@@ -296,52 +316,46 @@ static int sort_scopes(struct sym_build *B)
 	B->scap = n;
 	free(perm);
 	free(inv);
-	free(key);
 	return 0;
 }
 
 /* Symbols by address, then their order in the symbol table (the order
- * they were added in). */
+ * they were added in; a table of over 2^30 symbols wraps order, which is
+ * why it is a key and not the index). */
 static int sort_symbols(struct sym_build *B)
 {
 	size_t n = B->nsyms, i;
-	uint32_t *perm, *tmp;
-	uint64_t *key;
+	uint64_t *minor, *major;
+	uint32_t *perm = NULL;
 	struct symbol *sorted;
 
 	for (i = 1; i < n && cmp_sym(&B->syms[i - 1], &B->syms[i]) <= 0; i++)
 		;
 	if (i >= n)
 		return 0;
-	perm = malloc(n * sizeof(*perm));
-	tmp = malloc(n * sizeof(*tmp));
-	key = malloc(n * sizeof(*key));
+	minor = malloc(n * sizeof(*minor));
+	major = malloc(n * sizeof(*major));
 	sorted = malloc(n * sizeof(*sorted));
-	if (!perm || !tmp || !key || !sorted) {
+	if (minor && major) {
+		for (i = 0; i < n; i++) {
+			minor[i] = B->syms[i].order;
+			major[i] = B->syms[i].lo;
+		}
+		perm = order_by(n, minor, 4, major);
+	}
+	free(minor);
+	free(major);
+	if (!perm || !sorted) {
 		free(perm);
-		free(tmp);
-		free(key);
 		free(sorted);
 		return -ENOMEM;
 	}
-	for (i = 0; i < n; i++) {
-		/* (order is the index, but a table of over 2^30 symbols
-		 * wraps it: sort by it first, then by address.) */
-		perm[i] = (uint32_t)i;
-		key[i] = B->syms[i].order;
-	}
-	radix_perm(key, n, perm, tmp, 4);
-	for (i = 0; i < n; i++)
-		key[i] = B->syms[i].lo;
-	radix_perm(key, n, perm, tmp, 8);
 	for (i = 0; i < n; i++)
 		sorted[i] = B->syms[perm[i]];
 	free(B->syms);
 	B->syms = sorted;
 	B->symcap = n;
 	free(perm);
-	free(tmp);
-	free(key);
 	return 0;
 }
 
