@@ -288,7 +288,10 @@ run() {
 	local t=$1 tool=$2 n=$3 b=${T_BIN[$1]} in=$work/$1.addrs-$3
 	[ "$n" = 0 ] && in=$work/empty
 	case $tool in
-	ds) timed "$t.$tool.$n" "$in" "$dsostore" symbolize -e "$b" -a -f -i ;;
+	# ds: cold, as the peers are (no saved index read or written); dsx:
+	# with the saved index that `dsostore index` wrote before the runs
+	ds) DSOSTORE_SYMINDEX=0 timed "$t.$tool.$n" "$in" "$dsostore" symbolize -e "$b" -a -f -i ;;
+	dsx) timed "$t.$tool.$n" "$in" "$dsostore" symbolize -e "$b" -a -f -i ;;
 	a2l) timed "$t.$tool.$n" "$in" addr2line -e "$b" -a -f -i ;;
 	# --no-demangle: addr2line and dsostore print mangled names without -C
 	llvm) timed "$t.$tool.$n" "$in" llvm-symbolizer --obj="$b" -a --inlines --no-demangle ;;
@@ -306,6 +309,14 @@ for t in "${active[@]}"; do
 	fi
 done
 
+# Saved indexes in the work directory, never the user's cache; one per
+# target, written ahead (its time is the index build's, measured below).
+export DSOSTORE_SYMINDEX_PATH=$work/symindex
+for t in "${active[@]}"; do
+	[ -n "${HAVE_DS[$t]:-}" ] || continue
+	"$dsostore" index "${T_BIN[$t]}" >/dev/null 2>"$work/$t.index.err" ||
+		echo "bench_symbolize: dsostore index ${T_BIN[$t]} failed: $(head -1 "$work/$t.index.err")" >&2
+done
 echo "bench_symbolize: ${active[*]}; 1, ${sizes[*]} addresses; $runs run(s) per measure" >&2
 # Rounds: every measure once, then again, so that a noisy moment hits all
 # alike.  The empty-input and one-address runs give what each tool costs
@@ -318,9 +329,10 @@ load0=$(cut -d' ' -f1-3 /proc/loadavg)
 for ((r = 0; r < rounds; r++)); do
 	for t in "${active[@]}"; do
 		for n in 0 1 "${sizes[@]}"; do
-			for tool in ds a2l llvm; do
+			for tool in ds dsx a2l llvm; do
 				[ "$n" = 0 ] && [ $tool != ds ] && continue
-				[ $tool = ds ] && [ -z "${HAVE_DS[$t]:-}" ] && continue
+				[ $tool = dsx ] && [ "$n" != 1 ] && [ "$n" != "$maxn" ] && continue
+				[ "${tool#ds}" != "$tool" ] && [ -z "${HAVE_DS[$t]:-}" ] && continue
 				if ((n <= 1)); then ((r < small_runs)) || continue; else ((r < runs)) || continue; fi
 				((r > 0 && n > 1 && ${FIRST_WALL[$t.$tool.$n]:-0} >= budget)) && continue
 				run "$t" $tool "$n"
@@ -343,6 +355,10 @@ echo "bench_symbolize: comparing the outputs" >&2
 for t in "${active[@]}"; do
 	for n in 1 "${sizes[@]}"; do
 		[ -n "${HAVE_DS[$t]:-}" ] && compare "$t" ds "$n" gnu
+		if [ -e "$work/$t.dsx.$n.out" ] && ! cmp -s "$work/$t.ds.$n.out" "$work/$t.dsx.$n.out"; then
+			echo "bench_symbolize: $t, $n addresses: the saved index answers otherwise" >&2
+			echo "cmp $t dsx $n 1 0 1" >>"$res"
+		fi
 		compare "$t" llvm "$n" llvm
 	done
 done
@@ -421,4 +437,17 @@ done
 for t in "${active[@]}"; do
 	[ -n "${HAVE_DS[$t]:-}" ] || status=1
 done
+
+# The index build alone, one thread and all cores (bench_symindex), on
+# each target's debuginfo as dsostore finds it.
+symindex=$build/bench/bench_symindex
+if [ -x "$symindex" ]; then
+	files=()
+	for t in "${active[@]}"; do
+		f=$(DSOSTORE_SYMINDEX=0 "$dsostore" find "${T_BIN[$t]}" 2>/dev/null | tail -1) || f=
+		[ -n "$f" ] && files+=("$f")
+	done
+	echo
+	[ ${#files[@]} -gt 0 ] && { "$symindex" -r "$small_runs" "${files[@]}" || status=1; }
+fi
 exit $status

@@ -500,7 +500,8 @@ def nkey(n):
     return str(n)
 
 
-V2_TOOLS = [("ds", "dsostore"), ("a2l", "addr2line"), ("llvm", "llvm_symbolizer")]
+V2_TOOLS = [("ds", "dsostore"), ("a2l", "addr2line"), ("llvm", "llvm_symbolizer"),
+            ("dsx", "dsostore_saved")]
 
 
 def v2_table(args):
@@ -548,12 +549,12 @@ def v2_table(args):
     rows, bad = [], False
     for t, _, _, _ in targets:
         for n in counts:
-            ks = {tool: (t, tool, n) for tool, _ in V2_TOOLS}
+            ks = {tool: (t, tool, n) for tool, _ in V2_TOOLS[:3]}
             if not any(k in wall for k in ks.values()):
                 continue
             w = {tool: wall.get(k, nan) for tool, k in ks.items()}
             m = {tool: rss.get(k, nan) for tool, k in ks.items()}
-            nr = [str(len(runs.get(ks[tool], []))) for tool, _ in V2_TOOLS if ks[tool] in runs]
+            nr = [str(len(runs.get(ks[tool], []))) for tool, _ in V2_TOOLS[:3] if ks[tool] in runs]
             d = {tool: cmps.get((t, tool, n)) for tool in ("ds", "llvm")}
             if t == "bench" and n > 0 and (d["ds"] is None or d["ds"][0] or d["ds"][2]):
                 bad = True
@@ -571,8 +572,26 @@ def v2_table(args):
     table(head, rows, left=1)
     print("(s: wall seconds of the whole process; MB: peak RSS; ds/peer < 1x: dsostore is "
           "faster or smaller; differ: addresses whose frames differ from addr2line's; runs: "
-          "all tools, or dsostore/addr2line/llvm-symbolizer)")
+          "all tools, or dsostore/addr2line/llvm-symbolizer; ds runs without a saved index)")
     print()
+    xrows = []
+    for t, _, _, _ in targets:
+        for n in counts:
+            k = (t, "dsx", n)
+            if k not in wall:
+                continue
+            c = cmps.get(k)
+            xrows.append([t, str(n), str(len(runs[k])), num(wall[k]), num(wall.get((t, "ds", n), nan)),
+                          num(wall.get((t, "a2l", n), nan)),
+                          x(ratio(wall[k], wall.get((t, "a2l", n), nan))),
+                          x(ratio(wall[k], wall.get((t, "llvm", n), nan))),
+                          num(rss[k], 1), "differs" if c else "same"])
+    if xrows:
+        print("with the saved index (dsostore index, ahead):")
+        table(["target", "addrs", "runs", "saved s", "cold s", "a2l s", "saved/a2l", "saved/llvm",
+               "saved MB", "answers"], xrows, left=1)
+        print("(answers: the same bytes as the cold run's, or not)")
+        print()
 
     def bench(key, value, unit, ratio="-", gmax="-", met="-", lo=None, hi=None):
         print("BENCH symbolize.%s value=%s unit=%s ratio=%s goal_max=%s goal_min=- met=%s "
@@ -591,11 +610,17 @@ def v2_table(args):
                 bench(pre + key + ".rss", rss[k], "MB")
             ds = (t, "ds", n)
             if ds in wall:
-                for tool, key in V2_TOOLS[1:]:
+                for tool, key in V2_TOOLS[1:3]:
                     k = (t, tool, n)
                     if k in wall:
                         bench(pre + "dsostore_vs_%s.wall" % key, ratio(wall[ds], wall[k]), "x")
                         bench(pre + "dsostore_vs_%s.rss" % key, ratio(rss[ds], rss[k]), "x")
+            dsx, a2l = (t, "dsx", n), (t, "a2l", n)
+            if dsx in wall and a2l in wall:
+                bench(pre + "dsostore_saved_vs_addr2line.wall", ratio(wall[dsx], wall[a2l]), "x")
+            if dsx in wall and n == 1:
+                bench(pre + "dsostore_saved.wall_goal", wall[dsx], "s", gmax="0.005",
+                      met="yes" if wall[dsx] <= 0.005 else "no")
             for tool, key in (V2_TOOLS[0], V2_TOOLS[2]):
                 c = cmps.get((t, tool, n))
                 if c is None:
