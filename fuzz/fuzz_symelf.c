@@ -19,7 +19,7 @@
  * and the functions it inlines are.  The last one is also tried as a file offset.
  * A success is checked for sanity (the frames' strings are
  * readable, only the outer frame is not inlined), and the batch form must
- * agree with single calls.
+ * agree with single calls, in order and reversed, one batch reused.
  *
  * Built with -fsanitize=fuzzer by scripts/fuzz, and linked with
  * fuzz/replay.c for make check.
@@ -163,7 +163,7 @@ static void check_result(const struct ds_sym_result *r, uint64_t addr, bool file
 	(void)sum;
 }
 
-static bool same_result(const struct ds_sym_result *a, const struct ds_sym_result *b)
+static bool same_result(const struct ds_sym_answer *a, const struct ds_sym_result *b)
 {
 	if (a->nframes != b->nframes || a->addr != b->addr)
 		return false;
@@ -179,10 +179,46 @@ static bool same_result(const struct ds_sym_result *a, const struct ds_sym_resul
 	return true;
 }
 
+/* The batch over addrs[0..n) (reversed: rev) equals the single calls
+ * one[] that returned ret[]: the same error, the same frames. */
+static void check_batch(struct ds_dso *dso, struct ds_sym_batch *b, const uint64_t *addrs,
+			size_t n, bool rev, const struct ds_sym_result *one, const int *ret, int found)
+{
+	uint64_t in[NADDR];
+	const struct ds_sym_answer *ans;
+	size_t na;
+	int bret;
+
+	for (size_t i = 0; i < n; i++)
+		in[i] = addrs[rev ? n - 1 - i : i];
+	bret = ds_dso_symbolize_batch(dso, in, n, SYM_FLAGS, b);
+	ans = ds_sym_batch_answers(b, &na);
+	if (na != n && bret != -ENOMEM)
+		abort();
+	for (size_t k = 0; k < na; k++) {
+		size_t i = rev ? n - 1 - k : k;
+
+		/* An error of the batch is the one every single call had. */
+		if ((bret < 0 && ret[i] != bret) || ans[k].error != ret[i]) {
+			fprintf(stderr, "fuzz_symelf: batch returned %d (%d), single call %d\n",
+				bret, ans[k].error, ret[i]);
+			abort();
+		}
+		if (ret[i] == 0 && !same_result(&ans[k], &one[i])) {
+			fprintf(stderr, "fuzz_symelf: batch and single differ at 0x%llx\n",
+				(unsigned long long)addrs[i]);
+			abort();
+		}
+	}
+	if (bret >= 0 && bret != found)
+		abort();
+}
+
 static void symbolize(struct ds_dso *dso, const uint64_t *addrs)
 {
-	struct ds_sym_result one[NADDR], batch[NADDR];
-	int ret[NADDR], found = 0, bret;
+	struct ds_sym_result one[NADDR];
+	struct ds_sym_batch *b = ds_sym_batch_new();
+	int ret[NADDR], found = 0;
 
 	for (int i = 0; i < NADDR; i++) {
 		unsigned int flags = SYM_FLAGS | (i == NADDR - 1 ? DS_SYM_FILE_OFFSET : 0);
@@ -201,24 +237,13 @@ static void symbolize(struct ds_dso *dso, const uint64_t *addrs)
 		if (i == 0 && ret[i] == 0)
 			stats.indexed++;
 	}
-	/* The batch, without the file offset one, equals single calls. */
-	bret = ds_dso_symbolize_batch(dso, addrs, NADDR - 1, SYM_FLAGS, batch);
-	for (int i = 0; i < NADDR - 1; i++) {
-		/* An error of the batch is the one every single call had. */
-		if ((bret < 0 && ret[i] != bret) || (bret >= 0 && ret[i] != 0)) {
-			fprintf(stderr, "fuzz_symelf: batch returned %d, single call %d\n", bret,
-				ret[i]);
-			abort();
-		}
-		if (bret >= 0 && !same_result(&batch[i], &one[i])) {
-			fprintf(stderr, "fuzz_symelf: batch and single differ at 0x%llx\n",
-				(unsigned long long)addrs[i]);
-			abort();
-		}
-		ds_sym_result_release(&batch[i]);
-	}
-	if (bret >= 0 && bret != found)
+	/* The batch, without the file offset one, equals single calls, in
+	 * order and reversed (the batch reused). */
+	if (!b)
 		abort();
+	check_batch(dso, b, addrs, NADDR - 1, false, one, ret, found);
+	check_batch(dso, b, addrs, NADDR - 1, true, one, ret, found);
+	ds_sym_batch_free(b);
 	/* perf's naming (DS_SYM_ELF_NAMES) renames the function holding the
 	 * address in DWARF's frames, nothing else: as many frames, the same
 	 * lines.  (From ELF symbols alone, perf's extent of a symbol is not

@@ -562,15 +562,62 @@ struct ds_sym_result {
  * instances, the line table) of the DSO's debuginfo, then from .symtab,
  * .gnu_debugdata (MiniDebugInfo) and .dynsym.  The first call builds an
  * index (counted in the store's memory budget, freed with the DSO); later
- * calls are binary searches, safe from many threads.  -ERANGE: a file
- * offset outside every loadable segment; -ENOENT: no symbols at all. */
+ * calls are binary searches, safe from many threads.  0 (nframes 0 when
+ * nothing is known there); -ERANGE: a file offset outside every loadable
+ * segment; -ENOENT or -ENODATA: no symbols at all.  A one-address
+ * ds_dso_symbolize_batch(): for many addresses, that is the faster call. */
 DS_API int ds_dso_symbolize(struct ds_dso *dso, uint64_t addr, unsigned int flags,
 			    struct ds_sym_result *out);
-/* The same for n addresses; out[i] for addrs[i].  Returns how many had at
- * least one frame, or a negative error that concerned them all. */
-DS_API int ds_dso_symbolize_batch(struct ds_dso *dso, const uint64_t *addrs, size_t n,
-				  unsigned int flags, struct ds_sym_result *out);
 DS_API void ds_sym_result_release(struct ds_sym_result *res);
+
+/* What became of one address of a batch. */
+enum ds_sym_status {
+	DS_SYM_FOUND = 0, /* at least one frame */
+	DS_SYM_NOT_FOUND, /* no symbol, no line: nothing known at the address */
+	DS_SYM_OUTSIDE, /* a file offset outside every loadable segment (-ERANGE) */
+	DS_SYM_NO_SYMBOLS, /* no debuginfo or symbols for the DSO (-ENOENT, -ENODATA) */
+	DS_SYM_ERROR, /* another failure, in error (-ENOMEM, ...) */
+};
+
+/* The answer for one address of a batch. */
+struct ds_sym_answer {
+	/* The virtual address looked up (a file offset translated); the
+	 * address as given when it could not be (DS_SYM_OUTSIDE, _NO_SYMBOLS,
+	 * and _ERROR before the lookup). */
+	uint64_t addr;
+	const struct ds_frame *frames; /* nframes of them, innermost first */
+	uint32_t nframes; /* 0 unless DS_SYM_FOUND */
+	enum ds_sym_status status;
+	int error; /* 0 (found or not), else the negative errno of status */
+	bool from_symtab; /* the name came from ELF symbols, not DWARF */
+};
+
+/* The answers of a batch and the memory behind them (frames, strings, the
+ * sort, a cache of demangled names), reused from call to call: a warm
+ * batch allocates nothing per address, and a name is demangled once while
+ * the batch lives (within bounds).  Not shared by threads: one per thread. */
+struct ds_sym_batch;
+
+/* NULL with errno ENOMEM; free accepts NULL. */
+DS_API struct ds_sym_batch *ds_sym_batch_new(void);
+DS_API void ds_sym_batch_free(struct ds_sym_batch *batch);
+
+/* Symbolize addrs[0..n) in the DSO (as ds_dso_symbolize() does each; file
+ * offsets with DS_SYM_FILE_OFFSET), answered in batch, replacing what it
+ * held.  The addresses are looked up in sorted order, each distinct one
+ * once (repeats share their frames), and answered in input order.
+ * Returns how many were found (DS_SYM_FOUND), or a negative error: -EINVAL
+ * (bad arguments; n above INT_MAX) or -ENOMEM with no answers at all, or
+ * the DSO's own (-ENOENT or -ENODATA: no symbols; other errors of finding
+ * its debuginfo or building its index), with every answer saying it. */
+DS_API int ds_dso_symbolize_batch(struct ds_dso *dso, const uint64_t *addrs, size_t n,
+				  unsigned int flags, struct ds_sym_batch *batch);
+/* The answers of the batch's last call, *n of them (0 before any, or after
+ * a call that failed with no answers), answer i for addrs[i].  Borrowed
+ * from the batch, frames and strings too: valid until its next call or
+ * ds_sym_batch_free(), whatever becomes of the DSO. */
+DS_API const struct ds_sym_answer *ds_sym_batch_answers(const struct ds_sym_batch *batch,
+							size_t *n);
 
 /* One line of a symbolization request, as "dsostore symbolize" reads them:
  * "ADDR", "BUILD-ID ADDR" or "PATH ADDR" (ADDR hex, 0x optional; spaces or

@@ -302,8 +302,22 @@ int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n);
 
 /* ---- symbolize (lib/symbolize.c) */
 
-int ds__symbols_lookup(struct ds_symbols *S, uint64_t addr, unsigned flags,
-		       struct ds_sym_result *res);
+/* ds_dso_symbolize_batch() in three steps around the DSO's index (store.c
+ * holds the DSO's side).  start: room for n answers, the last call's
+ * dropped; 0, -EINVAL (n above INT_MAX) or -ENOMEM (then the batch holds
+ * no answers). */
+int ds__sym_batch_start(struct ds_sym_batch *b, size_t n);
+/* Every answer says err: the DSO has no index. */
+void ds__sym_batch_fail(struct ds_sym_batch *b, const uint64_t *addrs, int err);
+/* The distinct virtual addresses of addrs, sorted, in *vaddrs (the batch's,
+ * valid until lookup); file offsets translated through S, those outside
+ * every segment answered now.  How many. */
+size_t ds__sym_batch_sort(struct ds_sym_batch *b, const struct ds_symbols *S,
+			  const uint64_t *addrs, unsigned flags, const uint64_t **vaddrs);
+/* Looks them up in S and answers every address; how many were found. */
+int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned flags);
+/* An answer as a ds_sym_result of its own: answer's error, or -ENOMEM. */
+int ds__sym_result_from(const struct ds_sym_answer *a, struct ds_sym_result *out);
 
 /* ---- debuginfo (lib/debuginfo.c) */
 

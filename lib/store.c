@@ -1223,73 +1223,59 @@ DS_API int ds_dso_save_index(struct ds_dso *d, char **path_out)
 	return err;
 }
 
-static int lookup_one(struct ds_symbols *S, uint64_t addr, unsigned flags,
-		      struct ds_sym_result *out)
+DS_API int ds_dso_symbolize_batch(struct ds_dso *d, const uint64_t *addrs, size_t n,
+				  unsigned int flags, struct ds_sym_batch *b)
 {
+	const uint64_t *vaddrs;
+	struct ds_symbols *S;
+	size_t nv;
+	bool pinned;
 	int err;
 
-	if (flags & DS_SYM_FILE_OFFSET) {
-		uint64_t vaddr;
-
-		err = ds__symbols_vaddr(S, addr, &vaddr);
-		if (err) {
-			memset(out, 0, sizeof(*out));
-			out->addr = addr;
-			return err;
-		}
-		addr = vaddr;
-	}
-	return ds__symbols_lookup(S, addr, flags, out);
-}
-
-DS_API int ds_dso_symbolize_batch(struct ds_dso *d, const uint64_t *addrs, size_t n,
-				  unsigned int flags, struct ds_sym_result *out)
-{
-	struct ds_symbols *S;
-	bool pinned;
-	int err, found = 0;
-
-	if (!d || (!addrs && n) || (!out && n))
+	if (!b)
 		return -EINVAL;
+	if (!d || (!addrs && n)) {
+		ds__sym_batch_start(b, 0);
+		return -EINVAL;
+	}
+	err = ds__sym_batch_start(b, n);
+	if (err || !n)
+		return err; /* a batch of 0 builds nothing */
 	err = symbols_get(d, !(flags & DS_SYM_NO_LINES), &S, &pinned);
 	if (err) {
-		for (size_t i = 0; i < n; i++) {
-			memset(&out[i], 0, sizeof(out[i]));
-			out[i].addr = addrs[i];
-		}
+		ds__sym_batch_fail(b, addrs, err);
 		return err;
 	}
-	/* (Addresses still unsorted, file offsets untranslated: prepare()
-	 * only builds ahead.) */
-	if (!(flags & DS_SYM_FILE_OFFSET) && ds__symbols_prepare(S, addrs, n) == 1)
+	nv = ds__sym_batch_sort(b, S, addrs, flags, &vaddrs);
+	/* Names only never read DWARF: nothing to build ahead. */
+	if (nv && !(flags & DS_SYM_NO_LINES) && ds__symbols_prepare(S, vaddrs, nv) == 1)
 		symbols_completed(d, S);
-	for (size_t i = 0; i < n; i++) {
-		if (lookup_one(S, addrs[i], flags, &out[i]) == 0 && out[i].nframes)
-			found++;
-	}
+	err = ds__sym_batch_lookup(b, S, flags);
 	if (pinned)
 		ds_dso_unpin(d);
 	symbols_budget(d);
-	return found;
+	return err;
 }
 
+/* One address: a batch of one, its answer copied out. */
 DS_API int ds_dso_symbolize(struct ds_dso *d, uint64_t addr, unsigned int flags,
 			    struct ds_sym_result *out)
 {
-	struct ds_symbols *S;
-	bool pinned;
+	struct ds_sym_batch *b;
+	const struct ds_sym_answer *a;
+	size_t n;
 	int err;
 
 	if (!d || !out)
 		return -EINVAL;
-	memset(out, 0, sizeof(*out));
-	out->addr = addr;
-	err = symbols_get(d, !(flags & DS_SYM_NO_LINES), &S, &pinned);
-	if (err)
-		return err;
-	err = lookup_one(S, addr, flags, out);
-	if (pinned)
-		ds_dso_unpin(d);
-	symbols_budget(d);
+	*out = (struct ds_sym_result){ .addr = addr };
+	b = ds_sym_batch_new();
+	if (!b)
+		return -ENOMEM;
+	err = ds_dso_symbolize_batch(d, &addr, 1, flags, b);
+	a = ds_sym_batch_answers(b, &n);
+	if (n == 1)
+		err = ds__sym_result_from(a, out);
+	ds_sym_batch_free(b);
 	return err;
 }

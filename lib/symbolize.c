@@ -11,130 +11,540 @@
 #include "symindex.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* libstdc++'s demangler (the issue allows it; binutils has its own). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
-/* Room for frames and their strings, in one allocation pair. */
-struct builder {
-	struct ds_sym_result *res;
-	size_t cap;
-	struct ds_strbuf sb;
-	/* Offsets into sb of each frame's strings (sb may move). */
-	size_t *fn_off, *file_off;
+/* ---------------------------------------------------------- the arena
+ *
+ * A batch's strings live in chunks that never move (a frame points into
+ * them as soon as it is made) and are kept from call to call: a reset
+ * rewinds, a warm batch allocates nothing. */
+
+#define CHUNK_MIN (4u << 10)
+#define CHUNK_MAX (256u << 10)
+/* The demangled names kept across calls: past this, dropped at a call's
+ * start (a stream over many DSOs would otherwise keep them all). */
+#define DEMANGLED_MAX (16u << 20)
+
+struct chunk {
+	struct chunk *next;
+	size_t size;
+	char data[];
 };
 
-/* Append s and its NUL; returns its offset (SIZE_MAX: none or no memory). */
-static size_t keep(struct builder *b, const char *s, bool demangle)
+struct arena {
+	struct chunk *head, *cur; /* cur NULL: rewound, head is next */
+	size_t pos; /* used bytes of cur */
+	size_t bytes; /* of every chunk */
+};
+
+static char *arena_alloc(struct arena *a, size_t len)
 {
-	struct ds_strbuf *sb = &b->sb;
-	char *dm = NULL;
-	size_t off = SIZE_MAX, len;
-	int status;
+	struct chunk **link, *c = a->cur;
+	size_t size;
 
-	if (!s)
-		return SIZE_MAX;
-	if (demangle && s[0] == '_' && s[1] == 'Z')
-		dm = __cxa_demangle(s, NULL, NULL, &status);
-	if (dm)
-		s = dm;
-	len = strlen(s) + 1;
-	if (sb->len + len > sb->cap) {
-		size_t cap = (sb->len + len) * 2 < 256 ? 256 : (sb->len + len) * 2;
-		char *nb = realloc(sb->buf, cap);
-
-		if (!nb)
-			goto out;
-		sb->buf = nb;
-		sb->cap = cap;
+	if (c && c->size - a->pos >= len) {
+		a->pos += len;
+		return c->data + a->pos - len;
 	}
-	memcpy(sb->buf + sb->len, s, len);
-	off = sb->len;
-	sb->len += len;
-out:
-	free(dm);
-	return off;
+	/* The next chunk kept from an earlier call, if it has room. */
+	link = c ? &c->next : &a->head;
+	while (*link && (*link)->size < len) {
+		struct chunk *small = *link;
+
+		*link = small->next;
+		a->bytes -= small->size;
+		free(small);
+	}
+	if (!*link) {
+		size = a->bytes < CHUNK_MIN ? CHUNK_MIN : a->bytes < CHUNK_MAX ? a->bytes : CHUNK_MAX;
+		if (size < len)
+			size = len;
+		c = malloc(sizeof(*c) + size);
+		if (!c)
+			return NULL;
+		c->next = NULL;
+		c->size = size;
+		a->bytes += size;
+		*link = c;
+	}
+	a->cur = *link;
+	a->pos = len;
+	return a->cur->data;
 }
 
-static int add_frame(struct builder *b, const char *fn, uint64_t start, const char *file,
-		     unsigned line, unsigned col, unsigned disc, bool inlined, bool demangle)
+static char *arena_strdup(struct arena *a, const char *s, size_t len)
 {
-	struct ds_sym_result *r = b->res;
+	char *p = arena_alloc(a, len + 1);
 
-	if (r->nframes == b->cap) {
-		size_t cap = b->cap ? 2 * b->cap : 4;
-		struct ds_frame *f = realloc(r->frames, cap * sizeof(*f));
-		size_t *fo = realloc(b->fn_off, cap * sizeof(*fo));
-		size_t *fi;
+	if (p)
+		memcpy(p, s, len + 1);
+	return p;
+}
 
-		if (f)
-			r->frames = f;
-		if (fo)
-			b->fn_off = fo;
-		fi = realloc(b->file_off, cap * sizeof(*fi));
-		if (fi)
-			b->file_off = fi;
-		if (!f || !fo || !fi)
+static void arena_free(struct arena *a)
+{
+	while (a->head) {
+		struct chunk *c = a->head;
+
+		a->head = c->next;
+		free(c);
+	}
+	*a = (struct arena){ 0 };
+}
+
+/* ---------------------------------------------------------- the batch */
+
+struct pair {
+	uint64_t key; /* the virtual address */
+	uint32_t idx; /* its place in the input */
+	uint32_t pad;
+};
+
+/* The index's string at key, as this call answers it (copied, or
+ * demangled).  The index's strings do not move while it lives, so within
+ * a call one pointer is one string. */
+struct pslot {
+	const char *key, *val;
+	uint32_t gen; /* a slot of an earlier call is empty */
+	bool demangled;
+};
+
+/* A mangled name and its demangling (both in the batch's demangled
+ * arena), kept across calls: a hot name is demangled once. */
+struct dslot {
+	const char *mangled, *demangled;
+	uint64_t hash;
+};
+
+struct ds_sym_batch {
+	struct ds_sym_answer *ans;
+	size_t *first; /* ans[i]'s first frame in frames */
+	size_t n, cap; /* answers; room in ans, first, pairs, tmp, vaddrs */
+	struct pair *pairs, *tmp;
+	size_t npairs;
+	uint64_t *vaddrs;
+	struct ds_frame *frames;
+	size_t nframes, frame_cap;
+	struct arena strings; /* this call's */
+	struct pslot *ptab;
+	size_t pcap, pused;
+	uint32_t gen;
+	struct arena dm_strings; /* across calls */
+	struct dslot *dtab;
+	size_t dcap, dused;
+	bool demangle; /* this call's DS_SYM_DEMANGLE */
+};
+
+DS_API struct ds_sym_batch *ds_sym_batch_new(void)
+{
+	struct ds_sym_batch *b = calloc(1, sizeof(*b));
+
+	if (!b)
+		errno = ENOMEM;
+	return b;
+}
+
+DS_API void ds_sym_batch_free(struct ds_sym_batch *b)
+{
+	if (!b)
+		return;
+	free(b->ans);
+	free(b->first);
+	free(b->pairs);
+	free(b->tmp);
+	free(b->vaddrs);
+	free(b->frames);
+	free(b->ptab);
+	free(b->dtab);
+	arena_free(&b->strings);
+	arena_free(&b->dm_strings);
+	free(b);
+}
+
+DS_API const struct ds_sym_answer *ds_sym_batch_answers(const struct ds_sym_batch *b, size_t *n)
+{
+	if (n)
+		*n = b ? b->n : 0;
+	return b && b->n ? b->ans : NULL;
+}
+
+static bool grow(void **p, size_t n, size_t size)
+{
+	void *q = realloc(*p, n * size);
+
+	if (q)
+		*p = q;
+	return q != NULL;
+}
+
+int ds__sym_batch_start(struct ds_sym_batch *b, size_t n)
+{
+	b->n = b->npairs = b->nframes = 0;
+	b->strings.cur = NULL;
+	b->strings.pos = 0;
+	if (++b->gen == 0) { /* wrapped: no slot may look current */
+		if (b->ptab)
+			memset(b->ptab, 0, b->pcap * sizeof(*b->ptab));
+		b->gen = 1;
+	}
+	b->pused = 0;
+	if (n > INT_MAX) /* the count of found ones is an int */
+		return -EINVAL;
+	if (b->dm_strings.bytes > DEMANGLED_MAX) {
+		arena_free(&b->dm_strings);
+		if (b->dtab)
+			memset(b->dtab, 0, b->dcap * sizeof(*b->dtab));
+		b->dused = 0;
+	}
+	if (n > b->cap) {
+		size_t cap = n < 2 * b->cap ? 2 * b->cap : n;
+
+		/* An array grown stays grown; cap only counts once all are. */
+		if (!grow((void **)&b->ans, cap, sizeof(*b->ans)) ||
+		    !grow((void **)&b->first, cap, sizeof(*b->first)) ||
+		    !grow((void **)&b->pairs, cap, sizeof(*b->pairs)) ||
+		    !grow((void **)&b->tmp, cap, sizeof(*b->tmp)) ||
+		    !grow((void **)&b->vaddrs, cap, sizeof(*b->vaddrs)))
 			return -ENOMEM;
 		b->cap = cap;
 	}
-	r->frames[r->nframes] = (struct ds_frame){
-		.function_start = start,
-		.line = line,
-		.column = col,
-		.discriminator = disc,
-		.inlined = inlined,
-	};
-	b->fn_off[r->nframes] = keep(b, fn, demangle);
-	b->file_off[r->nframes] = keep(b, file, false);
-	r->nframes++;
+	b->n = n;
 	return 0;
 }
 
-struct collect {
-	struct builder b;
-	bool demangle;
-};
-
-static int collect_frame(void *arg, const struct ds__raw_frame *f)
+static enum ds_sym_status status_of(int err)
 {
-	struct collect *c = arg;
-
-	return add_frame(&c->b, f->function, f->function_start, f->file, f->line, f->column,
-			 f->discriminator, f->inlined, c->demangle);
+	return err == -ERANGE				? DS_SYM_OUTSIDE
+	       : err == -ENOENT || err == -ENODATA ? DS_SYM_NO_SYMBOLS
+							: DS_SYM_ERROR;
 }
 
-int ds__symbols_lookup(struct ds_symbols *S, uint64_t addr, unsigned flags,
-		       struct ds_sym_result *res)
+static void answer_error(struct ds_sym_answer *a, uint64_t addr, int err)
 {
-	struct collect c = { .b = { .res = res }, .demangle = flags & DS_SYM_DEMANGLE };
-	struct builder *b = &c.b;
-	bool from_symtab = false;
-	int err;
+	*a = (struct ds_sym_answer){ .addr = addr, .status = status_of(err), .error = err };
+}
 
-	memset(res, 0, sizeof(*res));
-	res->addr = addr;
-	err = ds__symbols_find(S, addr, flags, &from_symtab, collect_frame, &c);
-	res->from_symtab = from_symtab;
-	if (!err && b->sb.len) {
-		/* Strings are final: point the frames into them. */
-		res->_strings = b->sb.buf;
-		b->sb.buf = NULL;
-		for (size_t i = 0; i < res->nframes; i++) {
-			res->frames[i].function =
-				b->fn_off[i] == SIZE_MAX ? NULL : res->_strings + b->fn_off[i];
-			res->frames[i].file =
-				b->file_off[i] == SIZE_MAX ? NULL : res->_strings + b->file_off[i];
+void ds__sym_batch_fail(struct ds_sym_batch *b, const uint64_t *addrs, int err)
+{
+	for (size_t i = 0; i < b->n; i++)
+		answer_error(&b->ans[i], addrs[i], err);
+}
+
+/* ------------------------------------------------------------ sorting */
+
+/* Stable LSD radix sort on key, 8 bits a pass, a pass skipped where every
+ * key has the same byte (addresses of one DSO share their high bytes).
+ * Returns a or tmp, whichever holds the result. */
+static struct pair *radix_sort(struct pair *a, struct pair *tmp, size_t n)
+{
+	static const unsigned small = 32;
+	uint32_t count[8][256];
+
+	if (n < small) { /* insertion sort: stable too */
+		for (size_t i = 1; i < n; i++) {
+			struct pair p = a[i];
+			size_t j = i;
+
+			for (; j && a[j - 1].key > p.key; j--)
+				a[j] = a[j - 1];
+			a[j] = p;
+		}
+		return a;
+	}
+	memset(count, 0, sizeof(count));
+	for (size_t i = 0; i < n; i++)
+		for (unsigned d = 0; d < 8; d++)
+			count[d][(a[i].key >> (8 * d)) & 0xff]++;
+	for (unsigned d = 0; d < 8; d++) {
+		uint32_t *c = count[d], sum = 0;
+		struct pair *t;
+
+		if (c[(a[0].key >> (8 * d)) & 0xff] == n)
+			continue;
+		for (unsigned v = 0; v < 256; v++) {
+			uint32_t k = c[v];
+
+			c[v] = sum;
+			sum += k;
+		}
+		for (size_t i = 0; i < n; i++)
+			tmp[c[(a[i].key >> (8 * d)) & 0xff]++] = a[i];
+		t = a;
+		a = tmp;
+		tmp = t;
+	}
+	return a;
+}
+
+size_t ds__sym_batch_sort(struct ds_sym_batch *b, const struct ds_symbols *S,
+			  const uint64_t *addrs, unsigned flags, const uint64_t **vaddrs)
+{
+	bool sorted = true;
+	size_t np = 0, nv = 0;
+
+	for (size_t i = 0; i < b->n; i++) {
+		uint64_t v = addrs[i];
+
+		if (flags & DS_SYM_FILE_OFFSET) {
+			int err = ds__symbols_vaddr(S, addrs[i], &v);
+
+			if (err) {
+				answer_error(&b->ans[i], addrs[i], err);
+				continue;
+			}
+		}
+		sorted &= !np || b->pairs[np - 1].key <= v;
+		b->pairs[np++] = (struct pair){ .key = v, .idx = (uint32_t)i };
+	}
+	if (!sorted) {
+		struct pair *p = radix_sort(b->pairs, b->tmp, np);
+
+		if (p != b->pairs) {
+			b->tmp = b->pairs;
+			b->pairs = p;
 		}
 	}
-	ds__strbuf_release(&b->sb);
-	free(b->fn_off);
-	free(b->file_off);
-	if (err)
-		ds_sym_result_release(res);
-	return err;
+	for (size_t k = 0; k < np; k++)
+		if (!nv || b->vaddrs[nv - 1] != b->pairs[k].key)
+			b->vaddrs[nv++] = b->pairs[k].key;
+	b->npairs = np;
+	*vaddrs = b->vaddrs;
+	return nv;
+}
+
+/* ------------------------------------------------------------ strings */
+
+static size_t hash_ptr(const char *p, bool dm)
+{
+	uint64_t x = ((uintptr_t)p ^ dm) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(x ^ x >> 29);
+}
+
+/* FNV-1a of s; *len its length. */
+static uint64_t hash_str(const char *s, size_t *len)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	const char *p = s;
+
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	*len = (size_t)(p - s);
+	return h;
+}
+
+/* Open addressing at half load; false: no memory (the caller goes on
+ * without the cache). */
+static bool ptab_grow(struct ds_sym_batch *b)
+{
+	size_t cap = b->pcap ? 2 * b->pcap : 1024;
+	struct pslot *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return false;
+	for (size_t i = 0; i < b->pcap; i++) {
+		const struct pslot *s = &b->ptab[i];
+		size_t h;
+
+		if (s->gen != b->gen)
+			continue;
+		for (h = hash_ptr(s->key, s->demangled) & (cap - 1); t[h].gen == b->gen;
+		     h = (h + 1) & (cap - 1))
+			;
+		t[h] = *s;
+	}
+	free(b->ptab);
+	b->ptab = t;
+	b->pcap = cap;
+	return true;
+}
+
+static bool dtab_grow(struct ds_sym_batch *b)
+{
+	size_t cap = b->dcap ? 2 * b->dcap : 256;
+	struct dslot *t = calloc(cap, sizeof(*t));
+
+	if (!t)
+		return false;
+	for (size_t i = 0; i < b->dcap; i++) {
+		size_t h;
+
+		if (!b->dtab[i].mangled)
+			continue;
+		for (h = b->dtab[i].hash & (cap - 1); t[h].mangled; h = (h + 1) & (cap - 1))
+			;
+		t[h] = b->dtab[i];
+	}
+	free(b->dtab);
+	b->dtab = t;
+	b->dcap = cap;
+	return true;
+}
+
+/* s demangled (s itself where it is no C++ name), from the cache or
+ * demangled now and kept; NULL: no memory. */
+static const char *demangled(struct ds_sym_batch *b, const char *s)
+{
+	size_t len, h;
+	uint64_t hash = hash_str(s, &len);
+	const char *m, *d;
+	char *dm;
+	int status;
+
+	if (2 * (b->dused + 1) > b->dcap && !dtab_grow(b) && !b->dcap)
+		return NULL;
+	for (h = hash & (b->dcap - 1); b->dtab[h].mangled; h = (h + 1) & (b->dcap - 1))
+		if (b->dtab[h].hash == hash && !strcmp(b->dtab[h].mangled, s))
+			return b->dtab[h].demangled;
+	if (b->dused + 1 >= b->dcap)
+		return NULL; /* full and could not grow */
+	dm = __cxa_demangle(s, NULL, NULL, &status);
+	m = arena_strdup(&b->dm_strings, s, len);
+	d = !m ? NULL : dm ? arena_strdup(&b->dm_strings, dm, strlen(dm)) : m;
+	free(dm);
+	if (d) {
+		b->dtab[h] = (struct dslot){ .mangled = m, .demangled = d, .hash = hash };
+		b->dused++;
+	}
+	return d;
+}
+
+/* The string this call answers for the index's s: a copy, or demangled. */
+static const char *answer_string(struct ds_sym_batch *b, const char *s, bool dm)
+{
+	struct pslot *slot = NULL;
+	const char *val;
+
+	if (2 * (b->pused + 1) <= b->pcap || ptab_grow(b)) {
+		size_t mask = b->pcap - 1, h = hash_ptr(s, dm) & mask;
+
+		for (; b->ptab[h].gen == b->gen; h = (h + 1) & mask)
+			if (b->ptab[h].key == s && b->ptab[h].demangled == dm)
+				return b->ptab[h].val;
+		slot = &b->ptab[h];
+	}
+	val = dm ? demangled(b, s) : arena_strdup(&b->strings, s, strlen(s));
+	if (val && slot) {
+		*slot = (struct pslot){ .key = s, .val = val, .gen = b->gen, .demangled = dm };
+		b->pused++;
+	}
+	return val;
+}
+
+/* ------------------------------------------------------------ lookups */
+
+static int emit_frame(void *arg, const struct ds__raw_frame *f)
+{
+	struct ds_sym_batch *b = arg;
+	const char *fn = NULL, *file = NULL;
+
+	if (b->nframes == b->frame_cap) {
+		size_t cap = b->frame_cap ? 2 * b->frame_cap : 64;
+
+		if (!grow((void **)&b->frames, cap, sizeof(*b->frames)))
+			return -ENOMEM;
+		b->frame_cap = cap;
+	}
+	if (f->function) {
+		bool dm = b->demangle && f->function[0] == '_' && f->function[1] == 'Z';
+
+		fn = answer_string(b, f->function, dm);
+		if (!fn)
+			return -ENOMEM;
+	}
+	if (f->file && !(file = answer_string(b, f->file, false)))
+		return -ENOMEM;
+	b->frames[b->nframes++] = (struct ds_frame){
+		.function = fn,
+		.function_start = f->function_start,
+		.file = file,
+		.line = f->line,
+		.column = f->column,
+		.discriminator = f->discriminator,
+		.inlined = f->inlined,
+	};
+	return 0;
+}
+
+int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned flags)
+{
+	int found = 0;
+
+	b->demangle = flags & DS_SYM_DEMANGLE;
+	for (size_t k = 0; k < b->npairs;) {
+		uint64_t v = b->pairs[k].key;
+		size_t first = b->nframes;
+		bool from_symtab = false;
+		int err = ds__symbols_find(S, v, flags, &from_symtab, emit_frame, b);
+		struct ds_sym_answer a = { .addr = v };
+
+		if (err) { /* an error has no frames */
+			b->nframes = first;
+			answer_error(&a, v, err > 0 ? -EIO : err);
+		} else {
+			a.nframes = (uint32_t)(b->nframes - first);
+			a.status = a.nframes ? DS_SYM_FOUND : DS_SYM_NOT_FOUND;
+			a.from_symtab = from_symtab;
+		}
+		/* Repeats of v share its frames. */
+		for (; k < b->npairs && b->pairs[k].key == v; k++) {
+			uint32_t i = b->pairs[k].idx;
+
+			b->ans[i] = a;
+			b->first[i] = first;
+			found += a.nframes > 0;
+		}
+	}
+	/* The frames have stopped moving. */
+	for (size_t i = 0; i < b->n; i++)
+		b->ans[i].frames = b->ans[i].nframes ? b->frames + b->first[i] : NULL;
+	return found;
+}
+
+/* s copied to *p (moved past it); NULL stays NULL. */
+static const char *move_string(char **p, const char *s)
+{
+	size_t len = s ? strlen(s) + 1 : 0;
+	char *to = *p;
+
+	if (!s)
+		return NULL;
+	memcpy(to, s, len);
+	*p += len;
+	return to;
+}
+
+int ds__sym_result_from(const struct ds_sym_answer *a, struct ds_sym_result *out)
+{
+	size_t strs = 0, head = a->nframes * sizeof(struct ds_frame);
+	char *p;
+
+	*out = (struct ds_sym_result){ .addr = a->addr, .from_symtab = a->from_symtab };
+	if (a->error || !a->nframes)
+		return a->error;
+	for (size_t i = 0; i < a->nframes; i++) {
+		strs += a->frames[i].function ? strlen(a->frames[i].function) + 1 : 0;
+		strs += a->frames[i].file ? strlen(a->frames[i].file) + 1 : 0;
+	}
+	/* Frames and strings in one block (frames first: aligned). */
+	out->frames = malloc(head + strs);
+	if (!out->frames)
+		return -ENOMEM;
+	memcpy(out->frames, a->frames, head);
+	p = (char *)out->frames + head;
+	for (size_t i = 0; i < a->nframes; i++) {
+		struct ds_frame *f = &out->frames[i];
+
+		f->function = move_string(&p, f->function);
+		f->file = move_string(&p, f->file);
+	}
+	out->nframes = a->nframes;
+	return 0;
 }
 
 DS_API void ds_sym_result_release(struct ds_sym_result *res)

@@ -543,41 +543,197 @@ static void test_against_addr2line(void)
 	ds_context_free(ctx);
 }
 
-/* The batch form gives, address for address, what single calls give. */
+/* An answer seen as a result, for format(). */
+static struct ds_sym_result view(const struct ds_sym_answer *a)
+{
+	return (struct ds_sym_result){ .addr = a->addr,
+				       .nframes = a->nframes,
+				       .frames = (struct ds_frame *)a->frames,
+				       .from_symtab = a->from_symtab };
+}
+
+/* The status of an answer that ds_dso_symbolize() gave as ret, nframes. */
+static enum ds_sym_status status_for(int ret, size_t nframes)
+{
+	if (ret == -ERANGE)
+		return DS_SYM_OUTSIDE;
+	if (ret == -ENOENT || ret == -ENODATA)
+		return DS_SYM_NO_SYMBOLS;
+	if (ret)
+		return DS_SYM_ERROR;
+	return nframes ? DS_SYM_FOUND : DS_SYM_NOT_FOUND;
+}
+
+/* Each answer of a batch over addrs[0..n) is what ds_dso_symbolize()
+ * gives for its address: error, address, frames.  Returns the found ones. */
+static int check_batch_answers(const char *what, struct ds_dso *d, const struct ds_sym_batch *b,
+			       const uint64_t *addrs, size_t n, unsigned flags)
+{
+	const struct ds_sym_answer *ans;
+	size_t na;
+	int found = 0, reports = 0;
+
+	ans = ds_sym_batch_answers(b, &na);
+	CHECK_EQ_INT(na, n);
+	for (size_t i = 0; i < n && i < na; i++) {
+		const struct ds_sym_answer *a = &ans[i];
+		struct ds_sym_result one, v = view(a);
+		int ret = ds_dso_symbolize(d, addrs[i], flags, &one);
+		char *x = format(&v), *y = format(&one);
+
+		CHECK_EQ_INT(a->error, ret);
+		CHECK_EQ_INT(a->addr, one.addr);
+		CHECK_EQ_INT(a->status, status_for(ret, one.nframes));
+		CHECK_EQ_INT(a->from_symtab, one.from_symtab);
+		CHECK(!a->nframes == !a->frames);
+		if (strcmp(x, y) && reports++ < MAX_REPORTS) {
+			fprintf(stderr, "%s: batch 0x%" PRIx64 ":\n%s--- single:\n%s", what, addrs[i],
+				x, y);
+			t_failures++;
+		}
+		found += a->status == DS_SYM_FOUND;
+		free(x);
+		free(y);
+		ds_sym_result_release(&one);
+	}
+	return found;
+}
+
+/* The batch form gives, address for address, what single calls give:
+ * in input order however the addresses come (sorted, reversed, repeated,
+ * unknown ones among them), one batch reused across calls and flags; a
+ * repeated address is looked up once (its answers share frames). */
 static void test_batch(void)
 {
 	struct ds_context *ctx = new_context(empty_dirs);
 	struct ds_store *s = t_store_new(ctx, 0);
 	const struct bin *bn = &bins[BIN_A];
 	struct ds_dso *d = dso_for(s, bn->path);
-	struct ds_sym_result res[NADDRS];
-	int ret, found = 0;
+	struct ds_sym_batch *b = ds_sym_batch_new();
+	static const unsigned flag_sets[] = {DS_SYM_INLINES, 0, DS_SYM_INLINES | DS_SYM_DEMANGLE,
+					     DS_SYM_INLINES | DS_SYM_BINUTILS,
+					     DS_SYM_ELF_NAMES | DS_SYM_NO_LINES};
+	uint64_t mixed[3 * NADDRS + 4], sorted[NADDRS];
+	const struct ds_sym_answer *ans;
+	size_t n = 0, na;
+	int ret;
 
-	ret = ds_dso_symbolize_batch(d, bn->addrs, bn->naddrs, DS_SYM_INLINES, res);
-	for (size_t i = 0; i < bn->naddrs; i++) {
-		struct ds_sym_result one;
-		char *a, *b;
+	CHECK(b != NULL);
+	/* Sorted input: the sort is skipped. */
+	memcpy(sorted, bn->addrs, bn->naddrs * sizeof(*sorted));
+	for (size_t i = 1; i < bn->naddrs; i++)
+		for (size_t j = i; j && sorted[j - 1] > sorted[j]; j--) {
+			uint64_t t = sorted[j];
 
-		CHECK_EQ_INT(ds_dso_symbolize(d, bn->addrs[i], DS_SYM_INLINES, &one), 0);
-		CHECK_EQ_INT(res[i].addr, bn->addrs[i]);
-		a = format(&res[i]);
-		b = format(&one);
-		if (strcmp(a, b)) {
-			fprintf(stderr, "batch 0x%" PRIx64 ":\n%s--- single:\n%s", bn->addrs[i], a,
-				b);
-			t_failures++;
+			sorted[j] = sorted[j - 1];
+			sorted[j - 1] = t;
 		}
-		found += one.nframes > 0;
-		free(a);
-		free(b);
-		ds_sym_result_release(&one);
-		ds_sym_result_release(&res[i]);
+	/* Reversed, each address twice in a row and once more at the end,
+	 * and addresses nothing is known about. */
+	mixed[n++] = 0;
+	for (size_t i = bn->naddrs; i-- > 0;) {
+		mixed[n++] = bn->addrs[i];
+		mixed[n++] = bn->addrs[i];
 	}
-	CHECK_EQ_INT(ret, found);
-	CHECK_EQ_INT(ds_dso_symbolize_batch(d, NULL, 0, 0, NULL), 0);
+	mixed[n++] = UINT64_MAX;
+	for (size_t i = 0; i < bn->naddrs; i++)
+		mixed[n++] = bn->addrs[i];
+	mixed[n++] = 1;
+	for (int round = 0; round < 2; round++) {
+		for (size_t f = 0; f < sizeof(flag_sets) / sizeof(flag_sets[0]); f++) {
+			unsigned fl = flag_sets[f];
+			int found;
+
+			ret = ds_dso_symbolize_batch(d, bn->addrs, bn->naddrs, fl, b);
+			CHECK_EQ_INT(ret, check_batch_answers("input order", d, b, bn->addrs,
+							      bn->naddrs, fl));
+			CHECK(ret > 0);
+			ret = ds_dso_symbolize_batch(d, sorted, bn->naddrs, fl, b);
+			CHECK_EQ_INT(ret,
+				     check_batch_answers("sorted", d, b, sorted, bn->naddrs, fl));
+			ret = ds_dso_symbolize_batch(d, mixed, n, fl, b);
+			found = check_batch_answers("mixed", d, b, mixed, n, fl);
+			CHECK_EQ_INT(ret, found);
+			ans = ds_sym_batch_answers(b, &na);
+			CHECK_EQ_INT(na, n);
+			CHECK_EQ_INT(ans[0].status, DS_SYM_NOT_FOUND);
+			CHECK_EQ_INT(ans[0].nframes, 0);
+			CHECK_EQ_INT(ans[2 * bn->naddrs + 1].status, DS_SYM_NOT_FOUND);
+			CHECK_EQ_INT(ans[n - 1].status, DS_SYM_NOT_FOUND);
+			/* Repeats share the frames of one lookup. */
+			for (size_t i = 0; i < bn->naddrs; i++) {
+				CHECK(ans[1 + 2 * i].frames == ans[2 + 2 * i].frames);
+				CHECK(ans[2 + 2 * bn->naddrs + (bn->naddrs - 1 - i)].frames ==
+				      ans[1 + 2 * i].frames);
+			}
+		}
+	}
+	/* A batch of 0, and the answers of a call that had none. */
+	CHECK_EQ_INT(ds_dso_symbolize_batch(d, NULL, 0, DS_SYM_INLINES, b), 0);
+	CHECK(ds_sym_batch_answers(b, &na) == NULL);
+	CHECK_EQ_INT(na, 0);
+	CHECK_EQ_INT(ds_dso_symbolize_batch(d, bn->addrs, 1, 0, NULL), -EINVAL);
+	CHECK_EQ_INT(ds_dso_symbolize_batch(NULL, bn->addrs, 1, 0, b), -EINVAL);
+	CHECK_EQ_INT(ds_dso_symbolize_batch(d, NULL, 1, 0, b), -EINVAL);
+	ds_sym_batch_answers(b, &na);
+	CHECK_EQ_INT(na, 0);
+	CHECK(ds_sym_batch_answers(NULL, &na) == NULL && na == 0);
+	ds_sym_batch_free(NULL);
+	/* Answers outlive the DSO and its store. */
+	CHECK(ds_dso_symbolize_batch(d, bn->addrs, bn->naddrs, DS_SYM_INLINES, b) > 0);
+	{
+		char *want[NADDRS];
+
+		for (size_t i = 0; i < bn->naddrs; i++) {
+			struct ds_sym_result v = view(&ds_sym_batch_answers(b, &na)[i]);
+
+			want[i] = format(&v);
+		}
+		ds_dso_put(d);
+		ds_store_free(s);
+		ans = ds_sym_batch_answers(b, &na);
+		for (size_t i = 0; i < bn->naddrs; i++) {
+			struct ds_sym_result v = view(&ans[i]);
+			char *got = format(&v);
+
+			CHECK(!strcmp(got, want[i]));
+			free(got);
+			free(want[i]);
+		}
+	}
+	ds_sym_batch_free(b);
+	ds_context_free(ctx);
+}
+
+/* A DSO without any symbols: every answer of a batch says so. */
+static void test_batch_no_symbols(void)
+{
+	const struct bin *bn = &bins[BIN_A];
+	char *bin = t_path("nosyms.bin");
+	struct ds_context *ctx = new_context(empty_dirs);
+	struct ds_store *s = t_store_new(ctx, 0);
+	struct ds_sym_batch *b = ds_sym_batch_new();
+	const struct ds_sym_answer *ans;
+	struct ds_dso *d;
+	size_t na;
+
+	CHECK_EQ_INT(t_sh("strip -o '%s' '%s'", bin, bn->path), 0);
+	d = dso_for(s, bin);
+	CHECK_EQ_INT(ds_dso_symbolize_batch(d, bn->addrs, 3, DS_SYM_INLINES, b), -ENOENT);
+	ans = ds_sym_batch_answers(b, &na);
+	CHECK_EQ_INT(na, 3);
+	for (size_t i = 0; i < na; i++) {
+		CHECK_EQ_INT(ans[i].status, DS_SYM_NO_SYMBOLS);
+		CHECK_EQ_INT(ans[i].error, -ENOENT);
+		CHECK_EQ_INT(ans[i].addr, bn->addrs[i]);
+		CHECK_EQ_INT(ans[i].nframes, 0);
+	}
+	CHECK_EQ_INT(check_batch_answers("no symbols", d, b, bn->addrs, 3, DS_SYM_INLINES), 0);
 	ds_dso_put(d);
 	ds_store_free(s);
+	ds_sym_batch_free(b);
 	ds_context_free(ctx);
+	free(bin);
 }
 
 /* C++: mangled names as addr2line prints them, demangled as -C does. */
@@ -727,6 +883,43 @@ static int check_offsets(const char *what, struct ds_dso *d, const struct segmen
 	return bad;
 }
 
+/* A batch of file offsets, unsorted and repeated, two of them (bad1,
+ * bad2) outside every segment: each answer as a single call's, the bad
+ * ones DS_SYM_OUTSIDE with their offset as address, the others with
+ * their virtual address. */
+static void check_offset_batch(struct ds_dso *d, const struct segment *seg, size_t nseg,
+			       const uint64_t *addrs, size_t n, uint64_t bad1, uint64_t bad2)
+{
+	struct ds_sym_batch *b = ds_sym_batch_new();
+	const struct ds_sym_answer *ans;
+	uint64_t offs[2 * NADDRS + 2], vaddr[2 * NADDRS + 2];
+	size_t m = 0, na;
+	int found;
+
+	offs[m++] = bad1;
+	for (size_t i = n; i-- > 0;)
+		for (size_t k = 0; k < nseg; k++)
+			if (addrs[i] >= seg[k].vaddr && addrs[i] - seg[k].vaddr < seg[k].filesz) {
+				vaddr[m] = addrs[i];
+				offs[m++] = addrs[i] - seg[k].vaddr + seg[k].offset;
+				vaddr[m] = addrs[i];
+				offs[m++] = addrs[i] - seg[k].vaddr + seg[k].offset;
+				break;
+			}
+	offs[m++] = bad2;
+	found = ds_dso_symbolize_batch(d, offs, m, DS_SYM_INLINES | DS_SYM_FILE_OFFSET, b);
+	CHECK_EQ_INT(found, check_batch_answers("file offsets", d, b, offs, m,
+						DS_SYM_INLINES | DS_SYM_FILE_OFFSET));
+	CHECK(found >= (int)(m - 2) / 2);
+	ans = ds_sym_batch_answers(b, &na);
+	CHECK_EQ_INT(na, m);
+	CHECK(ans[0].status == DS_SYM_OUTSIDE && ans[0].error == -ERANGE && ans[0].addr == bad1);
+	CHECK(ans[m - 1].status == DS_SYM_OUTSIDE && ans[m - 1].addr == bad2);
+	for (size_t i = 1; i + 1 < m; i++)
+		CHECK_EQ_INT(ans[i].addr, vaddr[i]);
+	ds_sym_batch_free(b);
+}
+
 /* A shared library whose segments sit at 0x200000 + their file offset:
  * a file offset names the same code as its vaddr, and an offset no
  * PT_LOAD covers is -ERANGE.  The same for the library stripped, with its
@@ -779,6 +972,7 @@ static void test_file_offset(void)
 	CHECK_EQ_INT(ds_dso_symbolize(d, file_size(lib) + 0x100000, DS_SYM_FILE_OFFSET, &r),
 		     -ERANGE);
 	ds_sym_result_release(&r);
+	check_offset_batch(d, seg, nseg, addrs, n, dbg_off, file_size(lib) + 0x100000);
 	ds_dso_put(d);
 	ds_store_free(s);
 
@@ -1496,6 +1690,7 @@ int main(void)
 	build_fixtures();
 	test_against_addr2line();
 	test_batch();
+	test_batch_no_symbols();
 	test_cxx();
 	test_file_offset();
 	test_split_debuginfo();

@@ -607,8 +607,9 @@ static size_t function_addrs(const char *prog, uint64_t *out, size_t max)
 	return n;
 }
 
+/* (The answers stay the batch's after the store is gone.) */
 static struct ds_store_stats batch(struct ds_context *ctx, const char *prog, const uint64_t *addrs,
-				   size_t n, struct ds_sym_result *res)
+				   size_t n, struct ds_sym_batch *res)
 {
 	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_dso *dso = ds_store_findnew(s, prog, NULL);
@@ -627,11 +628,11 @@ static void test_store(void)
 	char *a = t_path("sa.c"), *b = t_path("sb.c"), *prog = t_path("sprog");
 	char *nodebug = t_path("nodebug"), *file, hex[2 * DS_BUILD_ID_MAX + 1];
 	const char *dirs[2] = { nodebug, NULL };
-	struct ds_sym_result r1[64], r2[64];
+	struct ds_sym_batch *r1 = ds_sym_batch_new(), *r2 = ds_sym_batch_new();
 	struct ds_store_stats st;
 	struct ds_build_id bid;
 	uint64_t addrs[64];
-	size_t n;
+	size_t n, n1, n2;
 
 	t_write_file(a, "int other(int);\n"
 			"__attribute__((noinline)) int work(int n) { return n * 3 + other(n); }\n"
@@ -663,18 +664,21 @@ static void test_store(void)
 		CHECK_EQ_INT(st.units_built, 0);
 		CHECK_EQ_INT(st.symindex_loads, 1);
 		CHECK_EQ_INT(st.symindex_saves, 0);
-		for (size_t i = 0; i < n; i++) {
-			CHECK_EQ_INT(r1[i].nframes, r2[i].nframes);
-			for (size_t f = 0; f < r1[i].nframes && f < r2[i].nframes; f++) {
-				const struct ds_frame *x = &r1[i].frames[f], *y = &r2[i].frames[f];
+		const struct ds_sym_answer *a1 = ds_sym_batch_answers(r1, &n1),
+					   *a2 = ds_sym_batch_answers(r2, &n2);
+
+		CHECK_EQ_INT(n1, n);
+		CHECK_EQ_INT(n2, n);
+		for (size_t i = 0; i < n && i < n1 && i < n2; i++) {
+			CHECK_EQ_INT(a1[i].nframes, a2[i].nframes);
+			for (size_t f = 0; f < a1[i].nframes && f < a2[i].nframes; f++) {
+				const struct ds_frame *x = &a1[i].frames[f], *y = &a2[i].frames[f];
 
 				CHECK(x->line == y->line && x->inlined == y->inlined);
 				CHECK(!x->function == !y->function &&
 				      (!x->function || !strcmp(x->function, y->function)));
 				CHECK(!x->file == !y->file && (!x->file || !strcmp(x->file, y->file)));
 			}
-			ds_sym_result_release(&r1[i]);
-			ds_sym_result_release(&r2[i]);
 		}
 		ds_context_free(ctx);
 	}
@@ -687,12 +691,12 @@ static void test_store(void)
 		CHECK_EQ_INT(st.dwarf_builds, 1);
 		CHECK_EQ_INT(st.symindex_loads, 0);
 		CHECK_EQ_INT(st.symindex_saves, 0);
-		for (size_t i = 0; i < n; i++)
-			ds_sym_result_release(&r1[i]);
 		ds_context_free(ctx);
 	}
 	free(file);
 out:
+	ds_sym_batch_free(r1);
+	ds_sym_batch_free(r2);
 	free(a);
 	free(b);
 	free(prog);

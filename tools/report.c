@@ -173,6 +173,7 @@ struct report {
 	int vdso_fd;
 	struct ds_store *vdso_store;
 	struct ds_dso *vdso;
+	struct ds_sym_batch *sym; /* every DSO's batch, one after the other */
 };
 
 static _Noreturn void oom(void)
@@ -408,7 +409,7 @@ static void chain_free(struct chain *c)
 	free(c);
 }
 
-static struct chain *chain_of(const struct ds_sym_result *res)
+static struct chain *chain_of(const struct ds_sym_answer *res)
 {
 	struct chain *c;
 	char *key = NULL;
@@ -460,7 +461,7 @@ static char *srcline_of(const char *file, unsigned line, const char *sym, uint64
  * the address, named after its ELF symbol as perf names it
  * (DS_SYM_ELF_NAMES); with DWARF read (srcline, --inline), where no ELF
  * symbol holds the address, the DWARF's name. */
-static void loc_from_result(struct loc *l, const struct ds_sym_result *res, const char *dso_name)
+static void loc_from_answer(struct loc *l, const struct ds_sym_answer *res, const char *dso_name)
 {
 	const struct ds_frame *in = res->nframes ? &res->frames[0] : NULL;
 	const struct ds_frame *out = res->nframes ? &res->frames[res->nframes - 1] : NULL;
@@ -547,22 +548,21 @@ static void resolve_dso(struct report *r, size_t di, struct site **v, size_t n)
 	const struct ds_perf_dso *d = &r->dsos[di];
 	struct ds_dso *dso = d->dso;
 	uint64_t *addrs = xrealloc(NULL, n, sizeof(*addrs));
-	struct ds_sym_result *res;
-	size_t nu = 0;
+	const struct ds_sym_answer *res = NULL;
+	size_t nu = 0, nres = 0;
 	int rc = -ENOENT;
 
 	for (size_t i = 0; i < n; i++)
 		if (!nu || addrs[nu - 1] != v[i]->ip)
 			addrs[nu++] = v[i]->ip;
-	res = calloc(nu, sizeof(*res));
-	if (!res)
-		oom();
 	if (!strcmp(d->path, "[vdso]"))
 		dso = vdso_dso(r, d);
-	if (dso)
-		rc = ds_dso_symbolize_batch(dso, addrs, nu, sym_flags(r->o), res);
-	for (size_t i = 0; rc < 0 && i < nu; i++)
-		res[i].addr = addrs[i];
+	if (dso && !r->sym && !(r->sym = ds_sym_batch_new()))
+		oom();
+	if (dso) {
+		rc = ds_dso_symbolize_batch(dso, addrs, nu, sym_flags(r->o), r->sym);
+		res = ds_sym_batch_answers(r->sym, &nres);
+	}
 	if (rc < 0 && dso && r->o->verbose) {
 		char why[512] = "";
 
@@ -573,12 +573,13 @@ static void resolve_dso(struct report *r, size_t di, struct site **v, size_t n)
 	for (size_t i = 0, u = 0; u < nu; u++) {
 		struct loc *l = loc_new(r);
 
-		loc_from_result(l, &res[u], r->short_names[di]);
+		/* No DSO: nothing known, at the address as given. */
+		struct ds_sym_answer none = { .addr = addrs[u] };
+
+		loc_from_answer(l, u < nres ? &res[u] : &none, r->short_names[di]);
 		for (; i < n && v[i]->ip == addrs[u]; i++)
 			v[i]->loc = l;
-		ds_sym_result_release(&res[u]);
 	}
-	free(res);
 	free(addrs);
 }
 
@@ -1364,6 +1365,7 @@ static void report_free(struct report *r)
 	free(r->cc_sites);
 	ds_dso_put(r->vdso);
 	ds_store_free(r->vdso_store);
+	ds_sym_batch_free(r->sym);
 	if (r->vdso_fd > 0)
 		close(r->vdso_fd);
 }
