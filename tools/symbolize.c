@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <strings.h>
 #include <unistd.h>
 
@@ -41,75 +42,212 @@ struct opts {
 	const char *exe;
 };
 
-/* ---------------------------------------------------------------- output */
+/* ---------------------------------------------------------------- output
+ *
+ * Written by hand into one large buffer (printf per field was a fifth of
+ * the time at a million addresses), which goes out with fwrite when it is
+ * full, at the end, and before a read that may block. */
 
-static void print_json(const struct opts *o, const char *module, uint64_t addr,
-		       const struct ds_sym_result *r, const char *error)
+#define OUT_FLUSH (1u << 20)
+
+struct out {
+	char *buf;
+	size_t len, cap;
+};
+
+static _Noreturn void oom(void)
 {
-	printf("{\"Address\":\"0x%" PRIx64 "\",\"ModuleName\":", addr);
-	cli_json_string(module ? module : "");
+	cli_error("out of memory");
+	exit(2);
+}
+
+static void out_grow(struct out *ob, size_t n)
+{
+	size_t cap = ob->cap ? 2 * ob->cap : OUT_FLUSH + (64u << 10);
+	char *p;
+
+	while (cap - ob->len < n)
+		cap *= 2;
+	p = realloc(ob->buf, cap);
+	if (!p)
+		oom();
+	ob->buf = p;
+	ob->cap = cap;
+}
+
+static inline void out_mem(struct out *ob, const char *s, size_t n)
+{
+	if (ob->cap - ob->len < n)
+		out_grow(ob, n);
+	memcpy(ob->buf + ob->len, s, n);
+	ob->len += n;
+}
+
+#define out_lit(ob, s) out_mem(ob, s, sizeof(s) - 1)
+
+static inline void out_str(struct out *ob, const char *s)
+{
+	out_mem(ob, s, strlen(s));
+}
+
+static inline void out_char(struct out *ob, char c)
+{
+	out_mem(ob, &c, 1);
+}
+
+static void out_uint(struct out *ob, unsigned v)
+{
+	char tmp[10];
+	size_t n = 0;
+
+	do
+		tmp[sizeof(tmp) - ++n] = (char)('0' + v % 10);
+	while ((v /= 10));
+	out_mem(ob, tmp + sizeof(tmp) - n, n);
+}
+
+/* v in lower-case hex, at least width digits. */
+static void out_hex(struct out *ob, uint64_t v, size_t width)
+{
+	char tmp[16];
+	size_t n = 0;
+
+	do
+		tmp[sizeof(tmp) - ++n] = "0123456789abcdef"[v & 15];
+	while ((v >>= 4));
+	while (n < width)
+		tmp[sizeof(tmp) - ++n] = '0';
+	out_mem(ob, tmp + sizeof(tmp) - n, n);
+}
+
+/* As cli_json_string(): quotes, backslashes and control characters escaped. */
+static void out_json(struct out *ob, const char *s)
+{
+	out_char(ob, '"');
+	for (;;) {
+		size_t run = 0;
+		unsigned char c;
+
+		while ((c = (unsigned char)s[run]) >= 0x20 && c != '"' && c != '\\')
+			run++;
+		out_mem(ob, s, run);
+		s += run;
+		if (!c)
+			break;
+		if (c == '"' || c == '\\') {
+			char esc[2] = { '\\', (char)c };
+
+			out_mem(ob, esc, 2);
+		} else {
+			out_lit(ob, "\\u00");
+			out_hex(ob, c, 2);
+		}
+		s++;
+	}
+	out_char(ob, '"');
+}
+
+static void out_flush(struct out *ob)
+{
+	if (ob->len)
+		fwrite(ob->buf, 1, ob->len, stdout);
+	ob->len = 0;
+	fflush(stdout);
+}
+
+static void print_json(struct out *ob, const struct opts *o, const char *module, uint64_t addr,
+		       const struct ds_sym_answer *r, const char *error)
+{
+	out_lit(ob, "{\"Address\":\"0x");
+	out_hex(ob, addr, 0);
+	out_lit(ob, "\",\"ModuleName\":");
+	out_json(ob, module ? module : "");
 	if (error) {
-		printf(",\"Error\":{\"Message\":");
-		cli_json_string(error);
-		printf("}}\n");
+		out_lit(ob, ",\"Error\":{\"Message\":");
+		out_json(ob, error);
+		out_lit(ob, "}}\n");
 		return;
 	}
-	printf(",\"Symbol\":[");
+	out_lit(ob, ",\"Symbol\":[");
 	if (!r || !r->nframes) /* llvm-symbolizer: one empty frame */
-		printf("{\"Column\":0,\"Discriminator\":0,\"FileName\":\"\",\"FunctionName\":\"\","
-		       "\"Line\":0,\"StartAddress\":\"\",\"StartFileName\":\"\",\"StartLine\":0}");
+		out_lit(ob, "{\"Column\":0,\"Discriminator\":0,\"FileName\":\"\",\"FunctionName\":"
+			    "\"\",\"Line\":0,\"StartAddress\":\"\",\"StartFileName\":\"\","
+			    "\"StartLine\":0}");
 	for (size_t i = 0; r && i < r->nframes; i++) {
 		const struct ds_frame *f = &r->frames[i];
 
 		if (i && !o->inlines)
 			break;
-		printf("%s{\"Column\":%u,\"Discriminator\":%u,\"FileName\":", i ? "," : "", f->column,
-		       f->discriminator);
-		cli_json_string(f->file ? f->file : "");
-		printf(",\"FunctionName\":");
-		cli_json_string(f->function ? f->function : "");
-		printf(",\"Inlined\":%s,\"Line\":%u,\"StartAddress\":\"0x%" PRIx64
-		       "\",\"StartFileName\":\"\",\"StartLine\":0}",
-		       f->inlined ? "true" : "false", f->line, f->function_start);
+		if (i)
+			out_char(ob, ',');
+		out_lit(ob, "{\"Column\":");
+		out_uint(ob, f->column);
+		out_lit(ob, ",\"Discriminator\":");
+		out_uint(ob, f->discriminator);
+		out_lit(ob, ",\"FileName\":");
+		out_json(ob, f->file ? f->file : "");
+		out_lit(ob, ",\"FunctionName\":");
+		out_json(ob, f->function ? f->function : "");
+		if (f->inlined)
+			out_lit(ob, ",\"Inlined\":true,\"Line\":");
+		else
+			out_lit(ob, ",\"Inlined\":false,\"Line\":");
+		out_uint(ob, f->line);
+		out_lit(ob, ",\"StartAddress\":\"0x");
+		out_hex(ob, f->function_start, 0);
+		out_lit(ob, "\",\"StartFileName\":\"\",\"StartLine\":0}");
 	}
-	printf("]}\n");
+	out_lit(ob, "]}\n");
 }
 
 /* disc: binutils prints the innermost row's discriminator on every frame
  * of an inline chain (addr2line.c never resets it), and scripts compare
  * against that. */
-static void print_location(const struct ds_frame *f, bool found, bool gnu, unsigned disc)
+static void print_location(struct out *ob, const struct ds_frame *f, bool found, bool gnu,
+			   unsigned disc)
 {
 	if (gnu) {
 		/* binutils: "??:0" when nothing was found, "FILE:?" when the
 		 * line is unknown, the discriminator after the line. */
 		if (!found) {
-			fputs("??:0", stdout);
+			out_lit(ob, "??:0");
 			return;
 		}
-		fputs(f->file ? f->file : "??", stdout);
-		if (f->line)
-			printf(":%u", f->line);
-		else
-			fputs(":?", stdout);
-		if (disc)
-			printf(" (discriminator %u)", disc);
+		out_str(ob, f->file ? f->file : "??");
+		if (f->line) {
+			out_char(ob, ':');
+			out_uint(ob, f->line);
+		} else {
+			out_lit(ob, ":?");
+		}
+		if (disc) {
+			out_lit(ob, " (discriminator ");
+			out_uint(ob, disc);
+			out_char(ob, ')');
+		}
 		return;
 	}
-	printf("%s:%u:%u", f->file ? f->file : "??", f->line, f->column);
+	out_str(ob, f->file ? f->file : "??");
+	out_char(ob, ':');
+	out_uint(ob, f->line);
+	out_char(ob, ':');
+	out_uint(ob, f->column);
 }
 
-static void print_text(const struct opts *o, uint64_t addr, const struct ds_sym_result *r)
+static void print_text(struct out *ob, const struct opts *o, uint64_t addr,
+		       const struct ds_sym_answer *r)
 {
 	static const struct ds_frame unknown = { 0 };
 	bool gnu = o->style == STYLE_GNU, found = r && r->nframes;
 	size_t n = found ? r->nframes : 1;
 
 	if (o->addresses) {
-		if (gnu)
-			printf(o->pretty ? "0x%016" PRIx64 ": " : "0x%016" PRIx64 "\n", addr);
+		out_lit(ob, "0x");
+		out_hex(ob, addr, gnu ? 16 : 0);
+		if (o->pretty)
+			out_lit(ob, ": ");
 		else
-			printf(o->pretty ? "0x%" PRIx64 ": " : "0x%" PRIx64 "\n", addr);
+			out_char(ob, '\n');
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct ds_frame *f = found ? &r->frames[i] : &unknown;
@@ -118,29 +256,29 @@ static void print_text(const struct opts *o, uint64_t addr, const struct ds_sym_
 			break;
 		if (o->pretty) {
 			if (i)
-				fputs(" (inlined by) ", stdout);
-			if (o->functions || !gnu)
-				printf("%s at ", f->function ? f->function : "??");
-			print_location(f, found, gnu, found ? r->frames[0].discriminator : 0);
-			putchar('\n');
-			continue;
+				out_lit(ob, " (inlined by) ");
+			if (o->functions || !gnu) {
+				out_str(ob, f->function ? f->function : "??");
+				out_lit(ob, " at ");
+			}
+		} else if (o->functions || !gnu) {
+			out_str(ob, f->function ? f->function : "??");
+			out_char(ob, '\n');
 		}
-		if (o->functions || !gnu)
-			printf("%s\n", f->function ? f->function : "??");
-		print_location(f, found, gnu, found ? r->frames[0].discriminator : 0);
-		putchar('\n');
+		print_location(ob, f, found, gnu, found ? r->frames[0].discriminator : 0);
+		out_char(ob, '\n');
 	}
 	if (!gnu)
-		putchar('\n');
+		out_char(ob, '\n');
 }
 
-static void answer(const struct opts *o, const char *module, uint64_t addr,
-		   const struct ds_sym_result *r, const char *error)
+static void answer(struct out *ob, const struct opts *o, const char *module, uint64_t addr,
+		   const struct ds_sym_answer *r, const char *error)
 {
 	if (o->style == STYLE_JSON)
-		print_json(o, module, addr, r, error);
+		print_json(ob, o, module, addr, r, error);
 	else
-		print_text(o, addr, error ? NULL : r);
+		print_text(ob, o, addr, error ? NULL : r);
 }
 
 /* ------------------------------------------------------------- parsing */
@@ -163,15 +301,25 @@ struct reader {
 	size_t start, end;
 	size_t lineno;
 	bool eof;
+	struct out *out;
 };
 
-enum { LINE_EOF, LINE_OK, LINE_TOO_LONG };
+enum { LINE_EOF, LINE_OK, LINE_TOO_LONG, LINE_WAIT };
+
+/* Whether a read of stdin would not block (data, end or error there). */
+static bool input_ready(void)
+{
+	struct pollfd p = { .fd = 0, .events = POLLIN };
+
+	return poll(&p, 1, 0) > 0;
+}
 
 /* The next line, NUL-terminated without its newline, in *line (valid until
  * the next call) and *len (it may hold NULs): LINE_OK.  LINE_TOO_LONG when
  * it had more than SYM_LINE_MAX bytes (all of them read and dropped);
- * LINE_EOF at the end. */
-static int next_line(struct reader *rd, char **line, size_t *len)
+ * LINE_EOF at the end.  hold: the caller has lines to answer; rather than
+ * a read that would block, LINE_WAIT (call again once they are answered). */
+static int next_line(struct reader *rd, char **line, size_t *len, bool hold)
 {
 	bool too_long = false;
 
@@ -197,6 +345,11 @@ static int next_line(struct reader *rd, char **line, size_t *len)
 				rd->lineno++;
 			return too_long ? LINE_TOO_LONG : LINE_EOF;
 		}
+		if (!input_ready()) {
+			if (hold && !too_long)
+				return LINE_WAIT; /* what is here stays for the next call */
+			out_flush(rd->out);
+		}
 		memmove(rd->buf, p, rd->end - rd->start);
 		rd->end -= rd->start;
 		rd->start = 0;
@@ -206,7 +359,6 @@ static int next_line(struct reader *rd, char **line, size_t *len)
 			too_long = true;
 			rd->end = 0;
 		}
-		fflush(stdout);
 		n = read(0, rd->buf + rd->end, sizeof(rd->buf) - 1 - rd->end);
 		if (n < 0 && errno == EINTR)
 			continue;
@@ -215,38 +367,6 @@ static int next_line(struct reader *rd, char **line, size_t *len)
 		else
 			rd->end += (size_t)n;
 	}
-}
-
-static int symbolize_one(struct ds_dso *dso, const struct opts *o, const char *module,
-			 uint64_t addr, unsigned flags)
-{
-	struct ds_sym_result r;
-	char msg[128];
-	int err = ds_dso_symbolize(dso, addr, flags, &r);
-
-	if (err == -ERANGE)
-		snprintf(msg, sizeof(msg), "0x%" PRIx64 ": outside every loadable segment", addr);
-	else if (err == -ENOENT || err == -ENODATA)
-		snprintf(msg, sizeof(msg), "no debuginfo or symbols found");
-	else if (err)
-		snprintf(msg, sizeof(msg), "%s", ds_strerror(err));
-	if (err) {
-		answer(o, module, addr, NULL, msg);
-		if (o->exe && (err == -ENOENT || err == -ENODATA)) {
-			/* addr2line mode: say it once, answer "??" for all. */
-			static bool said;
-
-			if (!said)
-				cli_error("%s: %s", module, msg);
-			said = true;
-			return 0;
-		}
-		cli_error("%s: %s", module, msg);
-		return 1;
-	}
-	answer(o, module, r.addr ? r.addr : addr, &r, NULL);
-	ds_sym_result_release(&r);
-	return 0;
 }
 
 static unsigned sym_flags(const struct opts *o)
@@ -264,101 +384,65 @@ static unsigned sym_flags(const struct opts *o)
 	return flags;
 }
 
-/* A line over SYM_LINE_MAX: the answer of a bad line, one message. */
-static void answer_too_long(const struct opts *o, const char *module, size_t lineno)
-{
-	char msg[96];
-
-	snprintf(msg, sizeof(msg), "line %zu: longer than %d bytes", lineno, SYM_LINE_MAX);
-	answer(o, module, 0, NULL, msg);
-	cli_error("%s", msg);
-}
-
-/* addr2line mode: one binary. */
-static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, int naddrs)
-{
-	unsigned flags = sym_flags(o);
-	struct ds_dso *dso = ds_store_findnew(store, o->exe, NULL);
-	struct reader *rd = calloc(1, sizeof(*rd));
-	char *line;
-	size_t len;
-	int status = 0, kind;
-
-	if (!dso || !rd) {
-		cli_error("%s: %s", o->exe, ds_strerror(-errno));
-		free(rd);
-		return 1;
-	}
-	for (int i = 0; i < naddrs; i++) {
-		uint64_t addr;
-
-		if (!parse_addr(addrs[i], strlen(addrs[i]), &addr)) {
-			cli_error("%s: not a hexadecimal address", addrs[i]);
-			answer(o, o->exe, 0, NULL, "not a hexadecimal address");
-			status = 1;
-			continue;
-		}
-		status |= symbolize_one(dso, o, o->exe, addr, flags);
-	}
-	while (!naddrs && (kind = next_line(rd, &line, &len)) != LINE_EOF) {
-		uint64_t addr;
-
-		if (kind == LINE_TOO_LONG) {
-			answer_too_long(o, o->exe, rd->lineno);
-			status = 1;
-		} else if (!parse_addr(line, len, &addr)) {
-			line[strcspn(line, "\r\n")] = 0;
-			cli_error("%s: not a hexadecimal address", line);
-			answer(o, o->exe, 0, NULL, "not a hexadecimal address");
-			status = 1;
-		} else {
-			status |= symbolize_one(dso, o, o->exe, addr, flags);
-		}
-	}
-	free(rd);
-	ds_dso_put(dso);
-	return status;
-}
-
-/* ------------------------------------------------------ build-ID mode */
-
-/* The stream is answered a batch at a time: read up to --batch distinct
- * DSOs (or CHUNK_LINES lines, or CHUNK_TEXT bytes of names), find all
- * their debuginfo at once (one parallel debuginfod batch), answer the
- * batch's lines in order, let its DSOs go.  Memory stays flat however long
- * the stream; a build ID asked again in a later batch is not fetched again:
- * a found file, or a miss, is in the debuginfod cache by then. */
+/* -------------------------------------------------------------- blocks
+ *
+ * Both modes answer a block of lines at a time: each DSO's addresses of
+ * the block go through one ds_dso_symbolize_batch(), and the answers come
+ * out in the order of the lines.
+ *
+ * Without -e, a block is up to --batch distinct DSOs (or CHUNK_LINES
+ * lines, or CHUNK_TEXT bytes of names): all their debuginfo is found at
+ * once (one parallel debuginfod batch), the block answered, then its DSOs
+ * let go.  Memory stays flat however long the stream; a build ID asked
+ * again in a later block is not fetched again: a found file, or a miss,
+ * is in the debuginfod cache by then.  The block is answered once full or
+ * at the end of the stream.
+ *
+ * With -e, a block is up to EXE_LINES lines, answered before a read that
+ * would block (a peer waiting for its answer gets it). */
 #define CHUNK_DSOS_DEFAULT 4096
 #define CHUNK_LINES	   16384
+#define EXE_LINES	   65536
 #define CHUNK_TEXT	   (1u << 20)
 
 struct item {
-	struct ds_dso *dso; /* borrowed from the batch's set; NULL: a bad line */
+	struct ds_dso *dso; /* borrowed from the block's set or the -e DSO; NULL: a bad line */
 	uint64_t addr;
-	size_t module, error; /* offsets into the batch's text; SIZE_MAX: none */
+	/* Offsets into the block's text, SIZE_MAX: none.  error: the answer's
+	 * message, msg: stderr's when it differs. */
+	size_t module, error, msg;
+	uint32_t group; /* dso's place in the block's groups */
+	int err; /* the answer's error, where answers wait (see answer_block) */
 };
 
-/* Open addressing over DSO pointers: each distinct DSO of a batch once,
- * with the batch's reference on it. */
+/* Open addressing over DSO pointers: each distinct DSO of a block once,
+ * with the block's reference on it and its place among the block's. */
 struct dso_set {
 	struct ds_dso **slot;
+	uint32_t *group;
 	size_t mask, n;
 };
 
 struct batch {
 	struct item *items;
-	size_t n;
+	size_t n, max_items;
 	char *text;
 	size_t used;
 	struct dso_set cur, prev;
 	size_t max_dsos;
+	struct ds_dso **groups; /* by group: the -e DSO, or cur's in order */
+	size_t ngroups;
+	/* Answering: items grouped by DSO (in line order within one), their
+	 * addresses, and where several DSOs' answers wait their turn. */
+	size_t *order, *gstart;
+	uint64_t *addrs;
+	struct ds_sym_batch *sym;
+	struct out stage;
+	size_t *span; /* per item: offset and length in stage */
+	struct out *out;
+	bool exe; /* -e: one DSO, group 0, no set */
+	bool said_no_symbols; /* -e: said once, "??" for every line */
 };
-
-static _Noreturn void oom(void)
-{
-	cli_error("out of memory");
-	exit(2);
-}
 
 static void set_init(struct dso_set *s, size_t max)
 {
@@ -367,14 +451,16 @@ static void set_init(struct dso_set *s, size_t max)
 	while (cap < 2 * max)
 		cap *= 2;
 	s->slot = calloc(cap, sizeof(*s->slot));
-	if (!s->slot)
+	s->group = calloc(cap, sizeof(*s->group));
+	if (!s->slot || !s->group)
 		oom();
 	s->mask = cap - 1;
 	s->n = 0;
 }
 
-/* Takes the caller's reference: kept if d is new here, else dropped. */
-static void set_add(struct dso_set *s, struct ds_dso *d)
+/* Takes the caller's reference: kept if d is new here, else dropped.
+ * Returns d's group: the how-many-th distinct DSO of the set it is. */
+static uint32_t set_add(struct dso_set *s, struct ds_dso *d)
 {
 	uint64_t x = ((uintptr_t)d >> 4) * 0x9e3779b97f4a7c15ull;
 	size_t h = (size_t)(x ^ x >> 32) & s->mask;
@@ -382,11 +468,12 @@ static void set_add(struct dso_set *s, struct ds_dso *d)
 	for (; s->slot[h]; h = (h + 1) & s->mask) {
 		if (s->slot[h] == d) {
 			ds_dso_put(d);
-			return;
+			return s->group[h];
 		}
 	}
 	s->slot[h] = d;
-	s->n++;
+	s->group[h] = (uint32_t)s->n;
+	return (uint32_t)s->n++;
 }
 
 static void set_clear(struct dso_set *s)
@@ -400,8 +487,49 @@ static void set_clear(struct dso_set *s)
 	}
 }
 
+static void batch_init(struct batch *b, bool exe, size_t max_items, size_t max_dsos,
+		       struct out *out)
+{
+	*b = (struct batch){ .exe = exe, .max_items = max_items, .max_dsos = max_dsos, .out = out };
+	b->items = calloc(max_items, sizeof(*b->items));
+	b->text = malloc(CHUNK_TEXT);
+	b->groups = calloc(max_dsos, sizeof(*b->groups));
+	b->gstart = calloc(max_dsos + 1, sizeof(*b->gstart));
+	b->order = calloc(max_items, sizeof(*b->order));
+	b->addrs = calloc(max_items, sizeof(*b->addrs));
+	b->sym = ds_sym_batch_new();
+	if (!b->items || !b->text || !b->groups || !b->gstart || !b->order || !b->addrs || !b->sym)
+		oom();
+	if (!exe) {
+		b->span = calloc(2 * max_items, sizeof(*b->span));
+		if (!b->span)
+			oom();
+		set_init(&b->cur, max_dsos);
+		set_init(&b->prev, max_dsos);
+	}
+}
+
+static void batch_release(struct batch *b)
+{
+	set_clear(&b->prev);
+	set_clear(&b->cur);
+	free(b->prev.slot);
+	free(b->prev.group);
+	free(b->cur.slot);
+	free(b->cur.group);
+	free(b->items);
+	free(b->text);
+	free(b->groups);
+	free(b->gstart);
+	free(b->order);
+	free(b->addrs);
+	free(b->span);
+	free(b->stage.buf);
+	ds_sym_batch_free(b->sym);
+}
+
 /* Copies a string into the batch's text; its offset.  batch_full() keeps
- * room for a line's two strings: the cut is only a bound. */
+ * room for a line's strings: the cut is only a bound. */
 static size_t text_add(struct batch *b, const char *s, size_t len)
 {
 	size_t at = b->used;
@@ -434,28 +562,62 @@ static size_t text_printf(struct batch *b, const char *fmt, ...)
 /* Whether a batch has room for one more line of any kind. */
 static bool batch_full(const struct batch *b)
 {
-	return b->n == CHUNK_LINES || b->cur.n >= b->max_dsos ||
-	       CHUNK_TEXT - b->used < 2 * (SYM_LINE_MAX + 256);
+	return b->n == b->max_items || (!b->exe && b->ngroups >= b->max_dsos) ||
+	       CHUNK_TEXT - b->used < 3 * (SYM_LINE_MAX + 256);
+}
+
+static struct item *new_item(struct batch *b)
+{
+	struct item *it = &b->items[b->n++];
+
+	*it = (struct item){ .module = SIZE_MAX, .error = SIZE_MAX, .msg = SIZE_MAX };
+	return it;
+}
+
+/* A line over SYM_LINE_MAX: the answer of a bad line, one message. */
+static void add_too_long(struct batch *b, bool exe, size_t lineno)
+{
+	struct item *it = new_item(b);
+
+	if (!exe)
+		it->module = text_add(b, "", 0);
+	it->error = text_printf(b, "line %zu: longer than %d bytes", lineno, SYM_LINE_MAX);
+}
+
+/* -e: an address of the DSO (group 0), or a line that is none (named in
+ * the message up to its first CR or LF when cut). */
+static void add_exe_line(struct batch *b, struct ds_dso *dso, const char *line, size_t len,
+			 bool cut)
+{
+	struct item *it = new_item(b);
+
+	if (parse_addr(line, len, &it->addr)) {
+		it->dso = dso;
+		return;
+	}
+	it->addr = 0;
+	it->error = text_add(b, "not a hexadecimal address", 25);
+	it->msg = text_printf(b, "%.*s: not a hexadecimal address",
+			      (int)(cut ? strcspn(line, "\r\n") : len), line);
 }
 
 static void read_one(struct batch *b, struct ds_store *store, int kind, char *line, size_t len,
 		     size_t lineno)
 {
 	struct ds_dso_id id = { .flags = DS_DSO_ID_BUILD_ID };
-	struct item *it = &b->items[b->n];
+	struct item *it;
 	char key[4096];
+	uint64_t addr = 0;
 
-	*it = (struct item){ .module = SIZE_MAX, .error = SIZE_MAX };
 	if (kind == LINE_TOO_LONG) {
-		b->n++;
-		it->module = text_add(b, "", 0);
-		it->error = text_printf(b, "line %zu: longer than %d bytes", lineno, SYM_LINE_MAX);
+		add_too_long(b, false, lineno);
 		return;
 	}
-	kind = ds_sym_parse_line(line, len, key, sizeof(key), &id.build_id, &it->addr);
+	kind = ds_sym_parse_line(line, len, key, sizeof(key), &id.build_id, &addr);
 	if (kind == DS_SYM_LINE_EMPTY)
 		return;
-	b->n++;
+	it = new_item(b);
+	it->addr = addr;
 	if (kind == DS_SYM_LINE_BUILD_ID || kind == DS_SYM_LINE_PATH) {
 		struct ds_dso *d = kind == DS_SYM_LINE_PATH ? ds_store_findnew(store, key, NULL)
 							    : ds_store_findnew(store, NULL, &id);
@@ -463,8 +625,10 @@ static void read_one(struct batch *b, struct ds_store *store, int kind, char *li
 
 		it->module = text_add(b, key, strlen(key));
 		if (d) {
-			set_add(&b->cur, d);
+			it->group = set_add(&b->cur, d);
 			it->dso = d;
+			if (it->group == b->ngroups)
+				b->groups[b->ngroups++] = d;
 		} else {
 			it->error = text_printf(b, "line %zu: %s: %s", lineno, key,
 						ds_strerror(err));
@@ -477,67 +641,236 @@ static void read_one(struct batch *b, struct ds_store *store, int kind, char *li
 				lineno);
 }
 
-/* Resolves and answers the batch's lines, then lets the DSOs of the batch
- * before go: those this one shares stay loaded (its set has them too), so a
- * long stream over a few binaries builds each index once. */
-static int answer_batch(const struct opts *o, struct ds_store *store, struct batch *b)
+/* The message of a failed answer for addr (as given). */
+static void failure(int err, uint64_t addr, char *msg, size_t len)
 {
-	DS_OPTS(ds_fetch_opts, fo, .progress = cli_want_progress(-1) ? cli_progress : NULL);
+	if (err == -ERANGE)
+		snprintf(msg, len, "0x%" PRIx64 ": outside every loadable segment", addr);
+	else if (err == -ENOENT || err == -ENODATA)
+		snprintf(msg, len, "no debuginfo or symbols found");
+	else
+		snprintf(msg, len, "%s", ds_strerror(err));
+}
+
+static const char *module_of(const struct opts *o, const struct batch *b, const struct item *it)
+{
+	return it->module != SIZE_MAX ? b->text + it->module : o->exe ? o->exe : "";
+}
+
+/* The answer of it (a its DSO's answer; NULL for a bad line) to ob; the
+ * error it had, 0 for none, kept for tell(). */
+static void format_item(struct out *ob, const struct opts *o, const struct batch *b,
+			struct item *it, const struct ds_sym_answer *a)
+{
+	const char *module = module_of(o, b, it);
+	char msg[128];
+
+	it->err = 0;
+	if (!it->dso) {
+		answer(ob, o, module, it->addr, NULL,
+		       it->error != SIZE_MAX ? b->text + it->error : "bad line");
+	} else if (a->error) {
+		it->err = a->error;
+		failure(a->error, it->addr, msg, sizeof(msg));
+		answer(ob, o, module, it->addr, NULL, msg);
+	} else {
+		answer(ob, o, module, a->addr ? a->addr : it->addr, a, NULL);
+	}
+}
+
+/* Says on stderr what went wrong with it, in line order; its exit status. */
+static int tell(const struct opts *o, struct batch *b, const struct item *it)
+{
+	char msg[128];
+
+	if (!it->dso) {
+		size_t m = it->msg != SIZE_MAX ? it->msg : it->error;
+
+		cli_error("%s", m != SIZE_MAX ? b->text + m : "bad line");
+		return 1;
+	}
+	if (!it->err)
+		return 0;
+	failure(it->err, it->addr, msg, sizeof(msg));
+	if (o->exe && (it->err == -ENOENT || it->err == -ENODATA)) {
+		/* addr2line mode: say it once, answer "??" for all. */
+		if (!b->said_no_symbols)
+			cli_error("%s: %s", o->exe, msg);
+		b->said_no_symbols = true;
+		return 0;
+	}
+	cli_error("%s: %s", module_of(o, b, it), msg);
+	return 1;
+}
+
+/* The answers of group g's DSO for its items, in their order. */
+static const struct ds_sym_answer *symbolize_group(struct batch *b, size_t g, unsigned flags,
+						   size_t *n)
+{
+	size_t from = b->gstart[g], to = b->gstart[g + 1];
+	const struct ds_sym_answer *ans;
+	int rc;
+
+	for (size_t k = from; k < to; k++)
+		b->addrs[k] = b->items[b->order[k]].addr;
+	rc = ds_dso_symbolize_batch(b->groups[g], b->addrs + from, to - from, flags, b->sym);
+	ans = ds_sym_batch_answers(b->sym, n);
+	if (*n != to - from) /* no answers at all (-ENOMEM) */
+		oom();
+	(void)rc; /* every answer says it */
+	return ans;
+}
+
+/* Answers the block's lines in order and empties it. */
+static int answer_block(const struct opts *o, struct batch *b)
+{
 	unsigned flags = sym_flags(o);
-	struct dso_set t;
+	const struct ds_sym_answer *ans = NULL;
+	size_t ng = b->ngroups, n = 0, j = 0;
 	int status = 0;
 
-	if (b->cur.n)
-		ds_store_prefetch(store, &fo);
-	for (size_t i = 0; i < b->n; i++) {
-		const struct item *it = &b->items[i];
-		const char *module = it->module != SIZE_MAX ? b->text + it->module : "";
-		const char *error = it->error != SIZE_MAX ? b->text + it->error : "bad line";
+	/* Items by group, in line order within each: a counting sort. */
+	memset(b->gstart, 0, (ng + 1) * sizeof(*b->gstart));
+	for (size_t i = 0; i < b->n; i++)
+		if (b->items[i].dso)
+			b->gstart[b->items[i].group + 1]++;
+	for (size_t g = 0; g < ng; g++)
+		b->gstart[g + 1] += b->gstart[g];
+	for (size_t i = 0; i < b->n; i++)
+		if (b->items[i].dso)
+			b->order[b->gstart[b->items[i].group]++] = i;
+	for (size_t g = ng; g > 0; g--) /* back to each group's start */
+		b->gstart[g] = b->gstart[g - 1];
+	b->gstart[0] = 0;
 
-		if (!it->dso) {
-			answer(o, module, it->addr, NULL, error);
-			cli_error("%s", error);
-			status = 1;
-		} else {
-			status |= symbolize_one(it->dso, o, module, it->addr, flags);
+	if (ng <= 1) { /* one DSO: straight out */
+		if (ng && b->gstart[1])
+			ans = symbolize_group(b, 0, flags, &n);
+		for (size_t i = 0; i < b->n; i++) {
+			struct item *it = &b->items[i];
+
+			format_item(b->out, o, b, it, it->dso ? &ans[j++] : NULL);
+			status |= tell(o, b, it);
+			if (b->out->len >= OUT_FLUSH)
+				out_flush(b->out);
+		}
+	} else { /* each DSO's answers wait in stage for their turn */
+		b->stage.len = 0;
+		for (size_t g = 0; g < ng; g++) {
+			ans = symbolize_group(b, g, flags, &n);
+			for (size_t k = 0; k < n; k++) {
+				size_t i = b->order[b->gstart[g] + k];
+
+				b->span[2 * i] = b->stage.len;
+				format_item(&b->stage, o, b, &b->items[i], &ans[k]);
+				b->span[2 * i + 1] = b->stage.len - b->span[2 * i];
+			}
+		}
+		for (size_t i = 0; i < b->n; i++) {
+			struct item *it = &b->items[i];
+
+			if (it->dso)
+				out_mem(b->out, b->stage.buf + b->span[2 * i], b->span[2 * i + 1]);
+			else
+				format_item(b->out, o, b, it, NULL);
+			status |= tell(o, b, it);
+			if (b->out->len >= OUT_FLUSH)
+				out_flush(b->out);
 		}
 	}
-	set_clear(&b->prev);
-	t = b->prev;
-	b->prev = b->cur;
-	b->cur = t;
 	b->n = 0;
 	b->used = 0;
 	return status;
 }
 
-static int run_stream(const struct opts *o, struct ds_store *store, size_t max_dsos)
+/* addr2line mode: one binary. */
+static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, int naddrs,
+		   struct out *out)
 {
-	struct batch b = { .max_dsos = max_dsos };
+	struct ds_dso *dso = ds_store_findnew(store, o->exe, NULL);
 	struct reader *rd = calloc(1, sizeof(*rd));
+	struct batch b;
 	char *line;
 	size_t len;
 	int status = 0, kind;
 
-	b.items = calloc(CHUNK_LINES, sizeof(*b.items));
-	b.text = malloc(CHUNK_TEXT);
-	if (!rd || !b.items || !b.text)
-		oom();
-	set_init(&b.cur, max_dsos);
-	set_init(&b.prev, max_dsos);
-	while ((kind = next_line(rd, &line, &len)) != LINE_EOF) {
-		read_one(&b, store, kind, line, len, rd->lineno);
+	if (!dso || !rd) {
+		cli_error("%s: %s", o->exe, ds_strerror(-errno));
+		free(rd);
+		return 1;
+	}
+	batch_init(&b, true, EXE_LINES, 1, out);
+	b.groups[0] = dso;
+	b.ngroups = 1;
+	rd->out = out;
+	for (int i = 0; i < naddrs; i++) {
+		add_exe_line(&b, dso, addrs[i], strlen(addrs[i]), false);
 		if (batch_full(&b))
-			status |= answer_batch(o, store, &b);
+			status |= answer_block(o, &b);
+	}
+	while (!naddrs && (kind = next_line(rd, &line, &len, b.n > 0)) != LINE_EOF) {
+		if (kind == LINE_WAIT) {
+			status |= answer_block(o, &b);
+			continue;
+		}
+		if (kind == LINE_TOO_LONG)
+			add_too_long(&b, true, rd->lineno);
+		else
+			add_exe_line(&b, dso, line, len, true);
+		if (batch_full(&b))
+			status |= answer_block(o, &b);
 	}
 	if (b.n)
-		status |= answer_batch(o, store, &b);
-	set_clear(&b.prev);
-	set_clear(&b.cur);
-	free(b.prev.slot);
-	free(b.cur.slot);
-	free(b.items);
-	free(b.text);
+		status |= answer_block(o, &b);
+	batch_release(&b);
+	free(rd);
+	ds_dso_put(dso);
+	return status;
+}
+
+/* ------------------------------------------------------ build-ID mode */
+
+/* Resolves and answers the block's lines, then lets the DSOs of the block
+ * before go: those this one shares stay loaded (its set has them too), so a
+ * long stream over a few binaries builds each index once. */
+static int answer_stream_block(const struct opts *o, struct ds_store *store, struct batch *b)
+{
+	DS_OPTS(ds_fetch_opts, fo, .progress = cli_want_progress(-1) ? cli_progress : NULL);
+	struct dso_set t;
+	int status;
+
+	if (b->cur.n)
+		ds_store_prefetch(store, &fo);
+	status = answer_block(o, b);
+	set_clear(&b->prev);
+	t = b->prev;
+	b->prev = b->cur;
+	b->cur = t;
+	b->ngroups = 0;
+	return status;
+}
+
+static int run_stream(const struct opts *o, struct ds_store *store, size_t max_dsos,
+		      struct out *out)
+{
+	struct reader *rd = calloc(1, sizeof(*rd));
+	struct batch b;
+	char *line;
+	size_t len;
+	int status = 0, kind;
+
+	if (!rd)
+		oom();
+	batch_init(&b, false, CHUNK_LINES, max_dsos, out);
+	rd->out = out;
+	while ((kind = next_line(rd, &line, &len, false)) != LINE_EOF) {
+		read_one(&b, store, kind, line, len, rd->lineno);
+		if (batch_full(&b))
+			status |= answer_stream_block(o, store, &b);
+	}
+	if (b.n)
+		status |= answer_stream_block(o, store, &b);
+	batch_release(&b);
 	free(rd);
 	return status;
 }
@@ -546,6 +879,7 @@ int cmd_symbolize(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
 	struct opts o = { .style = STYLE_GNU };
+	struct out out = { 0 };
 	struct ds_context *ctx;
 	struct ds_store *store;
 	char **addrs = calloc(argc, sizeof(*addrs));
@@ -634,10 +968,10 @@ int cmd_symbolize(int argc, char **argv)
 		cli_error("cannot create a store: %s", ds_strerror(-errno));
 		return 2;
 	}
-	/* Output is the bulk of the work: write it in large blocks. */
-	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-	status = o.exe ? run_exe(&o, store, addrs, naddrs) : run_stream(&o, store, batch);
-	fflush(stdout);
+	status = o.exe ? run_exe(&o, store, addrs, naddrs, &out)
+		       : run_stream(&o, store, batch, &out);
+	out_flush(&out);
+	free(out.buf);
 	ds_store_free(store);
 	free(addrs);
 	return status;
