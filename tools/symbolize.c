@@ -487,6 +487,13 @@ static void set_clear(struct dso_set *s)
 	}
 }
 
+static void set_free(struct dso_set *s)
+{
+	set_clear(s);
+	free(s->slot);
+	free(s->group);
+}
+
 static void batch_init(struct batch *b, bool exe, size_t max_items, size_t max_dsos,
 		       struct out *out)
 {
@@ -511,12 +518,8 @@ static void batch_init(struct batch *b, bool exe, size_t max_items, size_t max_d
 
 static void batch_release(struct batch *b)
 {
-	set_clear(&b->prev);
-	set_clear(&b->cur);
-	free(b->prev.slot);
-	free(b->prev.group);
-	free(b->cur.slot);
-	free(b->cur.group);
+	set_free(&b->prev);
+	set_free(&b->cur);
 	free(b->items);
 	free(b->text);
 	free(b->groups);
