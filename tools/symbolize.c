@@ -402,7 +402,7 @@ static unsigned sym_flags(const struct opts *o)
  * would block (a peer waiting for its answer gets it). */
 #define CHUNK_DSOS_DEFAULT 4096
 #define CHUNK_LINES	   16384
-#define EXE_LINES	   65536
+#define EXE_LINES	   16384
 #define CHUNK_TEXT	   (1u << 20)
 
 struct item {
