@@ -201,33 +201,6 @@ static void addr2line(const char *bin, const char *opts, const uint64_t *addrs, 
 	free(list);
 }
 
-/* A result as addr2line -f prints it: "??"/"??:0" when nothing is
- * known, "FILE:?" for an unknown line; like binutils, the innermost row's
- * discriminator goes on every frame. */
-static char *format(const struct ds_sym_result *r)
-{
-	char *s = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&s, &len);
-
-	if (!r->nframes)
-		fputs("??\n??:0\n", f);
-	for (size_t i = 0; i < r->nframes; i++) {
-		const struct ds_frame *fr = &r->frames[i];
-
-		fprintf(f, "%s\n%s:", fr->function ? fr->function : "??",
-			fr->file ? fr->file : "??");
-		if (fr->line)
-			fprintf(f, "%u", fr->line);
-		else
-			fputc('?', f);
-		if (r->frames[0].discriminator)
-			fprintf(f, " (discriminator %u)", r->frames[0].discriminator);
-		fputc('\n', f);
-	}
-	fclose(f);
-	return s;
-}
 
 /* llvm-symbolizer --inlines -a: blocks separated by blank lines, the
  * address first, then function and FILE:LINE:COLUMN per frame. */
@@ -295,7 +268,7 @@ static char *format_llvm(const struct ds_sym_result *r)
 static bool same_as_fmt(const char *what, uint64_t addr, const struct ds_sym_result *r,
 			const char *want, int *reports, bool llvm)
 {
-	char *got = llvm ? format_llvm(r) : format(r);
+	char *got = llvm ? format_llvm(r) : t_format_a2l(r);
 	bool ok = want && !strcmp(got, want);
 
 	if (!ok && (*reports)++ < MAX_REPORTS)
@@ -543,7 +516,7 @@ static void test_against_addr2line(void)
 	ds_context_free(ctx);
 }
 
-/* An answer seen as a result, for format(). */
+/* An answer seen as a result, for t_format_a2l(). */
 static struct ds_sym_result view(const struct ds_sym_answer *a)
 {
 	return (struct ds_sym_result){ .addr = a->addr,
@@ -579,7 +552,7 @@ static int check_batch_answers(const char *what, struct ds_dso *d, const struct 
 		const struct ds_sym_answer *a = &ans[i];
 		struct ds_sym_result one, v = view(a);
 		int ret = ds_dso_symbolize(d, addrs[i], flags, &one);
-		char *x = format(&v), *y = format(&one);
+		char *x = t_format_a2l(&v), *y = t_format_a2l(&one);
 
 		CHECK_EQ_INT(a->error, ret);
 		CHECK_EQ_INT(a->addr, one.addr);
@@ -687,14 +660,14 @@ static void test_batch(void)
 		for (size_t i = 0; i < bn->naddrs; i++) {
 			struct ds_sym_result v = view(&ds_sym_batch_answers(b, &na)[i]);
 
-			want[i] = format(&v);
+			want[i] = t_format_a2l(&v);
 		}
 		ds_dso_put(d);
 		ds_store_free(s);
 		ans = ds_sym_batch_answers(b, &na);
 		for (size_t i = 0; i < bn->naddrs; i++) {
 			struct ds_sym_result v = view(&ans[i]);
-			char *got = format(&v);
+			char *got = t_format_a2l(&v);
 
 			CHECK(!strcmp(got, want[i]));
 			free(got);
@@ -863,8 +836,8 @@ static int check_offsets(const char *what, struct ds_dso *d, const struct segmen
 		if (!same_as(what, addrs[i], &v, want[i], &reports))
 			bad++;
 		ret = ds_dso_symbolize(d, off, DS_SYM_INLINES | DS_SYM_FILE_OFFSET, &r);
-		a = format(&r);
-		b = format(&v);
+		a = t_format_a2l(&r);
+		b = t_format_a2l(&v);
 		/* The result speaks of the virtual address. */
 		if (ret || r.addr != addrs[i] || strcmp(a, b)) {
 			if (reports++ < MAX_REPORTS)
@@ -1087,7 +1060,7 @@ static int thread_one(struct job *j, struct ds_dso *d, int b, size_t i)
 
 	if (ds_dso_symbolize(d, bins[b].addrs[i], DS_SYM_INLINES, &r) != 0)
 		return 1;
-	got = format(&r);
+	got = t_format_a2l(&r);
 	if (strcmp(got, single[b][i])) {
 		if (j->bad < MAX_REPORTS)
 			fprintf(stderr, "thread %d, %s 0x%" PRIx64 ":\n%s--- single-threaded\n%s",
@@ -1144,7 +1117,7 @@ static void test_threads(void)
 			struct ds_sym_result r;
 
 			CHECK_EQ_INT(ds_dso_symbolize(d, bins[b].addrs[i], DS_SYM_INLINES, &r), 0);
-			single[b][i] = format(&r);
+			single[b][i] = t_format_a2l(&r);
 			ds_sym_result_release(&r);
 		}
 		ds_dso_put(d);
@@ -1514,7 +1487,7 @@ static void *tier_thread(void *arg)
 			continue;
 		}
 		if (full) {
-			char *got = format(&r);
+			char *got = t_format_a2l(&r);
 
 			j->bad += strcmp(got, bn->want_inl[i]) != 0;
 			free(got);

@@ -141,30 +141,6 @@ static void build(struct fixture *f)
 	}
 }
 
-/* Our answer as addr2line -f -i prints it. */
-static char *format(const struct ds_sym_result *r)
-{
-	char *s = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&s, &len);
-
-	if (!r->nframes)
-		fputs("??\n??:0\n", f);
-	for (size_t i = 0; i < r->nframes; i++) {
-		const struct ds_frame *fr = &r->frames[i];
-
-		fprintf(f, "%s\n%s:", fr->function ? fr->function : "??", fr->file ? fr->file : "??");
-		if (fr->line)
-			fprintf(f, "%u", fr->line);
-		else
-			fputc('?', f);
-		if (r->frames[0].discriminator)
-			fprintf(f, " (discriminator %u)", r->frames[0].discriminator);
-		fputc('\n', f);
-	}
-	fclose(f);
-	return s;
-}
 
 static bool answer_ok(const struct fixture *f, struct ds_dso *d, int k)
 {
@@ -174,7 +150,7 @@ static bool answer_ok(const struct fixture *f, struct ds_dso *d, int k)
 
 	if (ds_dso_symbolize(d, f->addr[k], DS_SYM_INLINES | DS_SYM_BINUTILS, &r) != 0)
 		return false;
-	got = format(&r);
+	got = t_format_a2l(&r);
 	ok = f->want[k] && !strcmp(got, f->want[k]);
 	if (!ok)
 		fprintf(stderr, "%s 0x%" PRIx64 ": got\n%swant\n%s", f->name, f->addr[k], got,

@@ -209,3 +209,31 @@ int t_done(const char *name)
 	printf("%s: all checks passed\n", name);
 	return 0;
 }
+
+/* A result as addr2line -f prints it: "??"/"??:0" when nothing is
+ * known, "FILE:?" for an unknown line; like binutils, the innermost row's
+ * discriminator goes on every frame. */
+char *t_format_a2l(const struct ds_sym_result *r)
+{
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&s, &len);
+
+	if (!r->nframes)
+		fputs("??\n??:0\n", f);
+	for (size_t i = 0; i < r->nframes; i++) {
+		const struct ds_frame *fr = &r->frames[i];
+
+		fprintf(f, "%s\n%s:", fr->function ? fr->function : "??",
+			fr->file ? fr->file : "??");
+		if (fr->line)
+			fprintf(f, "%u", fr->line);
+		else
+			fputc('?', f);
+		if (r->frames[0].discriminator)
+			fprintf(f, " (discriminator %u)", r->frames[0].discriminator);
+		fputc('\n', f);
+	}
+	fclose(f);
+	return s;
+}

@@ -58,6 +58,11 @@ int t_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void t_compile(const char *cc, const char *flags, const char *source, const char *out);
 /* The build ID of a file as eu-readelf -n reports it ("" when none). */
 const char *t_readelf_build_id(const char *path);
+/* A result as addr2line -f [-i] prints it, malloc()ed: "??"/"??:0" when
+ * nothing is known, "FILE:?" for an unknown line; like binutils, the
+ * innermost row's discriminator on every frame. */
+struct ds_sym_result;
+char *t_format_a2l(const struct ds_sym_result *r);
 /* Print the summary and return the exit code for main(). */
 int t_done(const char *name);
 
