@@ -650,6 +650,7 @@ struct ds_store_stats {
 	uint64_t units_built; /* DWARF compilation units built (of any DSO) */
 	uint64_t symindex_loads; /* indexes mapped from a saved file (no DWARF read) */
 	uint64_t symindex_saves; /* complete indexes written to a saved file */
+	uint64_t trims; /* times cold CUs of an index were freed for the budget */
 };
 
 DS_API void ds_store_stats(struct ds_store *store, struct ds_store_stats *out);

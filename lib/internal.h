@@ -286,6 +286,11 @@ uint64_t ds__symbols_bytes(const struct ds_symbols *S);
 /* Count S's memory in *bytes, now and as CUs are built (their number in
  * *units); once, before S is published. */
 void ds__symbols_account(struct ds_symbols *S, _Atomic uint64_t *bytes, _Atomic uint64_t *units);
+/* Free the CUs of S not looked up since the last call (all: every CU it
+ * built; saved ones are the file's), to be built again when asked;
+ * returns the bytes freed.  Only while no lookup runs on S (the store
+ * calls it for a DSO nobody pins, under the eviction protocol). */
+uint64_t ds__symbols_trim(struct ds_symbols *S, bool all);
 /* Take S's memory out of that count (before S is freed or retired). */
 void ds__symbols_unaccount(struct ds_symbols *S);
 

@@ -113,7 +113,8 @@ struct ds_store {
 	struct ds_dso *ring_hand; /* CLOCK hand into the ring */
 
 	atomic_uint_fast64_t n_dsos, n_open, bytes_held, searches, hits, misses, evictions, reopens,
-	    symtab_builds, dwarf_builds, units_built, symindex_loads, symindex_saves;
+	    symtab_builds, dwarf_builds, units_built, symindex_loads, symindex_saves,
+	    units_trimmed;
 };
 
 /* ------------------------------------------------------------- hashing */
@@ -434,6 +435,7 @@ DS_API void ds_store_stats(struct ds_store *s, struct ds_store_stats *out)
 	out->symtab_builds = atomic_load(&s->symtab_builds);
 	out->dwarf_builds = atomic_load(&s->dwarf_builds);
 	out->units_built = atomic_load(&s->units_built);
+	out->trims = atomic_load(&s->units_trimmed);
 	out->symindex_loads = atomic_load(&s->symindex_loads);
 	out->symindex_saves = atomic_load(&s->symindex_saves);
 }
@@ -686,11 +688,39 @@ static bool try_evict(struct ds_store *s, struct ds_dso *d)
 	return true;
 }
 
-/* Second chance: a debuginfo used since the hand last passed keeps its
- * place once.  Two turns of the ring bound the walk.  di_lock held. */
+/* Free the cold CUs of d's index (all: every one it built) if nobody
+ * pins d, under the protocol of try_evict(): no lookup runs on the index
+ * meanwhile, and one that starts waits for di_lock.  di_lock held. */
+static void try_trim(struct ds_store *s, struct ds_dso *d, bool all)
+{
+	struct ds_symbols *S = atomic_load(&d->sym);
+
+	(void)s;
+	if (!S || atomic_load(&d->sym_state) != SYM_READY || !atomic_load(&d->sym_from_debuginfo))
+		return;
+	atomic_store(&d->di_state, DI_EVICTED);
+	if (atomic_load(&d->pins) == 0 && ds__symbols_trim(S, all))
+		atomic_fetch_add(&s->units_trimmed, 1);
+	atomic_store(&d->di_state, DI_READY);
+}
+
+/* Over the budget, first the CUs of indexes nobody reads that were not
+ * looked up lately (CLOCK: two passes, the second takes what the first
+ * spared), then whole debuginfos (and their indexes).  Second chance: a
+ * debuginfo used since the hand last passed keeps its place once.  Two
+ * turns of the ring bound the walk.  di_lock held. */
 static void enforce_budget(struct ds_store *s, struct ds_dso *keep)
 {
 	size_t steps = 2 * (size_t)atomic_load(&s->n_open) + 2;
+
+	for (int pass = 0; pass < 2 && atomic_load(&s->bytes_held) > s->budget; pass++) {
+		struct ds_dso *d = s->ring_hand;
+
+		for (size_t k = 0; d && k < (size_t)atomic_load(&s->n_open) &&
+				   atomic_load(&s->bytes_held) > s->budget;
+		     k++, d = d->ring_next)
+			try_trim(s, d, false);
+	}
 
 	while (atomic_load(&s->bytes_held) > s->budget && s->ring_hand && steps--) {
 		struct ds_dso *d = s->ring_hand;

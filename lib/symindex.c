@@ -805,6 +805,8 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 		return err;
 	}
 	S->complete = !S->ncus;
+	if (S->ncus) /* CUs trimmed are built again from it (it lives as long) */
+		ds__symbols_fallback(S, ctx, debug, debug_name);
 	atomic_fetch_add(&S->bytes, size + S->ncus * sizeof(*S->cus) +
 					    S->nranges * (sizeof(*S->ranges) + sizeof(uint64_t)) +
 					    ds__dwarf_bytes(S->dwarf));
@@ -869,6 +871,38 @@ static int unit_build(struct ds_symbols *S, size_t i, struct ds__dwarf_worker *W
 	return 0;
 }
 
+/* The DWARF that CU builds read: open since the index was made, or again
+ * (from the debuginfo ds__symbols_fallback() named) after it was let go
+ * and CUs were trimmed or found damaged.  Under mu.  NULL: none. */
+static struct ds__dwarf *dwarf_locked(struct ds_symbols *S)
+{
+	if (!S->dwarf && S->fb_elf && !S->fb_failed) {
+		struct ds__dwarf *D = NULL;
+
+		if (ds__dwarf_open(S->fb_ctx, S->fb_elf, S->fb_name, &D) == 0 &&
+		    ds__dwarf_units(D) == S->ncus) {
+			S->dwarf = D;
+			atomic_fetch_add(&S->bytes, ds__dwarf_bytes(D));
+			if (S->acct_bytes)
+				atomic_fetch_add(S->acct_bytes, ds__dwarf_bytes(D));
+		} else {
+			ds__dwarf_close(D);
+			S->fb_failed = true;
+		}
+	}
+	return S->dwarf;
+}
+
+static struct ds__dwarf *dwarf_get(struct ds_symbols *S)
+{
+	struct ds__dwarf *D;
+
+	pthread_mutex_lock(&S->mu);
+	D = dwarf_locked(S);
+	pthread_mutex_unlock(&S->mu);
+	return D;
+}
+
 /* A saved CU that fails its check is built from the DWARF when the index
  * knows its debuginfo (ds__symbols_fallback()): its DWARF is opened again,
  * once, and must map the same CUs.  true: CU i is CU_NEW again, S->dwarf
@@ -877,19 +911,7 @@ static bool fallback_locked(struct ds_symbols *S, size_t i)
 {
 	struct cu *cu = &S->cus[i];
 
-	if (!S->dwarf && S->fb_elf && !S->fb_failed) {
-		struct ds__dwarf *D = NULL;
-
-		if (ds__dwarf_open(S->fb_ctx, S->fb_elf, S->fb_name, &D) == 0 &&
-		    ds__dwarf_units(D) == S->ncus) {
-			S->dwarf = D;
-			atomic_fetch_add(&S->bytes, ds__dwarf_bytes(D));
-		} else {
-			ds__dwarf_close(D);
-			S->fb_failed = true;
-		}
-	}
-	if (!S->dwarf)
+	if (!dwarf_locked(S))
 		return false;
 	cu->blob = NULL;
 	cu->size = 0;
@@ -936,8 +958,12 @@ static const struct piece *unit_get(struct ds_symbols *S, size_t i, int *err)
 	for (;;) {
 		int st = atomic_load_explicit(&cu->state, memory_order_acquire);
 
-		if (st == CU_READY)
+		if (st == CU_READY) {
+			/* (Read first: no store, no cache line bouncing, once set.) */
+			if (!atomic_load_explicit(&cu->recent, memory_order_relaxed))
+				atomic_store_explicit(&cu->recent, true, memory_order_relaxed);
 			return &cu->piece;
+		}
 		if (st == CU_BAD)
 			return NULL;
 		if ((st == CU_NEW || st == CU_SAVED) &&
@@ -946,9 +972,15 @@ static const struct piece *unit_get(struct ds_symbols *S, size_t i, int *err)
 				unit_check(S, i);
 				continue;
 			}
-			struct ds__dwarf_worker *W = ds__dwarf_worker_new(S->dwarf);
+			struct ds__dwarf *D = dwarf_get(S);
+			struct ds__dwarf_worker *W = D ? ds__dwarf_worker_new(D) : NULL;
 			struct sym_build B = { 0 };
 
+			if (!D) { /* trimmed, and its DWARF cannot be read again */
+				atomic_store(&cu->state, CU_BAD);
+				unit_settled(S);
+				continue;
+			}
 			if (!W) {
 				atomic_store(&cu->state, CU_NEW);
 				*err = -ENOMEM;
@@ -1002,7 +1034,7 @@ static void *pool_worker(void *arg)
 			}
 			continue; /* built, or being built by someone else */
 		}
-		if (!W && !(W = ds__dwarf_worker_new(S->dwarf))) {
+		if (!W && !(W = ds__dwarf_worker_new(dwarf_get(S)))) {
 			atomic_store(&S->cus[i].state, CU_NEW);
 			atomic_store(&J->err, -ENOMEM);
 			break;
@@ -1449,6 +1481,46 @@ int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n)
 		S->reported = true;
 	pthread_mutex_unlock(&S->mu);
 	return err;
+}
+
+uint64_t ds__symbols_trim(struct ds_symbols *S, bool all)
+{
+	uint64_t freed = 0;
+
+	pthread_mutex_lock(&S->mu);
+	if (!S->fb_elf || S->fb_failed) {
+		pthread_mutex_unlock(&S->mu); /* could not be built again */
+		return 0;
+	}
+	for (size_t i = 0; i < S->ncus; i++) {
+		struct cu *cu = &S->cus[i];
+		uint64_t bytes;
+
+		if (atomic_load(&cu->state) != CU_READY || cu->blob)
+			continue; /* not built here (a saved one is the mapping's) */
+		if (!all && atomic_exchange_explicit(&cu->recent, false, memory_order_relaxed))
+			continue; /* used since the last pass: a second chance */
+		bytes = (uint64_t)cu->piece.nscopes * sizeof(struct scope) +
+			(uint64_t)cu->piece.nlines * sizeof(struct line) +
+			(uint64_t)cu->piece.nseqs * sizeof(struct seq) +
+			(nkeys(cu->piece.nlines) + nkeys(cu->piece.nscopes)) * sizeof(uint64_t) +
+			cu->piece.pool_len;
+		for (int k = 0; k < 5; k++) {
+			free(cu->own[k]);
+			cu->own[k] = NULL;
+		}
+		memset(&cu->piece, 0, sizeof(cu->piece));
+		atomic_store(&cu->recent, false);
+		atomic_store(&cu->state, CU_NEW);
+		atomic_fetch_sub(&S->built, 1);
+		S->complete = false;
+		atomic_fetch_sub(&S->bytes, bytes);
+		if (S->acct_bytes)
+			atomic_fetch_sub(S->acct_bytes, bytes);
+		freed += bytes;
+	}
+	pthread_mutex_unlock(&S->mu);
+	return freed;
 }
 
 int ds__symbols_build_all(struct ds_symbols *S)

@@ -167,6 +167,7 @@ enum { CU_NEW, CU_BUILDING, CU_READY, CU_SAVED, CU_BAD };
 
 struct cu {
 	_Atomic int state; /* CU_*; CU_SAVED: a saved blob, not checked yet */
+	atomic_bool recent; /* looked up since the last trim (CLOCK) */
 	struct piece piece; /* CU_READY */
 	const void *blob; /* saved: the piece's bytes; NULL: built here */
 	uint64_t size;

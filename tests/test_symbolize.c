@@ -1219,20 +1219,50 @@ static uint64_t footprint(struct ds_context *ctx, const struct bin *bn)
 	return with_index;
 }
 
-/* A budget that holds one program's debuginfo and index, not two: B
- * evicts A, and A answers right again after (reopened, index rebuilt). */
+/* Under a budget, first cold CUs go, then whole debuginfos:
+ *   - one that holds both programs' debuginfo but one index only: B's
+ *     CU pushes A's out (trimmed, nothing evicted), and A answers right
+ *     again (its CU built again);
+ *   - one that holds one program's debuginfo and index, not two: B
+ *     evicts A, and A answers right again after (reopened, rebuilt). */
 static void test_budget(void)
 {
 	struct ds_context *ctx = new_context(empty_dirs);
 	const struct bin *A = &bins[BIN_A], *B = &bins[BIN_B];
-	uint64_t fa = footprint(ctx, A), fb = footprint(ctx, B), budget;
+	uint64_t fa = footprint(ctx, A), fb = footprint(ctx, B), budget, built;
 	struct ds_store_stats st;
 	struct ds_store *s;
 	struct ds_dso *da, *db;
 
-	budget =
-	    (fa > fb ? fa : fb) + (A->file_size < B->file_size ? A->file_size : B->file_size) / 2;
-	CHECK(budget < fa + B->file_size && budget < fb + A->file_size);
+	/* Both files, the larger index, half of the smaller one. */
+	budget = A->file_size + B->file_size +
+		 (fa - A->file_size > fb - B->file_size ? fa - A->file_size : fb - B->file_size) +
+		 (fa - A->file_size < fb - B->file_size ? fa - A->file_size : fb - B->file_size) / 2;
+	CHECK(budget < fa + fb);
+	s = t_store_new(ctx, budget);
+	da = dso_for(s, A->path);
+	db = dso_for(s, B->path);
+	CHECK_EQ_INT(check_all("budget (trim), A", da, A), 0);
+	CHECK_EQ_INT(held(s), fa);
+	CHECK_EQ_INT(check_all("budget (trim), B", db, B), 0);
+	ds_store_stats(s, &st);
+	CHECK(st.trims > 0);
+	CHECK_EQ_INT(st.evictions, 0);
+	CHECK(st.bytes_held <= budget);
+	built = st.units_built;
+	CHECK_EQ_INT(check_all("budget (trim), A again", da, A), 0);
+	ds_store_stats(s, &st);
+	CHECK(st.units_built > built);
+	CHECK_EQ_INT(st.evictions, 0);
+	CHECK(st.bytes_held <= budget);
+	ds_dso_put(da);
+	ds_dso_put(db);
+	CHECK_EQ_INT(held(s), 0);
+	ds_store_free(s);
+
+	/* One program and its index; not both files. */
+	budget = fa > fb ? fa : fb;
+	CHECK(budget < A->file_size + B->file_size);
 	s = t_store_new(ctx, budget);
 	da = dso_for(s, A->path);
 	db = dso_for(s, B->path);

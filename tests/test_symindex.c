@@ -13,6 +13,8 @@
  *   - threads asking all addresses at once, in different orders, get the
  *     answers a lone thread gets, and each CU is built once (TSan runs
  *     this too);
+ *   - under a memory budget smaller than the whole index, one DSO's cold
+ *     CUs are freed and built again when asked: answers stay right;
  *   - an index made again from its parts (what the saved index maps)
  *     answers the same; a part with a flipped byte is refused when first
  *     used, and its addresses fall back to ELF symbols. */
@@ -255,10 +257,11 @@ static void *ask_all(void *arg)
 	return NULL;
 }
 
-/* Threads at once: right answers, each CU built once. */
-static void test_threads(struct ds_context *ctx, const struct fixture *f)
+/* Threads at once: right answers, each CU built once (with budget: CUs
+ * trimmed between lookups, when no thread is in one; then built again). */
+static void test_threads(struct ds_context *ctx, const struct fixture *f, uint64_t budget)
 {
-	struct ds_store *s = t_store_new(ctx, 0);
+	struct ds_store *s = t_store_new(ctx, budget);
 	struct ds_dso *d = ds_store_findnew(s, f->path, NULL);
 	struct worker w[NTHREADS];
 	pthread_t tid[NTHREADS];
@@ -274,8 +277,47 @@ static void test_threads(struct ds_context *ctx, const struct fixture *f)
 		CHECK_EQ_INT(w[t].bad, 0);
 	}
 	pthread_barrier_destroy(&go);
-	CHECK_EQ_INT(stats(s).units_built, NCU);
+	if (!budget)
+		CHECK_EQ_INT(stats(s).units_built, NCU);
 	CHECK_EQ_INT(stats(s).dwarf_builds, 1);
+	ds_dso_put(d);
+	ds_store_free(s);
+}
+
+static uint64_t held(struct ds_store *s)
+{
+	return stats(s).bytes_held;
+}
+
+/* A budget for the file and about two CUs: every CU asked in turn, twice. */
+static void test_trim(struct ds_context *ctx, const struct fixture *f)
+{
+	struct ds_store *s = t_store_new(ctx, 0);
+	struct ds_dso *d = ds_store_findnew(s, f->path, NULL);
+	uint64_t one, two, budget;
+	int bad = 0;
+
+	CHECK(answer_ok(f, d, 0));
+	one = held(s);
+	CHECK(answer_ok(f, d, NFN));
+	two = held(s);
+	CHECK(two > one);
+	ds_dso_put(d);
+	ds_store_free(s);
+	budget = one + (two - one) * 3 / 2;
+
+	s = t_store_new(ctx, budget);
+	d = ds_store_findnew(s, f->path, NULL);
+	for (int round = 0; round < 2; round++)
+		for (int u = 0; u < NCU; u++) {
+			if (!answer_ok(f, d, u * NFN + round))
+				bad++;
+			CHECK(held(s) <= budget);
+		}
+	CHECK_EQ_INT(bad, 0);
+	CHECK(stats(s).trims > 0);
+	CHECK(stats(s).units_built > NCU); /* some built again */
+	CHECK_EQ_INT(stats(s).evictions, 0); /* the CUs went, not the file */
 	ds_dso_put(d);
 	ds_store_free(s);
 }
@@ -389,7 +431,9 @@ int main(void)
 		build(&fx[i]);
 		test_names_only(ctx, &fx[i]);
 		test_one_unit(ctx, &fx[i]);
-		test_threads(ctx, &fx[i]);
+		test_threads(ctx, &fx[i], 0);
+		test_trim(ctx, &fx[i]);
+		test_threads(ctx, &fx[i], 1); /* every CU over the budget */
 		test_parts(&fx[i]);
 	}
 	ds_context_free(ctx);
