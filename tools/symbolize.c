@@ -399,14 +399,13 @@ static unsigned sym_flags(const struct opts *o)
  * at the end of the stream.
  *
  * With -e, a block is up to EXE_LINES lines, answered before a read that
- * would block (a peer waiting for its answer gets it).  65,536 rather than
- * 16,384: 15-25% less time on a million random addresses (sorted blocks
- * four times as dense reach the index's rows with fewer cache misses), at
- * 52 MB peak instead of 40 on the bench binary (addr2line: 103 MB) and 42
- * instead of 27 on googletest (addr2line: 50 MB). */
+ * would block (a peer waiting for its answer gets it).  (65,536 was tried:
+ * 52 MB peak instead of 40 on a million addresses of the bench binary,
+ * and no time saved that three interleaved runs of each could tell from
+ * noise.) */
 #define CHUNK_DSOS_DEFAULT 4096
 #define CHUNK_LINES	   16384
-#define EXE_LINES	   65536
+#define EXE_LINES	   16384
 #define CHUNK_TEXT	   (1u << 20)
 
 struct item {
