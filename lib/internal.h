@@ -299,10 +299,11 @@ void ds__symbols_unaccount(struct ds_symbols *S);
 int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vaddr);
 
 /* Build, before a batch's lookups, what the sorted virtual addresses
- * vaddrs[0..n) will need (their CUs; every CU when that is most of them,
- * on all cores).  1: this call completed the whole index (the moment to
- * save it, see symfile below), 0, or -ENOMEM.  Lookups build what is
- * missing anyway: this is for speed only. */
+ * vaddrs[0..n) will need (their CUs; every CU when more than a quarter
+ * of them, on all cores).  1: the index of DWARF is complete (by this
+ * batch or earlier lookups) and this is the first caller told so: the
+ * moment to save it (lib/symfile.c); 0, or -ENOMEM.  Lookups build what
+ * is missing anyway: the building here is for speed only. */
 int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n);
 
 /* ---- symbolize (lib/symbolize.c) */

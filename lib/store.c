@@ -696,7 +696,8 @@ static void try_trim(struct ds_store *s, struct ds_dso *d, bool all)
 	struct ds_symbols *S = atomic_load(&d->sym);
 
 	(void)s;
-	if (!S || atomic_load(&d->sym_state) != SYM_READY || !atomic_load(&d->sym_from_debuginfo))
+	if (!S || atomic_load(&d->sym_state) != SYM_READY || !atomic_load(&d->sym_from_debuginfo) ||
+	    atomic_load(&d->di_state) != DI_READY)
 		return;
 	atomic_store(&d->di_state, DI_EVICTED);
 	if (atomic_load(&d->pins) == 0 && ds__symbols_trim(S, all))
