@@ -81,10 +81,9 @@ struct ds_dso {
 		bool from_debuginfo;
 	} *sym_retired;
 	/* Under di_lock: what the full index in use was built from, if known
-	 * (the key of its saved file, lib/symfile.c), and whether it was
-	 * mapped from that file (then there is nothing to save). */
+	 * (the key of its saved file, lib/symfile.c). */
 	struct ds__symfile_key sym_key;
-	bool sym_keyed, sym_loaded;
+	bool sym_keyed;
 
 	/* Under store->di_lock. */
 	struct ds_dso *ring_prev, *ring_next; /* open debuginfos */
@@ -1131,7 +1130,6 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di, bool fu
 					 1);
 		d->sym_key = key;
 		d->sym_keyed = keyed;
-		d->sym_loaded = loaded;
 		atomic_store(&d->sym_from_debuginfo, di != NULL);
 		ds__symbols_account(S, &s->bytes_held, &s->units_built);
 		if (di)
@@ -1216,7 +1214,9 @@ static void symbols_completed(struct ds_dso *d, struct ds_symbols *S)
 	bool save;
 
 	pthread_mutex_lock(&s->di_lock);
-	save = d->sym_keyed && !d->sym_loaded && atomic_load(&d->sym) == S;
+	/* (A mapped index is only reported complete when one of its parts
+	 * failed its check: the file is then written anew.) */
+	save = d->sym_keyed && atomic_load(&d->sym) == S;
 	key = d->sym_key;
 	pthread_mutex_unlock(&s->di_lock);
 	/* (The caller holds the pin of an index built from the debuginfo.) */
@@ -1282,6 +1282,10 @@ DS_API int ds_dso_symbolize_batch(struct ds_dso *d, const uint64_t *addrs, size_
 	if (nv && !(flags & DS_SYM_NO_LINES) && ds__symbols_prepare(S, vaddrs, nv) == 1)
 		symbols_completed(d, S);
 	err = ds__sym_batch_lookup(b, S, flags);
+	/* Lookups may have completed it too (the last CUs, or a saved
+	 * index's damaged CU built again): then save it, once. */
+	if (nv && !(flags & DS_SYM_NO_LINES) && ds__symbols_prepare(S, NULL, 0) == 1)
+		symbols_completed(d, S);
 	if (pinned)
 		ds_dso_unpin(d);
 	symbols_budget(d);

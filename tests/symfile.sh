@@ -148,8 +148,9 @@ ds index prog >/dev/null 2>&1
 
 # A blob's bytes flipped (b.c's CU, found through the ranges table): its
 # CRC no longer matches when a lookup first needs it, and that CU is built
-# from the DWARF instead.  Every address answers as addr2line.
-tl_case "a flipped blob byte: that CU built from the DWARF, every answer right"
+# from the DWARF instead.  Every address answers as addr2line, and the
+# complete index replaces the damaged file.
+tl_case "a flipped blob byte: that CU built from the DWARF, every answer right, the file mended"
 other=0x$(nm prog | awk '$3 == "other" {print $1}')
 python3 - "$idx" "$other" <<'EOF' || fail "could not flip"
 import struct, sys
@@ -176,6 +177,8 @@ cmp -s a.expected a.out || fail "a.c's CU: $(diff a.expected a.out | head -5)"
 addr2line -f -i -e prog "$other" >b.expected
 ds symbolize -f -i -e prog "$other" >b.out 2>b.err || fail "symbolize of other() exited $?"
 cmp -s b.expected b.out || fail "b.c's CU: $(diff b.expected b.out | head -5)"
+# That lookup completed the index again: the file is written anew.
+cmp -s first "$idx" || fail "the damaged file was not replaced by a good one"
 tl_case_end
 rm -f "$idx"
 ds index prog >/dev/null 2>&1
