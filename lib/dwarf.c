@@ -236,46 +236,6 @@ static void *inflate_one(void *arg)
 	return NULL;
 }
 
-/* The data of a compressed section: SHF_COMPRESSED (an Elf*_Chdr), or the
- * old GNU .zdebug_ form ("ZLIB" and a big-endian 64-bit size). */
-static bool compressed_job(Elf *elf, Elf_Scn *scn, bool zdebug, struct inflate_job *j)
-{
-	Elf_Data *raw = elf_rawdata(scn, NULL);
-	const unsigned char *p;
-
-	if (!raw || !raw->d_buf)
-		return false;
-	p = raw->d_buf;
-	memset(j, 0, sizeof(*j));
-	if (zdebug) {
-		if (raw->d_size < 12 || memcmp(p, "ZLIB", 4))
-			return false;
-		for (int i = 4; i < 12; i++)
-			j->size = j->size << 8 | p[i];
-		j->type = ELFCOMPRESS_ZLIB;
-		j->src = p + 12;
-		j->src_size = raw->d_size - 12;
-		return true;
-	}
-	{
-		GElf_Chdr ch;
-		size_t hdr = gelf_getclass(elf) == ELFCLASS64 ? sizeof(Elf64_Chdr)
-							       : sizeof(Elf32_Chdr);
-
-		/* (What libelf cannot read as a header, it would not
-		 * decompress either.) */
-		if (!gelf_getchdr(scn, &ch))
-			return false;
-		j->type = ch.ch_type;
-		j->size = ch.ch_size;
-		if (raw->d_size < hdr)
-			return false;
-		j->src = p + hdr;
-		j->src_size = raw->d_size - hdr;
-	}
-	return true;
-}
-
 static int sec_index(const char *name, bool *zdebug)
 {
 	*zdebug = false;
@@ -318,12 +278,18 @@ static int load_sections(struct ds__dwarf *D, Elf *elf, struct dfile *f)
 		    (i = sec_index(name, &zdebug)) < 0 || f->s[i].p)
 			continue;
 		if ((sh.sh_flags & SHF_COMPRESSED) || zdebug) {
+			struct ds_elf_packed pk;
+
 			/* (ds__dwarf_open() checked every claim; again here, so
 			 * that no caller can skip it.) */
-			if (njobs < NSEC && compressed_job(elf, scn, zdebug, &jobs[njobs]) &&
-			    ds__elf_inflate_plausible(jobs[njobs].src_size, jobs[njobs].size)) {
+			if (njobs < NSEC && ds__elf_packed(elf, scn, name, &pk) &&
+			    ds__elf_inflate_plausible(pk.packed, pk.size)) {
+				jobs[njobs] = (struct inflate_job){ .src = pk.src,
+								    .src_size = pk.src_size,
+								    .size = pk.size,
+								    .type = pk.type };
 				which[njobs] = i;
-				total += jobs[njobs].size;
+				total += pk.size;
 				njobs++;
 			}
 			continue;
@@ -1077,8 +1043,7 @@ static bool mangled_language(uint64_t lang)
  * unit, which ends the scan (the next unit's offset comes from this one's
  * length: nothing after it can be trusted).  A 4 GiB .debug_info of zeros
  * reads as units of length 0 and version 0: the first ends it. */
-static bool read_unit(struct ds__dwarf *D, const struct dfile *f, uint64_t off, struct unit *u,
-		      struct abbrevs *scratch)
+static bool read_unit(const struct dfile *f, uint64_t off, struct unit *u, struct abbrevs *scratch)
 {
 	const struct sec *info = &f->s[SEC_INFO];
 	struct cursor c = { info->p + off, info->p + info->size, false, f->be };
@@ -1148,7 +1113,6 @@ static bool read_unit(struct ds__dwarf *D, const struct dfile *f, uint64_t off, 
 		if (!ok)
 			u->base = 0;
 	}
-	(void)D;
 	return true;
 }
 
@@ -1161,7 +1125,7 @@ static int scan_units(struct ds__dwarf *D, struct dfile *f, struct abbrevs *scra
 	while (info->p && off < info->size) {
 		struct unit u;
 
-		if (!read_unit(D, f, off, &u, scratch)) {
+		if (!read_unit(f, off, &u, scratch)) {
 			ds_debug(D->ctx,
 				 "%s: .debug_info offset 0x%llx is no unit header: the CU scan "
 				 "stops there, %llu bytes unread",
@@ -1342,40 +1306,6 @@ static bool dwarf_plausible(struct ds_context *ctx, Elf *elf, const char *name)
 	return false;
 }
 
-/* .gnu_debugaltlink: the dwz alt file's name, NUL, its build ID. */
-static bool altlink(Elf *elf, const char **name, struct ds_build_id *bid)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return false;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *sn;
-		Elf_Data *d;
-		const char *p, *nul;
-		size_t n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    !(sn = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    strcmp(sn, ".gnu_debugaltlink") || !(d = elf_rawdata(scn, NULL)) || !d->d_buf)
-			continue;
-		p = d->d_buf;
-		nul = memchr(p, 0, d->d_size);
-		if (!nul)
-			return false;
-		n = d->d_size - (size_t)(nul + 1 - p);
-		if (!n || n > DS_BUILD_ID_MAX)
-			return false;
-		*name = p;
-		bid->size = (uint8_t)n;
-		memcpy(bid->data, nul + 1, n);
-		return true;
-	}
-	return false;
-}
-
 /* The dwz alt file named by .gnu_debugaltlink, found by its build ID like
  * any debuginfo (locally, then debuginfod). */
 static int attach_alt(struct ds__dwarf *D, Elf *debug, struct abbrevs *scratch)
@@ -1385,7 +1315,7 @@ static int attach_alt(struct ds__dwarf *D, Elf *debug, struct abbrevs *scratch)
 	struct ds_found *alt = &D->alt_found;
 	int err;
 
-	if (!altlink(debug, &name, &bid))
+	if (!ds__elf_altlink(debug, &name, &bid))
 		return 0;
 	if (ds__locate(D->ctx, &bid, NULL, DS_ARTIFACT_DEBUGINFO, alt, NULL) != 0 &&
 	    ds__fetch_found(D->ctx, &bid, alt, NULL) != 0) {

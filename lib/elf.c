@@ -158,46 +158,94 @@ static const char *compression_name(uint32_t type)
 	}
 }
 
-/* One section as libdw would decompress it (dwarf_begin_elf(): gABI
- * SHF_COMPRESSED, or GNU .zdebug_*, "ZLIB" and a big-endian size).
- * Reads the headers only: elf_rawdata() of a mapped file points into the
- * map. */
-static bool compressed_ok(Elf_Scn *scn, const GElf_Shdr *sh, const char *name, char *msg,
-			  size_t msglen)
+bool ds__elf_packed(Elf *elf, Elf_Scn *scn, const char *name, struct ds_elf_packed *out)
 {
-	uint64_t packed, claimed;
-	const char *how;
+	GElf_Shdr shdr, *sh = gelf_getshdr(scn, &shdr);
+	Elf_Data *raw;
+	const unsigned char *p;
 
+	memset(out, 0, sizeof(*out));
+	if (!sh || (!(sh->sh_flags & SHF_COMPRESSED) && strncmp(name, ".zdebug_", 8)))
+		return false;
+	/* (elf_rawdata() before gelf_getchdr(), which reads the data itself:
+	 * the other way round libelf refuses the raw data.) */
+	raw = elf_rawdata(scn, NULL);
+	if (!raw || !raw->d_buf)
+		return false;
+	p = raw->d_buf;
 	if (sh->sh_flags & SHF_COMPRESSED) {
 		GElf_Chdr ch;
+		size_t hdr = gelf_getclass(elf) == ELFCLASS64 ? sizeof(Elf64_Chdr)
+							       : sizeof(Elf32_Chdr);
 
-		if (!gelf_getchdr(scn, &ch))
-			return true; /* libelf will not decompress it either */
-		packed = sh->sh_size;
-		claimed = ch.ch_size;
-		how = compression_name(ch.ch_type);
-	} else if (!strncmp(name, ".zdebug_", 8)) {
-		Elf_Data *raw = elf_rawdata(scn, NULL);
-		const unsigned char *p;
-
-		if (!raw || !raw->d_buf || raw->d_size < 12 || memcmp(raw->d_buf, "ZLIB", 4))
-			return true; /* not GNU-compressed: read as it is */
-		p = raw->d_buf;
-		claimed = 0;
-		for (int i = 4; i < 12; i++)
-			claimed = claimed << 8 | p[i];
-		packed = raw->d_size;
-		how = "zlib-gnu";
-	} else {
+		if (!gelf_getchdr(scn, &ch) || raw->d_size < hdr)
+			return false; /* libelf will not decompress it either */
+		out->type = ch.ch_type;
+		out->size = ch.ch_size;
+		out->packed = sh->sh_size;
+		out->src = p + hdr;
+		out->src_size = raw->d_size - hdr;
+		out->how = compression_name(ch.ch_type);
 		return true;
 	}
-	if (ds__elf_inflate_plausible(packed, claimed))
+	if (raw->d_size < 12 || memcmp(p, "ZLIB", 4))
+		return false; /* not GNU-compressed: read as it is */
+	for (int i = 4; i < 12; i++)
+		out->size = out->size << 8 | p[i];
+	out->type = ELFCOMPRESS_ZLIB;
+	out->packed = raw->d_size;
+	out->src = p + 12;
+	out->src_size = raw->d_size - 12;
+	out->how = "zlib-gnu";
+	return true;
+}
+
+/* One section as a reader would decompress it (gABI SHF_COMPRESSED, or
+ * GNU .zdebug_*): its claim within the ratio. */
+static bool compressed_ok(Elf *elf, Elf_Scn *scn, const char *name, char *msg, size_t msglen)
+{
+	struct ds_elf_packed pk;
+
+	if (!ds__elf_packed(elf, scn, name, &pk) || ds__elf_inflate_plausible(pk.packed, pk.size))
 		return true;
 	snprintf(msg, msglen,
 		 "%s: %llu bytes of %s that claim %llu decompressed, over %u times as many: "
 		 "not decompressed",
-		 name, (unsigned long long)packed, how, (unsigned long long)claimed,
+		 name, (unsigned long long)pk.packed, pk.how, (unsigned long long)pk.size,
 		 DEBUG_INFLATE_RATIO);
+	return false;
+}
+
+bool ds__elf_altlink(Elf *elf, const char **name, struct ds_build_id *bid)
+{
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *sn;
+		Elf_Data *d;
+		const char *p, *nul;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
+		    !(sn = elf_strptr(elf, shstrndx, sh.sh_name)) ||
+		    strcmp(sn, ".gnu_debugaltlink") || !(d = elf_rawdata(scn, NULL)) || !d->d_buf)
+			continue;
+		p = d->d_buf;
+		nul = memchr(p, 0, d->d_size);
+		if (!nul)
+			return false;
+		n = d->d_size - (size_t)(nul + 1 - p);
+		if (!n || n > DS_BUILD_ID_MAX)
+			return false;
+		*name = p;
+		bid->size = (uint8_t)n;
+		memcpy(bid->data, nul + 1, n);
+		return true;
+	}
 	return false;
 }
 
@@ -217,7 +265,7 @@ int ds__elf_check_compressed(Elf *elf, char *msg, size_t msglen)
 		name = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (!name || (strncmp(name, ".debug_", 7) && strncmp(name, ".zdebug_", 8)))
 			continue;
-		if (!compressed_ok(scn, &sh, name, msg, msglen))
+		if (!compressed_ok(elf, scn, name, msg, msglen))
 			return -EFBIG;
 	}
 	return 0;

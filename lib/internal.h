@@ -211,6 +211,24 @@ struct ds_elf_info {
 int ds__elf_open_fd(const char *path);
 /* Facts about an opened ELF. */
 int ds__elf_inspect(struct Elf *elf, struct ds_elf_info *info);
+/* A compressed section's header, as readers take it: gABI SHF_COMPRESSED
+ * (the header libelf reads; type ELFCOMPRESS_*) or GNU .zdebug_ ("ZLIB",
+ * a big-endian size).  src: the compressed bytes (elf_rawdata(), in the
+ * map of a mapped file); packed: the section's bytes as the inflate
+ * ratio counts them.  false: not compressed, or no header readable. */
+struct ds_elf_packed {
+	unsigned int type;
+	uint64_t size, packed;
+	const unsigned char *src;
+	size_t src_size;
+	const char *how; /* "zlib", "zstd", "zlib-gnu", "unknown" */
+};
+/* .gnu_debugaltlink: the dwz alt file's name (NUL-terminated, in the
+ * section) and build ID.  false: none, or malformed. */
+bool ds__elf_altlink(struct Elf *elf, const char **name, struct ds_build_id *bid);
+struct Elf_Scn;
+bool ds__elf_packed(struct Elf *elf, struct Elf_Scn *scn, const char *name,
+		    struct ds_elf_packed *out);
 /* A compressed section of packed bytes may claim that many decompressed
  * (the ratio rule of ds__elf_check_compressed()). */
 bool ds__elf_inflate_plausible(uint64_t packed, uint64_t claimed);
@@ -286,11 +304,11 @@ uint64_t ds__symbols_bytes(const struct ds_symbols *S);
 /* Count S's memory in *bytes, now and as CUs are built (their number in
  * *units); once, before S is published. */
 void ds__symbols_account(struct ds_symbols *S, _Atomic uint64_t *bytes, _Atomic uint64_t *units);
-/* Free the CUs of S not looked up since the last call (all: every CU it
- * built; saved ones are the file's), to be built again when asked;
+/* Free the CUs of S built here (saved ones are the file's) that were not
+ * looked up since the last call, to be built again when asked;
  * returns the bytes freed.  Only while no lookup runs on S (the store
  * calls it for a DSO nobody pins, under the eviction protocol). */
-uint64_t ds__symbols_trim(struct ds_symbols *S, bool all);
+uint64_t ds__symbols_trim(struct ds_symbols *S);
 /* Take S's memory out of that count (before S is freed or retired). */
 void ds__symbols_unaccount(struct ds_symbols *S);
 
@@ -300,11 +318,13 @@ int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vad
 
 /* Build, before a batch's lookups, what the sorted virtual addresses
  * vaddrs[0..n) will need (their CUs; every CU when more than a quarter
- * of them, on all cores).  1: the index of DWARF is complete (by this
- * batch or earlier lookups) and this is the first caller told so: the
- * moment to save it (lib/symfile.c); 0, or -ENOMEM.  Lookups build what
- * is missing anyway: the building here is for speed only. */
+ * of them, on all cores).  0 or -ENOMEM.  Lookups build what is missing
+ * anyway: this is for speed only. */
 int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n);
+/* S, an index of DWARF, is complete (every CU built, by a batch or by
+ * lookups) and not from a file (or from one found damaged), and this is
+ * the first caller told: the moment to save it (lib/symfile.c). */
+bool ds__symbols_newly_complete(struct ds_symbols *S);
 
 /* ---- symbolize (lib/symbolize.c) */
 

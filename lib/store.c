@@ -687,19 +687,18 @@ static bool try_evict(struct ds_store *s, struct ds_dso *d)
 	return true;
 }
 
-/* Free the cold CUs of d's index (all: every one it built) if nobody
- * pins d, under the protocol of try_evict(): no lookup runs on the index
- * meanwhile, and one that starts waits for di_lock.  di_lock held. */
-static void try_trim(struct ds_store *s, struct ds_dso *d, bool all)
+/* Free the cold CUs of d's index if nobody pins d, under the protocol of
+ * try_evict(): no lookup runs on the index meanwhile, and one that starts
+ * waits for di_lock.  di_lock held. */
+static void try_trim(struct ds_store *s, struct ds_dso *d)
 {
 	struct ds_symbols *S = atomic_load(&d->sym);
 
-	(void)s;
 	if (!S || atomic_load(&d->sym_state) != SYM_READY || !atomic_load(&d->sym_from_debuginfo) ||
 	    atomic_load(&d->di_state) != DI_READY)
 		return;
 	atomic_store(&d->di_state, DI_EVICTED);
-	if (atomic_load(&d->pins) == 0 && ds__symbols_trim(S, all))
+	if (atomic_load(&d->pins) == 0 && ds__symbols_trim(S))
 		atomic_fetch_add(&s->units_trimmed, 1);
 	atomic_store(&d->di_state, DI_READY);
 }
@@ -719,7 +718,7 @@ static void enforce_budget(struct ds_store *s, struct ds_dso *keep)
 		for (size_t k = 0; d && k < (size_t)atomic_load(&s->n_open) &&
 				   atomic_load(&s->bytes_held) > s->budget;
 		     k++, d = d->ring_next)
-			try_trim(s, d, false);
+			try_trim(s, d);
 	}
 
 	while (atomic_load(&s->bytes_held) > s->budget && s->ring_hand && steps--) {
@@ -1279,12 +1278,12 @@ DS_API int ds_dso_symbolize_batch(struct ds_dso *d, const uint64_t *addrs, size_
 	}
 	nv = ds__sym_batch_sort(b, S, addrs, flags, &vaddrs);
 	/* Names only never read DWARF: nothing to build ahead. */
-	if (nv && !(flags & DS_SYM_NO_LINES) && ds__symbols_prepare(S, vaddrs, nv) == 1)
-		symbols_completed(d, S);
+	if (nv && !(flags & DS_SYM_NO_LINES))
+		ds__symbols_prepare(S, vaddrs, nv); /* (-ENOMEM: lookups say it) */
 	err = ds__sym_batch_lookup(b, S, flags);
-	/* Lookups may have completed it too (the last CUs, or a saved
-	 * index's damaged CU built again): then save it, once. */
-	if (nv && !(flags & DS_SYM_NO_LINES) && ds__symbols_prepare(S, NULL, 0) == 1)
+	/* Complete now (by this batch, or a saved index's damaged CU built
+	 * again by its lookups): then save it, once. */
+	if (nv && !(flags & DS_SYM_NO_LINES) && ds__symbols_newly_complete(S))
 		symbols_completed(d, S);
 	if (pinned)
 		ds_dso_unpin(d);

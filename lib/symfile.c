@@ -619,37 +619,10 @@ out:
 /* The build ID of the dwz alt file debug names, if any (size 0: none). */
 static void alt_build_id(Elf *debug, struct ds_build_id *alt)
 {
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
+	const char *name;
 
-	alt->size = 0;
-	if (elf_getshdrstrndx(debug, &shstrndx) != 0)
-		return;
-	while ((scn = elf_nextscn(debug, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		Elf_Data *data;
-		const char *nul;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		name = elf_strptr(debug, shstrndx, sh.sh_name);
-		if (!name || strcmp(name, ".gnu_debugaltlink") != 0)
-			continue;
-		data = elf_getdata(scn, NULL);
-		if (!data || !data->d_buf || !data->d_size)
-			return;
-		nul = memchr(data->d_buf, 0, data->d_size);
-		if (nul) {
-			size_t n = data->d_size - (size_t)(nul + 1 - (const char *)data->d_buf);
-
-			if (n && n <= DS_BUILD_ID_MAX) {
-				alt->size = (uint8_t)n;
-				memcpy(alt->data, nul + 1, n);
-			}
-		}
-		return;
-	}
+	if (!ds__elf_altlink(debug, &name, alt))
+		alt->size = 0;
 }
 
 /* Can the alt file of bid be found now, locally or in the debuginfod

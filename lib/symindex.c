@@ -805,6 +805,8 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 		return err;
 	}
 	S->complete = !S->ncus;
+	/* (Nothing to save without CUs.) */
+	atomic_init(&S->reported, !S->ncus);
 	if (S->ncus) /* CUs trimmed are built again from it (it lives as long) */
 		ds__symbols_fallback(S, ctx, debug, debug_name);
 	atomic_fetch_add(&S->bytes, size + S->ncus * sizeof(*S->cus) +
@@ -916,7 +918,8 @@ static bool fallback_locked(struct ds_symbols *S, size_t i)
 	cu->blob = NULL;
 	cu->size = 0;
 	S->complete = false;
-	S->resave = true; /* the file is wrong: the next complete index replaces it */
+	/* The file is wrong: the index complete again replaces it. */
+	atomic_store(&S->reported, false);
 	atomic_fetch_sub(&S->built, 1);
 	return true;
 }
@@ -1445,10 +1448,14 @@ int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n)
 	bool done;
 	int err = 0;
 
+	/* (Every CU built: the common case, and no lock on this per-call
+	 * path.) */
+	if (!S->ncus || !n || atomic_load(&S->built) == S->ncus)
+		return 0;
 	pthread_mutex_lock(&S->mu);
 	done = S->complete || !S->dwarf;
 	pthread_mutex_unlock(&S->mu);
-	if (!done && S->ncus && n) {
+	if (!done) {
 		want = calloc(S->ncus, 1);
 		if (!want)
 			return -ENOMEM;
@@ -1468,22 +1475,26 @@ int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n)
 		else if (nwant)
 			err = build_units(S, want, nwant);
 		free(want);
-		if (err)
-			return err;
 	}
-	/* Complete, by this batch or by lookups before it: once, to one
-	 * caller, for an index of DWARF that is not from a file (or from a
-	 * file found damaged). */
-	pthread_mutex_lock(&S->mu);
-	err = S->complete && S->read_dwarf && S->ncus && (!S->release || S->resave) &&
-	      !S->reported;
-	if (err)
-		S->reported = true;
-	pthread_mutex_unlock(&S->mu);
 	return err;
 }
 
-uint64_t ds__symbols_trim(struct ds_symbols *S, bool all)
+bool ds__symbols_newly_complete(struct ds_symbols *S)
+{
+	bool news;
+
+	/* (Lock-free no, as the batch asks after every call.) */
+	if (atomic_load(&S->reported) || atomic_load(&S->built) != S->ncus)
+		return false;
+	pthread_mutex_lock(&S->mu);
+	news = S->complete && !atomic_load(&S->reported);
+	if (news)
+		atomic_store(&S->reported, true);
+	pthread_mutex_unlock(&S->mu);
+	return news;
+}
+
+uint64_t ds__symbols_trim(struct ds_symbols *S)
 {
 	uint64_t freed = 0;
 
@@ -1498,7 +1509,7 @@ uint64_t ds__symbols_trim(struct ds_symbols *S, bool all)
 
 		if (atomic_load(&cu->state) != CU_READY || cu->blob)
 			continue; /* not built here (a saved one is the mapping's) */
-		if (!all && atomic_exchange_explicit(&cu->recent, false, memory_order_relaxed))
+		if (atomic_exchange_explicit(&cu->recent, false, memory_order_relaxed))
 			continue; /* used since the last pass: a second chance */
 		bytes = (uint64_t)cu->piece.nscopes * sizeof(struct scope) +
 			(uint64_t)cu->piece.nlines * sizeof(struct line) +
@@ -1635,6 +1646,7 @@ int ds__symbols_from_parts(const struct ds__symbols_parts *parts, void (*release
 	}
 	atomic_init(&S->built, S->ncus);
 	S->complete = true;
+	atomic_init(&S->reported, true); /* it is its file already */
 	S->release = release;
 	S->release_arg = arg;
 	atomic_fetch_add(&S->bytes, S->ncus * sizeof(*S->cus) + S->nranges * sizeof(uint64_t));

@@ -201,8 +201,7 @@ struct ds_symbols {
 	bool full; /* see ds__symbols_full() */
 	bool read_dwarf;
 	bool complete; /* every CU built (under mu) */
-	bool reported; /* ds__symbols_prepare() said so (under mu) */
-	bool resave; /* a saved CU failed its check (under mu) */
+	atomic_bool reported; /* ds__symbols_newly_complete() said so (set under mu) */
 	/* Where a saved index's damaged CUs are built from (see
 	 * ds__symbols_fallback()); fb_failed: that DWARF did not match. */
 	struct ds_context *fb_ctx;

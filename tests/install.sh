@@ -32,6 +32,11 @@ cd "$tmp" || exit 2
 export HOME=$tmp/home
 mkdir -p "$HOME"
 unset DEBUGINFOD_URLS PERF_BUILDID_DIR
+# The programs get a build ID of our choosing, the same from run to run
+# while their DWARF names this run's directory: their saved indexes stay
+# here, not in the build's shared directory (a later run would map this
+# one's: same build ID, same layout, so the key cannot tell).
+export DSOSTORE_SYMINDEX_PATH=$tmp/symindex
 tl_sanitizer_exitcodes
 # A sanitized library needs its runtime in the program too, as any user
 # of that build would add.
