@@ -282,3 +282,40 @@ tl_start_dsserver() {
 	fi
 	printf -v "$_tl_var" '%s' "$_tl_port"
 }
+
+# tl_corpus NAME: the directory of test corpus NAME, made by the recipe
+# tests/corpus/NAME.bash (run as `bash RECIPE DIR`, DIR empty and its own)
+# the first time any test asks for it, and reused after that: by the other
+# tests of the run and by the sanitizer passes, since corpora compiled from
+# third-party sources do not depend on our build.  They live in $DS_CORPUS
+# (default: build-corpus/ in the source tree).  A recipe is run again when
+# it, testlib.bash or the compilers change.  Concurrent askers wait on a
+# lock.  Status 77 (print nothing) if the recipe exits 77 (a tool missing),
+# 1 if it fails (its log is printed).
+tl_corpus() {
+	local name=$1 root=${DS_CORPUS:-$DS_SRC/build-corpus}
+	local recipe=$DS_SRC/tests/corpus/$name.bash dir key rc=0
+
+	mkdir -p "$root"
+	dir=$root/$name
+	key=$({ cat "$recipe" "$DS_SRC/tests/testlib.bash"; gcc --version; clang --version; } 2>&1 |
+		cksum | cut -d' ' -f1)
+	(
+		flock 9
+		if [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$key" ]; then
+			exit 0
+		fi
+		rm -rf "$dir" "$dir.log"
+		mkdir -p "$dir"
+		bash "$recipe" "$dir" >"$dir.log" 2>&1 || exit $?
+		echo "$key" >"$dir/.stamp"
+	) 9>"$root/.$name.lock" || rc=$?
+	if [ "$rc" = 77 ]; then
+		return 77
+	elif [ "$rc" != 0 ]; then
+		echo "corpus $name: recipe failed (status $rc):" >&2
+		tail -n 40 "$dir.log" >&2 || true
+		return 1
+	fi
+	echo "$dir"
+}
