@@ -545,6 +545,9 @@ struct ds_frame {
 	unsigned int column; /* 0: unknown */
 	unsigned int discriminator;
 	bool inlined; /* this frame was inlined into the next one */
+	/* strlen() of function and file (0 where NULL): output code that
+	 * writes a million frames need not measure each string again. */
+	unsigned int function_len, file_len;
 };
 
 /* Where one address is, innermost frame first.  Strings belong to the

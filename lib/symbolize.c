@@ -111,6 +111,7 @@ struct pair {
 struct pslot {
 	const char *key, *val;
 	uint32_t gen; /* a slot of an earlier call is empty */
+	uint32_t len; /* strlen(val) */
 	bool demangled;
 };
 
@@ -119,6 +120,7 @@ struct pslot {
 struct dslot {
 	const char *mangled, *demangled;
 	uint64_t hash;
+	size_t len; /* strlen(demangled) */
 };
 
 struct ds_sym_batch {
@@ -387,8 +389,8 @@ static bool dtab_grow(struct ds_sym_batch *b)
 }
 
 /* s demangled (s itself where it is no C++ name), from the cache or
- * demangled now and kept; NULL: no memory. */
-static const char *demangled(struct ds_sym_batch *b, const char *s)
+ * demangled now and kept, its length in *dlen; NULL: no memory. */
+static const char *demangled(struct ds_sym_batch *b, const char *s, size_t *dlen)
 {
 	size_t len, h;
 	uint64_t hash = hash_str(s, &len);
@@ -399,38 +401,57 @@ static const char *demangled(struct ds_sym_batch *b, const char *s)
 	if (2 * (b->dused + 1) > b->dcap && !dtab_grow(b) && !b->dcap)
 		return NULL;
 	for (h = hash & (b->dcap - 1); b->dtab[h].mangled; h = (h + 1) & (b->dcap - 1))
-		if (b->dtab[h].hash == hash && !strcmp(b->dtab[h].mangled, s))
+		if (b->dtab[h].hash == hash && !strcmp(b->dtab[h].mangled, s)) {
+			*dlen = b->dtab[h].len;
 			return b->dtab[h].demangled;
+		}
 	if (b->dused + 1 >= b->dcap)
 		return NULL; /* full and could not grow */
 	dm = __cxa_demangle(s, NULL, NULL, &status);
 	m = arena_strdup(&b->dm_strings, s, len);
-	d = !m ? NULL : dm ? arena_strdup(&b->dm_strings, dm, strlen(dm)) : m;
+	if (dm)
+		len = strlen(dm);
+	d = !m ? NULL : dm ? arena_strdup(&b->dm_strings, dm, len) : m;
 	free(dm);
 	if (d) {
-		b->dtab[h] = (struct dslot){ .mangled = m, .demangled = d, .hash = hash };
+		b->dtab[h] = (struct dslot){ .mangled = m, .demangled = d, .hash = hash, .len = len };
 		b->dused++;
 	}
+	*dlen = len;
 	return d;
 }
 
-/* The string this call answers for the index's s: a copy, or demangled. */
-static const char *answer_string(struct ds_sym_batch *b, const char *s, bool dm)
+/* The string this call answers for the index's s: a copy, or demangled;
+ * its length in *len. */
+static const char *answer_string(struct ds_sym_batch *b, const char *s, bool dm,
+				 unsigned *len)
 {
 	struct pslot *slot = NULL;
 	const char *val;
+	size_t n = 0;
 
 	if (2 * (b->pused + 1) <= b->pcap || ptab_grow(b)) {
 		size_t mask = b->pcap - 1, h = hash_ptr(s, dm) & mask;
 
 		for (; b->ptab[h].gen == b->gen; h = (h + 1) & mask)
-			if (b->ptab[h].key == s && b->ptab[h].demangled == dm)
+			if (b->ptab[h].key == s && b->ptab[h].demangled == dm) {
+				*len = b->ptab[h].len;
 				return b->ptab[h].val;
+			}
 		slot = &b->ptab[h];
 	}
-	val = dm ? demangled(b, s) : arena_strdup(&b->strings, s, strlen(s));
-	if (val && slot) {
-		*slot = (struct pslot){ .key = s, .val = val, .gen = b->gen, .demangled = dm };
+	if (dm) {
+		val = demangled(b, s, &n);
+	} else {
+		n = strlen(s);
+		val = arena_strdup(&b->strings, s, n);
+	}
+	if (!val || n > UINT32_MAX) /* (no index holds a name of 4 GiB) */
+		return NULL;
+	*len = (unsigned)n;
+	if (slot) {
+		*slot = (struct pslot){ .key = s, .val = val, .gen = b->gen, .len = *len,
+					.demangled = dm };
 		b->pused++;
 	}
 	return val;
@@ -442,6 +463,7 @@ static int emit_frame(void *arg, const struct ds__raw_frame *f)
 {
 	struct ds_sym_batch *b = arg;
 	const char *fn = NULL, *file = NULL;
+	unsigned fn_len = 0, file_len = 0;
 
 	if (b->nframes == b->frame_cap) {
 		size_t cap = b->frame_cap ? 2 * b->frame_cap : 64;
@@ -453,11 +475,11 @@ static int emit_frame(void *arg, const struct ds__raw_frame *f)
 	if (f->function) {
 		bool dm = b->demangle && f->function[0] == '_' && f->function[1] == 'Z';
 
-		fn = answer_string(b, f->function, dm);
+		fn = answer_string(b, f->function, dm, &fn_len);
 		if (!fn)
 			return -ENOMEM;
 	}
-	if (f->file && !(file = answer_string(b, f->file, false)))
+	if (f->file && !(file = answer_string(b, f->file, false, &file_len)))
 		return -ENOMEM;
 	b->frames[b->nframes++] = (struct ds_frame){
 		.function = fn,
@@ -467,6 +489,8 @@ static int emit_frame(void *arg, const struct ds__raw_frame *f)
 		.column = f->column,
 		.discriminator = f->discriminator,
 		.inlined = f->inlined,
+		.function_len = fn_len,
+		.file_len = file_len,
 	};
 	return 0;
 }

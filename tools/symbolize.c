@@ -85,11 +85,6 @@ static inline void out_mem(struct out *ob, const char *s, size_t n)
 
 #define out_lit(ob, s) out_mem(ob, s, sizeof(s) - 1)
 
-static inline void out_str(struct out *ob, const char *s)
-{
-	out_mem(ob, s, strlen(s));
-}
-
 static inline void out_char(struct out *ob, char c)
 {
 	out_mem(ob, &c, 1);
@@ -200,38 +195,79 @@ static void print_json(struct out *ob, const struct opts *o, const char *module,
 	out_lit(ob, "]}\n");
 }
 
+/* Writers into room reserved beforehand (out_room): the text styles
+ * reserve once per answer and write without checks. */
+static inline char *out_room(struct out *ob, size_t n)
+{
+	if (ob->cap - ob->len < n)
+		out_grow(ob, n);
+	return ob->buf + ob->len;
+}
+
+static inline char *put_mem(char *p, const char *s, size_t n)
+{
+	memcpy(p, s, n);
+	return p + n;
+}
+
+#define put_lit(p, s) put_mem(p, s, sizeof(s) - 1)
+
+static char *put_uint(char *p, unsigned v) /* at most 10 bytes */
+{
+	char tmp[10];
+	size_t n = 0;
+
+	do
+		tmp[sizeof(tmp) - ++n] = (char)('0' + v % 10);
+	while ((v /= 10));
+	return put_mem(p, tmp + sizeof(tmp) - n, n);
+}
+
+static char *put_hex(char *p, uint64_t v, size_t width) /* at most 16 bytes */
+{
+	char tmp[16];
+	size_t n = 0;
+
+	do
+		tmp[sizeof(tmp) - ++n] = "0123456789abcdef"[v & 15];
+	while ((v >>= 4));
+	while (n < width)
+		tmp[sizeof(tmp) - ++n] = '0';
+	return put_mem(p, tmp + sizeof(tmp) - n, n);
+}
+
+/* The most put_location() and the punctuation around a frame write,
+ * beside the frame's two strings. */
+#define FRAME_ROOM 96
+
 /* disc: binutils prints the innermost row's discriminator on every frame
  * of an inline chain (addr2line.c never resets it), and scripts compare
  * against that. */
-static void print_location(struct out *ob, const struct ds_frame *f, bool found, bool gnu,
-			   unsigned disc)
+static char *put_location(char *p, const struct ds_frame *f, bool found, bool gnu, unsigned disc)
 {
+	if (!found)
+		return gnu ? put_lit(p, "??:0") : put_lit(p, "??:0:0");
+	p = f->file ? put_mem(p, f->file, f->file_len) : put_lit(p, "??");
 	if (gnu) {
 		/* binutils: "??:0" when nothing was found, "FILE:?" when the
 		 * line is unknown, the discriminator after the line. */
-		if (!found) {
-			out_lit(ob, "??:0");
-			return;
-		}
-		out_str(ob, f->file ? f->file : "??");
 		if (f->line) {
-			out_char(ob, ':');
-			out_uint(ob, f->line);
+			*p++ = ':';
+			p = put_uint(p, f->line);
 		} else {
-			out_lit(ob, ":?");
+			p = put_lit(p, ":?");
 		}
 		if (disc) {
-			out_lit(ob, " (discriminator ");
-			out_uint(ob, disc);
-			out_char(ob, ')');
+			p = put_lit(p, " (discriminator ");
+			p = put_uint(p, disc);
+			*p++ = ')';
 		}
-		return;
+		return p;
 	}
-	out_str(ob, f->file ? f->file : "??");
-	out_char(ob, ':');
-	out_uint(ob, f->line);
-	out_char(ob, ':');
-	out_uint(ob, f->column);
+	*p++ = ':';
+	p = put_uint(p, f->line);
+	*p++ = ':';
+	return put_uint(p, f->column);
 }
 
 static void print_text(struct out *ob, const struct opts *o, uint64_t addr,
@@ -239,37 +275,43 @@ static void print_text(struct out *ob, const struct opts *o, uint64_t addr,
 {
 	static const struct ds_frame unknown = { 0 };
 	bool gnu = o->style == STYLE_GNU, found = r && r->nframes;
-	size_t n = found ? r->nframes : 1;
+	size_t n = found ? r->nframes : 1, room = FRAME_ROOM;
+	char *p;
 
+	if (n > 1 && !o->inlines)
+		n = 1;
+	for (size_t i = 0; found && i < n; i++)
+		room += FRAME_ROOM + r->frames[i].function_len + r->frames[i].file_len;
+	p = out_room(ob, room + FRAME_ROOM);
 	if (o->addresses) {
-		out_lit(ob, "0x");
-		out_hex(ob, addr, gnu ? 16 : 0);
+		p = put_lit(p, "0x");
+		p = put_hex(p, addr, gnu ? 16 : 0);
 		if (o->pretty)
-			out_lit(ob, ": ");
+			p = put_lit(p, ": ");
 		else
-			out_char(ob, '\n');
+			*p++ = '\n';
 	}
 	for (size_t i = 0; i < n; i++) {
 		const struct ds_frame *f = found ? &r->frames[i] : &unknown;
 
-		if (i && !o->inlines)
-			break;
-		if (o->pretty) {
-			if (i)
-				out_lit(ob, " (inlined by) ");
+		if (o->functions || !gnu || o->pretty) {
+			if (o->pretty && i)
+				p = put_lit(p, " (inlined by) ");
 			if (o->functions || !gnu) {
-				out_str(ob, f->function ? f->function : "??");
-				out_lit(ob, " at ");
+				p = f->function ? put_mem(p, f->function, f->function_len)
+						: put_lit(p, "??");
+				if (o->pretty)
+					p = put_lit(p, " at ");
+				else
+					*p++ = '\n';
 			}
-		} else if (o->functions || !gnu) {
-			out_str(ob, f->function ? f->function : "??");
-			out_char(ob, '\n');
 		}
-		print_location(ob, f, found, gnu, found ? r->frames[0].discriminator : 0);
-		out_char(ob, '\n');
+		p = put_location(p, f, found, gnu, found ? r->frames[0].discriminator : 0);
+		*p++ = '\n';
 	}
 	if (!gnu)
-		out_char(ob, '\n');
+		*p++ = '\n';
+	ob->len = (size_t)(p - ob->buf);
 }
 
 static void answer(struct out *ob, const struct opts *o, const char *module, uint64_t addr,
