@@ -497,6 +497,7 @@ static int emit_frame(void *arg, const struct ds__raw_frame *f)
 
 int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned flags)
 {
+	struct ds__find_hint hint = { 0 };
 	int found = 0;
 
 	b->demangle = flags & DS_SYM_DEMANGLE;
@@ -504,7 +505,7 @@ int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned 
 		uint64_t v = b->pairs[k].key;
 		size_t first = b->nframes;
 		bool from_symtab = false;
-		int err = ds__symbols_find(S, v, flags, &from_symtab, emit_frame, b);
+		int err = ds__symbols_find(S, v, flags, &hint, &from_symtab, emit_frame, b);
 		struct ds_sym_answer a = { .addr = v };
 
 		if (err) { /* an error has no frames */

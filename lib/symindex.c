@@ -1137,9 +1137,35 @@ int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vad
 		(ptrdiff_t)_lo - 1;                                                \
 	})
 
-static const struct scope *innermost(const struct piece *P, uint64_t addr)
+/* UPPER, from a guess h: the entries a caller's sorted lookups land on
+ * move forward, usually by little, so a search gallops ahead from the last
+ * answer (steps 1, 2, 4, ...) and ends with a binary search of the last
+ * step; where h is past addr (unsorted lookups), a whole search. */
+#define GALLOP(arr, n, field, addr, h, whole)                                       \
+	({                                                                          \
+		size_t _n = (n), _g = (h);                                          \
+		ptrdiff_t _r;                                                       \
+		if (_g >= _n || (arr)[_g].field > (addr)) {                         \
+			_r = (whole);                                               \
+		} else {                                                            \
+			size_t _step = 1, _end;                                     \
+			while (_g + _step < _n && (arr)[_g + _step].field <= (addr)) { \
+				_g += _step;                                        \
+				_step *= 2;                                         \
+			}                                                           \
+			_end = _g + _step < _n ? _g + _step : _n;                   \
+			_r = (ptrdiff_t)_g + UPPER((arr) + _g, _end - _g, field, addr); \
+		}                                                                   \
+		_r;                                                                 \
+	})
+
+static const struct scope *innermost(const struct piece *P, uint64_t addr, size_t *hint)
 {
-	ptrdiff_t i = UPPER2(P->scopes, P->nscopes, P->scope_keys, lo, addr);
+	ptrdiff_t i = GALLOP(P->scopes, P->nscopes, lo, addr, *hint,
+			     UPPER2(P->scopes, P->nscopes, P->scope_keys, lo, addr));
+
+	if (i >= 0)
+		*hint = (size_t)i;
 
 	/* Ranges nest: if the last one starting at or below addr does not
 	 * hold it, any range that does holds that one's start too, so it is
@@ -1192,17 +1218,31 @@ static ptrdiff_t rows_upper(const struct piece *P, size_t f, size_t e, uint64_t 
 	return (ptrdiff_t)lo - 1;
 }
 
-static const struct line *line_at(const struct piece *P, uint64_t addr)
+static const struct line *line_at(const struct piece *P, uint64_t addr, size_t *seq_hint,
+				  size_t *hint)
 {
-	ptrdiff_t q = UPPER(P->seqs, P->nseqs, lo, addr), i;
+	ptrdiff_t q = GALLOP(P->seqs, P->nseqs, lo, addr, *seq_hint,
+			     UPPER(P->seqs, P->nseqs, lo, addr)),
+		  i;
 	const struct seq *sq;
+	size_t f, e;
 
 	if (q < 0)
 		return NULL;
+	*seq_hint = (size_t)q;
 	sq = &P->seqs[q];
-	i = rows_upper(P, sq->first, (size_t)sq->first + sq->n, addr);
-	if (i < (ptrdiff_t)sq->first || P->lines[i].end)
+	f = sq->first;
+	e = f + sq->n;
+	/* (The guess only within this sequence: rows are sorted per
+	 * sequence.) */
+	i = *hint >= f && *hint < e
+		    ? (ptrdiff_t)f + GALLOP(P->lines + f, e - f, addr, addr, *hint - f, -1)
+		    : -1;
+	if (i < (ptrdiff_t)f)
+		i = rows_upper(P, f, e, addr);
+	if (i < (ptrdiff_t)f || P->lines[i].end)
 		return NULL;
+	*hint = (size_t)i;
 	/* Several rows at one address: binutils takes the last of them. */
 	return &P->lines[i];
 }
@@ -1301,11 +1341,14 @@ static const struct symbol *perf_symbol_at(const struct elf_piece *E, uint64_t a
 
 /* The CUs whose ranges hold addr, the one with the greatest start first:
  * up to CANDIDATES. */
-static size_t units_at(const struct ds_symbols *S, uint64_t addr, uint32_t *out)
+static size_t units_at(const struct ds_symbols *S, uint64_t addr, uint32_t *out, size_t *hint)
 {
-	ptrdiff_t i = UPPER(S->ranges, S->nranges, lo, addr);
+	ptrdiff_t i = GALLOP(S->ranges, S->nranges, lo, addr, *hint,
+			     UPPER(S->ranges, S->nranges, lo, addr));
 	size_t n = 0;
 
+	if (i >= 0)
+		*hint = (size_t)i;
 	for (; i >= 0 && S->range_maxhi[i] > addr && n < CANDIDATES; i--) {
 		bool seen = false;
 
@@ -1323,11 +1366,12 @@ static size_t units_at(const struct ds_symbols *S, uint64_t addr, uint32_t *out)
  * piece it is in.  Of several CUs claiming addr (broken or folded code),
  * the scope starting last and the row starting last win, as if all were
  * one index. */
-static int dwarf_at(struct ds_symbols *S, uint64_t addr, const struct piece **scp,
-		    const struct scope **sc, const struct piece **lnp, const struct line **ln)
+static int dwarf_at(struct ds_symbols *S, uint64_t addr, struct ds__find_hint *H,
+		    const struct piece **scp, const struct scope **sc, const struct piece **lnp,
+		    const struct line **ln)
 {
 	uint32_t cus[CANDIDATES];
-	size_t n = S->nranges ? units_at(S, addr, cus) : 0;
+	size_t n = S->nranges ? units_at(S, addr, cus, &H->range) : 0;
 
 	*sc = NULL;
 	*ln = NULL;
@@ -1341,8 +1385,12 @@ static int dwarf_at(struct ds_symbols *S, uint64_t addr, const struct piece **sc
 			return err;
 		if (!P)
 			continue;
-		s = innermost(P, addr);
-		l = line_at(P, addr);
+		if (P != H->piece) {
+			H->piece = P;
+			H->seq = H->scope = H->row = SIZE_MAX;
+		}
+		s = innermost(P, addr, &H->scope);
+		l = line_at(P, addr, &H->seq, &H->row);
 		if (s && (!*sc || s->lo > (*sc)->lo)) {
 			*sc = s;
 			*scp = P;
@@ -1356,9 +1404,10 @@ static int dwarf_at(struct ds_symbols *S, uint64_t addr, const struct piece **sc
 }
 
 /* The frames of addr, innermost first, through emit; see symindex.h. */
-int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags, bool *from_symtab,
-		     ds__frame_fn emit, void *arg)
+int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
+		     struct ds__find_hint *hint, bool *from_symtab, ds__frame_fn emit, void *arg)
 {
+	struct ds__find_hint none = { 0 };
 	const struct elf_piece *E = &S->elf;
 	const struct piece *scp = NULL, *lnp = NULL;
 	const struct scope *sc;
@@ -1377,7 +1426,11 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags, bool *
 		return emit(arg, &(struct ds__raw_frame){ .function = str(E->pool, sym->name),
 							  .function_start = sym->lo });
 	}
-	err = dwarf_at(S, addr, &scp, &sc, &lnp, &ln);
+	if (!hint)
+		hint = &none;
+	if (hint->S != S)
+		*hint = (struct ds__find_hint){ .S = S };
+	err = dwarf_at(S, addr, hint, &scp, &sc, &lnp, &ln);
 	if (err)
 		return err;
 	if (sc) {
@@ -1444,7 +1497,7 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags, bool *
 int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n)
 {
 	uint8_t *want = NULL;
-	size_t nwant = 0;
+	size_t nwant = 0, range_hint = SIZE_MAX;
 	bool done;
 	int err = 0;
 
@@ -1461,7 +1514,7 @@ int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n)
 			return -ENOMEM;
 		for (size_t i = 0; i < n; i++) {
 			uint32_t cus[CANDIDATES];
-			size_t k = units_at(S, vaddrs[i], cus);
+			size_t k = units_at(S, vaddrs[i], cus, &range_hint);
 
 			while (k--)
 				if (!want[cus[k]] && atomic_load(&S->cus[cus[k]].state) == CU_NEW) {

@@ -246,13 +246,23 @@ struct ds__raw_frame {
 
 typedef int (*ds__frame_fn)(void *arg, const struct ds__raw_frame *f);
 
+/* A caller's place in an index: where its last lookup landed.  Lookups in
+ * ascending order (a sorted batch) start their searches there.  Zero it
+ * before the first lookup; it belongs to one caller (thread), and is good
+ * only while the CUs it points into are (one batch call). */
+struct ds__find_hint {
+	const struct ds_symbols *S;
+	const void *piece;
+	size_t range, seq, scope, row;
+};
+
 /* The frames of addr (a virtual address), innermost first, each passed to
  * emit, as flags ask (DS_SYM_INLINES, _BINUTILS, _ELF_NAMES, _NO_LINES;
- * DS_SYM_DEMANGLE is the caller's).  *from_symtab: the name came from ELF
- * symbols.  0 (no frame is an answer too), emit's nonzero return, or a
+ * DS_SYM_DEMANGLE is the caller's); hint may be NULL.  *from_symtab: the
+ * name came from ELF symbols.  0 (no frame is an answer too), emit's nonzero return, or a
  * negative errno when the index could not be completed for addr. */
-int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags, bool *from_symtab,
-		     ds__frame_fn emit, void *arg);
+int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
+		     struct ds__find_hint *hint, bool *from_symtab, ds__frame_fn emit, void *arg);
 
 /* ---- dwarf (lib/dwarf.c) */
 

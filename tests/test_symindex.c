@@ -345,7 +345,7 @@ static char *answer(struct ds_symbols *S, uint64_t addr)
 	bool symtab;
 
 	fr.buf[0] = 0;
-	CHECK_EQ_INT(ds__symbols_find(S, addr, DS_SYM_INLINES, &symtab, collect, &fr), 0);
+	CHECK_EQ_INT(ds__symbols_find(S, addr, DS_SYM_INLINES, NULL, &symtab, collect, &fr), 0);
 	return strdup(fr.buf);
 }
 
