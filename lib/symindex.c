@@ -104,8 +104,37 @@ uint32_t ds__symbols_intern(struct sym_build *B, const char *s)
 	return B->intern[j];
 }
 
+#define INTERN_HITS 1024 /* entries of sym_build's hits */
+
+uint32_t ds__symbols_intern_stable(struct sym_build *B, const char *s)
+{
+	struct intern_hit *e;
+	uint32_t off;
+
+	if (!s)
+		return 0;
+	if (!B->hits) {
+		B->hits = calloc(INTERN_HITS, sizeof(*B->hits));
+		B->hits_gen = 1;
+		if (!B->hits)
+			return ds__symbols_intern(B, s);
+	}
+	e = &B->hits[((uintptr_t)s >> 3 ^ (uintptr_t)s >> 13) & (INTERN_HITS - 1)];
+	if (e->s == s && e->gen == B->hits_gen)
+		return e->off;
+	off = ds__symbols_intern(B, s);
+	if (off)
+		*e = (struct intern_hit){ .s = s, .off = off, .gen = B->hits_gen };
+	return off;
+}
+
 void ds__sym_build_reset(struct sym_build *B)
 {
+	/* (A new generation empties the hits; the rare wrap clears them.) */
+	if (B->hits && ++B->hits_gen == 0) {
+		memset(B->hits, 0, INTERN_HITS * sizeof(*B->hits));
+		B->hits_gen = 1;
+	}
 	B->nscopes = B->nlines = B->nsyms = B->nsecs = B->pool_len = 0;
 	if (B->intern_used)
 		memset(B->intern, 0, B->intern_cap * sizeof(*B->intern));
@@ -121,6 +150,7 @@ void ds__sym_build_release(struct sym_build *B)
 	free(B->secs);
 	free(B->pool);
 	free(B->intern);
+	free(B->hits);
 	memset(B, 0, sizeof(*B));
 }
 

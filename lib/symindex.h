@@ -138,6 +138,14 @@ struct sym_build {
 	/* Interning: open addressing over pool offsets. */
 	uint32_t *intern;
 	size_t intern_cap, intern_used;
+	/* In front of it, strings that stay put (see
+	 * ds__symbols_intern_stable()), by address: direct-mapped, an entry
+	 * good while its gen is B's. */
+	struct intern_hit {
+		const char *s;
+		uint32_t off, gen;
+	} *hits;
+	uint32_t hits_gen;
 };
 
 /* A built CU, as lookups read it: views into its blob.  Scope parents and
@@ -230,6 +238,10 @@ struct ds_symbols {
 
 /* The pool offset of s, interned (0 for NULL or on allocation failure). */
 uint32_t ds__symbols_intern(struct sym_build *B, const char *s);
+/* The same for a string that does not move or change until B is reset (a
+ * name in a mapped string section): a string met again is found by its
+ * address, not hashed and compared again. */
+uint32_t ds__symbols_intern_stable(struct sym_build *B, const char *s);
 /* Empty B for the next CU, keeping its memory. */
 void ds__sym_build_reset(struct sym_build *B);
 void ds__sym_build_release(struct sym_build *B);
