@@ -212,28 +212,41 @@ static inline char *put_mem(char *p, const char *s, size_t n)
 
 #define put_lit(p, s) put_mem(p, s, sizeof(s) - 1)
 
+static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
+				      "25262728293031323334353637383940414243444546474849"
+				      "50515253545556575859606162636465666768697071727374"
+				      "75767778798081828384858687888990919293949596979899";
+
 static char *put_uint(char *p, unsigned v) /* at most 10 bytes */
 {
-	char tmp[10];
-	size_t n = 0;
+	size_t n = v < 10 ? 1 : v < 100 ? 2 : v < 1000 ? 3 : v < 10000 ? 4 : v < 100000 ? 5
+		 : v < 1000000 ? 6 : v < 10000000 ? 7 : v < 100000000 ? 8 : v < 1000000000 ? 9 : 10;
+	char *e = p + n;
 
-	do
-		tmp[sizeof(tmp) - ++n] = (char)('0' + v % 10);
-	while ((v /= 10));
-	return put_mem(p, tmp + sizeof(tmp) - n, n);
+	/* Two digits a step, from the end. */
+	while (v >= 100) {
+		e -= 2;
+		memcpy(e, digit_pairs + 2 * (v % 100), 2);
+		v /= 100;
+	}
+	if (v >= 10)
+		memcpy(e - 2, digit_pairs + 2 * v, 2);
+	else
+		e[-1] = (char)('0' + v);
+	return p + n;
 }
 
 static char *put_hex(char *p, uint64_t v, size_t width) /* at most 16 bytes */
 {
-	char tmp[16];
-	size_t n = 0;
+	size_t n = 1;
 
-	do
-		tmp[sizeof(tmp) - ++n] = "0123456789abcdef"[v & 15];
-	while ((v >>= 4));
-	while (n < width)
-		tmp[sizeof(tmp) - ++n] = '0';
-	return put_mem(p, tmp + sizeof(tmp) - n, n);
+	while (n < 16 && v >> (4 * n))
+		n++;
+	if (n < width)
+		n = width;
+	for (size_t i = n; i--; v >>= 4)
+		p[i] = "0123456789abcdef"[v & 15];
+	return p + n;
 }
 
 /* The most put_location() and the punctuation around a frame write,
