@@ -123,6 +123,8 @@ struct dslot {
 	size_t len; /* strlen(demangled) */
 };
 
+#define RECENT 256 /* a power of two */
+
 struct ds_sym_batch {
 	struct ds_sym_answer *ans;
 	size_t *first; /* ans[i]'s first frame in frames */
@@ -133,6 +135,9 @@ struct ds_sym_batch {
 	struct ds_frame *frames;
 	size_t nframes, frame_cap;
 	struct arena strings; /* this call's */
+	/* In front of ptab: the last string met at each of a few places
+	 * (its address hashed), in L1 cache; most frames repeat one. */
+	struct pslot recent[RECENT];
 	struct pslot *ptab;
 	size_t pcap, pused;
 	uint32_t gen;
@@ -192,6 +197,7 @@ int ds__sym_batch_start(struct ds_sym_batch *b, size_t n)
 	if (++b->gen == 0) { /* wrapped: no slot may look current */
 		if (b->ptab)
 			memset(b->ptab, 0, b->pcap * sizeof(*b->ptab));
+		memset(b->recent, 0, sizeof(b->recent));
 		b->gen = 1;
 	}
 	b->pused = 0;
@@ -430,13 +436,20 @@ static const char *answer_string(struct ds_sym_batch *b, const char *s, bool dm,
 	const char *val;
 	size_t n = 0;
 
+	struct pslot *r = &b->recent[((uintptr_t)s >> 3 ^ (uintptr_t)s >> 11 ^ dm) & (RECENT - 1)];
+
+	if (r->key == s && r->gen == b->gen && r->demangled == dm) {
+		*len = r->len;
+		return r->val;
+	}
 	if (2 * (b->pused + 1) <= b->pcap || ptab_grow(b)) {
 		size_t mask = b->pcap - 1, h = hash_ptr(s, dm) & mask;
 
 		for (; b->ptab[h].gen == b->gen; h = (h + 1) & mask)
 			if (b->ptab[h].key == s && b->ptab[h].demangled == dm) {
-				*len = b->ptab[h].len;
-				return b->ptab[h].val;
+				*r = b->ptab[h];
+				*len = r->len;
+				return r->val;
 			}
 		slot = &b->ptab[h];
 	}
@@ -452,6 +465,7 @@ static const char *answer_string(struct ds_sym_batch *b, const char *s, bool dm,
 	if (slot) {
 		*slot = (struct pslot){ .key = s, .val = val, .gen = b->gen, .len = *len,
 					.demangled = dm };
+		*r = *slot;
 		b->pused++;
 	}
 	return val;
