@@ -33,7 +33,7 @@
 #define BLOB_CU 0x55435344u /* "DSCU" */
 #define BLOB_ELF 0x464c4544u /* "DELF" */
 #define THREADS_MAX 16
-#define CANDIDATES 4 /* CUs claiming one address that we look into */
+#define CANDIDATES 16 /* CUs claiming one address that we look into */
 
 /* -------------------------------------------------------------- strings */
 
@@ -1392,10 +1392,14 @@ static size_t units_at(const struct ds_symbols *S, uint64_t addr, uint32_t *out,
 	return n;
 }
 
-/* The DWARF at addr: the innermost scope and the line row, each with the
- * piece it is in.  Of several CUs claiming addr (broken or folded code),
- * the scope starting last and the row starting last win, as if all were
- * one index. */
+/* The DWARF at addr: the innermost scope and the line row, both of one
+ * CU (*scp == *lnp).  Several CUs claim an address where the linker folded
+ * identical functions (ICF, COMDAT copies of one inline function) or where
+ * a CU's range is wider than its code: the first of them in .debug_info
+ * order that has a scope or a row there answers, as in binutils (the
+ * first unit that finds a line or a function) and LLVM (the CU of the
+ * lowest offset among those whose ranges cover it).  Scopes of one CU and
+ * rows of another would make up frames no program has. */
 static int dwarf_at(struct ds_symbols *S, uint64_t addr, struct ds__find_hint *H,
 		    const struct piece **scp, const struct scope **sc, const struct piece **lnp,
 		    const struct line **ln)
@@ -1405,11 +1409,17 @@ static int dwarf_at(struct ds_symbols *S, uint64_t addr, struct ds__find_hint *H
 
 	*sc = NULL;
 	*ln = NULL;
-	for (size_t k = 0; k < n; k++) {
+	/* In unit order (insertion sort: n is small). */
+	for (size_t k = 1; k < n; k++)
+		for (size_t j = k; j && cus[j - 1] > cus[j]; j--) {
+			uint32_t t = cus[j];
+
+			cus[j] = cus[j - 1];
+			cus[j - 1] = t;
+		}
+	for (size_t k = 0; k < n && !*sc && !*ln; k++) {
 		int err;
 		const struct piece *P = unit_get(S, cus[k], &err);
-		const struct scope *s;
-		const struct line *l;
 
 		if (err)
 			return err;
@@ -1419,16 +1429,9 @@ static int dwarf_at(struct ds_symbols *S, uint64_t addr, struct ds__find_hint *H
 			H->piece = P;
 			H->seq = H->scope = H->row = SIZE_MAX;
 		}
-		s = innermost(P, addr, &H->scope);
-		l = line_at(P, addr, &H->seq, &H->row);
-		if (s && (!*sc || s->lo > (*sc)->lo)) {
-			*sc = s;
-			*scp = P;
-		}
-		if (l && (!*ln || l->addr > (*ln)->addr)) {
-			*ln = l;
-			*lnp = P;
-		}
+		*sc = innermost(P, addr, &H->scope);
+		*ln = line_at(P, addr, &H->seq, &H->row);
+		*scp = *lnp = P;
 	}
 	return 0;
 }
