@@ -219,8 +219,8 @@ static void fix_checksums(uint8_t *b, size_t size)
 	if (tables > size)
 		return;
 	for (uint32_t i = 0; i <= ncus; i++) {
-		/* The ELF blob (offset, size at 80; crc at 96), then each
-		 * CU's table entry (offset, size; crc 16 bytes in). */
+		/* The ELF blob (offset, size at 80; sum at 96), then each
+		 * CU's table entry (offset, size; sum 16 bytes in). */
 		size_t at = i ? HDR + 24 * (size_t)(i - 1) : 80;
 		size_t crc_at = i ? at + 16 : 96;
 		uint64_t off, len;
@@ -228,7 +228,7 @@ static void fix_checksums(uint8_t *b, size_t size)
 		memcpy(&off, b + at, 8);
 		memcpy(&len, b + at + 8, 8);
 		if (len && off <= size && len <= size - off) {
-			crc = (uint32_t)crc32(0, b + off, (uInt)len);
+			crc = ds__blob_sum(b + off, (size_t)len);
 			memcpy(b + crc_at, &crc, 4);
 		}
 	}

@@ -25,8 +25,26 @@ trap 'rm -rf "$tmp"' EXIT
 rm -rf "$out"
 mkdir -p "$out"
 
-python3 - "$out" <<'EOF'
+# The blob sums are XXH3 (lib/util.c's ds__blob_sum()): Debian's python3
+# has the module (python3-xxhash); another python3 first in PATH may not.
+py=
+for p in /usr/bin/python3 python3; do
+	if "$p" -c 'import xxhash' 2>/dev/null; then
+		py=$p
+		break
+	fi
+done
+if [ -z "$py" ]; then
+	echo "gen_symfile_corpus: no python3 with xxhash (python3-xxhash)" >&2
+	exit 1
+fi
+
+"$py" - "$out" <<'EOF'
 import os, struct, sys, zlib
+import xxhash
+
+def blob_sum(b):
+    return xxhash.xxh3_64_intdigest(b) & 0xffffffff
 
 out = sys.argv[1]
 word = struct.calcsize("P")
@@ -45,16 +63,16 @@ def container(name, bid, elf, cus, ranges, debug_size=4096, binary_size=0):
     table = b""
     for c in cus:
         if c:
-            table += struct.pack("=QQII", pos, len(c), zlib.crc32(c), 0)
+            table += struct.pack("=QQII", pos, len(c), blob_sum(c), 0)
             pos = align8(pos + len(c))
         else:
             table += struct.pack("=QQII", 0, 0, 0, 0)
     rtab = b"".join(struct.pack("=QQII", lo, hi, cu, 0) for lo, hi, cu in ranges)
     def header(crc):
-        return (b"DSOSYMIX" + struct.pack("=IIBBHI", 1, 0x01020304, word, len(bid), 168, 1)
+        return (b"DSOSYMIX" + struct.pack("=IIBBHI", 2, 0x01020304, word, len(bid), 168, 1)
                 + struct.pack("=QQQIIIIQQQQII", pos, debug_size, binary_size, 0x1234, 0,
                               ncus, nranges, cus_off, ranges_off, elf_off, len(elf),
-                              zlib.crc32(elf) if elf else 0, crc)
+                              blob_sum(elf) if elf else 0, crc)
                 + bid + bytes(64 - len(bid)))
     crc = zlib.crc32(header(0) + table + rtab)
     body = header(crc) + table + rtab

@@ -10,19 +10,20 @@
  * mapping (page aligned) gives every part its natural alignment:
  *
  *   header     168 bytes, struct header below
- *   CU table   ncus x struct cu_entry {u64 offset, u64 size, u32 crc, u32 0}
+ *   CU table   ncus x struct cu_entry {u64 offset, u64 size, u32 sum, u32 0}
  *   ranges     nranges x struct ds__cu_range {u64 lo, u64 hi, u32 cu, u32 0},
  *              sorted by lo, none empty, each cu < ncus
  *   ELF blob   elf_size bytes, zeros to a multiple of 8
  *   CU blobs   in CU order, each followed by zeros to a multiple of 8; a CU
- *              of size 0 has offset 0 and crc 0 (so has an empty ELF blob)
+ *              of size 0 has offset 0 and sum 0 (so has an empty ELF blob)
  *
  * Every part has one place: each starts where the one before it ends,
  * rounded up to 8, and the file ends where the last one does.  The loader
  * accepts that layout only, so the bytes of a file depend on the parts
  * alone, and two builds of one debuginfo write identical files.  The
  * header's crc (zlib's CRC-32) covers the header, with crc 0, and both
- * tables; each blob has its own, which symindex.c checks (with the blob's
+ * tables; each blob has its own sum (ds__blob_sum(): XXH3, faster on the
+ * megabytes a blob can hold), which symindex.c checks (with the blob's
  * structure) when a lookup first needs that blob: mapping a file costs one
  * pass over its tables, not over its blobs.
  *
@@ -62,7 +63,7 @@
 #include <zlib.h>
 
 #define MAGIC "DSOSYMIX"
-#define FORMAT_VERSION 1
+#define FORMAT_VERSION 2 /* 2: blob sums are XXH3, not CRC-32 */
 #define ORDER_MARK 0x01020304u
 #define ENTRY_NAME "dsostore-index" /* in a debuginfod cache entry */
 #define FILE_MAX ((uint64_t)1 << 36) /* 64 GiB: no index is larger */
@@ -82,14 +83,14 @@ struct header {
 	uint32_t ncus, nranges;
 	uint64_t cus_off, ranges_off;
 	uint64_t elf_off, elf_size;
-	uint32_t elf_crc;
+	uint32_t elf_sum;
 	uint32_t crc; /* of the header with crc 0, the CU table, the ranges */
 	uint8_t build_id[DS_BUILD_ID_MAX]; /* zeros after build_id_size */
 };
 
 struct cu_entry {
 	uint64_t off, size;
-	uint32_t crc, pad;
+	uint32_t sum, pad;
 };
 
 _Static_assert(sizeof(struct header) == 104 + DS_BUILD_ID_MAX, "no implicit padding");
@@ -288,7 +289,7 @@ static int layout(const struct ds__symfile_key *key, const struct ds__symbols_pa
 	    key->bid.size > DS_BUILD_ID_MAX || (parts->ncus && !parts->cus) ||
 	    (parts->nranges && !parts->ranges) ||
 	    ranges_bad(parts->ranges, parts->nranges, parts->ncus, &at) ||
-	    (parts->elf.size && !parts->elf.data) || (!parts->elf.size && parts->elf.crc))
+	    (parts->elf.size && !parts->elf.data) || (!parts->elf.size && parts->elf.sum))
 		return -EINVAL;
 	memcpy(h->magic, MAGIC, sizeof(h->magic));
 	h->version = FORMAT_VERSION;
@@ -310,14 +311,14 @@ static int layout(const struct ds__symfile_key *key, const struct ds__symbols_pa
 	if (pos > FILE_MAX || !place(&pos, parts->elf.size, &h->elf_off))
 		return -EINVAL;
 	h->elf_size = parts->elf.size;
-	h->elf_crc = parts->elf.crc;
+	h->elf_sum = parts->elf.sum;
 	for (size_t i = 0; i < parts->ncus; i++) {
 		const struct ds__blob *b = &parts->cus[i];
 
-		if ((b->size && !b->data) || (!b->size && b->crc) || !place(&pos, b->size, &cus[i].off))
+		if ((b->size && !b->data) || (!b->size && b->sum) || !place(&pos, b->size, &cus[i].off))
 			return -EINVAL;
 		cus[i].size = b->size;
-		cus[i].crc = b->crc;
+		cus[i].sum = b->sum;
 		cus[i].pad = 0;
 	}
 	h->file_size = pos;
@@ -444,10 +445,10 @@ int ds__symfile_parse(const void *map, size_t len, const struct ds__symfile_key 
 	if (bad)
 		BAD(-EBADMSG, "range %llu %s", (unsigned long long)at, bad);
 	pos = align8(h->ranges_off + (uint64_t)h->nranges * sizeof(*ranges));
-	if (!place(&pos, h->elf_size, &off) || off != h->elf_off || (!h->elf_size && h->elf_crc))
+	if (!place(&pos, h->elf_size, &off) || off != h->elf_off || (!h->elf_size && h->elf_sum))
 		BAD(-EBADMSG, "its ELF part is out of place");
 	for (uint32_t i = 0; i < h->ncus; i++) {
-		if (ent[i].pad || (!ent[i].size && ent[i].crc) || !place(&pos, ent[i].size, &off) ||
+		if (ent[i].pad || (!ent[i].size && ent[i].sum) || !place(&pos, ent[i].size, &off) ||
 		    off != ent[i].off)
 			BAD(-EBADMSG, "CU %u is out of place", i);
 	}
@@ -460,10 +461,10 @@ int ds__symfile_parse(const void *map, size_t len, const struct ds__symfile_key 
 	for (uint32_t i = 0; i < h->ncus; i++)
 		cus[i] = (struct ds__blob){ .data = ent[i].size ? base + ent[i].off : NULL,
 					    .size = ent[i].size,
-					    .crc = ent[i].crc };
+					    .sum = ent[i].sum };
 	parts->elf = (struct ds__blob){ .data = h->elf_size ? base + h->elf_off : NULL,
 					.size = h->elf_size,
-					.crc = h->elf_crc };
+					.sum = h->elf_sum };
 	parts->ncus = h->ncus;
 	parts->cus = cus;
 	parts->nranges = h->nranges;

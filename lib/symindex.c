@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #define BLOB_CU 0x55435344u /* "DSCU" */
 #define BLOB_ELF 0x464c4544u /* "DELF" */
@@ -958,7 +957,7 @@ static bool fallback_locked(struct ds_symbols *S, size_t i)
 static void unit_check(struct ds_symbols *S, size_t i)
 {
 	struct cu *cu = &S->cus[i];
-	bool ok = cu->size && crc32(0, cu->blob, (uInt)cu->size) == cu->crc &&
+	bool ok = cu->size && ds__blob_sum(cu->blob, cu->size) == cu->sum &&
 		  cu_blob_ok(cu->blob, cu->size);
 	int state = CU_BAD;
 
@@ -1657,7 +1656,7 @@ int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
 		if (atomic_load(&cu->state) != CU_READY)
 			continue; /* nothing (a saved CU that failed its check too) */
 		if (cu->blob) { /* saved: the same bytes */
-			cus[i] = (struct ds__blob){ cu->blob, cu->size, cu->crc };
+			cus[i] = (struct ds__blob){ cu->blob, cu->size, cu->sum };
 			continue;
 		}
 		cus[i].data = cu_blob(&cu->piece, &cus[i].size);
@@ -1669,13 +1668,13 @@ int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
 			pthread_mutex_unlock(&S->mu);
 			return -ENOMEM;
 		}
-		cus[i].crc = (uint32_t)crc32(0, cus[i].data, (uInt)cus[i].size);
+		cus[i].sum = ds__blob_sum(cus[i].data, cus[i].size);
 	}
 	S->parts_cus = cus;
-	S->parts_elf_crc = (uint32_t)crc32(0, S->elf_blob.data, (uInt)S->elf_blob.size);
+	S->parts_elf_sum = ds__blob_sum(S->elf_blob.data, S->elf_blob.size);
 out:
 	pthread_mutex_unlock(&S->mu);
-	out->elf = (struct ds__blob){ S->elf_blob.data, S->elf_blob.size, S->parts_elf_crc };
+	out->elf = (struct ds__blob){ S->elf_blob.data, S->elf_blob.size, S->parts_elf_sum };
 	out->ncus = S->ncus;
 	out->cus = S->parts_cus;
 	out->nranges = S->nranges;
@@ -1691,7 +1690,7 @@ int ds__symbols_from_parts(const struct ds__symbols_parts *parts, void (*release
 
 	*out = NULL;
 	if (!parts->elf.data || parts->elf.size > UINT32_MAX * (uint64_t)64 ||
-	    crc32(0, parts->elf.data, (uInt)parts->elf.size) != parts->elf.crc ||
+	    ds__blob_sum(parts->elf.data, parts->elf.size) != parts->elf.sum ||
 	    !elf_blob_ok(parts->elf.data, parts->elf.size) || parts->ncus > UINT32_MAX ||
 	    (parts->nranges && !parts->ranges) || (parts->ncus && !parts->cus))
 		return -EINVAL;
@@ -1727,7 +1726,7 @@ int ds__symbols_from_parts(const struct ds__symbols_parts *parts, void (*release
 
 		cu->blob = parts->cus[i].data;
 		cu->size = parts->cus[i].size;
-		cu->crc = parts->cus[i].crc;
+		cu->sum = parts->cus[i].sum;
 		atomic_init(&cu->state, cu->size ? CU_SAVED : CU_BAD);
 	}
 	atomic_init(&S->built, S->ncus);

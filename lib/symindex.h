@@ -26,12 +26,12 @@
  * An index is made of position-independent blocks ("blobs", 8-byte
  * aligned): one for the ELF tier, one per DWARF compilation unit, plus the
  * table of CU address ranges.  symfile.c writes and maps them; symindex.c
- * alone knows what is inside a blob, and checks a saved one (its CRC-32,
+ * alone knows what is inside a blob, and checks a saved one (its sum,
  * then its structure) the first time a lookup needs it. */
 struct ds__blob {
 	const void *data;
 	uint64_t size; /* 0: the CU contributes nothing */
-	uint32_t crc; /* zlib crc32() of the bytes (filled by ds__symbols_parts) */
+	uint32_t sum; /* ds__blob_sum() of the bytes (filled by ds__symbols_parts) */
 };
 
 struct ds__cu_range {
@@ -179,7 +179,7 @@ struct cu {
 	struct piece piece; /* CU_READY */
 	const void *blob; /* saved: the piece's bytes; NULL: built here */
 	uint64_t size;
-	uint32_t crc; /* of a saved blob */
+	uint32_t sum; /* of a saved blob (ds__blob_sum()) */
 	void *own[5]; /* built here: the piece's arrays */
 };
 
@@ -197,7 +197,7 @@ struct ds_symbols {
 	size_t nranges;
 	bool ranges_own;
 	struct ds__blob *parts_cus; /* what ds__symbols_parts() gave (under mu) */
-	uint32_t parts_elf_crc;
+	uint32_t parts_elf_sum;
 	struct ds__dwarf *dwarf; /* NULL once every CU is built, or saved */
 	pthread_mutex_t mu; /* builders' hand-off (with cv); dwarf's end */
 	pthread_cond_t cv;

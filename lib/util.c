@@ -8,6 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Header-only: nothing of libxxhash at run time. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
 DS_API const char *ds_strerror(int err)
 {
 	if (err < 0)
@@ -93,4 +97,9 @@ void *ds__grow(void *v, size_t *cap, size_t n, size_t elem)
 	if (nv)
 		*cap = ncap;
 	return nv;
+}
+
+uint32_t ds__blob_sum(const void *data, size_t size)
+{
+	return (uint32_t)XXH3_64bits(data, size);
 }

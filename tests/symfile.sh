@@ -21,6 +21,7 @@ tl_need gcc objcopy addr2line nm eu-readelf python3 cmp
 tl_sanitizer_exitcodes
 tl_tmpdir dssymfile
 T=$tmp
+PY=$(tl_python xxhash) || PY=python3
 export HOME=$T/home DSOSTORE_SYMINDEX_PATH=$T/idx DEBUGINFOD_CACHE_PATH=$T/dcache
 unset PERF_BUILDID_DIR DEBUGINFOD_URLS DSOSTORE_SYMINDEX XDG_CACHE_HOME
 mkdir -p "$HOME" "$T/nodebug"
@@ -73,13 +74,13 @@ tl_case "index saves where documented"
 [ -f "$idx" ] && [ ! -L "$idx" ] || fail "no file $idx"
 [ "$(stat -c %a "$T/idx")" = 700 ] || fail "index directory mode $(stat -c %a "$T/idx")"
 [ "$(stat -c %a "$idx")" = 644 ] || fail "index mode $(stat -c %a "$idx")"
-python3 - "$idx" "$bid" <<'EOF' || fail "not the documented format"
+$PY - "$idx" "$bid" <<'EOF' || fail "not the documented format"
 import struct, sys
 b = open(sys.argv[1], "rb").read()
 bid = bytes.fromhex(sys.argv[2])
 assert b[:8] == b"DSOSYMIX", b[:8]
 version, order = struct.unpack_from("=II", b, 8)
-assert (version, order) == (1, 0x01020304)
+assert (version, order) == (2, 0x01020304)
 assert b[17] == len(bid) and b[104:104 + len(bid)] == bid
 assert struct.unpack_from("=Q", b, 24)[0] == len(b) and len(b) % 8 == 0
 debug_size, binary_size = struct.unpack_from("=QQ", b, 32)
@@ -87,6 +88,16 @@ import os
 assert debug_size == os.path.getsize("prog") and binary_size == 0, (debug_size, binary_size)
 ncus = struct.unpack_from("=I", b, 56)[0]
 assert ncus >= 2, ncus  # a.c and b.c (and maybe crt files)
+# The ELF blob's sum: XXH3-64's low 32 bits (where this python3 has the
+# module; Debian's does, python3-xxhash).
+elf_off, elf_size = struct.unpack_from("=QQ", b, 80)
+try:
+    import xxhash
+except ImportError:
+    xxhash = None
+if xxhash:
+    want = xxhash.xxh3_64_intdigest(b[elf_off:elf_off + elf_size]) & 0xffffffff
+    assert struct.unpack_from("=I", b, 96)[0] == want, "ELF blob sum"
 EOF
 ls "$T/idx" | grep -v "^$bid\$" && fail "something else in the index directory"
 tl_case_end

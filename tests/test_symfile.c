@@ -20,6 +20,15 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+/* The blob sums from libxxhash's own header, not from lib/util.c. */
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+/* What the format says a blob's sum is: XXH3-64's low 32 bits. */
+static uint32_t blob_sum(const void *p, size_t n)
+{
+	return (uint32_t)XXH3_64bits(p, n);
+}
 
 #define HDR 168
 
@@ -39,13 +48,13 @@ static struct ds__symfile_key key;
 
 static void make_parts(void)
 {
-	blobs[0] = (struct ds__blob){ cu0, sizeof(cu0), (uint32_t)crc32(0, cu0, sizeof(cu0)) };
+	blobs[0] = (struct ds__blob){ cu0, sizeof(cu0), blob_sum(cu0, sizeof(cu0)) };
 	blobs[1] = (struct ds__blob){ NULL, 0, 0 };
-	blobs[2] = (struct ds__blob){ cu2, sizeof(cu2), (uint32_t)crc32(0, cu2, sizeof(cu2)) };
-	blobs[3] = (struct ds__blob){ cu3, sizeof(cu3), (uint32_t)crc32(0, cu3, sizeof(cu3)) };
+	blobs[2] = (struct ds__blob){ cu2, sizeof(cu2), blob_sum(cu2, sizeof(cu2)) };
+	blobs[3] = (struct ds__blob){ cu3, sizeof(cu3), blob_sum(cu3, sizeof(cu3)) };
 	parts = (struct ds__symbols_parts){
 		.elf = { elf_bytes, sizeof(elf_bytes),
-			 (uint32_t)crc32(0, elf_bytes, sizeof(elf_bytes)) },
+			 blob_sum(elf_bytes, sizeof(elf_bytes)) },
 		.ncus = 4,
 		.cus = blobs,
 		.nranges = 3,
@@ -142,7 +151,7 @@ static void test_layout(void)
 	 * (24), CU 3 at 384 (1): the file ends at 392. */
 	CHECK_EQ_INT(len, 392);
 	CHECK(!memcmp(b, "DSOSYMIX", 8));
-	CHECK_EQ_INT(u32_at(b, 8), 1);
+	CHECK_EQ_INT(u32_at(b, 8), 2);
 	CHECK_EQ_INT(u32_at(b, 12), 0x01020304);
 	CHECK_EQ_INT(b[16], sizeof(void *));
 	CHECK_EQ_INT(b[17], 20);
@@ -156,17 +165,17 @@ static void test_layout(void)
 	CHECK_EQ_INT(u64_at(b, 72), HDR + 96);
 	CHECK_EQ_INT(u64_at(b, 80), 336);
 	CHECK_EQ_INT(u64_at(b, 88), 13);
-	CHECK_EQ_INT(u32_at(b, 96), crc32(0, elf_bytes, 13));
+	CHECK_EQ_INT(u32_at(b, 96), blob_sum(elf_bytes, 13));
 	CHECK(!memcmp(b + 104, key.bid.data, 20));
 	for (int i = 124; i < HDR; i++)
 		CHECK_EQ_INT(b[i], 0);
-	/* The CU table: offset, size, crc, 0. */
+	/* The CU table: offset, size, sum, 0. */
 	CHECK_EQ_INT(u64_at(b, HDR + 0), 352);
 	CHECK_EQ_INT(u64_at(b, HDR + 24), 0);
 	CHECK_EQ_INT(u64_at(b, HDR + 32), 0);
 	CHECK_EQ_INT(u64_at(b, HDR + 48), 360);
 	CHECK_EQ_INT(u64_at(b, HDR + 72), 384);
-	CHECK_EQ_INT(u32_at(b, HDR + 48 + 16), crc32(0, cu2, 24));
+	CHECK_EQ_INT(u32_at(b, HDR + 48 + 16), blob_sum(cu2, 24));
 	CHECK(!memcmp(b + HDR + 96, ranges, sizeof(ranges)));
 	/* The blobs, and zeros between them. */
 	CHECK(!memcmp(b + 336, elf_bytes, 13));
@@ -192,9 +201,9 @@ static void test_layout(void)
 	CHECK_EQ_INT(ds__symfile_parse(b, len, &key, &got, &cus, why, sizeof(why)), 0);
 	CHECK_EQ_INT(got.ncus, 4);
 	CHECK_EQ_INT(got.nranges, 3);
-	CHECK(got.elf.data == b + 336 && got.elf.size == 13 && got.elf.crc == parts.elf.crc);
-	CHECK(got.cus[0].data == b + 352 && got.cus[0].size == 5 && got.cus[0].crc == blobs[0].crc);
-	CHECK(got.cus[1].data == NULL && got.cus[1].size == 0 && got.cus[1].crc == 0);
+	CHECK(got.elf.data == b + 336 && got.elf.size == 13 && got.elf.sum == parts.elf.sum);
+	CHECK(got.cus[0].data == b + 352 && got.cus[0].size == 5 && got.cus[0].sum == blobs[0].sum);
+	CHECK(got.cus[1].data == NULL && got.cus[1].size == 0 && got.cus[1].sum == 0);
 	CHECK(got.cus[2].data == b + 360 && got.cus[3].data == b + 384);
 	CHECK(got.ranges == (const void *)(b + HDR + 96));
 	free(cus);
@@ -256,7 +265,7 @@ static void test_writer_refuses(void)
 	CHECK_EQ_INT(ds__symfile_write(fd, &key, &p), -EINVAL); /* no CU 4 */
 	p = parts;
 	memcpy(b, blobs, sizeof(b));
-	b[1].crc = 1; /* an empty blob with a CRC */
+	b[1].sum = 1; /* an empty blob with a sum */
 	p.cus = b;
 	CHECK_EQ_INT(ds__symfile_write(fd, &key, &p), -EINVAL);
 	CHECK_EQ_INT(lseek(fd, 0, SEEK_END), 0);
@@ -292,7 +301,7 @@ static void test_damage(void)
 	CHECK_EQ_INT(n, 0);
 	memcpy(c, b, len);
 	c[362] ^= 1;
-	CHECK(crc32(0, c + 360, 24) != u32_at(c, HDR + 48 + 16));
+	CHECK(blob_sum(c + 360, 24) != u32_at(c, HDR + 48 + 16));
 	/* Another machine's file: stale, not damaged. */
 	memcpy(c, b, len);
 	put32(c, 12, __builtin_bswap32(0x01020304));
@@ -303,7 +312,11 @@ static void test_damage(void)
 	recrc(c);
 	CHECK_EQ_INT(parse(c, len, &key), -ESTALE);
 	memcpy(c, b, len);
-	put32(c, 8, 2); /* a later format */
+	put32(c, 8, 3); /* a later format */
+	recrc(c);
+	CHECK_EQ_INT(parse(c, len, &key), -ESTALE);
+	memcpy(c, b, len);
+	put32(c, 8, 1); /* an earlier one (its blob sums were CRC-32s) */
 	recrc(c);
 	CHECK_EQ_INT(parse(c, len, &key), -ESTALE);
 	memcpy(c, b, len);

@@ -411,7 +411,7 @@ static void test_parts(const struct fixture *f)
 	}
 	ds__symbols_free(U);
 	/* An ELF blob that is not what its CRC says: no index at all. */
-	damaged.elf.crc ^= 1;
+	damaged.elf.sum ^= 1;
 	CHECK_EQ_INT(ds__symbols_from_parts(&damaged, NULL, NULL, &U), -EINVAL);
 	CHECK(U == NULL);
 	ds__symbols_free(T);

@@ -319,3 +319,19 @@ tl_corpus() {
 	fi
 	echo "$dir"
 }
+
+# tl_python MODULE: print a python3 that can import MODULE, Debian's
+# /usr/bin/python3 first (the setup installs its modules, e.g.
+# python3-xxhash; a python3 earlier in PATH, such as pyenv's, lacks
+# them); status 1 if none can.
+tl_python() {
+	local p
+
+	for p in /usr/bin/python3 python3; do
+		if "$p" -c "import $1" 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
