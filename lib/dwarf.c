@@ -171,6 +171,7 @@ static const char *const sec_names[NSEC] = {
 struct sec {
 	const unsigned char *p;
 	size_t size;
+	bool nul_end; /* its last byte is 0: every string in it ends inside */
 };
 
 /* A unit header and what its top DIE says for the whole unit. */
@@ -342,6 +343,8 @@ static int load_sections(struct ds__dwarf *D, Elf *elf, struct dfile *f)
 		f->s[i].size = jobs[k].size;
 		D->bytes += jobs[k].size;
 	}
+	for (int i = 0; i < NSEC; i++)
+		f->s[i].nul_end = f->s[i].size && !f->s[i].p[f->s[i].size - 1];
 	return err;
 }
 
@@ -567,7 +570,9 @@ struct ctxu { /* a unit being read */
 
 static const char *str_at(const struct sec *s, uint64_t off)
 {
-	if (!s->p || off >= s->size || !memchr(s->p + off, 0, s->size - off))
+	/* (A string section ends with a NUL, as compilers write it, so no
+	 * string needs its own scan for one.) */
+	if (!s->p || off >= s->size || (!s->nul_end && !memchr(s->p + off, 0, s->size - off)))
 		return NULL;
 	return (const char *)s->p + off;
 }
