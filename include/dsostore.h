@@ -511,7 +511,10 @@ DS_API struct Elf *ds_debuginfo_elf(const struct ds_debuginfo *di);
 
 /* Flags of ds_dso_symbolize(). */
 #define DS_SYM_INLINES (1u << 0) /* one frame per inlined call, innermost first */
-#define DS_SYM_DEMANGLE (1u << 1) /* C++ names demangled */
+/* Names demangled (C++, Rust legacy and v0) by libiberty, the demangler
+ * of binutils, spelled as addr2line -C and c++filt print them; D names, which
+ * binutils' default style does not demangle, stay as they are. */
+#define DS_SYM_DEMANGLE (1u << 1)
 #define DS_SYM_FILE_OFFSET (1u << 2) /* addr is a file offset (perf, /proc/PID/maps) */
 /* Name frames as binutils addr2line does, for output that must match it:
  * an innermost function whose DWARF name is not a linkage name (C++ with
@@ -536,6 +539,11 @@ DS_API struct Elf *ds_debuginfo_elf(const struct ds_debuginfo *di);
  * the flag exists to save.  The answer does not depend on which index
  * the DSO happens to hold. */
 #define DS_SYM_NO_LINES (1u << 5)
+/* With DS_SYM_DEMANGLE: names spelled as llvm-symbolizer 14 prints them
+ * where the difference is one of spelling ("operator<<<int>", "'lambda'(int)",
+ * "f() (.cold)", Rust legacy names with their "::h<hash>"); see
+ * docs/oracles.md for what is not followed. */
+#define DS_SYM_LLVM_NAMES (1u << 6)
 
 struct ds_frame {
 	const char *function; /* NULL: unknown ("??") */

@@ -11,12 +11,11 @@
 #include "symindex.h"
 
 #include <errno.h>
+#include <libiberty/demangle.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* libstdc++'s demangler (the issue allows it; binutils has its own). */
-extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 /* ---------------------------------------------------------- the arena
  *
@@ -105,6 +104,11 @@ struct pair {
 	uint32_t pad;
 };
 
+/* How a name is answered: as the index has it, or demangled and spelled
+ * as binutils (addr2line -C, c++filt without -v) or llvm-symbolizer 14
+ * print it. */
+enum { DM_NONE, DM_GNU, DM_LLVM };
+
 /* The index's string at key, as this call answers it (copied, or
  * demangled).  The index's strings do not move while it lives, so within
  * a call one pointer is one string. */
@@ -112,15 +116,16 @@ struct pslot {
 	const char *key, *val;
 	uint32_t gen; /* a slot of an earlier call is empty */
 	uint32_t len; /* strlen(val) */
-	bool demangled;
+	uint8_t how; /* DM_* */
 };
 
-/* A mangled name and its demangling (both in the batch's demangled
- * arena), kept across calls: a hot name is demangled once. */
+/* A mangled name and its demangling in one spelling (both in the batch's
+ * demangled arena), kept across calls: a hot name is demangled once. */
 struct dslot {
 	const char *mangled, *demangled;
 	uint64_t hash;
 	size_t len; /* strlen(demangled) */
+	uint8_t how;
 };
 
 #define RECENT 256 /* a power of two */
@@ -144,7 +149,7 @@ struct ds_sym_batch {
 	struct arena dm_strings; /* across calls */
 	struct dslot *dtab;
 	size_t dcap, dused;
-	bool demangle; /* this call's DS_SYM_DEMANGLE */
+	uint8_t demangle; /* this call's DM_*, from DS_SYM_DEMANGLE and _LLVM_NAMES */
 };
 
 DS_API struct ds_sym_batch *ds_sym_batch_new(void)
@@ -325,17 +330,293 @@ size_t ds__sym_batch_sort(struct ds_sym_batch *b, const struct ds_symbols *S,
 	return nv;
 }
 
+/* -------------------------------------------------------------- names
+ *
+ * Both spellings come from libiberty, the demangler of binutils itself
+ * (addr2line, c++filt, objdump), so GNU style is theirs byte for byte.
+ * LLVM style picks the demangler as llvm-symbolizer 14 does and respells
+ * the few constructs its Itanium demangler prints differently. */
+
+/* Whether s may be something cplus_demangle() demangles in its "auto"
+ * style: Itanium C++ (_Z..., _GLOBAL_ constructors), Rust legacy (_ZN)
+ * and v0 (_R), after bfd_demangle()'s leading dots and dollars.  D (_D)
+ * is not among them: auto does not try it, so addr2line -C leaves D
+ * names as they are.  A cheap filter: a C name is copied, never passed
+ * to the demangler nor cached. */
+static bool maybe_mangled(const char *s)
+{
+	while (*s == '.' || *s == '$')
+		s++;
+	return s[0] == '_' && (s[1] == 'Z' || s[1] == 'R' || s[1] == 'G');
+}
+
+/* pre + mid + suf in one malloc()ed string; NULL: no memory. */
+static char *join3(const char *pre, size_t pre_len, const char *mid, const char *suf)
+{
+	size_t mid_len = strlen(mid), suf_len = suf ? strlen(suf) : 0;
+	char *out = malloc(pre_len + mid_len + suf_len + 1);
+
+	if (!out)
+		return NULL;
+	memcpy(out, pre, pre_len);
+	memcpy(out + pre_len, mid, mid_len);
+	memcpy(out + pre_len + mid_len, suf ? suf : "", suf_len + 1);
+	return out;
+}
+
+/* name, the part from its first '@' (a symbol version, our "@plt") cut
+ * off, into buf or a malloc()ed copy (*heap, for the caller to free);
+ * NULL: no memory. */
+static const char *cut_at(const char *name, const char *at, char *buf, size_t size, char **heap)
+{
+	size_t len = (size_t)(at - name);
+	char *p = len < size ? buf : (*heap = malloc(len + 1));
+
+	if (!p)
+		return NULL;
+	memcpy(p, name, len);
+	p[len] = 0;
+	return p;
+}
+
+/* What binutils' bfd_demangle() gives for an ELF symbol (no leading
+ * underscore to drop on ELF): leading '.' and '$' set aside, the name cut
+ * at its first '@', the rest demangled as cplus_demangle() does with
+ * addr2line's options (DMGL_PARAMS | DMGL_ANSI) in its default auto
+ * style, and the pieces put back: "_Z1fv@plt" is "f()@plt".  Auto tries
+ * Rust first (legacy Rust names are Itanium names too), then Itanium.
+ * Those two are called here rather than cplus_demangle() itself, which
+ * would pull in libiberty's xmalloc(), whose failure exits the process
+ * (and whose names clash with programs that link our static library).
+ * NULL: not a mangled name (printed as it is), or no memory. */
+static char *demangle_gnu(const char *s)
+{
+	const char *pre = s, *at, *name;
+	char buf[256], *heap = NULL, *res, *out;
+
+	while (*s == '.' || *s == '$')
+		s++;
+	at = strchr(s, '@');
+	name = at ? cut_at(s, at, buf, sizeof(buf), &heap) : s;
+	if (!name)
+		return NULL;
+	res = rust_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+	if (!res)
+		res = cplus_demangle_v3(name, DMGL_PARAMS | DMGL_ANSI);
+	free(heap);
+	if (!res || (s == pre && !at))
+		return res;
+	out = join3(pre, (size_t)(s - pre), res, at);
+	free(res);
+	return out;
+}
+
+/* d holds "#N}" (the tail of libiberty's "{lambda(...)#N}" or
+ * "{unnamed type#N}"): LLVM's suffix for N (none for 1, else N - 2) into
+ * num; the bytes of d used, 0 if it is not that. */
+static size_t llvm_ordinal(const char *d, char num[static 24])
+{
+	unsigned long n = 0;
+	size_t i = 1;
+
+	num[0] = 0;
+	if (d[0] != '#' || d[1] < '1' || d[1] > '9')
+		return 0;
+	for (; d[i] >= '0' && d[i] <= '9' && n < 100000000; i++)
+		n = 10 * n + (unsigned long)(d[i] - '0');
+	if (d[i] != '}')
+		return 0;
+	if (n > 1)
+		snprintf(num, 24, "%lu", n - 2);
+	return i + 1;
+}
+
+/* Where the parenthesis at p closes (NULL if it does not). */
+static const char *closing(const char *p)
+{
+	int depth = 0;
+
+	for (; *p; p++)
+		if (*p == '(')
+			depth++;
+		else if (*p == ')' && !--depth)
+			return p;
+	return NULL;
+}
+
+/* Ends with " [clone .a] [clone .b.0]" from `from` on: LLVM's " (.a.b.0)"
+ * written at from (in place: it is shorter, and written behind what is
+ * read).  false: the tail is something else. */
+static bool llvm_clones(char *from)
+{
+	static const char clone[] = " [clone .";
+	const size_t cl = sizeof(clone) - 2; /* up to the dot */
+	char *r = from, *w = from;
+
+	while (*r) {
+		char *end;
+
+		if (strncmp(r, clone, cl + 1))
+			return false;
+		end = strchr(r + cl, ']');
+		if (!end || memchr(r + cl, ' ', (size_t)(end - (r + cl))))
+			return false;
+		r = end + 1;
+	}
+	r = from;
+	*w++ = ' ';
+	*w++ = '(';
+	while (*r) {
+		char *end = strchr(r + cl, ']');
+		size_t len = (size_t)(end - (r + cl));
+
+		memmove(w, r + cl, len);
+		w += len;
+		r = end + 1;
+	}
+	*w++ = ')';
+	*w = 0;
+	return true;
+}
+
+/* libiberty's Itanium spelling s as LLVM 14's demangler prints it, where
+ * the difference is one of spelling: clone suffixes "f() (.cold)",
+ * lambdas and unnamed types "'lambda0'(int)", "'unnamed'",
+ * "operator<<<int>" without libiberty's space, "std::nullptr_t".
+ * Generic lambdas ("auto:1") and expressions in decltype stay as
+ * libiberty has them (docs/oracles.md).  Every change shortens, so the
+ * result (malloc()ed; NULL: no memory) is no longer than s. */
+static char *llvm_respell(const char *s)
+{
+	static const char lambda[] = "{lambda(", unnamed[] = "{unnamed type";
+	static const char nullptr_t[] = "decltype(nullptr)";
+	const char *r = s;
+	char *out = malloc(strlen(s) + 1), *w = out, *tail;
+
+	if (!out)
+		return NULL;
+	while (*r) {
+		const char *close;
+		char num[24];
+		size_t used;
+
+		if (!strncmp(r, lambda, sizeof(lambda) - 1) && (close = closing(r + 7)) &&
+		    (used = llvm_ordinal(close + 1, num))) {
+			/* {lambda(ARGS)#N} -> 'lambdaM'(ARGS) */
+			size_t args = (size_t)(close + 1 - (r + 7));
+
+			w += sprintf(w, "'lambda%s'", num);
+			memcpy(w, r + 7, args);
+			w += args;
+			r = close + 1 + used;
+		} else if (!strncmp(r, unnamed, sizeof(unnamed) - 1) &&
+			   (used = llvm_ordinal(r + sizeof(unnamed) - 1, num))) {
+			w += sprintf(w, "'unnamed%s'", num);
+			r += sizeof(unnamed) - 1 + used;
+		} else if (!strncmp(r, "operator<", 9) && r[9 + (r[9] == '<')] == ' ' &&
+			   r[10 + (r[9] == '<')] == '<') {
+			/* "operator<< <int>", "operator< <int>": no space */
+			size_t op = 9 + (r[9] == '<');
+
+			memcpy(w, r, op);
+			w += op;
+			r += op + 1;
+		} else if (!strncmp(r, nullptr_t, sizeof(nullptr_t) - 1)) {
+			memcpy(w, "std::nullptr_t", 14);
+			w += 14;
+			r += sizeof(nullptr_t) - 1;
+		} else {
+			*w++ = *r++;
+		}
+	}
+	*w = 0;
+	for (tail = strstr(out, " [clone ."); tail && !llvm_clones(tail);
+	     tail = strstr(tail + 1, " [clone ."))
+		;
+	return out;
+}
+
+/* name[0..len) through demangle, and " (SUFFIX)" after it for a
+ * suffix from name[len] on (a '.' there), as LLVM prints suffixes it
+ * does not know: "f() (.llvm.123)".  NULL: not demangled, no memory. */
+static char *llvm_with_suffix(const char *name, size_t len, char *(*demangle)(const char *, int))
+{
+	char buf[256], *heap = NULL, *res, *out;
+	const char *head = name[len] ? cut_at(name, name + len, buf, sizeof(buf), &heap) : name;
+
+	if (!head)
+		return NULL;
+	res = demangle(head, DMGL_PARAMS | DMGL_ANSI);
+	free(heap);
+	if (!res || !name[len])
+		return res;
+	out = malloc(strlen(res) + strlen(name + len) + 4);
+	if (out)
+		sprintf(out, "%s (%s)", res, name + len);
+	free(res);
+	return out;
+}
+
+/* LLVM's Itanium demangler takes whatever follows the encoding after a
+ * '.' as a suffix, libiberty only the clone suffixes of gcc (".cold",
+ * ".constprop.0"): "_ZN...17h<hash>E.llvm.123" (Rust legacy after LTO)
+ * is demangled by LLVM alone.  So where the whole name fails, each '.'
+ * in turn is tried as the suffix's start (a source name may hold dots:
+ * Rust's "vtable.shim"). */
+static char *llvm_itanium(const char *name)
+{
+	char *res = cplus_demangle_v3(name, DMGL_PARAMS | DMGL_ANSI), *out;
+
+	for (const char *dot = strchr(name, '.'); !res && dot; dot = strchr(dot + 1, '.'))
+		res = llvm_with_suffix(name, (size_t)(dot - name), cplus_demangle_v3);
+	if (!res)
+		return NULL;
+	out = llvm_respell(res);
+	free(res);
+	return out;
+}
+
+/* What llvm-symbolizer 14 prints for s, where it is cheap to follow:
+ * "_Z" names through the Itanium demangler alone (Rust legacy names keep
+ * their "::h<hash>" and "$LT$" escapes, as LLVM's Itanium demangler
+ * leaves them), respelled; "_R" through the Rust v0 demangler, a '.'
+ * suffix (which v0 identifiers cannot hold) printed as LLVM does, where
+ * libiberty drops it; nothing else (LLVM leaves _GLOBAL__I_ and D names
+ * alone).  A part from '@' on is kept aside as in GNU style (LLVM names
+ * no PLT entries at all).  NULL: not demangled, or no memory. */
+static char *demangle_llvm(const char *s)
+{
+	const char *at = strchr(s, '@'), *name;
+	char buf[256], *heap = NULL, *res = NULL, *out;
+
+	if (s[0] != '_' || (s[1] != 'Z' && s[1] != 'R'))
+		return NULL;
+	name = at ? cut_at(s, at, buf, sizeof(buf), &heap) : s;
+	if (!name)
+		return NULL;
+	if (s[1] == 'Z')
+		res = llvm_itanium(name);
+	else
+		res = llvm_with_suffix(name, strcspn(name, "."), rust_demangle);
+	free(heap);
+	if (!res || !at)
+		return res;
+	out = join3("", 0, res, at);
+	free(res);
+	return out;
+}
+
 /* ------------------------------------------------------------ strings */
 
-static size_t hash_ptr(const char *p, bool dm)
+static size_t hash_ptr(const char *p, unsigned how)
 {
-	uint64_t x = ((uintptr_t)p ^ dm) * 0x9e3779b97f4a7c15ull;
+	uint64_t x = ((uintptr_t)p ^ how) * 0x9e3779b97f4a7c15ull;
 
 	return (size_t)(x ^ x >> 29);
 }
 
-/* FNV-1a of s; *len its length. */
-static uint64_t hash_str(const char *s, size_t *len)
+/* FNV-1a of s, then how; *len its length. */
+static uint64_t hash_str(const char *s, unsigned how, size_t *len)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
 	const char *p = s;
@@ -343,7 +624,7 @@ static uint64_t hash_str(const char *s, size_t *len)
 	for (; *p; p++)
 		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
 	*len = (size_t)(p - s);
-	return h;
+	return (h ^ how) * 0x100000001b3ull;
 }
 
 /* Open addressing at half load; false: no memory (the caller goes on
@@ -361,7 +642,7 @@ static bool ptab_grow(struct ds_sym_batch *b)
 
 		if (s->gen != b->gen)
 			continue;
-		for (h = hash_ptr(s->key, s->demangled) & (cap - 1); t[h].gen == b->gen;
+		for (h = hash_ptr(s->key, s->how) & (cap - 1); t[h].gen == b->gen;
 		     h = (h + 1) & (cap - 1))
 			;
 		t[h] = *s;
@@ -394,67 +675,69 @@ static bool dtab_grow(struct ds_sym_batch *b)
 	return true;
 }
 
-/* s demangled (s itself where it is no C++ name), from the cache or
- * demangled now and kept, its length in *dlen; NULL: no memory. */
-static const char *demangled(struct ds_sym_batch *b, const char *s, size_t *dlen)
+/* s demangled the way how says (s itself where it is no mangled name),
+ * from the cache or demangled now and kept, its length in *dlen; NULL: no
+ * memory. */
+static const char *demangled(struct ds_sym_batch *b, const char *s, unsigned how, size_t *dlen)
 {
 	size_t len, h;
-	uint64_t hash = hash_str(s, &len);
+	uint64_t hash = hash_str(s, how, &len);
 	const char *m, *d;
 	char *dm;
-	int status;
 
 	if (2 * (b->dused + 1) > b->dcap && !dtab_grow(b) && !b->dcap)
 		return NULL;
 	for (h = hash & (b->dcap - 1); b->dtab[h].mangled; h = (h + 1) & (b->dcap - 1))
-		if (b->dtab[h].hash == hash && !strcmp(b->dtab[h].mangled, s)) {
+		if (b->dtab[h].hash == hash && b->dtab[h].how == how &&
+		    !strcmp(b->dtab[h].mangled, s)) {
 			*dlen = b->dtab[h].len;
 			return b->dtab[h].demangled;
 		}
 	if (b->dused + 1 >= b->dcap)
 		return NULL; /* full and could not grow */
-	dm = __cxa_demangle(s, NULL, NULL, &status);
+	dm = how == DM_LLVM ? demangle_llvm(s) : demangle_gnu(s);
 	m = arena_strdup(&b->dm_strings, s, len);
 	if (dm)
 		len = strlen(dm);
 	d = !m ? NULL : dm ? arena_strdup(&b->dm_strings, dm, len) : m;
 	free(dm);
 	if (d) {
-		b->dtab[h] = (struct dslot){ .mangled = m, .demangled = d, .hash = hash, .len = len };
+		b->dtab[h] = (struct dslot){ .mangled = m, .demangled = d, .hash = hash,
+					     .len = len, .how = (uint8_t)how };
 		b->dused++;
 	}
 	*dlen = len;
 	return d;
 }
 
-/* The string this call answers for the index's s: a copy, or demangled;
- * its length in *len. */
-static const char *answer_string(struct ds_sym_batch *b, const char *s, bool dm,
+/* The string this call answers for the index's s: a copy, or demangled
+ * the way how says; its length in *len. */
+static const char *answer_string(struct ds_sym_batch *b, const char *s, unsigned how,
 				 unsigned *len)
 {
 	struct pslot *slot = NULL;
 	const char *val;
 	size_t n = 0;
 
-	struct pslot *r = &b->recent[((uintptr_t)s >> 3 ^ (uintptr_t)s >> 11 ^ dm) & (RECENT - 1)];
+	struct pslot *r = &b->recent[((uintptr_t)s >> 3 ^ (uintptr_t)s >> 11 ^ how) & (RECENT - 1)];
 
-	if (r->key == s && r->gen == b->gen && r->demangled == dm) {
+	if (r->key == s && r->gen == b->gen && r->how == how) {
 		*len = r->len;
 		return r->val;
 	}
 	if (2 * (b->pused + 1) <= b->pcap || ptab_grow(b)) {
-		size_t mask = b->pcap - 1, h = hash_ptr(s, dm) & mask;
+		size_t mask = b->pcap - 1, h = hash_ptr(s, how) & mask;
 
 		for (; b->ptab[h].gen == b->gen; h = (h + 1) & mask)
-			if (b->ptab[h].key == s && b->ptab[h].demangled == dm) {
+			if (b->ptab[h].key == s && b->ptab[h].how == how) {
 				*r = b->ptab[h];
 				*len = r->len;
 				return r->val;
 			}
 		slot = &b->ptab[h];
 	}
-	if (dm) {
-		val = demangled(b, s, &n);
+	if (how) {
+		val = demangled(b, s, how, &n);
 	} else {
 		n = strlen(s);
 		val = arena_strdup(&b->strings, s, n);
@@ -464,7 +747,7 @@ static const char *answer_string(struct ds_sym_batch *b, const char *s, bool dm,
 	*len = (unsigned)n;
 	if (slot) {
 		*slot = (struct pslot){ .key = s, .val = val, .gen = b->gen, .len = *len,
-					.demangled = dm };
+					.how = (uint8_t)how };
 		*r = *slot;
 		b->pused++;
 	}
@@ -487,13 +770,13 @@ static int emit_frame(void *arg, const struct ds__raw_frame *f)
 		b->frame_cap = cap;
 	}
 	if (f->function) {
-		bool dm = b->demangle && f->function[0] == '_' && f->function[1] == 'Z';
+		unsigned how = maybe_mangled(f->function) ? b->demangle : DM_NONE;
 
-		fn = answer_string(b, f->function, dm, &fn_len);
+		fn = answer_string(b, f->function, how, &fn_len);
 		if (!fn)
 			return -ENOMEM;
 	}
-	if (f->file && !(file = answer_string(b, f->file, false, &file_len)))
+	if (f->file && !(file = answer_string(b, f->file, DM_NONE, &file_len)))
 		return -ENOMEM;
 	b->frames[b->nframes++] = (struct ds_frame){
 		.function = fn,
@@ -514,7 +797,9 @@ int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned 
 	struct ds__find_hint hint = { 0 };
 	int found = 0;
 
-	b->demangle = flags & DS_SYM_DEMANGLE;
+	b->demangle = !(flags & DS_SYM_DEMANGLE) ? DM_NONE
+		      : flags & DS_SYM_LLVM_NAMES ? DM_LLVM
+						  : DM_GNU;
 	for (size_t k = 0; k < b->npairs;) {
 		uint64_t v = b->pairs[k].key;
 		size_t first = b->nframes;

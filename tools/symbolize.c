@@ -25,7 +25,8 @@ static const char symbolize_help[] =
 	"  -e, --exe FILE          the binary\n"
 	"  -f, --functions         print function names\n"
 	"  -i, --inlines           print the inlined callers too\n"
-	"  -C, --demangle          demangle C++ names\n"
+	"  -C, --demangle          demangle C++ and Rust names (as addr2line -C; LLVM\n"
+	"                          style: as llvm-symbolizer)\n"
 	"  -a, --addresses         print each address first\n"
 	"  -p, --pretty-print      one line per address (\"FUNC at FILE:LINE\")\n"
 	"  --file-offset           addresses are file offsets (perf, /proc/PID/maps)\n"
@@ -436,6 +437,10 @@ static unsigned sym_flags(const struct opts *o)
 		flags |= DS_SYM_FILE_OFFSET;
 	if (o->style == STYLE_GNU)
 		flags |= DS_SYM_BINUTILS;
+	/* JSON keeps binutils' spelling, the library's default: it is read
+	 * by programs, which compare names with nm -C or c++filt. */
+	if (o->style == STYLE_LLVM)
+		flags |= DS_SYM_LLVM_NAMES;
 	return flags;
 }
 
