@@ -247,10 +247,12 @@ static void symbolize(struct ds_dso *dso, const uint64_t *addrs)
 	/* perf's naming (DS_SYM_ELF_NAMES) renames the function holding the
 	 * address in DWARF's frames, nothing else: as many frames, the same
 	 * lines.  (From ELF symbols alone, perf's extent of a symbol is not
-	 * binutils': there the frames may differ.) */
+	 * binutils': there the frames may differ.)  Names in LLVM's spelling
+	 * here, binutils' above. */
 	for (int i = 0; i < NADDR - 1; i++) {
 		struct ds_sym_result elf;
-		int r = ds_dso_symbolize(dso, addrs[i], SYM_FLAGS | DS_SYM_ELF_NAMES, &elf);
+		int r = ds_dso_symbolize(dso, addrs[i],
+					 SYM_FLAGS | DS_SYM_ELF_NAMES | DS_SYM_LLVM_NAMES, &elf);
 		bool dwarf = ret[i] == 0 && one[i].nframes && !one[i].from_symtab;
 
 		if (r != ret[i] || (dwarf && elf.nframes != one[i].nframes)) {

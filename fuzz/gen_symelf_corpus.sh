@@ -133,6 +133,46 @@ if [ -f "$out/gcc-O2-g" ]; then
 			$((16 << 20)) && n=$((n + 1))
 	fi
 fi
+# PLT stubs (lib/symtab.c names them NAME@plt): IBT's .plt.sec and a 16-byte
+# .plt.got, -z now, -fno-plt (.plt.got only), and lies about them: every
+# .rela.plt symbol index out of range, .plt.got's sh_entsize 3, .rela.plt
+# claiming 64 times its size.
+echo '#include <stdio.h>
+int main(int argc, char **argv) { puts(argv[0]); printf("%d", argc); return 0; }' >"$tmp/plt.c"
+seed gcc-plt-ibt gcc -O2 -fcf-protection -Wl,-z,ibtplt "$tmp/plt.c" || true
+seed gcc-plt-now gcc -O2 -Wl,-z,now "$tmp/plt.c" || true
+seed gcc-noplt gcc -O2 -fno-plt "$tmp/plt.c" || true
+if [ -f "$out/gcc-plt-ibt" ] && command -v python3 >/dev/null; then
+	python3 - "$out/gcc-plt-ibt" "$out" <<'PY' && n=$((n + 3))
+import struct, sys
+src, out = sys.argv[1], sys.argv[2]
+elf = bytearray(open(src, "rb").read())
+shoff, = struct.unpack_from("<Q", elf, 0x28)
+shentsize, shnum, shstrndx = struct.unpack_from("<HHH", elf, 0x3a)
+def shdr(i):
+    return shoff + i * shentsize
+stroff, = struct.unpack_from("<Q", elf, shdr(shstrndx) + 0x18)
+def name(i):
+    off = stroff + struct.unpack_from("<I", elf, shdr(i))[0]
+    return bytes(elf[off:elf.index(0, off)]).decode()
+secs = {name(i): shdr(i) for i in range(shnum)}
+def variant(suffix, edit):
+    b = bytearray(elf)
+    edit(b)
+    open("%s/gcc-plt-ibt.%s" % (out, suffix), "wb").write(b)
+def bad_syms(b):
+    off, size = struct.unpack_from("<QQ", b, secs[".rela.plt"] + 0x18)
+    for r in range(off, off + size, 24):
+        info, = struct.unpack_from("<Q", b, r + 8)
+        struct.pack_into("<Q", b, r + 8, (0xffffff << 32) | (info & 0xffffffff))
+variant("bad-rela-sym", bad_syms)
+variant("bad-pltgot-entsize", lambda b: struct.pack_into("<Q", b, secs[".plt.got"] + 0x38, 3))
+def big_rela(b):
+    size, = struct.unpack_from("<Q", b, secs[".rela.plt"] + 0x20)
+    struct.pack_into("<Q", b, secs[".rela.plt"] + 0x20, size * 64)
+variant("big-rela-plt", big_rela)
+PY
+fi
 if [ -f "$out/gxx-O1-g" ]; then
 	size=$(stat -c %s "$out/gxx-O1-g")
 	head -c $((size * 3 / 4)) "$out/gxx-O1-g" >"$out/gxx-O1-g.cut" && n=$((n + 1))

@@ -108,7 +108,7 @@ struct ds__symfile_key {
 
 /* Bump when what symindex.c writes into a blob changes: an index of
  * another blob version is not loaded. */
-#define DS__SYMFILE_BLOB_VERSION 1
+#define DS__SYMFILE_BLOB_VERSION 2 /* 2: the ELF tier names PLT stubs */
 
 /* The key of an index built from debug (fd, Elf) and binary (may be -1,
  * NULL: none).  0, or a negative errno. */

@@ -807,6 +807,12 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 			err = ds__symtab_add(ctx, binary_name, &EB, binary, SHT_DYNSYM) < 0 ? -ENOMEM
 											    : 0;
 	}
+	/* PLT stubs from the file that has their code (a debug file's .plt
+	 * is NOBITS), after the real symbols, which win. */
+	if (!err && (binary || debug) &&
+	    ds__symtab_add_plt(ctx, binary ? binary_name : debug_name, &EB,
+			       binary ? binary : debug) < 0)
+		err = -ENOMEM;
 	if (!err)
 		err = elf_pack(&EB, &blob, &size);
 	ds__sym_build_release(&EB);

@@ -308,6 +308,11 @@ int ds__symtab_add(struct ds_context *ctx, const char *elf_name, struct sym_buil
 /* The same for the .symtab of MiniDebugInfo (.gnu_debugdata). */
 int ds__symtab_add_minidebuginfo(struct ds_context *ctx, const char *elf_name,
 				 struct sym_build *B, struct Elf *elf);
+/* NAME@plt symbols for the PLT stubs of elf (x86-64, aarch64), where no
+ * symbol read before names anything in their section; how many, or
+ * -ENOMEM. */
+int ds__symtab_add_plt(struct ds_context *ctx, const char *elf_name, struct sym_build *B,
+		       struct Elf *elf);
 /* B's PT_LOAD segments from elf's program headers (none if it has none). */
 int ds__symtab_read_segments(struct sym_build *B, struct Elf *elf);
 
