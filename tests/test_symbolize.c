@@ -678,7 +678,9 @@ static void test_batch(void)
 	ds_context_free(ctx);
 }
 
-/* A DSO without any symbols: every answer of a batch says so. */
+/* A DSO without any symbols: every answer of a batch says so.  (strip
+ * keeps .dynsym, and with the relocations it names the PLT stubs: those
+ * go too.) */
 static void test_batch_no_symbols(void)
 {
 	const struct bin *bn = &bins[BIN_A];
@@ -690,7 +692,7 @@ static void test_batch_no_symbols(void)
 	struct ds_dso *d;
 	size_t na;
 
-	CHECK_EQ_INT(t_sh("strip -o '%s' '%s'", bin, bn->path), 0);
+	CHECK_EQ_INT(t_sh("strip -R .rela.plt -R .rela.dyn -o '%s' '%s'", bin, bn->path), 0);
 	d = dso_for(s, bin);
 	CHECK_EQ_INT(ds_dso_symbolize_batch(d, bn->addrs, 3, DS_SYM_INLINES, b), -ENOENT);
 	ans = ds_sym_batch_answers(b, &na);
@@ -1000,9 +1002,12 @@ static void test_split_debuginfo(void)
 static void test_late_debuginfo(void)
 {
 	const struct bin *bn = &bins[BIN_A];
-	static const char *const how[] = {"strip", "strip --strip-debug"};
+	/* No symbols at all; its PLT stubs only (strip keeps .dynsym and the
+	 * relocations that name them); its .symtab. */
+	static const char *const how[] = {"strip -R .rela.plt -R .rela.dyn", "strip",
+					  "strip --strip-debug"};
 
-	for (int k = 0; k < 2; k++) {
+	for (int k = 0; k < 3; k++) {
 		char *dir = t_path("late%d", k), *bin = t_path("late%d.bin", k), *dest;
 		char *held = t_path("late%d.debug", k);
 		const char *dirs[2] = {dir, NULL};
@@ -1022,11 +1027,16 @@ static void test_late_debuginfo(void)
 		ret = ds_dso_symbolize(d, bn->addrs[0], DS_SYM_INLINES, &r);
 		if (k == 0)
 			CHECK_EQ_INT(ret, -ENOENT);
+		else if (k == 1) /* an index of the stubs, none of them there */
+			CHECK(ret == 0 && r.nframes == 0);
 		else
 			CHECK(ret == 0 && r.nframes == 1 && r.from_symtab);
 		ds_sym_result_release(&r);
 		CHECK_EQ_INT(t_sh("mv '%s' '%s'", held, dest), 0);
-		CHECK_EQ_INT(check_all(k ? "late debuginfo, had .symtab" : "late debuginfo", d, bn),
+		CHECK_EQ_INT(check_all(k == 2   ? "late debuginfo, had .symtab"
+				       : k == 1 ? "late debuginfo, had PLT stubs"
+						: "late debuginfo",
+				       d, bn),
 			     0);
 		ds_dso_put(d);
 		ds_store_free(s);
