@@ -69,7 +69,9 @@ def container(name, bid, elf, cus, ranges, debug_size=4096, binary_size=0):
             table += struct.pack("=QQII", 0, 0, 0, 0)
     rtab = b"".join(struct.pack("=QQII", lo, hi, cu, 0) for lo, hi, cu in ranges)
     def header(crc):
-        return (b"DSOSYMIX" + struct.pack("=IIBBHI", 2, 0x01020304, word, len(bid), 168, 1)
+        # (the first number: the format version, lib/symfile.c's
+        # FORMAT_VERSION; the last: the blob version, DS__SYMFILE_BLOB_VERSION)
+        return (b"DSOSYMIX" + struct.pack("=IIBBHI", 2, 0x01020304, word, len(bid), 168, 2)
                 + struct.pack("=QQQIIIIQQQQII", pos, debug_size, binary_size, 0x1234, 0,
                               ncus, nranges, cus_off, ranges_off, elf_off, len(elf),
                               blob_sum(elf) if elf else 0, crc)
