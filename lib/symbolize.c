@@ -770,7 +770,7 @@ static int emit_frame(void *arg, const struct ds__raw_frame *f)
 		b->frame_cap = cap;
 	}
 	if (f->function) {
-		unsigned how = maybe_mangled(f->function) ? b->demangle : DM_NONE;
+		unsigned how = b->demangle && maybe_mangled(f->function) ? b->demangle : DM_NONE;
 
 		fn = answer_string(b, f->function, how, &fn_len);
 		if (!fn)
