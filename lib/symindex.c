@@ -721,6 +721,7 @@ void ds__symbols_free(struct ds_symbols *S)
 	if (S->elf_own)
 		free((void *)S->elf_blob.data);
 	ds__dwarf_close(S->dwarf);
+	ds__go_close(S->go);
 	free(S->fb_name);
 	if (S->release)
 		S->release(S->release_arg);
@@ -754,6 +755,27 @@ static int set_ranges(struct ds_symbols *S)
 					    ? S->range_maxhi[i - 1]
 					    : S->ranges[i].hi;
 	return 0;
+}
+
+/* Units from the .gopclntab of elf (or of nothing: 0). */
+static int go_units(struct ds_symbols *S, struct ds_context *ctx, Elf *elf, const char *name)
+{
+	int err = ds__go_open(ctx, elf, name, &S->go);
+
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	S->go_units = true;
+	S->ncus = ds__go_units(S->go);
+	free(S->cus);
+	S->cus = calloc(S->ncus ? S->ncus : 1, sizeof(*S->cus));
+	if (S->ranges_own)
+		free(S->ranges);
+	free(S->range_maxhi);
+	S->range_maxhi = NULL;
+	S->ranges = NULL;
+	err = S->cus ? ds__go_ranges(S->go, &S->ranges, &S->nranges) : -ENOMEM;
+	S->ranges_own = true;
+	return err ? err : set_ranges(S);
 }
 
 /* Build the index from a debuginfo ELF (may be NULL) and the binary itself
@@ -833,6 +855,10 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 			S->dwarf = NULL;
 		}
 	}
+	/* No DWARF with code: Go's table, if there is one, gives the units
+	 * (lookups then go DWARF, gopclntab, .symtab, .dynsym). */
+	if (!err && !S->ncus && dwarf)
+		err = go_units(S, ctx, binary ? binary : debug, binary ? binary_name : debug_name);
 	if (!err && !S->ncus && !S->elf.nsyms)
 		err = -ENOENT;
 	if (err) {
@@ -842,11 +868,13 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 	S->complete = !S->ncus;
 	/* (Nothing to save without CUs.) */
 	atomic_init(&S->reported, !S->ncus);
-	if (S->ncus) /* CUs trimmed are built again from it (it lives as long) */
+	/* CUs trimmed are built again from it (it lives as long); Go's
+	 * units are not trimmed (the binary is not kept open). */
+	if (S->ncus && !S->go_units)
 		ds__symbols_fallback(S, ctx, debug, debug_name);
 	atomic_fetch_add(&S->bytes, size + S->ncus * sizeof(*S->cus) +
 					    S->nranges * (sizeof(*S->ranges) + sizeof(uint64_t)) +
-					    ds__dwarf_bytes(S->dwarf));
+					    ds__dwarf_bytes(S->dwarf) + ds__go_bytes(S->go));
 	*out = S;
 	return 0;
 }
@@ -866,12 +894,15 @@ static int threads_wanted(void)
 static void unit_settled(struct ds_symbols *S)
 {
 	struct ds__dwarf *D = NULL;
+	struct ds__go *G = NULL;
 
 	pthread_mutex_lock(&S->mu);
 	if (atomic_fetch_add(&S->built, 1) + 1 == S->ncus) {
 		S->complete = true;
 		D = S->dwarf;
 		S->dwarf = NULL;
+		G = S->go;
+		S->go = NULL;
 	}
 	pthread_cond_broadcast(&S->cv);
 	pthread_mutex_unlock(&S->mu);
@@ -879,15 +910,31 @@ static void unit_settled(struct ds_symbols *S)
 		account(S, -(int64_t)ds__dwarf_bytes(D), false);
 		ds__dwarf_close(D);
 	}
+	if (G) {
+		account(S, -(int64_t)ds__go_bytes(G), false);
+		ds__go_close(G);
+	}
 }
 
-/* Build CU i, which this thread has claimed (CU_BUILDING). */
+/* Go's table, while units are left to build from it. */
+static struct ds__go *go_get(struct ds_symbols *S)
+{
+	struct ds__go *G;
+
+	pthread_mutex_lock(&S->mu);
+	G = S->go;
+	pthread_mutex_unlock(&S->mu);
+	return G;
+}
+
+/* Build CU i, which this thread has claimed (CU_BUILDING): from the
+ * DWARF through W, or from Go's table (W NULL). */
 static int unit_build(struct ds_symbols *S, size_t i, struct ds__dwarf_worker *W,
 		      struct sym_build *B)
 {
 	struct cu *cu = &S->cus[i];
 	uint64_t bytes = 0;
-	int err = ds__dwarf_build_unit(W, i, B);
+	int err = W ? ds__dwarf_build_unit(W, i, B) : ds__go_build_unit(go_get(S), i, B);
 
 	if (!err)
 		err = cu_finish(B, &cu->piece, cu->own, &bytes);
@@ -1010,10 +1057,17 @@ static const struct piece *unit_get(struct ds_symbols *S, size_t i, int *err)
 				unit_check(S, i);
 				continue;
 			}
-			struct ds__dwarf *D = dwarf_get(S);
+			struct ds__dwarf *D = S->go_units ? NULL : dwarf_get(S);
 			struct ds__dwarf_worker *W = D ? ds__dwarf_worker_new(D) : NULL;
 			struct sym_build B = { 0 };
 
+			if (S->go_units) { /* Go's units need no worker */
+				*err = unit_build(S, i, NULL, &B);
+				ds__sym_build_release(&B);
+				if (*err)
+					return NULL;
+				continue;
+			}
 			if (!D) { /* trimmed, and its DWARF cannot be read again */
 				atomic_store(&cu->state, CU_BAD);
 				unit_settled(S);
@@ -1072,7 +1126,7 @@ static void *pool_worker(void *arg)
 			}
 			continue; /* built, or being built by someone else */
 		}
-		if (!W && !(W = ds__dwarf_worker_new(dwarf_get(S)))) {
+		if (!S->go_units && !W && !(W = ds__dwarf_worker_new(dwarf_get(S)))) {
 			atomic_store(&S->cus[i].state, CU_NEW);
 			atomic_store(&J->err, -ENOMEM);
 			break;
@@ -1544,7 +1598,7 @@ int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n)
 	if (!S->ncus || !n || atomic_load(&S->built) == S->ncus)
 		return 0;
 	pthread_mutex_lock(&S->mu);
-	done = S->complete || !S->dwarf;
+	done = S->complete || (!S->dwarf && !S->go);
 	pthread_mutex_unlock(&S->mu);
 	if (!done) {
 		want = calloc(S->ncus, 1);
@@ -1630,7 +1684,7 @@ int ds__symbols_build_all(struct ds_symbols *S)
 	bool done;
 
 	pthread_mutex_lock(&S->mu);
-	done = S->complete || !S->dwarf;
+	done = S->complete || (!S->dwarf && !S->go);
 	pthread_mutex_unlock(&S->mu);
 	return done ? 0 : build_units(S, NULL, S->ncus);
 }
@@ -1641,7 +1695,7 @@ int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
 	int err;
 
 	memset(out, 0, sizeof(*out));
-	if (!S->read_dwarf)
+	if (!S->read_dwarf && !S->go_units)
 		return -ENODATA;
 	if ((err = ds__symbols_build_all(S)))
 		return err;

@@ -199,6 +199,9 @@ struct ds_symbols {
 	struct ds__blob *parts_cus; /* what ds__symbols_parts() gave (under mu) */
 	uint32_t parts_elf_sum;
 	struct ds__dwarf *dwarf; /* NULL once every CU is built, or saved */
+	/* Or the units are Go's (no DWARF with code): NULL once all built. */
+	struct ds__go *go;
+	bool go_units;
 	pthread_mutex_t mu; /* builders' hand-off (with cv); dwarf's end */
 	pthread_cond_t cv;
 	_Atomic size_t built; /* CUs in CU_READY, CU_BAD or CU_SAVED */
@@ -298,6 +301,39 @@ void ds__dwarf_worker_free(struct ds__dwarf_worker *W);
 /* Add unit's scopes and line rows to B (reset first).  0 or -ENOMEM;
  * malformed DWARF ends what is read of the unit, never the build. */
 int ds__dwarf_build_unit(struct ds__dwarf_worker *W, size_t unit, struct sym_build *B);
+
+/* ---- gopclntab (lib/gopclntab.c): Go's table, units like DWARF CUs */
+
+struct ds__go;
+/* Where a Go table lies (for tests and the fuzz harness; ds__go_open()
+ * finds it in an ELF): mem holds [vaddr, vaddr + size) of the binary, the
+ * table starts at tab_off and has tab_size bytes (0: to the end of mem).
+ * gofunc: the address of go.func.* (Go >= 1.18; 0: unknown, no inline
+ * frames); text: the base of entry offsets when the header's is 0;
+ * [code_lo, code_hi): where the first function must start (0, 0: not
+ * checked). */
+struct ds__go_image {
+	const unsigned char *mem;
+	size_t size;
+	uint64_t vaddr;
+	size_t tab_off, tab_size;
+	uint64_t gofunc, text, code_lo, code_hi;
+};
+/* The .gopclntab of elf (by section, else by scanning its segments),
+ * copied: elf need not outlive it.  0; -ENODATA: none; -ENOMEM. */
+int ds__go_open(struct ds_context *ctx, struct Elf *elf, const char *name, struct ds__go **out);
+/* The same from an image (copied).  -ENODATA: no table there. */
+int ds__go_open_image(const struct ds__go_image *im, struct ds__go **out);
+void ds__go_close(struct ds__go *G);
+/* Units of a few hundred functions each, and their ranges (malloc()ed,
+ * sorted), as ds__dwarf_units() and ds__dwarf_ranges(). */
+size_t ds__go_units(const struct ds__go *G);
+int ds__go_ranges(struct ds__go *G, struct ds__cu_range **ranges, size_t *n);
+uint64_t ds__go_bytes(const struct ds__go *G);
+/* unit's functions (scopes), inlined calls (scopes with their call site)
+ * and line rows into B (reset first).  0 or -ENOMEM; a malformed table
+ * ends what is read, never the build.  Safe from several threads. */
+int ds__go_build_unit(struct ds__go *G, size_t unit, struct sym_build *B);
 
 /* ---- symtab (lib/symtab.c) */
 
