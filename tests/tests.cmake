@@ -26,6 +26,8 @@ endforeach()
 
 # test_symindex also reaches inside: the index's parts (lib/symindex.h).
 target_include_directories(test_symindex PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+# test_gopclntab reads Go tables through lib/symindex.h too.
+target_include_directories(test_gopclntab PRIVATE ${CMAKE_SOURCE_DIR}/lib)
 
 file(GLOB DS_TEST_SH CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/*.sh)
 foreach(src ${DS_TEST_SH})
