@@ -122,3 +122,30 @@ if(DS_FUZZ)
   target_link_options(fuzz_symfile PRIVATE -fsanitize=fuzzer)
   target_link_libraries(fuzz_symfile PRIVATE dsostore_static)
 endif()
+
+# Go's .gopclntab reader (lib/gopclntab.c).  Seeds: the hand-built tables
+# of mkgotab.h (every layout, both byte orders, 32 and 64 bit) and, when go
+# is installed, the tables of a small program built for amd64 and 386.
+add_executable(ds_mkgotab ${CMAKE_SOURCE_DIR}/fuzz/mkgotab.c)
+add_executable(fuzz_gopclntab_replay
+  ${CMAKE_SOURCE_DIR}/fuzz/replay.c ${CMAKE_SOURCE_DIR}/fuzz/fuzz_gopclntab.c)
+target_include_directories(fuzz_gopclntab_replay PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+target_link_libraries(fuzz_gopclntab_replay PRIVATE dsostore_static)
+set(DS_GOPCLNTAB_CORPUS ${CMAKE_BINARY_DIR}/fuzz-corpus/gopclntab)
+add_test(NAME fuzz_gopclntab_corpus
+  COMMAND bash ${CMAKE_SOURCE_DIR}/fuzz/gen_gopclntab_corpus.sh ${DS_GOPCLNTAB_CORPUS}
+    $<TARGET_FILE:ds_mkgotab>)
+set_tests_properties(fuzz_gopclntab_corpus PROPERTIES
+  FIXTURES_SETUP fuzz_gopclntab_corpus TIMEOUT 120)
+add_test(NAME fuzz_gopclntab_replay
+  COMMAND fuzz_gopclntab_replay -n 300 -s 1 ${DS_GOPCLNTAB_CORPUS})
+set_tests_properties(fuzz_gopclntab_replay PROPERTIES
+  FIXTURES_REQUIRED fuzz_gopclntab_corpus TIMEOUT 120
+  ENVIRONMENT "FUZZ_CRASH_DIR=${CMAKE_BINARY_DIR}")
+if(DS_FUZZ)
+  add_executable(fuzz_gopclntab ${CMAKE_SOURCE_DIR}/fuzz/fuzz_gopclntab.c)
+  target_include_directories(fuzz_gopclntab PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+  target_compile_options(fuzz_gopclntab PRIVATE -fsanitize=fuzzer)
+  target_link_options(fuzz_gopclntab PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(fuzz_gopclntab PRIVATE dsostore_static)
+endif()
