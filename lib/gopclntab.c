@@ -753,6 +753,8 @@ static void find_moduledata(const unsigned char *file, const struct seg *sg, siz
 {
 	unsigned ps = T->ptrsize;
 
+	if (ps != 4 && ps != 8)
+		return;
 	for (size_t s = 0; s < nseg; s++) {
 		const unsigned char *p = file + sg[s].off;
 
@@ -784,13 +786,12 @@ static void find_moduledata(const unsigned char *file, const struct seg *sg, siz
 
 /* The table by its header's pattern, in any loaded segment. */
 static bool scan_segments(const unsigned char *file, const struct seg *sg, size_t nseg,
-			  struct ds__go_image *im, unsigned ptrsize)
+			  struct ds__go_image *im, unsigned ptrsize, struct ds__go *T)
 {
 	for (size_t s = 0; s < nseg; s++) {
 		const unsigned char *p = file + sg[s].off;
 
 		for (uint64_t o = 0; o + 16 <= sg[s].filesz; o += 4) {
-			struct ds__go T;
 			uint32_t m = (uint32_t)get(p + o, 4, false);
 
 			if (p[o + 4] || p[o + 5] || p[o + 7] != ptrsize ||
@@ -803,7 +804,7 @@ static bool scan_segments(const unsigned char *file, const struct seg *sg, size_
 			im->vaddr = sg[s].vaddr;
 			im->tab_off = (size_t)o;
 			im->tab_size = 0;
-			if (parse_image(im, &T))
+			if (parse_image(im, T))
 				return true;
 		}
 	}
@@ -867,7 +868,7 @@ int ds__go_open(struct ds_context *ctx, Elf *elf, const char *name, struct ds__g
 		}
 	}
 	if (!found)
-		found = scan_segments(file, sg, nseg, &im, ptrsize);
+		found = scan_segments(file, sg, nseg, &im, ptrsize, &T);
 	if (!found)
 		return -ENODATA;
 	if (T.ver >= GO118)
