@@ -8,10 +8,10 @@
 #  - MKGOTAB (fuzz/mkgotab.c) writes the hand-built tables of mkgotab.h:
 #    the Go 1.2, 1.16, 1.18 and 1.20 layouts, both byte orders, 4- and
 #    8-byte pointers;
-#  - when go is installed, a small program (inlined calls, a method, a
-#    closure, a generic function) is built for amd64 and 386, stripped
-#    (-ldflags=-s -w), and the part of its read-only segment from go.func.*
-#    to the end of .gopclntab becomes a seed (what the reader copies).
+#  - when go is installed, tests/goprog (tests/go.sh's program) is built
+#    for amd64 and 386, stripped (-ldflags=-s -w), and the part of its
+#    read-only segment from go.func.* to the end of .gopclntab becomes a
+#    seed (what the reader copies).
 #    Offline: the standard library only, no module downloads.
 # Nothing here is committed: the seeds are made at test time.
 set -euo pipefail
@@ -27,33 +27,7 @@ mkdir -p "$out"
 
 command -v go >/dev/null || exit 0
 mkdir -p "$tmp/src"
-cat >"$tmp/src/main.go" <<'GO'
-package main
-
-import (
-	"fmt"
-	"os"
-)
-
-type T struct{ n int }
-
-func (t *T) Add(k int) int { t.n += k; return t.n }
-
-func twice(x int) int { return x * 2 }
-
-func Map[E, R any](s []E, f func(E) R) []R {
-	r := make([]R, 0, len(s))
-	for _, v := range s {
-		r = append(r, f(v))
-	}
-	return r
-}
-
-func main() {
-	t := &T{}
-	fmt.Println(t.Add(twice(len(os.Args))), Map([]int{1}, func(i int) int { return i + 1 }))
-}
-GO
+cp "$(dirname "$0")/../tests/goprog/main.go" "$tmp/src/"
 printf 'module example.com/seed\n\ngo 1.18\n' >"$tmp/src/go.mod"
 export GOFLAGS=-mod=mod GOPROXY=off GOCACHE=$tmp/gocache GOPATH=$tmp/gopath HOME=$tmp \
 	CGO_ENABLED=0 GOTOOLCHAIN=local

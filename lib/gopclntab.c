@@ -121,6 +121,23 @@ static const char *cstr(const struct ds__go *G, size_t region, uint64_t off)
 
 /* -------------------------------------------------------------- header */
 
+/* The layout a magic names, or -1. */
+static int layout(uint32_t magic)
+{
+	switch (magic) {
+	case 0xfffffffb:
+		return GO12;
+	case 0xfffffffa:
+		return GO116;
+	case 0xfffffff0:
+		return GO118;
+	case 0xfffffff1:
+		return GO120;
+	default:
+		return -1;
+	}
+}
+
 /* Parse the header at G->mem + G->tab (the table ends at G->end): the
  * layout, regions and function count.  false: not a table we can read. */
 static bool parse_header(struct ds__go *G)
@@ -136,22 +153,10 @@ static bool parse_header(struct ds__go *G)
 		return false;
 	le = (uint32_t)get(h, 4, false);
 	be = (uint32_t)get(h, 4, true);
-	G->be = false;
-	switch (le) {
-	case 0xfffffffb: G->ver = GO12; break;
-	case 0xfffffffa: G->ver = GO116; break;
-	case 0xfffffff0: G->ver = GO118; break;
-	case 0xfffffff1: G->ver = GO120; break;
-	default:
-		G->be = true;
-		switch (be) {
-		case 0xfffffffb: G->ver = GO12; break;
-		case 0xfffffffa: G->ver = GO116; break;
-		case 0xfffffff0: G->ver = GO118; break;
-		case 0xfffffff1: G->ver = GO120; break;
-		default: return false;
-		}
-	}
+	G->be = layout(le) < 0;
+	G->ver = layout(G->be ? be : le);
+	if (G->ver < 0)
+		return false;
 	G->quantum = h[6];
 	G->ptrsize = h[7];
 	fs = G->ver >= GO118 ? 4 : G->ptrsize;
@@ -795,9 +800,7 @@ static bool scan_segments(const unsigned char *file, const struct seg *sg, size_
 			uint32_t m = (uint32_t)get(p + o, 4, false);
 
 			if (p[o + 4] || p[o + 5] || p[o + 7] != ptrsize ||
-			    (m != 0xfffffffb && m != 0xfffffffa && m != 0xfffffff0 &&
-			     m != 0xfffffff1 && m != 0xfbffffff && m != 0xfaffffff &&
-			     m != 0xf0ffffff && m != 0xf1ffffff))
+			    (layout(m) < 0 && layout(__builtin_bswap32(m)) < 0))
 				continue;
 			im->mem = p;
 			im->size = (size_t)sg[s].filesz;
