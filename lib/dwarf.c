@@ -23,14 +23,17 @@
  */
 #define _GNU_SOURCE
 #include "symindex.h"
+#include "dwarf_split.h"
 
 #include <dwarf.h>
 #include <errno.h>
 #include <gelf.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -160,12 +163,13 @@ enum {
 	SEC_RNGLISTS,
 	SEC_LINE,
 	SEC_ARANGES,
+	SEC_CU_INDEX, /* a .dwp's */
 	NSEC
 };
 
 static const char *const sec_names[NSEC] = {
 	"info", "abbrev", "str", "line_str", "str_offsets", "addr", "ranges", "rnglists", "line",
-	"aranges",
+	"aranges", "cu_index",
 };
 
 struct sec {
@@ -208,6 +212,15 @@ struct ds__dwarf {
 	struct ds__cu_range *ranges;
 	size_t nranges, rcap;
 	uint64_t bytes;
+	/* Split DWARF (see "split units" below). */
+	char *binary; /* for <binary>.dwp and .dwo files beside it (NULL) */
+	struct skel *skels; /* skeleton units, by unit */
+	size_t nskels;
+	struct dfile dwp; /* the .dwp package's sections, if has_dwp */
+	struct ds__dwp_index dwp_index;
+	struct split_file *dwp_file;
+	bool has_dwp;
+	atomic_bool warned_missing;
 };
 
 struct inflate_job {
@@ -248,8 +261,12 @@ static void *inflate_one(void *arg)
 	return NULL;
 }
 
-static int sec_index(const char *name, bool *zdebug)
+/* The section of name; dwo: of a .dwo file or .dwp package, whose names
+ * end in .dwo (but for the package's index). */
+static int sec_index(const char *name, bool *zdebug, bool dwo)
 {
+	size_t n;
+
 	*zdebug = false;
 	if (!strncmp(name, ".zdebug_", 8)) {
 		*zdebug = true;
@@ -259,14 +276,21 @@ static int sec_index(const char *name, bool *zdebug)
 	} else {
 		return -1;
 	}
+	n = strlen(name);
+	if (dwo && n > 4 && !strcmp(name + n - 4, ".dwo"))
+		n -= 4;
+	else if (dwo != !strcmp(name, "cu_index"))
+		return -1;
 	for (int i = 0; i < NSEC; i++)
-		if (!strcmp(name, sec_names[i]))
+		if (strlen(sec_names[i]) == n && !strncmp(name, sec_names[i], n))
 			return i;
 	return -1;
 }
 
-/* The sections f needs, decompressed on up to one thread each. */
-static int load_sections(struct ds__dwarf *D, Elf *elf, struct dfile *f)
+/* The sections f needs (dwo: of a .dwo or .dwp), decompressed on up to one
+ * thread each, their bytes added to *bytes; name is for messages. */
+static int load_sections(struct ds_context *ctx, const char *fname, uint64_t *bytes, Elf *elf,
+			 struct dfile *f, bool dwo)
 {
 	struct inflate_job jobs[NSEC];
 	int which[NSEC], njobs = 0, err = 0;
@@ -287,7 +311,7 @@ static int load_sections(struct ds__dwarf *D, Elf *elf, struct dfile *f)
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
 		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    (i = sec_index(name, &zdebug)) < 0 || f->s[i].p)
+		    (i = sec_index(name, &zdebug, dwo)) < 0 || f->s[i].p)
 			continue;
 		if ((sh.sh_flags & SHF_COMPRESSED) || zdebug) {
 			struct ds_elf_packed pk;
@@ -330,7 +354,7 @@ static int load_sections(struct ds__dwarf *D, Elf *elf, struct dfile *f)
 		int i = which[k];
 
 		if (jobs[k].err) {
-			ds_warn(D->ctx, "%s: .debug_%s: %s; it is not read", D->name, sec_names[i],
+			ds_warn(ctx, "%s: .debug_%s: %s; it is not read", fname, sec_names[i],
 				jobs[k].err == -ENOMEM	   ? "no memory to decompress it"
 				: jobs[k].err == -ENOTSUP ? "unknown compression"
 							  : "does not decompress");
@@ -341,7 +365,7 @@ static int load_sections(struct ds__dwarf *D, Elf *elf, struct dfile *f)
 		f->owned[i] = jobs[k].out;
 		f->s[i].p = jobs[k].out;
 		f->s[i].size = jobs[k].size;
-		D->bytes += jobs[k].size;
+		*bytes += jobs[k].size;
 	}
 	for (int i = 0; i < NSEC; i++)
 		f->s[i].nul_end = f->s[i].size && !f->s[i].p[f->s[i].size - 1];
@@ -1348,7 +1372,7 @@ static int attach_alt(struct ds__dwarf *D, Elf *debug, struct abbrevs *scratch)
 	}
 	if (!dwarf_plausible(D->ctx, alt->elf, alt->path))
 		return 0;
-	err = load_sections(D, alt->elf, &D->alt);
+	err = load_sections(D->ctx, D->name, &D->bytes, alt->elf, &D->alt, false);
 	scratch->off = UINT64_MAX; /* the alt file's .debug_abbrev is another */
 	if (!err)
 		err = scan_units(D, &D->alt, scratch);
@@ -1357,7 +1381,209 @@ static int attach_alt(struct ds__dwarf *D, Elf *debug, struct abbrevs *scratch)
 	return err == -ENOMEM ? err : 0;
 }
 
-int ds__dwarf_open(struct ds_context *ctx, Elf *debug, const char *name, struct ds__dwarf **out)
+/* ------------------------------------------------ split units: opening */
+
+/*
+ * Split DWARF (-gsplit-dwarf).  A skeleton unit in the binary (DWARF 5
+ * DW_UT_skeleton, or a DWARF 4 unit with the GNU DW_AT_GNU_dwo_name) keeps
+ * the line table, the CU's ranges and .debug_addr; its DIEs are in a
+ * split unit of a .dwo file, or of a .dwp package of those files, which
+ * the dwo id of both units ties together.  Here: the skeletons, found
+ * with the other units, and the package, opened with the DWARF.  A split
+ * unit is read when its CU is built (below ds__dwarf_build_unit()).
+ */
+struct skel {
+	size_t unit; /* in D->main.units */
+	uint64_t id; /* the dwo id */
+	uint64_t ranges_base; /* DW_AT_GNU_ranges_base (DWARF 4) */
+	const char *dwo_name; /* in the binary's sections */
+};
+
+/* An opened .dwo or .dwp. */
+struct split_file {
+	int fd;
+	Elf *elf;
+};
+
+struct split_attrs {
+	const char *dwo_name;
+	uint64_t dwo_id, ranges_base;
+	bool has_id;
+};
+
+/* The split-DWARF attributes of a top DIE (at c, abbreviation ab). */
+static bool read_split_attrs(const struct ctxu *cu, const struct abbrevs *t,
+			     const struct abbrev *ab, struct cursor *c, struct split_attrs *sa)
+{
+	const struct attrspec *as = t->a + ab->first;
+
+	memset(sa, 0, sizeof(*sa));
+	for (uint32_t i = 0; i < ab->n; i++) {
+		uint64_t v;
+		const char *s = NULL;
+		int kind = read_form(cu, c, as[i].form, as[i].implicit, &v, &s);
+
+		if (c->bad)
+			return false;
+		switch (as[i].name) {
+		case DW_AT_dwo_name:
+		case DW_AT_GNU_dwo_name:
+			sa->dwo_name = kind == V_STRX ? strx(cu, v) : kind == V_STR ? s : NULL;
+			break;
+		case DW_AT_GNU_dwo_id:
+			sa->has_id = kind == V_CONST;
+			sa->dwo_id = v;
+			break;
+		case DW_AT_GNU_ranges_base:
+			sa->ranges_base = v;
+			break;
+		default:
+			break;
+		}
+	}
+	return true;
+}
+
+/* A DWARF 5 split or skeleton unit's dwo id: the header's last 8 bytes. */
+static bool header_id(const struct dfile *f, const struct unit *u, uint64_t *id)
+{
+	bool ok = false;
+
+	if (u->die >= 8)
+		*id = read_at(&f->s[SEC_INFO], u->die - 8, 8, f->be, &ok);
+	return ok;
+}
+
+/* The skeleton units of the main file, with their dwo names and ids.  A
+ * DWARF 4 one needs .debug_addr (its split unit's addresses are there):
+ * without it no top DIE is read again. */
+static int scan_skeletons(struct ds__dwarf *D, struct abbrevs *scratch)
+{
+	struct dfile *f = &D->main;
+	size_t cap = 0;
+
+	for (size_t i = 0; i < f->nunits; i++) {
+		const struct unit *u = &f->units[i];
+		struct ctxu cu = { f, u, false, NULL };
+		struct cursor c = { f->s[SEC_INFO].p + u->die, f->s[SEC_INFO].p + u->end, false,
+				    f->be };
+		const struct abbrev *ab;
+		struct split_attrs sa;
+		uint64_t code;
+
+		if (u->version >= 5 ? u->unit_type != DW_UT_skeleton : !f->s[SEC_ADDR].p)
+			continue;
+		if (scratch->off != u->abbrev_off && abbrevs_read(f, u->abbrev_off, u, scratch)) {
+			scratch->off = UINT64_MAX;
+			return -ENOMEM;
+		}
+		code = uleb(&c);
+		ab = code ? abbrev_get(scratch, code) : NULL;
+		if (!ab || !read_split_attrs(&cu, scratch, ab, &c, &sa) || !sa.dwo_name)
+			continue;
+		if (u->version >= 5)
+			sa.has_id = header_id(f, u, &sa.dwo_id);
+		if (!sa.has_id)
+			continue;
+		if (D->nskels == cap) {
+			struct skel *v = realloc(D->skels, (cap = cap ? 2 * cap : 16) * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			D->skels = v;
+		}
+		D->skels[D->nskels++] = (struct skel){ i, sa.dwo_id, sa.ranges_base, sa.dwo_name };
+	}
+	D->bytes += cap * sizeof(struct skel);
+	return 0;
+}
+
+static void split_file_close(struct split_file *h, struct dfile *f)
+{
+	dfile_release(f);
+	if (h->elf)
+		elf_end(h->elf);
+	if (h->fd >= 0)
+		close(h->fd);
+	h->elf = NULL;
+	h->fd = -1;
+}
+
+/* Open path as a .dwo or .dwp: its sections into f (decompressed bytes
+ * added to *bytes, and the file's size when size_too).  0; -ENOENT: no
+ * such file; -ENODATA: no .debug_info.dwo in it (or not ELF, or not
+ * plausible: logged); -ENOMEM. */
+static int split_file_open(struct ds_context *ctx, const char *path, struct split_file *h,
+			   struct dfile *f, uint64_t *bytes, bool size_too)
+{
+	struct stat st;
+	int err;
+
+	memset(f, 0, sizeof(*f));
+	h->elf = NULL;
+	h->fd = ds__elf_open_fd(path);
+	if (h->fd < 0)
+		return h->fd == -ENOENT ? -ENOENT : -ENODATA;
+	h->elf = elf_begin(h->fd, ELF_C_READ_MMAP, NULL);
+	if (!h->elf || elf_kind(h->elf) != ELF_K_ELF) {
+		ds_warn(ctx, "%s: not an ELF file; not read", path);
+		err = -ENODATA;
+	} else if (!dwarf_plausible(ctx, h->elf, path)) {
+		err = -ENODATA;
+	} else {
+		err = load_sections(ctx, path, bytes, h->elf, f, true);
+		if (!err && !f->s[SEC_INFO].p)
+			err = -ENODATA;
+	}
+	if (!err && size_too && fstat(h->fd, &st) == 0)
+		*bytes += (uint64_t)st.st_size;
+	if (err)
+		split_file_close(h, f);
+	return err;
+}
+
+/* The package of the binary or of its debuginfo: <binary>.dwp, else
+ * <debuginfo>.dwp; opened once per DWARF, read by every builder. */
+static int attach_dwp(struct ds__dwarf *D)
+{
+	const char *bases[2] = { D->binary, D->name };
+
+	for (int k = 0; k < 2; k++) {
+		struct split_file h = { .fd = -1 };
+		char path[PATH_MAX], why[160];
+		int err;
+
+		if (!bases[k] || (k == 1 && D->binary && !strcmp(D->binary, D->name)) ||
+		    snprintf(path, sizeof(path), "%s.dwp", bases[k]) >= (int)sizeof(path))
+			continue;
+		err = split_file_open(D->ctx, path, &h, &D->dwp, &D->bytes, true);
+		if (err == -ENOMEM)
+			return err;
+		if (err)
+			continue;
+		if (ds__dwp_index_read(D->dwp.s[SEC_CU_INDEX].p, D->dwp.s[SEC_CU_INDEX].size,
+				       D->dwp.be, &D->dwp_index, why, sizeof(why))) {
+			ds_warn(D->ctx, "%s: .debug_cu_index: %s; the package is not read", path,
+				D->dwp.s[SEC_CU_INDEX].p ? why : "none");
+			split_file_close(&h, &D->dwp);
+			continue;
+		}
+		D->dwp_file = malloc(sizeof(*D->dwp_file));
+		if (!D->dwp_file) {
+			split_file_close(&h, &D->dwp);
+			return -ENOMEM;
+		}
+		*D->dwp_file = h;
+		D->has_dwp = true;
+		ds_debug(D->ctx, "%s: split units from %s (%u units)", D->name, path,
+			 D->dwp_index.nunits);
+		return 0;
+	}
+	return 0;
+}
+
+int ds__dwarf_open(struct ds_context *ctx, Elf *debug, const char *name, const char *binary,
+		   struct ds__dwarf **out)
 {
 	struct ds__dwarf *D;
 	struct abbrevs t = { .off = UINT64_MAX };
@@ -1372,11 +1598,18 @@ int ds__dwarf_open(struct ds_context *ctx, Elf *debug, const char *name, struct 
 	D->ctx = ctx;
 	D->alt_found.fd = -1;
 	D->name = strdup(name ? name : "debuginfo");
-	err = D->name ? load_sections(D, debug, &D->main) : -ENOMEM;
+	D->binary = binary ? strdup(binary) : NULL;
+	err = D->name && (D->binary || !binary)
+		      ? load_sections(ctx, D->name, &D->bytes, debug, &D->main, false)
+		      : -ENOMEM;
 	if (!err && !D->main.s[SEC_INFO].p)
 		err = -ENODATA;
 	if (!err)
 		err = scan_units(D, &D->main, &t);
+	if (!err)
+		err = scan_skeletons(D, &t);
+	if (!err && D->nskels)
+		err = attach_dwp(D);
 	if (!err)
 		err = attach_alt(D, debug, &t);
 	abbrevs_release(&t);
@@ -1397,8 +1630,13 @@ void ds__dwarf_close(struct ds__dwarf *D)
 	dfile_release(&D->main);
 	dfile_release(&D->alt);
 	ds__found_release(&D->alt_found);
+	if (D->dwp_file)
+		split_file_close(D->dwp_file, &D->dwp);
+	free(D->dwp_file);
+	free(D->skels);
 	free(D->code_units);
 	free(D->ranges);
+	free(D->binary);
 	free(D->name);
 	free(D);
 }
@@ -1433,6 +1671,7 @@ struct name_slot {
 
 struct ds__dwarf_worker {
 	struct ds__dwarf *D;
+	const struct dfile *split; /* the split unit being built: refs lead there */
 	struct abbrevs cur; /* the unit being built */
 	struct abbrevs other[ABBREV_CACHE]; /* tables of units refs lead to */
 	unsigned clock;
@@ -1502,7 +1741,7 @@ static bool die_at(struct ds__dwarf_worker *W, uint64_t off, bool alt, struct ct
 		   struct die *d)
 {
 	struct ds__dwarf *D = W->D;
-	const struct dfile *f = alt ? &D->alt : &D->main;
+	const struct dfile *f = alt ? &D->alt : W->split ? W->split : &D->main;
 	const struct unit *u;
 	const struct abbrevs *t;
 	const struct abbrev *ab;
@@ -2158,6 +2397,260 @@ static int walk_unit(struct build *bd, const struct abbrevs *t, struct cursor *c
 	return err;
 }
 
+/* ------------------------------------------------ split units: building */
+
+/*
+ * A skeleton's CU is built from its split unit, read like any unit through
+ * a dfile of its own: the split unit's sections (a .dwo file's, or its
+ * contributions in the .dwp: .debug_info.dwo, .debug_abbrev.dwo,
+ * .debug_str_offsets.dwo and .debug_rnglists.dwo slices, the shared
+ * .debug_str.dwo) and the skeleton's .debug_addr (at its addr_base) and,
+ * for DWARF 4, its .debug_ranges from DW_AT_GNU_ranges_base.  The line
+ * rows, and the file table the split unit's DW_AT_call_file counts in, are
+ * the skeleton's: gcc's .debug_line.dwo repeats the file names for the
+ * type units, clang emits none (DWARF 5 §3.1.3: a split full unit takes
+ * its line table from the skeleton).  Offsets inside the split unit are
+ * relative to its slices, so nothing in it can reach another unit.
+ */
+struct split {
+	struct dfile f; /* what the split unit is read from */
+	struct unit u; /* the split unit, f's only unit */
+	struct dfile dwo; /* a .dwo file's own sections (open: h.fd >= 0) */
+	struct split_file h;
+};
+
+/* The DWARF worker's caches hold offsets and strings of one file: a split
+ * unit's are another file's. */
+static void worker_forget(struct ds__dwarf_worker *W)
+{
+	W->cur.off = UINT64_MAX;
+	for (int i = 0; i < ABBREV_CACHE; i++)
+		W->other[i].off = UINT64_MAX;
+	memset(W->names, 0, NAME_CACHE * sizeof(*W->names));
+}
+
+static struct sec slice_of(const struct sec *s, uint64_t off, uint64_t size)
+{
+	if (!s->p || off > s->size || size > s->size - off)
+		return (struct sec){ NULL, 0 };
+	return (struct sec){ s->p + off, size };
+}
+
+/* sp->f from the sections of src: whole (a .dwo), or the slices of a .dwp
+ * row (sl); the skeleton's where the split unit reads them. */
+static void split_sections(const struct ds__dwarf *D, const struct skel *sk, const struct dfile *src,
+			   const struct ds__dwp_slice *sl, struct split *sp)
+{
+	static const int from[][2] = { { SEC_INFO, DS_DWP_INFO },
+				       { SEC_ABBREV, DS_DWP_ABBREV },
+				       { SEC_STR_OFFSETS, DS_DWP_STR_OFFSETS },
+				       { SEC_RNGLISTS, DS_DWP_RNGLISTS },
+				       { SEC_LINE, DS_DWP_LINE } };
+	const struct sec *ranges = &D->main.s[SEC_RANGES];
+	struct dfile *f = &sp->f;
+
+	memset(f, 0, sizeof(*f));
+	f->be = src->be;
+	for (size_t k = 0; k < sizeof(from) / sizeof(from[0]); k++) {
+		int i = from[k][0];
+
+		f->s[i] = sl ? slice_of(&src->s[i], sl[from[k][1]].off, sl[from[k][1]].size)
+			     : src->s[i];
+	}
+	f->s[SEC_STR] = src->s[SEC_STR];
+	f->s[SEC_ADDR] = D->main.s[SEC_ADDR];
+	f->s[SEC_LINE_STR] = D->main.s[SEC_LINE_STR];
+	if (ranges->p && sk->ranges_base <= ranges->size)
+		f->s[SEC_RANGES] = slice_of(ranges, sk->ranges_base, ranges->size - sk->ranges_base);
+}
+
+/* The split compile unit of sk in sp->f: its header and top DIE into sp->u
+ * (its abbreviations into W->cur), completed from the skeleton sku.
+ * false: none; *other: the id of a split unit that is there instead. */
+static bool split_unit_find(struct ds__dwarf_worker *W, const struct skel *sk,
+			    const struct unit *sku, struct split *sp, uint64_t *other, bool *any)
+{
+	const struct sec *info = &sp->f.s[SEC_INFO];
+	struct unit *u = &sp->u;
+	uint64_t off = 0;
+
+	while (info->p && off < info->size) {
+		struct ctxu cu = { &sp->f, u, false, NULL };
+		uint64_t id = 0;
+		bool has_id = false;
+
+		if (!read_unit(&sp->f, off, u, &W->cur))
+			return false;
+		off = u->end;
+		if (u->version >= 5) {
+			if (u->unit_type != DW_UT_split_compile)
+				continue;
+			has_id = header_id(&sp->f, u, &id);
+		} else if (W->cur.off == u->abbrev_off) {
+			struct cursor c = { info->p + u->die, info->p + u->end, false, sp->f.be };
+			uint64_t code = uleb(&c);
+			const struct abbrev *ab = code ? abbrev_get(&W->cur, code) : NULL;
+			struct split_attrs sa;
+
+			if (ab && read_split_attrs(&cu, &W->cur, ab, &c, &sa)) {
+				has_id = sa.has_id;
+				id = sa.dwo_id;
+			}
+		}
+		if (!has_id)
+			continue;
+		if (id != sk->id) {
+			if (!*any)
+				*other = id;
+			*any = true;
+			continue;
+		}
+		if (W->cur.off != u->abbrev_off)
+			return false; /* its table could not be read (no memory) */
+		u->addr_base = sku->addr_base;
+		u->base = sku->base;
+		u->stmt_list = UINT64_MAX;
+		if (!u->comp_dir)
+			u->comp_dir = sku->comp_dir;
+		sp->f.units = u;
+		sp->f.nunits = 1;
+		return true;
+	}
+	return false;
+}
+
+/* The split unit of sk in the package, if it has it. */
+static bool split_from_dwp(struct ds__dwarf_worker *W, const struct skel *sk,
+			   const struct unit *sku, struct split *sp)
+{
+	struct ds__dwarf *D = W->D;
+	struct ds__dwp_slice sl[DS_DWP_SECT_MAX + 1];
+	uint64_t size[DS_DWP_SECT_MAX + 1], other = 0;
+	uint32_t row;
+	bool any = false;
+
+	if (!D->has_dwp || !(row = ds__dwp_index_find(&D->dwp_index, sk->id)))
+		return false;
+	for (int i = 0; i <= DS_DWP_SECT_MAX; i++)
+		size[i] = UINT64_MAX; /* not read */
+	size[DS_DWP_INFO] = D->dwp.s[SEC_INFO].size;
+	size[DS_DWP_ABBREV] = D->dwp.s[SEC_ABBREV].size;
+	size[DS_DWP_STR_OFFSETS] = D->dwp.s[SEC_STR_OFFSETS].size;
+	size[DS_DWP_RNGLISTS] = D->dwp.s[SEC_RNGLISTS].size;
+	size[DS_DWP_LINE] = D->dwp.s[SEC_LINE].size;
+	if (!ds__dwp_index_row(&D->dwp_index, row, size, sl)) {
+		ds_warn(D->ctx, "%s: the .dwp's unit %016llx lies outside its sections; not read",
+			D->name, (unsigned long long)sk->id);
+		return false;
+	}
+	split_sections(D, sk, &D->dwp, sl, sp);
+	if (split_unit_find(W, sk, sku, sp, &other, &any))
+		return true;
+	ds_warn(D->ctx, "%s: the .dwp's unit %016llx is not a split unit of that id; not read",
+		D->name, (unsigned long long)sk->id);
+	return false;
+}
+
+struct dwo_try {
+	struct ds__dwarf_worker *W;
+	const struct skel *sk;
+	const struct unit *sku;
+	struct split *sp;
+};
+
+static bool dwo_try(void *arg, const char *path)
+{
+	struct dwo_try *t = arg;
+	struct ds__dwarf *D = t->W->D;
+	uint64_t bytes = 0, other = 0;
+	bool any = false;
+	int err = split_file_open(D->ctx, path, &t->sp->h, &t->sp->dwo, &bytes, false);
+
+	if (err) {
+		ds_debug(D->ctx, "%s: %s", path, err == -ENOENT ? "absent" : "not read");
+		return false;
+	}
+	split_sections(D, t->sk, &t->sp->dwo, NULL, t->sp);
+	if (split_unit_find(t->W, t->sk, t->sku, t->sp, &other, &any)) {
+		ds_debug(D->ctx, "%s: split unit %016llx from %s", D->name,
+			 (unsigned long long)t->sk->id, path);
+		return true;
+	}
+	if (any)
+		ds_warn(D->ctx,
+			"%s: %s is not the split unit of its skeleton (dwo id %016llx, not "
+			"%016llx): not used",
+			D->name, path, (unsigned long long)other, (unsigned long long)t->sk->id);
+	else
+		ds_warn(D->ctx, "%s: %s holds no split unit: not used", D->name, path);
+	split_file_close(&t->sp->h, &t->sp->dwo);
+	return false;
+}
+
+static const struct skel *skel_of(const struct ds__dwarf *D, size_t unit)
+{
+	size_t lo = 0, hi = D->nskels;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (D->skels[mid].unit == unit)
+			return &D->skels[mid];
+		if (D->skels[mid].unit < unit)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+/* Build skeleton unit sku's scopes from its split unit (the line rows are
+ * read already).  Without one (no .dwo, no .dwp, or the wrong id), none:
+ * its addresses get the skeleton's lines and ELF symbols, and B is marked
+ * partial (an index without them is not saved). */
+static int split_walk(struct build *bd, const struct skel *sk, const struct unit *sku)
+{
+	struct ds__dwarf_worker *W = bd->W;
+	struct ds__dwarf *D = W->D;
+	struct split sp = { .h = { .fd = -1 } };
+	struct dwo_try t = { W, sk, sku, &sp };
+	int err = 0;
+
+	worker_forget(W);
+	if (split_from_dwp(W, sk, sku, &sp) ||
+	    ds__dwo_candidates(D->ctx, sk->dwo_name, sku->comp_dir, D->binary, D->name, dwo_try,
+			       &t)) {
+		struct ctxu cu = { &sp.f, &sp.u, false, NULL };
+		const struct sec *info = &sp.f.s[SEC_INFO];
+		struct cursor c = { info->p + sp.u.die, info->p + sp.u.end, false, sp.f.be };
+		uint64_t code = uleb(&c);
+		const struct abbrev *ab = code ? abbrev_get(&W->cur, code) : NULL;
+		struct die top = { 0 };
+
+		W->split = &sp.f;
+		bd->cu = &cu;
+		if (ab && ab->children && read_die(&cu, &W->cur, ab, &c, &top))
+			err = walk_unit(bd, &W->cur, &c);
+		W->split = NULL;
+	} else {
+		bd->B->partial = true;
+		if (!atomic_exchange(&D->warned_missing, true))
+			ds_warn(D->ctx,
+				"%s: split unit %s (dwo id %016llx) not found (in a .dwp, under "
+				"its comp_dir, beside the binary or its debuginfo, in the debug "
+				"directories): its functions and inlines are unknown%s",
+				D->name, sk->dwo_name, (unsigned long long)sk->id,
+				D->nskels > 1 ? "; other units may miss theirs too" : "");
+		else
+			ds_debug(D->ctx, "%s: split unit %s (dwo id %016llx) not found", D->name,
+				 sk->dwo_name, (unsigned long long)sk->id);
+	}
+	if (sp.h.fd >= 0)
+		split_file_close(&sp.h, &sp.dwo);
+	worker_forget(W);
+	return err;
+}
+
 int ds__dwarf_build_unit(struct ds__dwarf_worker *W, size_t unit, struct sym_build *B)
 {
 	struct ds__dwarf *D = W->D;
@@ -2165,6 +2658,7 @@ int ds__dwarf_build_unit(struct ds__dwarf_worker *W, size_t unit, struct sym_bui
 	const struct unit *u;
 	struct ctxu cu;
 	struct build bd = { .W = W, .B = B, .cu = &cu };
+	const struct skel *sk;
 	struct cursor c;
 	uint64_t code;
 	int err = 0;
@@ -2184,6 +2678,11 @@ int ds__dwarf_build_unit(struct ds__dwarf_worker *W, size_t unit, struct sym_bui
 	}
 	if (u->stmt_list != UINT64_MAX)
 		err = read_line_program(&bd, u->stmt_list, u->comp_dir);
+	if (!err && (sk = skel_of(D, D->code_units[unit]))) {
+		err = split_walk(&bd, sk, u);
+		free(bd.fileoff);
+		return err;
+	}
 	c = (struct cursor){ f->s[SEC_INFO].p + u->die, f->s[SEC_INFO].p + u->end, false, f->be };
 	code = uleb(&c);
 	if (!err && code) {

@@ -138,6 +138,7 @@ void ds__sym_build_reset(struct sym_build *B)
 	if (B->intern_used)
 		memset(B->intern, 0, B->intern_cap * sizeof(*B->intern));
 	B->intern_used = 0;
+	B->partial = false;
 }
 
 void ds__sym_build_release(struct sym_build *B)
@@ -723,6 +724,7 @@ void ds__symbols_free(struct ds_symbols *S)
 	ds__dwarf_close(S->dwarf);
 	ds__go_close(S->go);
 	free(S->fb_name);
+	free(S->fb_binary);
 	if (S->release)
 		S->release(S->release_arg);
 	pthread_mutex_destroy(&S->mu);
@@ -791,6 +793,8 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 {
 	struct ds_symbols *S = symbols_new();
 	struct sym_build EB = { 0 };
+	/* (Split DWARF is looked for beside the binary: its real path.) */
+	const char *binary_path = binary ? binary_name : NULL;
 	void *blob = NULL;
 	uint64_t size = 0;
 	int err = 0;
@@ -804,7 +808,7 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 	S->full = dwarf || !debug;
 	S->read_dwarf = dwarf && debug;
 	if (debug && dwarf) {
-		err = ds__dwarf_open(ctx, debug, debug_name, &S->dwarf);
+		err = ds__dwarf_open(ctx, debug, debug_name, binary_path, &S->dwarf);
 		if (err == -ENODATA)
 			err = 0;
 	}
@@ -871,7 +875,7 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 	/* CUs trimmed are built again from it (it lives as long); Go's
 	 * units are not trimmed (the binary is not kept open). */
 	if (S->ncus && !S->go_units)
-		ds__symbols_fallback(S, ctx, debug, debug_name);
+		ds__symbols_fallback(S, ctx, debug, debug_name, binary_path);
 	atomic_fetch_add(&S->bytes, size + S->ncus * sizeof(*S->cus) +
 					    S->nranges * (sizeof(*S->ranges) + sizeof(uint64_t)) +
 					    ds__dwarf_bytes(S->dwarf) + ds__go_bytes(S->go));
@@ -936,6 +940,8 @@ static int unit_build(struct ds_symbols *S, size_t i, struct ds__dwarf_worker *W
 	uint64_t bytes = 0;
 	int err = W ? ds__dwarf_build_unit(W, i, B) : ds__go_build_unit(go_get(S), i, B);
 
+	if (!err && B->partial)
+		atomic_store(&S->partial, true);
 	if (!err)
 		err = cu_finish(B, &cu->piece, cu->own, &bytes);
 	if (err == -ENOMEM) {
@@ -963,7 +969,7 @@ static struct ds__dwarf *dwarf_locked(struct ds_symbols *S)
 	if (!S->dwarf && S->fb_elf && !S->fb_failed) {
 		struct ds__dwarf *D = NULL;
 
-		if (ds__dwarf_open(S->fb_ctx, S->fb_elf, S->fb_name, &D) == 0 &&
+		if (ds__dwarf_open(S->fb_ctx, S->fb_elf, S->fb_name, S->fb_binary, &D) == 0 &&
 		    ds__dwarf_units(D) == S->ncus) {
 			S->dwarf = D;
 			atomic_fetch_add(&S->bytes, ds__dwarf_bytes(D));
@@ -1027,11 +1033,17 @@ static void unit_check(struct ds_symbols *S, size_t i)
 }
 
 void ds__symbols_fallback(struct ds_symbols *S, struct ds_context *ctx, struct Elf *debug,
-			  const char *name)
+			  const char *name, const char *binary)
 {
 	S->fb_ctx = ctx;
 	S->fb_elf = debug;
 	S->fb_name = name ? strdup(name) : NULL;
+	S->fb_binary = binary ? strdup(binary) : NULL;
+}
+
+bool ds__symbols_partial(const struct ds_symbols *S)
+{
+	return atomic_load(&((struct ds_symbols *)S)->partial);
 }
 
 /* CU i, ready; NULL when it has nothing (or building it failed: *err). */

@@ -62,9 +62,14 @@ int ds__symbols_from_parts(const struct ds__symbols_parts *parts, void (*release
 			   void *arg, struct ds_symbols **out);
 /* A CU of that index that fails its check is built from debug's DWARF
  * instead (which must stay open as long as the index, and give the same
- * CUs); without this, its addresses fall back to ELF symbols. */
+ * CUs); without this, its addresses fall back to ELF symbols.  binary
+ * (may be NULL): the binary's path, where split DWARF is also looked
+ * for. */
 void ds__symbols_fallback(struct ds_symbols *S, struct ds_context *ctx, struct Elf *debug,
-			  const char *name);
+			  const char *name, const char *binary);
+/* A CU of S was built without its split unit (.dwo or .dwp not found):
+ * S is not worth saving. */
+bool ds__symbols_partial(const struct ds_symbols *S);
 
 struct scope {
 	uint64_t lo, hi;
@@ -146,6 +151,7 @@ struct sym_build {
 		uint32_t off, gen;
 	} *hits;
 	uint32_t hits_gen;
+	bool partial; /* a CU lacks what its split unit would give (no .dwo) */
 };
 
 /* A built CU, as lookups read it: views into its blob.  Scope parents and
@@ -217,8 +223,9 @@ struct ds_symbols {
 	 * ds__symbols_fallback()); fb_failed: that DWARF did not match. */
 	struct ds_context *fb_ctx;
 	struct Elf *fb_elf;
-	char *fb_name;
+	char *fb_name, *fb_binary;
 	bool fb_failed;
+	atomic_bool partial; /* see ds__symbols_partial() */
 };
 
 #define GROW(S, arr, n, cap)                                                     \
@@ -281,10 +288,12 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 
 /* ---- dwarf (lib/dwarf.c) */
 
-/* Open debug's DWARF (and the dwz alt file it names) for CU builds; name
- * is for messages.  0; -ENODATA: no DWARF to read; -ENOMEM. */
+/* Open debug's DWARF (and the dwz alt file it names, and the .dwp package
+ * of its split units) for CU builds; name is debug's path, binary the
+ * binary's (may be NULL): split DWARF is looked for beside both.  0;
+ * -ENODATA: no DWARF to read; -ENOMEM. */
 int ds__dwarf_open(struct ds_context *ctx, struct Elf *debug, const char *name,
-		   struct ds__dwarf **out);
+		   const char *binary, struct ds__dwarf **out);
 void ds__dwarf_close(struct ds__dwarf *D);
 /* The CUs that have code (numbered 0..n-1) and their address ranges,
  * sorted by (lo, hi, cu); *ranges is malloc()ed. */
@@ -299,7 +308,9 @@ struct ds__dwarf_worker;
 struct ds__dwarf_worker *ds__dwarf_worker_new(struct ds__dwarf *D);
 void ds__dwarf_worker_free(struct ds__dwarf_worker *W);
 /* Add unit's scopes and line rows to B (reset first).  0 or -ENOMEM;
- * malformed DWARF ends what is read of the unit, never the build. */
+ * malformed DWARF ends what is read of the unit, never the build.  A
+ * skeleton unit's scopes come from its split unit, opened for the build
+ * (a .dwo) or with D (a .dwp); B->partial when it was not found. */
 int ds__dwarf_build_unit(struct ds__dwarf_worker *W, size_t unit, struct sym_build *B);
 
 /* ---- gopclntab (lib/gopclntab.c): Go's table, units like DWARF CUs */
