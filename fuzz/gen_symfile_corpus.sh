@@ -48,6 +48,7 @@ def blob_sum(b):
 
 out = sys.argv[1]
 word = struct.calcsize("P")
+BLOB_VERSION = 2  # DS__SYMFILE_BLOB_VERSION (lib/internal.h)
 
 def align8(x):
     return (x + 7) & ~7
@@ -70,8 +71,8 @@ def container(name, bid, elf, cus, ranges, debug_size=4096, binary_size=0):
     rtab = b"".join(struct.pack("=QQII", lo, hi, cu, 0) for lo, hi, cu in ranges)
     def header(crc):
         # (the first number: the format version, lib/symfile.c's
-        # FORMAT_VERSION; the last: the blob version, DS__SYMFILE_BLOB_VERSION)
-        return (b"DSOSYMIX" + struct.pack("=IIBBHI", 2, 0x01020304, word, len(bid), 168, 2)
+        # FORMAT_VERSION; the last: the blob version)
+        return (b"DSOSYMIX" + struct.pack("=IIBBHI", 2, 0x01020304, word, len(bid), 168, BLOB_VERSION)
                 + struct.pack("=QQQIIIIQQQQII", pos, debug_size, binary_size, 0x1234, 0,
                               ncus, nranges, cus_off, ranges_off, elf_off, len(elf),
                               blob_sum(elf) if elf else 0, crc)

@@ -599,7 +599,7 @@ int ds__symfile_load(struct ds_context *ctx, const struct ds_debuginfo *di,
 	m = NULL; /* the index's now */
 	/* A damaged CU is built from the debuginfo (open as long as the
 	 * index: the store drops it with its debuginfo). */
-	ds__symbols_fallback(*out, ctx, di->elf, atomic_load(&di->path));
+	ds__symbols_fallback(*out, ctx, di->elf, atomic_load(&di->path), NULL);
 	/* Mapping it is a use: cleaning goes by access time, which a
 	 * mapping does not always move (relatime, noatime). */
 	futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_OMIT } });
@@ -666,6 +666,13 @@ int ds__symfile_save(struct ds_context *ctx, const struct ds_debuginfo *di,
 		ds_debug(ctx, "index of %s: not saved: %s", atomic_load(&di->path),
 			 err == -ENODATA ? "no DWARF in it" : ds_strerror(err));
 		return err;
+	}
+	/* Like a missing alt file: what the split units would give is not in
+	 * S, and the index saved would keep it out. */
+	if (ds__symbols_partial(S)) {
+		ds_debug(ctx, "index of %s: not saved: a split unit's .dwo or .dwp is not here",
+			 atomic_load(&di->path));
+		return -ENOENT;
 	}
 	alt_build_id(di->elf, &alt);
 	if (alt.size && !alt_found(ctx, &alt)) {
