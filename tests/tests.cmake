@@ -24,6 +24,10 @@ foreach(src ${DS_TEST_C})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${DS_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
 
+# Helpers the shell tests run (not tests themselves).
+add_executable(ds_symstats ${CMAKE_SOURCE_DIR}/tests/symstats.c)
+target_link_libraries(ds_symstats PRIVATE dsostore_static)
+
 # test_symindex also reaches inside: the index's parts (lib/symindex.h).
 target_include_directories(test_symindex PRIVATE ${CMAKE_SOURCE_DIR}/lib)
 # test_gopclntab reads Go tables through lib/symindex.h too.
