@@ -121,8 +121,10 @@ int ds__dwp_index_read(const unsigned char *p, size_t size, bool be, struct ds__
 		}
 		ix->col[s] = (int)c;
 	}
-	if (nunits && (ix->col[DS_DWP_INFO] < 0 || ix->col[DS_DWP_ABBREV] < 0)) {
-		snprintf(why, whylen, "no %s column", ix->col[DS_DWP_INFO] < 0 ? "info" : "abbrev");
+	/* (Version 2's type units are in .debug_types.dwo.) */
+	if (nunits && ((ix->col[DS_DWP_INFO] < 0 && ix->col[DS_DWP_TYPES] < 0) ||
+		       ix->col[DS_DWP_ABBREV] < 0)) {
+		snprintf(why, whylen, "no %s column", ix->col[DS_DWP_ABBREV] < 0 ? "abbrev" : "info");
 		return -EBADMSG;
 	}
 	for (uint32_t i = 0; i < nslots; i++) {

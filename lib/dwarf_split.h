@@ -54,7 +54,8 @@ struct ds__dwp_slice {
  * why when it is malformed: a version other than 2 or 5, a slot count
  * not a power of two, more units than slots, more columns than sections,
  * tables past the section's end, a row number past the units, a column twice or of an
- * unknown section, no .debug_info.dwo or .debug_abbrev.dwo column. */
+ * unknown section, no .debug_info.dwo (or .debug_types.dwo) or
+ * .debug_abbrev.dwo column. */
 int ds__dwp_index_read(const unsigned char *p, size_t size, bool be, struct ds__dwp_index *ix,
 		       char *why, size_t whylen);
 /* The row (1-based) of signature sig, 0 when none.  At most nslots probes. */
