@@ -2587,21 +2587,17 @@ static bool dwo_try(void *arg, const char *path)
 	return false;
 }
 
+static int skel_cmp(const void *key, const void *elem)
+{
+	size_t unit = *(const size_t *)key, other = ((const struct skel *)elem)->unit;
+
+	return unit < other ? -1 : unit > other;
+}
+
+/* The skeleton of unit (D->skels are in unit order), NULL: none. */
 static const struct skel *skel_of(const struct ds__dwarf *D, size_t unit)
 {
-	size_t lo = 0, hi = D->nskels;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (D->skels[mid].unit == unit)
-			return &D->skels[mid];
-		if (D->skels[mid].unit < unit)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return D->nskels ? bsearch(&unit, D->skels, D->nskels, sizeof(*D->skels), skel_cmp) : NULL;
 }
 
 /* Build skeleton unit sku's scopes from its split unit (the line rows are
