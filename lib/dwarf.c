@@ -2432,8 +2432,8 @@ static void worker_forget(struct ds__dwarf_worker *W)
 static struct sec slice_of(const struct sec *s, uint64_t off, uint64_t size)
 {
 	if (!s->p || off > s->size || size > s->size - off)
-		return (struct sec){ NULL, 0 };
-	return (struct sec){ s->p + off, size };
+		return (struct sec){ NULL, 0, false };
+	return (struct sec){ s->p + off, size, size && !s->p[off + size - 1] };
 }
 
 /* sp->f from the sections of src: whole (a .dwo), or the slices of a .dwp
