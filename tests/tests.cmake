@@ -33,11 +33,29 @@ target_include_directories(test_symindex PRIVATE ${CMAKE_SOURCE_DIR}/lib)
 # test_gopclntab reads Go tables through lib/symindex.h too.
 target_include_directories(test_gopclntab PRIVATE ${CMAKE_SOURCE_DIR}/lib)
 
+# Third-party corpora (tests/corpus/NAME.bash, see tl_corpus in
+# tests/testlib.bash): each is built by a test of its own, corpus_NAME,
+# with a longer timeout, which every shell test that says `tl_corpus NAME`
+# requires: a test's 300 s are its own, not a compiler's run of minutes.
+file(GLOB DS_CORPUS_RECIPES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/corpus/*.bash)
+foreach(recipe ${DS_CORPUS_RECIPES})
+  get_filename_component(corpus ${recipe} NAME_WE)
+  add_test(NAME corpus_${corpus} COMMAND bash -c
+    ". \"$DS_SRC/tests/testlib.bash\" && tl_corpus ${corpus} >/dev/null")
+  set_tests_properties(corpus_${corpus} PROPERTIES ENVIRONMENT "${DS_TEST_ENV}"
+    SKIP_RETURN_CODE 77 TIMEOUT 1500 FIXTURES_SETUP corpus_${corpus})
+endforeach()
+
 file(GLOB DS_TEST_SH CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/*.sh)
 foreach(src ${DS_TEST_SH})
   get_filename_component(name ${src} NAME_WE)
   add_test(NAME ${name} COMMAND bash ${src})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${DS_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 300)
+  file(STRINGS ${src} uses REGEX "tl_corpus [a-z0-9_]+")
+  foreach(line ${uses})
+    string(REGEX MATCH "tl_corpus ([a-z0-9_]+)" m "${line}")
+    set_property(TEST ${name} APPEND PROPERTY FIXTURES_REQUIRED corpus_${CMAKE_MATCH_1})
+  endforeach()
 endforeach()
 
 # The fault-injecting debuginfod test server (issue 3) has its own rules.
