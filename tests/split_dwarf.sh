@@ -67,34 +67,12 @@ def ours(binary, addrs, extra=()):
     return {int(h, 16): lines for h, lines in sg.split_gnu(out)}, err
 
 
-CLONE = re.compile(r"\.(constprop|isra|part|cold)\.\d+")
-
-
 def llvm_diffs(binary, addrs):
-    """The addresses where our LLVM style is not llvm-symbolizer's: DWARF 5,
-    whose file numbers addr2line 2.40 gets wrong (docs/oracles.md).  Every
-    frame's file:line:column must be the same, and its function, except
-    where llvm-symbolizer has none ("??": no DWARF function there, where we
-    give the ELF symbol) and for gcc's clones, which it names after their
-    ELF symbol (.constprop.0, ...) and we after their DWARF name."""
-    ref = sg.llvm_symbolizer(binary, addrs, False)
+    """sg.llvm_diffs on our LLVM style, and how many were compared."""
     out = run([dsostore, "symbolize", "--output-style=LLVM", "-a", "-f", "-i", "-e", binary],
               "".join("0x%x\n" % a for a in addrs))
-    got = {}
-    for block in out.split("\n\n"):
-        lines = block.strip("\n").split("\n")
-        if lines and lines[0].startswith("0x"):
-            got[int(lines[0], 16)] = lines
-    def same(g, r):
-        if not g or not r or len(g) != len(r) or g[0] != r[0]:
-            return False
-        return all(x == y or (k % 2 and (y == "??" or CLONE.sub("", x) == CLONE.sub("", y)))
-                   for k, (x, y) in enumerate(zip(g, r)))
-    # Where it knows no line (padding, no code) the styles differ on
-    # purpose: ours names the preceding function as addr2line does.
-    known = [a for a in addrs if len(ref.get(a, [])) > 2 and
-             not re.search(r":0(:\d+)?$", ref[a][2])]
-    return [a for a in known if not same(got.get(a), ref.get(a))], got, ref, len(known)
+    bad, got, ref, why = sg.llvm_diffs(binary, addrs, out)
+    return bad, got, ref, len(addrs) - why.get("not compared: no line", 0)
 
 
 def text_of(binary):

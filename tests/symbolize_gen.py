@@ -613,6 +613,70 @@ def llvm_as_gnu(frames):
     return out
 
 
+def llvm_blocks(text):
+    """{addr: [block lines, address line first]} of LLVM-style -a output."""
+    blocks = {}
+    for block in text.split("\n\n"):
+        lines = block.strip("\n").split("\n")
+        if lines and lines[0].startswith("0x"):
+            blocks[int(lines[0], 16)] = lines
+    return blocks
+
+
+# Suffixes of gcc's clones and LTO-private copies, which llvm-symbolizer
+# takes from the ELF symbol for the outermost frame (docs/oracles.md) and
+# we from the DWARF name.
+CLONE = re.compile(r"\.(constprop|isra|part|cold|lto_priv)\.\d+")
+
+
+def llvm_why(got, ref):
+    """Our LLVM block against llvm-symbolizer's: "same"; or the documented
+    reason that explains each frame whose function alone differs ("no DWARF
+    function": it says ?? where we give the ELF symbol; "clone suffix":
+    .constprop.0, .lto_priv.0, ... from the ELF symbol); or None: a
+    difference (frames, files, lines or columns, or another name)."""
+    if not got or not ref or len(got) != len(ref) or got[0] != ref[0]:
+        return None
+    why = set()
+    for k, (x, y) in enumerate(zip(got, ref)):
+        if x == y:
+            continue
+        if k % 2 == 0:
+            return None
+        if y == "??":
+            why.add("no DWARF function")
+        elif CLONE.sub("", x) == CLONE.sub("", y):
+            why.add("clone suffix")
+        else:
+            return None
+    return " and ".join(sorted(why)) or "same"
+
+
+def llvm_diffs(binary, addrs, ours_text, demangle=False):
+    """Our LLVM style (ours_text: `dsostore symbolize --output-style=LLVM -a
+    -f -i` on addrs) against llvm-symbolizer, the oracle for DWARF 5 file
+    names, whose numbers addr2line 2.40 gets wrong (docs/oracles.md).
+    Returns (bad, got, ref, why): the addresses that differ, both sides'
+    blocks, and {reason: count} of the ones compared ("same" or llvm_why's
+    reasons) and of those left out: where llvm-symbolizer knows no line
+    (line 0: padding, no code) the styles differ on purpose, ours naming
+    the preceding function as addr2line does."""
+    ref = llvm_symbolizer(binary, addrs, demangle)
+    got = llvm_blocks(ours_text)
+    bad, why = [], {}
+    for a in addrs:
+        fr = llvm_frames(ref.get(a, []))
+        if not fr or fr[0][2] in ("0", ""):
+            w = "not compared: no line"
+        else:
+            w = llvm_why(got.get(a), ref.get(a))
+            if w is None:
+                bad.append(a)
+                continue
+        why[w] = why.get(w, 0) + 1
+    return bad, got, ref, why
+
+
 def gnu_pairs(lines):
     return list(zip(lines[0::2], (DISCR.sub("", x) for x in lines[1::2])))
 
