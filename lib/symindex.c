@@ -1554,11 +1554,16 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 			f.function = str(scp->pool, sc->name);
 			/* binutils: an innermost function whose DWARF name is not
 			 * a linkage name (C++ DW_AT_name only) is named after
-			 * the ELF symbol that holds the address. */
+			 * the ELF symbol that holds the address, and without a
+			 * line row there its file is the symbol's too (the
+			 * STT_FILE before it: _bfd_elf_find_function). */
 			if (!depth && !sc->is_linkage && (flags & DS_SYM_BINUTILS)) {
 				sym = symbol_at(E, addr);
-				if (sym)
+				if (sym) {
 					f.function = str(E->pool, sym->name);
+					if (!ln)
+						f.file = str(E->pool, sym->file);
+				}
 			}
 			/* perf: the function holding the address is named after
 			 * its ELF symbol. */
