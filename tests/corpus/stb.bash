@@ -12,8 +12,21 @@
 #                           -dwp (a .dwp package, DIR/VARIANT/prog.dwp,
 #                           made by dwp or llvm-dwp-14 from objects
 #                           compiled for it, whose .dwo files are then
-#                           removed: only the package can answer).
+#                           removed: only the package can answer);
+#   gcc-O0-g4               plain only: the rest of the matrix of
+#   clang-O0-g{4,5}         compiler x DWARF version x -O0/-O2
+#                           (tests/realcode.sh);
+#   {gcc,clang}-O2-g5-lto   -flto (clang through lld: its gold plugin
+#                           works too, lld is what symbolize.sh already
+#                           needs), one <artificial> CU per partition;
+#   gcc-O2-g4-gz            -gz=zlib: compressed debug sections in the
+#   clang-O2-g5-gz          objects and in the program;
+#   gcc-O2-g4-zstd          zstd-compressed by the linker: gcc 12 and
+#                           clang 14 know no -gz=zstd, ld 2.40 does
+#                           (--compress-debug-sections=zstd), and
+#                           addr2line reads it (llvm-symbolizer 14 not).
 #
+# Each variant's flags are given to the link too (-flto and -gz need them).
 # Every variant compiles in DIR/src (the same comp_dir and names, so the
 # answers of a split build are those of its plain one, word for word).  No
 # gcc DWARF 5 package: binutils 2.40's dwp crashes on gcc's DWARF 5 .dwo
@@ -22,7 +35,7 @@
 set -euo pipefail
 
 dir=${1:?usage: stb.bash DIR}
-for tool in gcc clang dwp llvm-dwp-14; do
+for tool in gcc clang ld.lld dwp llvm-dwp-14; do
 	if ! command -v "$tool" >/dev/null; then
 		echo "SKIP: $tool is not installed" >&2
 		exit 77
@@ -86,14 +99,24 @@ variants=(
 	"gcc-O0-g5 gcc -O0 -gdwarf-5"
 	"clang-O2-g4 clang -O2 -gdwarf-4"
 	"clang-O2-g5 clang -O2 -gdwarf-5"
+	"gcc-O0-g4 gcc -O0 -gdwarf-4"
+	"clang-O0-g4 clang -O0 -gdwarf-4"
+	"clang-O0-g5 clang -O0 -gdwarf-5"
+	"gcc-O2-g5-lto gcc -O2 -gdwarf-5 -flto=1"
+	"clang-O2-g5-lto clang -O2 -gdwarf-5 -flto -fuse-ld=lld"
+	"gcc-O2-g4-gz gcc -O2 -gdwarf-4 -gz=zlib"
+	"clang-O2-g5-gz clang -O2 -gdwarf-5 -gz=zlib"
+	"gcc-O2-g4-zstd gcc -O2 -gdwarf-4 -Wl,--compress-debug-sections=zstd"
 )
+split="gcc-O2-g4 gcc-O2-g5 gcc-O0-g5 clang-O2-g4 clang-O2-g5"
 packaged="gcc-O2-g4 clang-O2-g4 clang-O2-g5"
 
 # Every object of every build, two compilers at a time.
 jobs=()
 for v in "${variants[@]}"; do
 	read -r name cc flags <<<"$v"
-	builds="$name $name-split"
+	builds=$name
+	case " $split " in *" $name "*) builds="$builds $name-split" ;; esac
 	case " $packaged " in *" $name "*) builds="$builds $name-dwp" ;; esac
 	for b in $builds; do
 		out=../$b
@@ -116,7 +139,7 @@ for v in "${variants[@]}"; do
 		[ -d "../$b" ] || continue
 		objs=../$b
 		[ "${b%-dwp}" = "$b" ] || objs=../$b/obj
-		$cc -o "../$b/prog" $(for s in $srcs; do echo "$objs/$s.o"; done) -lm
+		$cc $flags -o "../$b/prog" $(for s in $srcs; do echo "$objs/$s.o"; done) -lm
 	done
 	if [ -d "../$name-dwp" ]; then
 		case $cc in
