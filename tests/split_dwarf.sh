@@ -72,7 +72,7 @@ def llvm_diffs(binary, addrs):
     out = run([dsostore, "symbolize", "--output-style=LLVM", "-a", "-f", "-i", "-e", binary],
               "".join("0x%x\n" % a for a in addrs))
     bad, got, ref, why = sg.llvm_diffs(binary, addrs, out)
-    return bad, got, ref, len(addrs) - why.get("not compared: no line", 0)
+    return bad, got, ref, len(addrs) - why.get("not compared: no file", 0)
 
 
 def text_of(binary):
@@ -93,7 +93,7 @@ for base, kinds in groups:
     mine, _ = ours(plain, addrs)
     if base.endswith("g5"):
         bad, got, ref, n = llvm_diffs(plain, addrs)
-        oracle = "llvm-symbolizer, on the %d it gives a line" % n
+        oracle = "llvm-symbolizer, on the %d it names a file of" % n
         for a in bad[:5]:
             fail("%s 0x%x: ours %s, oracle %s" % (base, a, sg.fmt(got.get(a)),
                                                   sg.fmt(ref.get(a))))

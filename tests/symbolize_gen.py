@@ -24,6 +24,7 @@ bidjson (build-ID mode streams), off/offbid (--file-offset).  Python runs
 only twice per test: its start-up is slow on a loaded machine.
 """
 import argparse
+import bisect
 import json
 import random
 import re
@@ -629,12 +630,27 @@ def llvm_blocks(text):
 CLONE = re.compile(r"\.(constprop|isra|part|cold|lto_priv)\.\d+")
 
 
-def llvm_why(got, ref):
+def elf_outer(syms, a, raw):
+    """Is the outermost function of llvm-symbolizer's block raw (not
+    demangled) a code symbol holding address a, one it named after the
+    ELF symbol (docs/oracles.md: folded aliases, C1/C2, .cold parts)?"""
+    fr = llvm_frames(raw or [])
+    if not fr:
+        return False
+    name = fr[-1][0]
+    return any(n == name and (s <= a < s + z or s == a) for s, z, n in syms)
+
+
+def llvm_why(got, ref, outer_is_elf=False):
     """Our LLVM block against llvm-symbolizer's: "same"; or the documented
     reason that explains each frame whose function alone differs ("no DWARF
-    function": it says ?? where we give the ELF symbol; "clone suffix":
-    .constprop.0, .lto_priv.0, ... from the ELF symbol); or None: a
-    difference (frames, files, lines or columns, or another name)."""
+    function": it says ?? where we give the ELF symbol, which llvm_diffs
+    allows in padding only; "clone suffix": .constprop.0, .lto_priv.0, ...
+    from the ELF symbol); or None: a difference (frames, files, lines or
+    columns, or another name).  outer_is_elf: llvm-symbolizer named the
+    outermost frame after an ELF symbol holding the address (elf_outer),
+    which may then be another name than ours ("outer name: ELF symbol";
+    GNU style's is checked against addr2line's)."""
     if not got or not ref or len(got) != len(ref) or got[0] != ref[0]:
         return None
     why = set()
@@ -647,9 +663,17 @@ def llvm_why(got, ref):
             why.add("no DWARF function")
         elif CLONE.sub("", x) == CLONE.sub("", y):
             why.add("clone suffix")
+        elif k == len(ref) - 2 and outer_is_elf:
+            why.add("outer name: ELF symbol")
         else:
             return None
     return " and ".join(sorted(why)) or "same"
+
+
+def llvm_no_file(lines):
+    """An LLVM block that names no file: NAME ??:0:0."""
+    fr = llvm_frames(lines or [])
+    return not fr or fr[0][1] in ("??", "")
 
 
 def llvm_diffs(binary, addrs, ours_text, demangle=False):
@@ -658,18 +682,39 @@ def llvm_diffs(binary, addrs, ours_text, demangle=False):
     names, whose numbers addr2line 2.40 gets wrong (docs/oracles.md).
     Returns (bad, got, ref, why): the addresses that differ, both sides'
     blocks, and {reason: count} of the ones compared ("same" or llvm_why's
-    reasons) and of those left out: where llvm-symbolizer knows no line
-    (line 0: padding, no code) the styles differ on purpose, ours naming
-    the preceding function as addr2line does."""
+    reasons) and of those left out: where llvm-symbolizer knows no file
+    (??:0:0: padding without a line row, code without DWARF, data, no
+    section) the styles differ on purpose, ours naming the preceding
+    function as addr2line does, and llvm-symbolizer takes any symbol
+    before the address (`_end` past the last section, data symbols); a
+    line 0 of a known file (FILE:0:COL) is compared.  "no DWARF function" is
+    "padding" here: llvm-symbolizer names an address that no DWARF
+    function covers after the ELF symbol holding it, so its ?? says no
+    sized symbol does either (the line row of a function's last
+    instruction runs on over the padding after it)."""
     ref = llvm_symbolizer(binary, addrs, demangle)
+    raw = llvm_symbolizer(binary, addrs, False) if demangle else ref
     got = llvm_blocks(ours_text)
+    syms = func_symbols(binary)
+    sized = sorted((s, s + z) for s, z, _ in syms if z)
+    starts, reach, top = [s for s, _ in sized], [], 0
+    for _, e in sized:
+        top = max(top, e)
+        reach.append(top)
+    secs = sections(binary)
     bad, why = [], {}
     for a in addrs:
-        fr = llvm_frames(ref.get(a, []))
-        if not fr or fr[0][2] in ("0", ""):
-            w = "not compared: no line"
+        if llvm_no_file(ref.get(a)):
+            w = "not compared: no file"
+        elif not any(s <= a < s + z for s, z, _ in secs):
+            # It answers from the DWARF of discarded code, whose
+            # addresses the linker set to 0.
+            w = "not compared: outside every section"
         else:
-            w = llvm_why(got.get(a), ref.get(a))
+            w = llvm_why(got.get(a), ref.get(a), elf_outer(syms, a, raw.get(a)))
+            if w is not None and "no DWARF function" in w:
+                i = bisect.bisect_right(starts, a) - 1
+                w = None if i >= 0 and reach[i] > a else w.replace("no DWARF function", "padding")
             if w is None:
                 bad.append(a)
                 continue
@@ -709,9 +754,11 @@ def gnu_oracle(binary, addrs, demangle):
       innermost remaining frame after the ELF symbol and keeps the
       innermost line.  Where its chain is exactly that truncation of
       llvm-symbolizer's (same innermost location, same outer frames),
-      llvm-symbolizer's chain, printed as addr2line prints, is taken."""
+      llvm-symbolizer's chain, printed as addr2line prints, is taken.  In
+      C++, its innermost function may then still be named after the ELF
+      symbol (above) when its name is no linkage name (not _Z...)."""
     ref = addr2line(binary, addrs, demangle)
-    names, note = {}, []
+    names, note, sym = {}, [], {}
     if any(n.startswith("_Z") for _, _, n in func_symbols(binary)):
         debug = sorted(set(re.findall(r"\.z?debug_\w+", run(["readelf", "-SW", binary]))))
         dwarf = addr2line_of_copy(binary, addrs, demangle, True, ["--strip-all"] +
@@ -744,6 +791,10 @@ def gnu_oracle(binary, addrs, demangle):
                     and A[1:] == L[len(L) - len(A) + 1:]:
                 ref[a] = [x for pair in L for x in pair]
                 names.pop(a, None)
+                s0 = sym.get(a, ["??"])[0]
+                if s0 not in ("??", L[0][0]) and not L[0][0].startswith("_Z") and \
+                        not demangle:
+                    names[a] = [sorted([L[0][0], s0])] + [[f] for f, _ in L[1:]]
                 truncated += 1
         if truncated:
             note.append("%d inline chains from llvm-symbolizer (rnglistx)" % truncated)
