@@ -583,13 +583,7 @@ def llvm_symbolizer(binary, addrs, demangle):
     cmd = ["llvm-symbolizer", "-a", "--inlines", "-e", binary]
     if not demangle:
         cmd.insert(1, "--no-demangle")
-    out = run(cmd, "".join("0x%x\n" % a for a in addrs))
-    blocks = {}
-    for block in out.split("\n\n"):
-        lines = block.strip("\n").split("\n")
-        if lines and lines[0].startswith("0x"):
-            blocks[int(lines[0], 16)] = lines
-    return blocks
+    return llvm_blocks(run(cmd, "".join("0x%x\n" % a for a in addrs)))
 
 
 def llvm_frames(lines):
