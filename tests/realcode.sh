@@ -31,6 +31,8 @@ PY=$(tl_python zlib) || {
 	echo "SKIP: no python3" >&2
 	exit 77
 }
+# (tests/tests.cmake makes this test require the corpora it names as
+# `tl_corpus stb` and `tl_corpus gtest`: built before it, not in its time.)
 corpora=()
 for c in stb gtest; do
 	rc=0
