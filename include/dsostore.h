@@ -307,7 +307,8 @@ DS_API const char *ds_perf_data_event_name(const struct ds_perf_data *p, unsigne
  * DSO's build ID comes from the build-ID table, else from its MMAP2 event,
  * else from the file at its path on this machine when that is the file
  * that was mapped (same inode when the recording says, see
- * DS_PERF_BID_FILE). */
+ * DS_PERF_BID_FILE); such a file without a build ID is put into the store
+ * by its path. */
 struct ds_perf_session;
 
 struct ds_perf_session_opts {

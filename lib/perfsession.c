@@ -11,7 +11,8 @@
  * a machine, two at one path when their build IDs or inodes differ.  A
  * DSO's build ID: the header's table, else its MMAP2 event, else the file
  * at its path on this machine when it is the file that was mapped (the
- * same inode number, when the recording names it).
+ * same inode number, when the recording names it); a mapped file without
+ * a build ID is put into the store by its path.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -384,9 +385,9 @@ static int dso_hash_add(struct ds_perf_session *s, uint32_t idx)
 	return 0;
 }
 
-/* The build ID of the file at path on this machine, if it is the one the
- * recording mapped. */
-static bool local_build_id(const struct dso_key *k, struct ds_build_id *out)
+/* Whether the file at path on this machine is the one the recording
+ * mapped. */
+static bool local_file(const struct dso_key *k)
 {
 	struct stat st;
 
@@ -394,9 +395,7 @@ static bool local_build_id(const struct dso_key *k, struct ds_build_id *out)
 		return false;
 	/* The inode number only: the device a stat() reports can differ from
 	 * the one the kernel put in MMAP2 (btrfs subvolumes, overlayfs). */
-	if (k->has_inode && k->ino && st.st_ino != k->ino)
-		return false;
-	return ds_build_id_read_file(k->path, out) == 0;
+	return !k->has_inode || !k->ino || st.st_ino == k->ino;
 }
 
 /* The DSO for a key, created when new.  Returns its index or -errno. */
@@ -405,7 +404,7 @@ static int64_t dso_findnew(struct ds_perf_session *s, const struct dso_key *k)
 	struct machine *m = &s->machines[k->machine];
 	struct ds_dso_id id = { 0 };
 	struct pdso *d, *nv;
-	bool special;
+	bool special, mapped_file = false;
 	int rc;
 
 	if (s->dso_hash) {
@@ -447,8 +446,11 @@ static int64_t dso_findnew(struct ds_perf_session *s, const struct dso_key *k)
 		d->pub.build_id_source = k->src;
 	}
 	special = is_special(k->path);
+	/* The mapped file, when it is on this machine: its build ID, and
+	 * without one (Go's linker writes none by default) the file itself,
+	 * which perf opens by its path too. */
 	if (!d->pub.build_id.size && !special && !d->pub.kernel && s->local_bids &&
-	    local_build_id(k, &d->pub.build_id))
+	    (mapped_file = local_file(k)) && ds_build_id_read_file(k->path, &d->pub.build_id) == 0)
 		d->pub.build_id_source = DS_PERF_BID_FILE;
 	/* A DSO in the store: by build ID when known (a path that is no file
 	 * of this machine is left out), else by a path that is the file. */
@@ -456,13 +458,13 @@ static int64_t dso_findnew(struct ds_perf_session *s, const struct dso_key *k)
 		id.flags = DS_DSO_ID_BUILD_ID;
 		id.build_id = d->pub.build_id;
 	}
-	if (d->pub.build_id_source == DS_PERF_BID_FILE && k->has_inode && k->ino) {
+	if ((d->pub.build_id_source == DS_PERF_BID_FILE || mapped_file) && k->has_inode && k->ino) {
 		id.flags |= DS_DSO_ID_INODE;
 		id.maj = k->maj;
 		id.min = k->min;
 		id.ino = k->ino;
 	}
-	if (d->pub.build_id.size || (!special && !d->pub.kernel && !s->local_bids)) {
+	if (d->pub.build_id.size || mapped_file || (!special && !d->pub.kernel && !s->local_bids)) {
 		d->pub.dso = ds_store_findnew(m->store, special || d->pub.kernel ? NULL : k->path,
 					      id.flags ? &id : NULL);
 		if (!d->pub.dso) {
