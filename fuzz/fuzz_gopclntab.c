@@ -13,7 +13,9 @@
  * ds__go_open_image(); on success every unit is built and every scope and
  * line row checked: inside the units' ranges, names and files inside the
  * pool and NUL-terminated, parents in range and holding the child's
- * start.  It must not crash, leak or hang; a refusal is -ENODATA, -E2BIG
+ * start.  Then the functions as symbols (ds__go_symbols()), without
+ * sections and with one holding half of the code: sorted, disjoint, each
+ * inside the units' ranges (and its section) and named.  It must not crash, leak or hang; a refusal is -ENODATA, -E2BIG
  * or -ENOMEM.
  *
  * Seeds: fuzz/gen_gopclntab_corpus.sh (mkgotab.h's layouts, and the
@@ -32,13 +34,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 void fuzz_summary(void);
 
 static struct {
-	unsigned long inputs, opened, units, scopes, rows;
+	unsigned long inputs, opened, units, scopes, rows, symbols;
 } stats;
 
 void fuzz_summary(void)
 {
-	fprintf(stderr, "fuzz_gopclntab: %lu inputs, %lu tables, %lu units, %lu scopes, %lu rows\n",
-		stats.inputs, stats.opened, stats.units, stats.scopes, stats.rows);
+	fprintf(stderr,
+		"fuzz_gopclntab: %lu inputs, %lu tables, %lu units, %lu scopes, %lu rows, "
+		"%lu symbols\n",
+		stats.inputs, stats.opened, stats.units, stats.scopes, stats.rows, stats.symbols);
 }
 
 static uint64_t le(const uint8_t *p, unsigned n)
@@ -74,6 +78,37 @@ static void check_unit(const struct sym_build *B, const struct ds__cu_range *r)
 		    (i && l->addr < B->lines[i - 1].addr))
 			abort();
 	}
+}
+
+/* G's functions as symbols of B (holding secs sections first). */
+static void check_symbols(const struct ds__go *G, const struct ds__cu_range *r, size_t nr,
+			  struct sym_build *B, size_t secs)
+{
+	int n = ds__go_symbols(G, B);
+	size_t first = 0;
+
+	if (n < 0) {
+		if (n != -ENOMEM)
+			abort();
+		return;
+	}
+	if ((size_t)n != B->nsyms || (!secs && n && B->nsecs != 1) || (secs && B->nsecs != secs))
+		abort();
+	for (size_t i = 0; i < B->nsyms; i++) {
+		const struct symbol *y = &B->syms[i];
+		bool inside = false;
+
+		if (!y->size || y->lo + y->size < y->lo || !y->name || !pool_str_ok(B, y->name) ||
+		    (i && B->syms[i - 1].lo + B->syms[i - 1].size > y->lo))
+			abort();
+		while (first < nr && r[first].hi <= y->lo)
+			first++;
+		for (size_t k = first; k < nr && r[k].lo <= y->lo && !inside; k++)
+			inside = y->lo + y->size <= r[k].hi;
+		if (!inside || (B->nsecs && (y->lo < B->secs[0].lo || y->lo >= B->secs[0].hi)))
+			abort();
+	}
+	stats.symbols += B->nsyms;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -123,6 +158,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			stats.units++;
 			stats.scopes += B.nscopes;
 			stats.rows += B.nlines;
+		}
+		ds__sym_build_reset(&B);
+		check_symbols(G, ranges, nranges, &B, 0);
+		/* A section over the first half of the code: the functions of
+		 * the other half are left out. */
+		ds__sym_build_reset(&B);
+		if (nranges && !GROW(&B, secs, nsecs, seccap)) {
+			uint64_t lo = ranges[0].lo, hi = ranges[nranges - 1].hi;
+
+			B.secs[B.nsecs++] = (struct section){ lo, lo + (hi - lo) / 2 + 1, 7, 0 };
+			check_symbols(G, ranges, nranges, &B, 1);
 		}
 	}
 	/* A unit past the end builds nothing. */

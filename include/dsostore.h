@@ -529,7 +529,8 @@ DS_API struct Elf *ds_debuginfo_elf(const struct ds_debuginfo *di);
  * there, the DWARF name stays. */
 #define DS_SYM_ELF_NAMES (1u << 4)
 /* Names only: the function holding the address from ELF symbols
- * (.symtab, MiniDebugInfo, .dynsym), as DS_SYM_ELF_NAMES (perf) or else
+ * (.symtab, MiniDebugInfo, .dynsym; without .symtab, a Go binary's
+ * functions from its .gopclntab too), as DS_SYM_ELF_NAMES (perf) or else
  * binutils choose it; no file:line, no inline frames (DS_SYM_INLINES is
  * ignored).  The DWARF is not read: a DSO asked only this builds an index
  * of its ELF symbols alone, a fraction of the cost; a later query without

@@ -235,7 +235,7 @@ static bool check_functab(struct ds__go *G)
 
 struct gofn {
 	uint64_t entry, end;
-	uint32_t nameoff, pcfile, pcln, npcdata, cuoff;
+	uint32_t nameoff, pcsp, pcfile, pcln, npcdata, cuoff;
 	unsigned nfuncdata;
 	size_t pcdata; /* offsets in mem */
 	size_t funcdata;
@@ -255,6 +255,7 @@ static bool func_read(const struct ds__go *G, size_t i, struct gofn *f)
 		return false;
 #define FIELD(n) ((uint32_t)rd(G, at + sz0 + 4 * ((n) - 1), 4, &ok))
 	f->nameoff = FIELD(1);
+	f->pcsp = FIELD(4);
 	f->pcfile = FIELD(5);
 	f->pcln = FIELD(6);
 	f->npcdata = FIELD(7);
@@ -620,6 +621,89 @@ int ds__go_build_unit(struct ds__go *G, size_t unit, struct sym_build *B)
 	free(X.line.v);
 	free(X.inl.v);
 	return err;
+}
+
+/* -------------------------------------------------------------- symbols */
+
+/* Where f's code ends, into *end: where its pc-value tables end (the
+ * compiler writes each up to the function's size, not over the padding
+ * up to the next entry), pcsp's else pcln's; the next entry when neither
+ * decodes.  0 or -ENOMEM. */
+static int func_code_end(const struct ds__go *G, const struct gofn *f, struct runs *R,
+			 uint64_t *end)
+{
+	uint32_t tables[2] = { f->pcsp, f->pcln };
+
+	*end = f->end;
+	for (unsigned t = 0; t < 2; t++) {
+		int err = pcvalue_runs(G, tables[t], f->entry, f->end, R);
+
+		if (err)
+			return err;
+		if (R->n) {
+			*end = R->v[R->n - 1].hi;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* The section of B holding addr (*hint: the last one found); false:
+ * none. */
+static bool section_of(const struct sym_build *B, uint64_t addr, size_t *hint, uint32_t *shndx)
+{
+	for (size_t k = 0; k <= B->nsecs; k++) {
+		size_t i = k ? k - 1 : *hint;
+
+		if (i < B->nsecs && B->secs[i].lo <= addr && addr < B->secs[i].hi) {
+			*hint = i;
+			*shndx = B->secs[i].shndx;
+			return true;
+		}
+	}
+	return false;
+}
+
+int ds__go_symbols(const struct ds__go *G, struct sym_build *B)
+{
+	struct runs R = { 0 };
+	size_t hint = 0;
+	bool ok = true, own_section = !B->nsecs;
+	int added = 0, err = 0;
+
+	for (size_t i = 0; i < G->nfunc && !err; i++) {
+		struct gofn f;
+		const char *name;
+		uint64_t end;
+		uint32_t shndx = 0;
+
+		if (!func_read(G, i, &f) || f.entry >= f.end || !(name = func_name(G, f.nameoff)) ||
+		    !*name || (!own_section && !section_of(B, f.entry, &hint, &shndx)))
+			continue;
+		if ((err = func_code_end(G, &f, &R, &end)) || (err = GROW(B, syms, nsyms, symcap)))
+			break;
+		B->syms[B->nsyms] = (struct symbol){
+			.lo = f.entry,
+			.size = end - f.entry,
+			.name = ds__symbols_intern(B, name),
+			.shndx = shndx,
+			.order = (uint32_t)B->nsyms & ((1u << 30) - 1),
+			.bind = SYM_GLOBAL,
+		};
+		if (!B->syms[B->nsyms++].name)
+			err = -ENOMEM;
+		added++;
+	}
+	/* No section headers: the functions' span is their section. */
+	if (!err && added && own_section) {
+		if (GROW(B, secs, nsecs, seccap))
+			err = -ENOMEM;
+		else
+			B->secs[B->nsecs++] = (struct section){ func_pc(G, 0, &ok),
+								func_pc(G, G->nfunc, &ok), 0, 0 };
+	}
+	free(R.v);
+	return err ? err : added;
 }
 
 /* ------------------------------------------------------------- opening */

@@ -759,11 +759,15 @@ static int set_ranges(struct ds_symbols *S)
 	return 0;
 }
 
-/* Units from the .gopclntab of elf (or of nothing: 0). */
-static int go_units(struct ds_symbols *S, struct ds_context *ctx, Elf *elf, const char *name)
+/* Units from the .gopclntab of elf (or of nothing: 0); *go: the table
+ * if it is open already (S takes it). */
+static int go_units(struct ds_symbols *S, struct ds_context *ctx, Elf *elf, const char *name,
+		    struct ds__go **go)
 {
-	int err = ds__go_open(ctx, elf, name, &S->go);
+	int err = *go ? 0 : ds__go_open(ctx, elf, name, go);
 
+	S->go = *go;
+	*go = NULL;
 	if (err)
 		return err == -ENOMEM ? err : 0;
 	S->go_units = true;
@@ -780,6 +784,51 @@ static int go_units(struct ds_symbols *S, struct ds_context *ctx, Elf *elf, cons
 	return err ? err : set_ranges(S);
 }
 
+/* Whether addr lies in one of the n symbols at syms, sorted and
+ * disjoint. */
+static bool in_symbols(const struct symbol *syms, size_t n, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (syms[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && addr - syms[lo - 1].lo < syms[lo - 1].size;
+}
+
+/* Go's functions from the .gopclntab of elf, after the .dynsym symbols B
+ * may hold, which keep only what starts outside every Go function (the C
+ * code of cgo; Go functions it exports are named by both, Go's name
+ * wins).  No table: B unchanged.  *go: the table, opened (NULL if
+ * none).  0 or -ENOMEM. */
+static int go_symbols(struct ds_context *ctx, struct sym_build *B, Elf *elf, const char *name,
+		      struct ds__go **go)
+{
+	size_t ndyn = B->nsyms, n = 0;
+	int err = ds__go_open(ctx, elf, name, go), added;
+
+	if (err)
+		return err == -ENOMEM ? err : 0;
+	added = ds__go_symbols(*go, B);
+	if (added <= 0)
+		return added;
+	for (size_t i = 0; i < ndyn; i++)
+		if (!in_symbols(B->syms + ndyn, (size_t)added, B->syms[i].lo))
+			B->syms[n++] = B->syms[i];
+	memmove(B->syms + n, B->syms + ndyn, (size_t)added * sizeof(*B->syms));
+	B->nsyms = n + (size_t)added;
+	for (size_t i = 0; i < B->nsyms; i++)
+		B->syms[i].order = (uint32_t)i & ((1u << 30) - 1);
+	ds_debug(ctx, "%s: %d Go functions as symbols, %zu of %zu .dynsym symbols kept", name,
+		 added, n, ndyn);
+	return 0;
+}
+
 /* Build the index from a debuginfo ELF (may be NULL) and the binary itself
  * (may be NULL); their names (paths) are for messages.  The ELF tier is
  * built now; with dwarf, the DWARF is opened and its CUs mapped, each
@@ -793,6 +842,8 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 {
 	struct ds_symbols *S = symbols_new();
 	struct sym_build EB = { 0 };
+	struct ds__go *go = NULL;
+	bool symtab = false;
 	/* (Split DWARF is looked for beside the binary: its real path.) */
 	const char *binary_path = binary ? binary_name : NULL;
 	void *blob = NULL;
@@ -814,6 +865,7 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 	}
 	if (!err && debug && ds__symtab_add(ctx, debug_name, &EB, debug, SHT_SYMTAB) < 0)
 		err = -ENOMEM;
+	symtab = EB.nsyms != 0;
 	/* Segments from the binary when there is one: objcopy
 	 * --only-keep-debug rewrites the debug file's offsets, and file
 	 * offsets (perf's) are the binary's. */
@@ -829,10 +881,15 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 			err = ds__symtab_add_minidebuginfo(ctx, binary_name, &EB, binary) < 0
 				  ? -ENOMEM
 				  : 0;
+		symtab = EB.nsyms != 0;
 		if (!err && !EB.nsyms)
 			err = ds__symtab_add(ctx, binary_name, &EB, binary, SHT_DYNSYM) < 0 ? -ENOMEM
 											    : 0;
 	}
+	/* No .symtab: Go's table, if there is one, names the Go code. */
+	if (!err && !symtab && (binary || debug))
+		err = go_symbols(ctx, &EB, binary ? binary : debug, binary ? binary_name : debug_name,
+				 &go);
 	/* PLT stubs from the file that has their code (a debug file's .plt
 	 * is NOBITS), after the real symbols, which win. */
 	if (!err && (binary || debug) &&
@@ -862,7 +919,9 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 	/* No DWARF with code: Go's table, if there is one, gives the units
 	 * (lookups then go DWARF, gopclntab, .symtab, .dynsym). */
 	if (!err && !S->ncus && dwarf)
-		err = go_units(S, ctx, binary ? binary : debug, binary ? binary_name : debug_name);
+		err = go_units(S, ctx, binary ? binary : debug, binary ? binary_name : debug_name,
+			       &go);
+	ds__go_close(go);
 	if (!err && !S->ncus && !S->elf.nsyms)
 		err = -ENOENT;
 	if (err) {

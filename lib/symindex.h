@@ -346,6 +346,15 @@ uint64_t ds__go_bytes(const struct ds__go *G);
  * ends what is read, never the build.  Safe from several threads. */
 int ds__go_build_unit(struct ds__go *G, size_t unit, struct sym_build *B);
 
+/* G's functions as ELF symbols of B, in table order: each named as Go
+ * prints it, from its entry for the size its pc-value tables give (its
+ * symbol's size, as `go tool nm -size` shows it: padding up to the next
+ * function excluded), in the section of B that holds the entry (a
+ * function no section holds is left out).  When B has no sections (no
+ * section headers) the span of the functions becomes one, index 0.  How
+ * many, or -ENOMEM. */
+int ds__go_symbols(const struct ds__go *G, struct sym_build *B);
+
 /* ---- symtab (lib/symtab.c) */
 
 /* Add the symbols of elf's symbol tables of this type (SHT_SYMTAB or

@@ -108,6 +108,27 @@ static void check_answers(const struct mkgo_variant *v)
 		EXPECT(!strcmp(got, cases[i].want), "0x%x: %s, want %s", cases[i].off, got,
 		       cases[i].want);
 	}
+	/* The functions as symbols: names, entries, sizes (the pc-value
+	 * tables' extent), without section headers in a section of their
+	 * span; with sections, in the one holding them. */
+	ds__sym_build_reset(&B);
+	EXPECT(ds__go_symbols(G, &B) == 3 && B.nsecs == 1 && B.secs[0].lo == MKGO_TEXT &&
+		       B.secs[0].hi == MKGO_TEXT + 0x80,
+	       "symbols: %zu, %zu sections", B.nsyms, B.nsecs);
+	for (size_t i = 0; i < B.nsyms && i < 3; i++) {
+		static const char *const names[] = { "main.outer", "main.(*T).M", "main.Map[...]" };
+		static const uint32_t lo[] = { 0, 0x40, 0x60 }, len[] = { 0x40, 0x20, 0x20 };
+
+		EXPECT(B.syms[i].lo == MKGO_TEXT + lo[i] && B.syms[i].size == len[i] &&
+			       !strcmp(B.pool + B.syms[i].name, names[i]) && !B.syms[i].shndx,
+		       "symbol %zu: 0x%llx+%llu %s", i, (unsigned long long)B.syms[i].lo,
+		       (unsigned long long)B.syms[i].size, B.pool + B.syms[i].name);
+	}
+	ds__sym_build_reset(&B);
+	B.secs[B.nsecs++] = (struct section){ MKGO_TEXT + 0x40, MKGO_TEXT + 0x1000, 5, 0 };
+	EXPECT(ds__go_symbols(G, &B) == 2 && B.nsecs == 1 && B.syms[0].lo == MKGO_TEXT + 0x40 &&
+		       B.syms[0].shndx == 5,
+	       "symbols in a section: %zu", B.nsyms);
 	/* Without go.func.* (>= 1.18: the tree is not found), no inline
 	 * frames, the rest the same. */
 	if (v->ver >= 118) {
