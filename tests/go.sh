@@ -10,7 +10,10 @@
 # compares ~2000 addresses of each stripped binary (every function start,
 # random bytes inside functions) with `go tool addr2line` and
 # llvm-symbolizer -i on the unstripped one (docs/oracles.md says why
-# both).  Also: the `PATH ADDR` stream form, and a names-only answer.
+# both), and names-only answers (DS_SYM_NO_LINES, GNU and perf style,
+# through ds_symstats) with `go tool nm -size` on the unstripped one.
+# Also: the `PATH ADDR` stream form, and a cgo binary, whose .dynsym
+# names its C code.  tests/go_report.sh: dsostore report of Go programs.
 set -u
 
 : "${DSOSTORE:?DSOSTORE must name the dsostore CLI}"
@@ -68,7 +71,7 @@ for arch in "${archs[@]}"; do
 	fi
 	for v in stripped noshdr; do
 		tl_case "$arch.$v"
-		if out=$(python3 "$SRC/tests/go_cmp.py" "$DSOSTORE" "$full" "$tmp/$arch.$v" "$N" 2>"$tmp/$arch.$v.err"); then
+		if out=$(DS_SYMSTATS=${DS_BUILD:+$DS_BUILD/ds_symstats} python3 "$SRC/tests/go_cmp.py" "$DSOSTORE" "$full" "$tmp/$arch.$v" "$N" 2>"$tmp/$arch.$v.err"); then
 			tl_case_end "$out"
 		else
 			fail "$(cat "$tmp/$arch.$v.err")"
@@ -86,5 +89,43 @@ got=$(echo "$tmp/amd64.stripped 0x$main" | "$DSOSTORE" symbolize -f -i)
 [ "$got" = "$want" ] || fail "stream form: $got; -e: $want"
 case $want in main.main*main.go:*) ;; *) fail "main.main: $want" ;; esac
 tl_case_end
+
+# cgo: a stripped binary with C code has a .dynsym naming that code (and
+# some Go functions it exports): names-only answers take Go's functions
+# from the table and keep the .dynsym symbols outside them.  The oracle:
+# go tool nm -size of the unstripped build, for a Go function (main.main),
+# a C one (x_cgo_thread_start, runtime/cgo's C, in the .dynsym) and one
+# both name (crosscall2), at their start and last byte.
+mkdir -p "$tmp/cgo"
+cat >"$tmp/cgo/main.go" <<'EOF'
+package main
+
+/*
+static int cadd(int a, int b) { return a + b; }
+*/
+import "C"
+import "fmt"
+
+func main() { fmt.Println(C.cadd(1, 2)) }
+EOF
+printf 'module example.com/cgotest\n\ngo 1.18\n' >"$tmp/cgo/go.mod"
+if command -v gcc >/dev/null && (cd "$tmp/cgo" && CGO_ENABLED=1 go build -o full . &&
+	CGO_ENABLED=1 go build -ldflags='-s -w' -o stripped .) >"$tmp/cgo.log" 2>&1; then
+	tl_case cgo
+	readelf --dyn-syms -W "$tmp/cgo/stripped" | grep -q ' x_cgo_thread_start$' ||
+		fail "x_cgo_thread_start is not in the .dynsym: the case proves nothing"
+	for f in main.main x_cgo_thread_start crosscall2; do
+		read -r a sz <<<"$(go tool nm -size "$tmp/cgo/full" | awk -v f="$f" '$4 == f {print $1, $2}')"
+		[ -n "$a" ] || { fail "go tool nm has no $f"; continue; }
+		for style in -n -p; do
+			got=$("$DS_BUILD/ds_symstats" $style "$tmp/cgo/stripped" "$a" \
+				"$(printf '%x' $((0x$a + sz - 1)))" | awk '/^0x/ && NF > 2 {print $2}' | sort -u)
+			[ "$got" = "$f" ] || fail "$f ($style): '$got'"
+		done
+	done
+	tl_case_end
+else
+	echo "note: cgo does not build here: $(tail -1 "$tmp/cgo.log")" >&2
+fi
 
 tl_finish go

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ds_symstats FILE ADDR...: a helper of the shell tests (not a test).
- * Symbolizes each ADDR (hex) of FILE, with inlines, one ds_dso_symbolize()
- * call each, in a fresh context and store that save and load no index and
+ * ds_symstats [-n|-p] FILE ADDR...: a helper of the shell tests (not a
+ * test).  Symbolizes each ADDR (hex) of FILE, with inlines (-n: names only,
+ * DS_SYM_NO_LINES; -p: names only as perf, DS_SYM_ELF_NAMES too), one
+ * ds_dso_symbolize() call each, in a fresh context and store that save and load no index and
  * look in no debug directory, then prints one line per address ("ADDR
  * FUNCTION FILE:LINE" per frame, innermost first, joined by " < ") and a
  * last line of the store's counters: "dwarf_builds N units_built N".  The
@@ -14,6 +15,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static void log_stderr(void *user, enum ds_log_level level, const char *msg)
 {
@@ -31,10 +33,16 @@ int main(int argc, char **argv)
 	struct ds_store *s;
 	struct ds_dso *d;
 	struct ds_store_stats st;
+	unsigned flags = DS_SYM_INLINES;
 	int status = 0;
 
+	if (argc > 1 && (!strcmp(argv[1], "-n") || !strcmp(argv[1], "-p"))) {
+		flags = DS_SYM_NO_LINES | (argv[1][1] == 'p' ? DS_SYM_ELF_NAMES : 0);
+		argv++;
+		argc--;
+	}
 	if (argc < 2) {
-		fprintf(stderr, "usage: ds_symstats FILE ADDR...\n");
+		fprintf(stderr, "usage: ds_symstats [-n|-p] FILE ADDR...\n");
 		return 2;
 	}
 	ctx = ds_context_new(&o);
@@ -48,7 +56,7 @@ int main(int argc, char **argv)
 		uint64_t addr = strtoull(argv[i], NULL, 16);
 		struct ds_sym_result r;
 
-		if (ds_dso_symbolize(d, addr, DS_SYM_INLINES, &r) != 0) {
+		if (ds_dso_symbolize(d, addr, flags, &r) != 0) {
 			printf("0x%" PRIx64 " error\n", addr);
 			status = 1;
 			continue;
