@@ -57,7 +57,7 @@ static void build_once(const char *path, const char *threads, double *open_ms, d
 	else
 		unsetenv("DSOSTORE_THREADS");
 	t0 = now_ns();
-	err = ds__symbols_build(NULL, elf, path, NULL, NULL, true, &S);
+	err = ds__symbols_build(NULL, elf, path, NULL, NULL, true, NULL, &S);
 	t1 = now_ns();
 	if (err)
 		die("%s: index: %s", path, strerror(-err));

@@ -278,7 +278,7 @@ static void through_file(const uint8_t *data, size_t size)
 	ds__debuginfo_init(&di, &key.bid);
 	di.source = DS_SOURCE_BUILD_ID_DIR;
 	atomic_store(&di.path, (char *)"fuzz-debuginfo");
-	if (ds__symfile_load(ctx, &di, &key, &S) == 0) {
+	if (ds__symfile_load(ctx, &di, &key, NULL, &S) == 0) {
 		struct ds__symbols_parts none = { .nranges = 0 };
 
 		stats.loads++;

@@ -483,13 +483,25 @@ DS_API void ds_dso_id(struct ds_dso *dso, struct ds_dso_id *out);
 DS_API int ds_dso_debuginfo(struct ds_dso *dso, const struct ds_debuginfo **out);
 
 /* Find the debuginfo of every DSO of the store that has not been searched
- * yet: local sources first, then one parallel batch from debuginfod.
- * Returns how many DSOs are left without debuginfo, or -ECANCELED. */
+ * yet: local sources first, then one parallel batch from debuginfod; then
+ * a second round for the dwz alt files that debuginfo names: those not
+ * found locally, fetched in one more batch (each once).  Returns how many
+ * DSOs are left without debuginfo, or -ECANCELED. */
 DS_API int ds_store_prefetch(struct ds_store *store, const struct ds_fetch_opts *opts);
 
 /* The reason of the last failure of ds_dso_debuginfo() as text, copied into
  * buf.  Returns the error code (0 if none). */
 DS_API int ds_dso_error(struct ds_dso *dso, char *buf, size_t len);
+
+/* The dwz alt file (.gnu_debugaltlink) the DSO's debuginfo names, as the
+ * store has it: its build ID in *bid, and (when path is not NULL) the
+ * malloc()ed path where the store found it.  The store searches each alt
+ * file once (the same places as debuginfo, then debuginfod), the first
+ * asker doing it, and remembers the outcome; ds_store_prefetch() fetches
+ * them in its second round.  0; -ENODATA: the debuginfo names none (or
+ * the DSO has no debuginfo); -ENOENT: not found (*bid still set);
+ * -ENOMEM. */
+DS_API int ds_dso_alt_file(struct ds_dso *dso, struct ds_build_id *bid, char **path);
 
 /* Keep the DSO's debuginfo open: only needed on a store with a memory
  * budget, around use of ds_debuginfo_fd()/ds_debuginfo_elf(), which an
@@ -650,7 +662,7 @@ DS_API int ds_sym_parse_line(const char *line, size_t len, char *key, size_t key
 struct ds_store_stats {
 	uint64_t dsos; /* live DSOs */
 	uint64_t debuginfos_open;
-	uint64_t bytes_held; /* size of the opened debuginfo files */
+	uint64_t bytes_held; /* size of the opened debuginfo files, their indexes and the alt files */
 	uint64_t searches; /* local searches started */
 	uint64_t hits; /* searches that found debuginfo */
 	uint64_t misses; /* searches that found none */
@@ -664,6 +676,13 @@ struct ds_store_stats {
 	uint64_t symindex_loads; /* indexes mapped from a saved file (no DWARF read) */
 	uint64_t symindex_saves; /* complete indexes written to a saved file */
 	uint64_t trims; /* times cold CUs of an index were freed for the budget */
+	/* Auxiliary debug files (dwz alt files) the store owns: each found
+	 * once, opened once for every DSO index that reads it, counted once
+	 * in bytes_held, closed with its last reader. */
+	uint64_t aux_open; /* alt files open now */
+	uint64_t aux_bytes; /* their file sizes and decompressed sections (in bytes_held) */
+	uint64_t aux_searches; /* alt file searches (one per build ID, unless a miss expired) */
+	uint64_t aux_opens; /* times an alt file was opened (again after its last reader) */
 };
 
 DS_API void ds_store_stats(struct ds_store *store, struct ds_store_stats *out);

@@ -204,9 +204,8 @@ struct dfile {
 struct ds__dwarf {
 	struct ds_context *ctx;
 	char *name;
-	struct dfile main, alt;
-	bool has_alt;
-	struct ds_found alt_found;
+	struct dfile main;
+	const struct dfile *alt; /* the dwz alt file's (shared, not ours); NULL: none */
 	size_t *code_units; /* unit index of each CU with code */
 	size_t ncode;
 	struct ds__cu_range *ranges;
@@ -1201,7 +1200,9 @@ static bool read_unit(const struct dfile *f, uint64_t off, struct unit *u, struc
 	return true;
 }
 
-static int scan_units(struct ds__dwarf *D, struct dfile *f, struct abbrevs *scratch)
+/* f's unit headers and top DIEs; their table's bytes added to *bytes. */
+static int scan_units(struct ds_context *ctx, const char *name, uint64_t *bytes, struct dfile *f,
+		      struct abbrevs *scratch)
 {
 	const struct sec *info = &f->s[SEC_INFO];
 	uint64_t off = 0;
@@ -1211,10 +1212,10 @@ static int scan_units(struct ds__dwarf *D, struct dfile *f, struct abbrevs *scra
 		struct unit u;
 
 		if (!read_unit(f, off, &u, scratch)) {
-			ds_debug(D->ctx,
+			ds_debug(ctx,
 				 "%s: .debug_info offset 0x%llx is no unit header: the CU scan "
 				 "stops there, %llu bytes unread",
-				 D->name, (unsigned long long)off,
+				 name, (unsigned long long)off,
 				 (unsigned long long)(info->size - off));
 			break;
 		}
@@ -1228,7 +1229,7 @@ static int scan_units(struct ds__dwarf *D, struct dfile *f, struct abbrevs *scra
 		f->units[f->nunits++] = u;
 		off = u.end;
 	}
-	D->bytes += cap * sizeof(struct unit);
+	*bytes += cap * sizeof(struct unit);
 	return 0;
 }
 
@@ -1391,31 +1392,70 @@ static bool dwarf_plausible(struct ds_context *ctx, Elf *elf, const char *name)
 	return false;
 }
 
-/* The dwz alt file named by .gnu_debugaltlink, found by its build ID like
- * any debuginfo (locally, then debuginfod). */
-static int attach_alt(struct ds__dwarf *D, Elf *debug, struct abbrevs *scratch)
+/* A dwz alt file's DWARF: what the DWARF of every file naming it reads
+ * (GNU_ref_alt, GNU_strp_alt), opened once by whoever found the file (the
+ * store) and shared.  Immutable once open: builders on any thread read it
+ * without a lock. */
+struct ds__dwarf_alt {
+	struct dfile f;
+	uint64_t bytes;
+};
+
+int ds__dwarf_alt_open(struct ds_context *ctx, const struct ds_found *found,
+		       struct ds__dwarf_alt **out)
+{
+	struct abbrevs t = { .off = UINT64_MAX };
+	struct ds__dwarf_alt *A;
+	int err;
+
+	*out = NULL;
+	if (!found || !found->elf || !dwarf_plausible(ctx, found->elf, found->path))
+		return -ENODATA;
+	A = calloc(1, sizeof(*A));
+	if (!A)
+		return -ENOMEM;
+	err = load_sections(ctx, found->path, &A->bytes, found->elf, &A->f, false);
+	if (!err && !A->f.s[SEC_INFO].p)
+		err = -ENODATA;
+	if (!err)
+		err = scan_units(ctx, found->path, &A->bytes, &A->f, &t);
+	abbrevs_release(&t);
+	if (err) {
+		ds__dwarf_alt_close(A);
+		return err;
+	}
+	*out = A;
+	return 0;
+}
+
+void ds__dwarf_alt_close(struct ds__dwarf_alt *A)
+{
+	if (!A)
+		return;
+	dfile_release(&A->f);
+	free(A);
+}
+
+uint64_t ds__dwarf_alt_bytes(const struct ds__dwarf_alt *A)
+{
+	return A ? A->bytes + sizeof(*A) : 0;
+}
+
+/* The alt file debug names, as the caller found it (NULL: not found, or
+ * debug names none).  Nothing is searched here: the store does that. */
+static void attach_alt(struct ds__dwarf *D, Elf *debug, const struct ds__dwarf_alt *alt)
 {
 	const char *name;
 	struct ds_build_id bid = { 0 };
-	struct ds_found *alt = &D->alt_found;
-	int err;
 
 	if (!ds__elf_altlink(debug, &name, &bid))
-		return 0;
-	if (ds__locate(D->ctx, &bid, NULL, DS_ARTIFACT_DEBUGINFO, alt, NULL) != 0 &&
-	    ds__fetch_found(D->ctx, &bid, alt, NULL) != 0) {
-		ds_warn(D->ctx, "dwz alt file %s not found: names in it stay unknown", name);
-		return 0;
+		return;
+	if (!alt) {
+		ds_warn(D->ctx, "%s: dwz alt file %s not found: names in it stay unknown", D->name,
+			name);
+		return;
 	}
-	if (!dwarf_plausible(D->ctx, alt->elf, alt->path))
-		return 0;
-	err = load_sections(D->ctx, D->name, &D->bytes, alt->elf, &D->alt, false);
-	scratch->off = UINT64_MAX; /* the alt file's .debug_abbrev is another */
-	if (!err)
-		err = scan_units(D, &D->alt, scratch);
-	if (!err)
-		D->has_alt = D->alt.s[SEC_INFO].p != NULL;
-	return err == -ENOMEM ? err : 0;
+	D->alt = &alt->f;
 }
 
 /* ------------------------------------------------ split units: opening */
@@ -1620,7 +1660,7 @@ static int attach_dwp(struct ds__dwarf *D)
 }
 
 int ds__dwarf_open(struct ds_context *ctx, Elf *debug, const char *name, const char *binary,
-		   struct ds__dwarf **out)
+		   const struct ds__dwarf_alt *alt, struct ds__dwarf **out)
 {
 	struct ds__dwarf *D;
 	struct abbrevs t = { .off = UINT64_MAX };
@@ -1633,7 +1673,6 @@ int ds__dwarf_open(struct ds_context *ctx, Elf *debug, const char *name, const c
 	if (!D)
 		return -ENOMEM;
 	D->ctx = ctx;
-	D->alt_found.fd = -1;
 	D->name = strdup(name ? name : "debuginfo");
 	D->binary = binary ? strdup(binary) : NULL;
 	err = D->name && (D->binary || !binary)
@@ -1642,13 +1681,13 @@ int ds__dwarf_open(struct ds_context *ctx, Elf *debug, const char *name, const c
 	if (!err && !D->main.s[SEC_INFO].p)
 		err = -ENODATA;
 	if (!err)
-		err = scan_units(D, &D->main, &t);
+		err = scan_units(ctx, D->name, &D->bytes, &D->main, &t);
 	if (!err)
 		err = scan_skeletons(D, &t);
 	if (!err && D->nskels)
 		err = attach_dwp(D);
 	if (!err)
-		err = attach_alt(D, debug, &t);
+		attach_alt(D, debug, alt);
 	abbrevs_release(&t);
 	if (!err)
 		err = map_units(D);
@@ -1665,8 +1704,6 @@ void ds__dwarf_close(struct ds__dwarf *D)
 	if (!D)
 		return;
 	dfile_release(&D->main);
-	dfile_release(&D->alt);
-	ds__found_release(&D->alt_found);
 	if (D->dwp_file)
 		split_file_close(D->dwp_file, &D->dwp);
 	free(D->dwp_file);
@@ -1778,14 +1815,14 @@ static bool die_at(struct ds__dwarf_worker *W, uint64_t off, bool alt, struct ct
 		   struct die *d)
 {
 	struct ds__dwarf *D = W->D;
-	const struct dfile *f = alt ? &D->alt : W->split ? W->split : &D->main;
+	const struct dfile *f = alt ? D->alt : W->split ? W->split : &D->main;
 	const struct unit *u;
 	const struct abbrevs *t;
 	const struct abbrev *ab;
 	struct cursor c;
 	uint64_t code;
 
-	if (alt && !D->has_alt)
+	if (alt && !D->alt)
 		return false;
 	u = unit_of(f, off);
 	if (!u || off < u->die)
@@ -1796,7 +1833,7 @@ static bool die_at(struct ds__dwarf_worker *W, uint64_t off, bool alt, struct ct
 	c = (struct cursor){ f->s[SEC_INFO].p + off, f->s[SEC_INFO].p + u->end, false, f->be };
 	code = uleb(&c);
 	ab = code ? abbrev_get(t, code) : NULL;
-	*cu = (struct ctxu){ f, u, alt, D->has_alt ? &D->alt : NULL };
+	*cu = (struct ctxu){ f, u, alt, D->alt };
 	memset(d, 0, sizeof(*d));
 	d->off = off;
 	return ab && read_die(cu, t, ab, &c, d);
@@ -2704,7 +2741,7 @@ int ds__dwarf_build_unit(struct ds__dwarf_worker *W, size_t unit, struct sym_bui
 	if (unit >= D->ncode)
 		return 0;
 	u = &f->units[D->code_units[unit]];
-	cu = (struct ctxu){ f, u, false, D->has_alt ? &D->alt : NULL };
+	cu = (struct ctxu){ f, u, false, D->alt };
 	if (W->cur.off != u->abbrev_off || W->cur.addr_size != u->addr_size ||
 	    W->cur.off_size != u->off_size || W->cur.version != u->version) {
 		err = abbrevs_read(f, u->abbrev_off, u, &W->cur);

@@ -116,12 +116,15 @@ struct ds__symfile_key {
  * NULL: none).  0, or a negative errno. */
 int ds__symfile_key(struct ds__symfile_key *k, const struct ds_build_id *bid, int debug_fd,
 		    struct Elf *debug, int binary_fd, struct Elf *binary);
+struct ds__alt_src;
 /* The saved index of di for key, mapped: 0 and *out; -ENOENT none;
  * -ENOTSUP switched off; -ESTALE a file of other inputs or another
  * version; -EBADMSG a damaged one (logged, to be overwritten by the next
- * save); other negative errnos. */
+ * save); other negative errnos.  A damaged CU is built from di's DWARF,
+ * with the alt file from alts (ds__symbols_fallback()). */
 int ds__symfile_load(struct ds_context *ctx, const struct ds_debuginfo *di,
-		     const struct ds__symfile_key *key, struct ds_symbols **out);
+		     const struct ds__symfile_key *key, const struct ds__alt_src *alts,
+		     struct ds_symbols **out);
 /* Save S (completed first: every CU) for di, atomically; its path in
  * *path_out when not NULL (malloc()ed).  0, or a negative errno (logged
  * at debug level: a saved index is a cache). */
@@ -288,14 +291,48 @@ void ds__found_release(struct ds_found *found);
  * debuginfo, or a negative error. */
 int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts *opts);
 
+/* ---- auxiliary debug files: dwz alt files (lib/dwarf.c opens, lib/store.c owns)
+ *
+ * An alt file belongs to the store, like a DSO's debuginfo: found once per
+ * build ID for the whole store (locally, then debuginfod), opened once,
+ * shared by every DSO index that names it, counted once in the budget,
+ * freed with its last user.  The index rooms never search: they ask the
+ * store through a struct ds__alt_src. */
+
+struct ds__dwarf_alt;
+/* The DWARF of an opened alt file (found stays the caller's and must stay
+ * open as long as the result, whose sections point into its map):
+ * sections loaded (decompressed) and units scanned, immutable after, read
+ * by any number of threads.  0; -ENODATA: no DWARF in it (or implausible,
+ * logged); -ENOMEM. */
+int ds__dwarf_alt_open(struct ds_context *ctx, const struct ds_found *found,
+		       struct ds__dwarf_alt **out);
+void ds__dwarf_alt_close(struct ds__dwarf_alt *alt);
+/* Memory it holds (decompressed sections, its unit table). */
+uint64_t ds__dwarf_alt_bytes(const struct ds__dwarf_alt *alt);
+
+struct ds__alt_src {
+	/* A reference on the opened alt file of bid (name: the
+	 * .gnu_debugaltlink path, for messages); NULL when it cannot be had
+	 * (the store said why, once).  May block on another thread's search
+	 * of the same build ID. */
+	const struct ds__dwarf_alt *(*get)(void *arg, const struct ds_build_id *bid,
+					   const char *name);
+	/* Give back what get returned (not NULL). */
+	void (*put)(void *arg, const struct ds__dwarf_alt *alt);
+	void *arg;
+};
+
 /* ---- symindex (lib/symindex.c); its rooms share lib/symindex.h */
 
 struct ds_symbols;
 /* dwarf: read the debuginfo's DWARF too; without, the index holds ELF
- * symbols only (the names-only tier). */
+ * symbols only (the names-only tier).  alts: where the dwz alt file the
+ * DWARF names comes from (copied; NULL: nowhere), asked when the DWARF is
+ * opened, its reference given back when the DWARF is let go. */
 int ds__symbols_build(struct ds_context *ctx, struct Elf *debug, const char *debug_name,
 		      struct Elf *binary, const char *binary_name, bool dwarf,
-		      struct ds_symbols **out);
+		      const struct ds__alt_src *alts, struct ds_symbols **out);
 /* S holds all its DSO can give: its DWARF was read, or there was none. */
 bool ds__symbols_full(const struct ds_symbols *S);
 /* Its DWARF was read. */

@@ -8,6 +8,8 @@
  *   store->lock (rwlock)   the three indexes and every DSO's id;
  *   store->di_lock (mutex) debuginfo state changes, the CLOCK ring of open
  *                          debuginfos, budget accounting, miss messages.
+ *   store->aux_lock (mutex) the table of auxiliary files (dwz alt files);
+ *                          a leaf: nothing else is taken under it.
  * Searching and opening files happen with neither held.
  *
  * Lifetime: the indexes hold no reference.  The last ds_dso_put() unlinks
@@ -92,6 +94,29 @@ struct ds_dso {
 	char *miss_msg;
 };
 
+/* An auxiliary debug file: a dwz alt file, by build ID.  Its states, like
+ * a DSO's debuginfo: AUX_NEW (never searched, or a miss expired),
+ * AUX_LOADING (one thread searches or opens it; others wait), AUX_FOUND
+ * (its path is known; closed: no index reads it), AUX_OPEN (open, read by
+ * users DWARFs, counted in bytes_held), AUX_MISSING (searched, none, until
+ * miss_until).  The record stays until the store goes (it is small: the
+ * file's memory goes with its last user). */
+enum aux_state { AUX_NEW = 0, AUX_LOADING, AUX_FOUND, AUX_OPEN, AUX_MISSING };
+
+struct aux {
+	struct aux *next;
+	struct ds_build_id bid;
+	int state;
+	int users; /* AUX_OPEN: references handed out */
+	char *path; /* AUX_FOUND, AUX_OPEN: where it is */
+	enum ds_source source;
+	struct ds_found found; /* AUX_OPEN: the file */
+	struct ds__dwarf_alt *alt; /* AUX_OPEN: its DWARF */
+	uint64_t bytes; /* AUX_OPEN: what it adds to bytes_held */
+	int err; /* AUX_MISSING */
+	int64_t miss_until_ns;
+};
+
 struct htab {
 	struct ds_dso **buckets;
 	size_t mask; /* nbuckets - 1 */
@@ -111,9 +136,15 @@ struct ds_store {
 	pthread_cond_t di_cond;
 	struct ds_dso *ring_hand; /* CLOCK hand into the ring */
 
+	/* Auxiliary files, under aux_lock (a list: a store has a few). */
+	pthread_mutex_t aux_lock;
+	pthread_cond_t aux_cond;
+	struct aux *aux;
+	struct ds__alt_src alt_src; /* what the indexes ask */
+
 	atomic_uint_fast64_t n_dsos, n_open, bytes_held, searches, hits, misses, evictions, reopens,
 	    symtab_builds, dwarf_builds, units_built, symindex_loads, symindex_saves,
-	    units_trimmed;
+	    units_trimmed, aux_open, aux_bytes, aux_searches, aux_opens;
 };
 
 /* ------------------------------------------------------------- hashing */
@@ -358,8 +389,16 @@ static void improve_id(struct ds_store *s, struct ds_dso *d, const struct ds_dso
 
 /* ------------------------------------------------------------- the store */
 
+static void aux_free_all(struct ds_store *s);
+static const struct ds__dwarf_alt *alt_get(void *arg, const struct ds_build_id *bid,
+					   const char *name);
+static void alt_put(void *arg, const struct ds__dwarf_alt *alt);
+
 static void store_destroy(struct ds_store *s)
 {
+	aux_free_all(s);
+	pthread_mutex_destroy(&s->aux_lock);
+	pthread_cond_destroy(&s->aux_cond);
 	free(s->by_bid.buckets);
 	free(s->by_path.buckets);
 	free(s->by_ino.buckets);
@@ -397,6 +436,9 @@ DS_API struct ds_store *ds_store_new(struct ds_context *ctx, const char *machine
 	pthread_rwlock_init(&s->lock, NULL);
 	pthread_mutex_init(&s->di_lock, NULL);
 	pthread_cond_init(&s->di_cond, NULL);
+	pthread_mutex_init(&s->aux_lock, NULL);
+	pthread_cond_init(&s->aux_cond, NULL);
+	s->alt_src = (struct ds__alt_src){ alt_get, alt_put, s };
 	s->machine = strdup(machine ? machine : "host");
 	if (!s->machine || htab_init(&s->by_bid) || htab_init(&s->by_path) ||
 	    htab_init(&s->by_ino)) {
@@ -437,6 +479,10 @@ DS_API void ds_store_stats(struct ds_store *s, struct ds_store_stats *out)
 	out->trims = atomic_load(&s->units_trimmed);
 	out->symindex_loads = atomic_load(&s->symindex_loads);
 	out->symindex_saves = atomic_load(&s->symindex_saves);
+	out->aux_open = atomic_load(&s->aux_open);
+	out->aux_bytes = atomic_load(&s->aux_bytes);
+	out->aux_searches = atomic_load(&s->aux_searches);
+	out->aux_opens = atomic_load(&s->aux_opens);
 }
 
 /* --------------------------------------------------------------- DSOs */
@@ -931,6 +977,344 @@ DS_API void ds_dso_unpin(struct ds_dso *d)
 	atomic_fetch_sub(&d->pins, 1);
 }
 
+/* ------------------------------------------------- auxiliary files */
+
+/* aux_lock held.  The record of bid, made if there is none (NULL: no
+ * memory). */
+static struct aux *aux_entry(struct ds_store *s, const struct ds_build_id *bid, bool create)
+{
+	struct aux *e;
+
+	for (e = s->aux; e; e = e->next)
+		if (ds_build_id_equal(&e->bid, bid))
+			return e;
+	if (!create || !(e = calloc(1, sizeof(*e))))
+		return NULL;
+	e->bid = *bid;
+	e->found.fd = -1;
+	e->next = s->aux;
+	s->aux = e;
+	return e;
+}
+
+/* aux_lock held.  Wait while another thread has e; then true when e is
+ * to be searched or opened by the caller (it is AUX_LOADING now, *prev
+ * the state it had), false when its state answers. */
+static bool aux_claim(struct ds_store *s, struct aux *e, int *prev)
+{
+	while (e->state == AUX_LOADING)
+		pthread_cond_wait(&s->aux_cond, &s->aux_lock);
+	if (e->state == AUX_OPEN || (e->state == AUX_MISSING && now_ns() < e->miss_until_ns))
+		return false;
+	if (e->state == AUX_FOUND && prev == NULL)
+		return false; /* (a caller that only wants it found) */
+	if (prev)
+		*prev = e->state;
+	e->state = AUX_LOADING;
+	return true;
+}
+
+/* aux_lock held.  The outcome of a search of e: found (its path and source
+ * kept, the file itself not: err 0), or err with why (a debug message). */
+static void aux_settle(struct ds_store *s, struct aux *e, int err, const struct ds_found *found,
+		       const char *why)
+{
+	char hex[2 * DS_BUILD_ID_MAX + 1] = "?";
+	int ttl = s->ctx->miss_ttl_s;
+
+	if (!err) {
+		char *path = strdup(found->path);
+
+		if (path) {
+			free(e->path);
+			e->path = path;
+			e->source = found->source;
+			e->state = AUX_FOUND;
+			pthread_cond_broadcast(&s->aux_cond);
+			return;
+		}
+		err = -ENOMEM;
+	}
+	ds_build_id_format(&e->bid, hex, sizeof(hex));
+	ds_debug(s->ctx, "dwz alt file %s: %s%s", hex, ds_strerror(err), why ? why : "");
+	e->err = err;
+	/* (No memory is no answer to remember.) */
+	e->miss_until_ns = ttl < 0 || err == -ENOMEM ? 0 : now_ns() + (int64_t)ttl * 1000000000;
+	e->state = AUX_MISSING;
+	pthread_cond_broadcast(&s->aux_cond);
+}
+
+/* The search proper, with no lock held: the rules of debuginfo (this
+ * machine, then debuginfod's cache and servers unless local_only). */
+static int aux_search(struct ds_store *s, const struct ds_build_id *bid, bool local_only,
+		      struct ds_found *found, struct ds_strbuf *why)
+{
+	int err;
+
+	atomic_fetch_add(&s->aux_searches, 1);
+	err = ds__locate(s->ctx, bid, NULL, DS_ARTIFACT_DEBUGINFO, found, why);
+	if (err == -ENOENT && !local_only)
+		err = ds__fetch_found(s->ctx, bid, found, why);
+	return err;
+}
+
+/* The indexes' source of alt files (struct ds__alt_src): a reference on
+ * the opened DWARF of bid, searched and opened by the first asker. */
+static const struct ds__dwarf_alt *alt_get(void *arg, const struct ds_build_id *bid,
+					   const char *name)
+{
+	struct ds_store *s = arg;
+	struct ds_found found = { .fd = -1 };
+	struct ds_strbuf why = { 0 };
+	struct ds__dwarf_alt *alt = NULL;
+	const struct ds__dwarf_alt *out = NULL;
+	const char *reason = "";
+	struct aux *e;
+	char *path = NULL;
+	enum ds_source source = DS_SOURCE_SELF;
+	int prev = AUX_NEW, err = -ENOENT;
+
+	pthread_mutex_lock(&s->aux_lock);
+	e = aux_entry(s, bid, true);
+	if (!e || !aux_claim(s, e, &prev)) {
+		if (e && e->state == AUX_OPEN) {
+			e->users++;
+			out = e->alt;
+		}
+		pthread_mutex_unlock(&s->aux_lock);
+		return out;
+	}
+	/* Found before (by prefetch, or by a reader since gone): opened
+	 * where it was, else searched again. */
+	if (prev == AUX_FOUND && e->path && !(path = strdup(e->path)))
+		err = -ENOMEM;
+	source = e->source;
+	pthread_mutex_unlock(&s->aux_lock);
+
+	if (path) {
+		err = ds__open_candidate(path, bid, DS_ARTIFACT_DEBUGINFO, &found, &reason);
+		if (!err)
+			found.source = source;
+		else
+			ds_debug(s->ctx, "dwz alt file %s: %s; searched again", path, reason);
+		free(path);
+	}
+	if (err && err != -ENOMEM)
+		err = aux_search(s, bid, false, &found, &why);
+	if (!err)
+		err = ds__dwarf_alt_open(s->ctx, &found, &alt);
+
+	pthread_mutex_lock(&s->aux_lock);
+	if (!err) {
+		aux_settle(s, e, 0, &found, NULL);
+		if (e->state == AUX_FOUND) {
+			e->found = found;
+			found = (struct ds_found){ .fd = -1 };
+			e->alt = alt;
+			alt = NULL;
+			e->bytes = e->found.size + ds__dwarf_alt_bytes(e->alt);
+			e->users = 1;
+			e->state = AUX_OPEN;
+			out = e->alt;
+			atomic_fetch_add(&s->bytes_held, e->bytes);
+			atomic_fetch_add(&s->aux_bytes, e->bytes);
+			atomic_fetch_add(&s->aux_open, 1);
+			atomic_fetch_add(&s->aux_opens, 1);
+			ds_debug(s->ctx, "dwz alt file %s (for %s): open, %llu bytes", e->path,
+				 name ? name : "?", (unsigned long long)e->bytes);
+		}
+	} else {
+		aux_settle(s, e, err, NULL, why.buf);
+	}
+	pthread_mutex_unlock(&s->aux_lock);
+	ds__dwarf_alt_close(alt);
+	ds__found_release(&found);
+	ds__strbuf_release(&why);
+	return out;
+}
+
+/* A reference given back: the last one closes the file (its record, with
+ * the path, stays for the next reader). */
+static void alt_put(void *arg, const struct ds__dwarf_alt *alt)
+{
+	struct ds_store *s = arg;
+	struct ds__dwarf_alt *close_alt = NULL;
+	struct ds_found close_found = { .fd = -1 };
+	struct aux *e;
+
+	pthread_mutex_lock(&s->aux_lock);
+	for (e = s->aux; e; e = e->next)
+		if (e->state == AUX_OPEN && e->alt == alt)
+			break;
+	if (e && --e->users == 0) {
+		close_alt = e->alt;
+		close_found = e->found;
+		e->alt = NULL;
+		e->found = (struct ds_found){ .fd = -1 };
+		atomic_fetch_sub(&s->bytes_held, e->bytes);
+		atomic_fetch_sub(&s->aux_bytes, e->bytes);
+		atomic_fetch_sub(&s->aux_open, 1);
+		e->bytes = 0;
+		e->state = AUX_FOUND;
+		pthread_cond_broadcast(&s->aux_cond);
+	}
+	pthread_mutex_unlock(&s->aux_lock);
+	ds__dwarf_alt_close(close_alt);
+	ds__found_release(&close_found);
+}
+
+/* The store goes: no index is left to read any. */
+static void aux_free_all(struct ds_store *s)
+{
+	while (s->aux) {
+		struct aux *e = s->aux;
+
+		s->aux = e->next;
+		ds__dwarf_alt_close(e->alt);
+		ds__found_release(&e->found);
+		free(e->path);
+		free(e);
+	}
+}
+
+/* The alt file d's debuginfo names (size 0: none, or no debuginfo). */
+static void altlink_of(struct ds_dso *d, struct ds_build_id *bid)
+{
+	const char *name;
+
+	bid->size = 0;
+	if (ds_dso_pin(d) != 0)
+		return;
+	if (!ds__elf_altlink(d->di.elf, &name, bid))
+		bid->size = 0;
+	ds_dso_unpin(d);
+}
+
+DS_API int ds_dso_alt_file(struct ds_dso *d, struct ds_build_id *bid, char **path)
+{
+	struct ds_store *s;
+	struct ds_found found = { .fd = -1 };
+	struct ds_strbuf why = { 0 };
+	struct aux *e;
+	int err;
+
+	if (path)
+		*path = NULL;
+	if (!d || !bid)
+		return -EINVAL;
+	s = d->store;
+	altlink_of(d, bid);
+	if (!bid->size)
+		return -ENODATA;
+	pthread_mutex_lock(&s->aux_lock);
+	e = aux_entry(s, bid, true);
+	if (!e) {
+		pthread_mutex_unlock(&s->aux_lock);
+		return -ENOMEM;
+	}
+	if (aux_claim(s, e, NULL)) {
+		pthread_mutex_unlock(&s->aux_lock);
+		err = aux_search(s, bid, false, &found, &why);
+		pthread_mutex_lock(&s->aux_lock);
+		aux_settle(s, e, err, &found, why.buf);
+	}
+	err = e->state == AUX_MISSING ? e->err : 0;
+	if (!err && path && !(*path = strdup(e->path)))
+		err = -ENOMEM;
+	pthread_mutex_unlock(&s->aux_lock);
+	ds__found_release(&found);
+	ds__strbuf_release(&why);
+	return err;
+}
+
+/* Prefetch's second round: the alt files the debuginfo of dsos names
+ * (each build ID once, whichever stores ask), those not found locally
+ * fetched in one batch.  The store keeps where each is (AUX_FOUND) or its
+ * miss; nothing is opened.  0, or the batch's negative error. */
+struct alt_want {
+	struct ds_store *s;
+	struct aux *e; /* claimed (AUX_LOADING) */
+	size_t req; /* SIZE_MAX: found locally */
+};
+
+static int prefetch_alts(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts *opts)
+{
+	struct alt_want *want = calloc(n, sizeof(*want));
+	struct ds_fetch_req *reqs = calloc(n, sizeof(*reqs));
+	size_t nwant = 0, nreq = 0;
+	int err = 0;
+
+	if (!want || !reqs) {
+		free(want);
+		free(reqs);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct ds_store *s = dsos[i]->store;
+		struct ds_found found = { .fd = -1 };
+		struct ds_build_id bid;
+		struct aux *e;
+		int lerr;
+
+		altlink_of(dsos[i], &bid);
+		if (!bid.size)
+			continue;
+		pthread_mutex_lock(&s->aux_lock);
+		e = aux_entry(s, &bid, true);
+		if (!e || !aux_claim(s, e, NULL)) {
+			pthread_mutex_unlock(&s->aux_lock);
+			continue; /* known already (or no memory: asked later) */
+		}
+		pthread_mutex_unlock(&s->aux_lock);
+		lerr = aux_search(s, &bid, true, &found, NULL);
+		want[nwant] = (struct alt_want){ s, e, SIZE_MAX };
+		if (lerr == -ENOENT) {
+			for (size_t k = 0; k < nreq; k++)
+				if (ds_build_id_equal(&reqs[k].build_id, &bid))
+					want[nwant].req = k;
+			if (want[nwant].req == SIZE_MAX) {
+				reqs[nreq].build_id = bid;
+				reqs[nreq].what = DS_ARTIFACT_DEBUGINFO;
+				want[nwant].req = nreq++;
+			}
+		} else {
+			pthread_mutex_lock(&s->aux_lock);
+			aux_settle(s, e, lerr, &found, NULL);
+			pthread_mutex_unlock(&s->aux_lock);
+		}
+		ds__found_release(&found);
+		nwant++;
+	}
+	if (nreq)
+		err = ds_fetch_batch(dsos[0]->store->ctx, reqs, nreq, opts);
+	for (size_t i = 0; i < nwant; i++) {
+		struct ds_store *s = want[i].s;
+		struct ds_found found = { .fd = -1 };
+		struct ds_strbuf why = { 0 };
+		int ferr = -ECANCELED;
+
+		if (want[i].req == SIZE_MAX)
+			continue;
+		if (err >= 0)
+			ferr = ds__fetch_found_req(s->ctx, &reqs[want[i].req], &found, &why);
+		pthread_mutex_lock(&s->aux_lock);
+		if (ferr == -ECANCELED) { /* not answered: the next asker searches */
+			want[i].e->state = AUX_NEW;
+			pthread_cond_broadcast(&s->aux_cond);
+		} else {
+			aux_settle(s, want[i].e, ferr, &found, why.buf);
+		}
+		pthread_mutex_unlock(&s->aux_lock);
+		ds__found_release(&found);
+		ds__strbuf_release(&why);
+	}
+	for (size_t k = 0; k < nreq; k++)
+		free(reqs[k].path);
+	free(reqs);
+	free(want);
+	return err < 0 ? err : 0;
+}
+
 /* Every DSO not searched yet (or whose miss expired), with a reference. */
 static struct ds_dso **unsearched(struct ds_store *s, size_t *n_out)
 {
@@ -1007,6 +1391,9 @@ int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts
 		else
 			left += ds_dso_debuginfo(dsos[i], &di) != 0;
 	}
+	/* Now that the debuginfo is here, the alt files it names. */
+	if (err >= 0)
+		err = prefetch_alts(dsos, n, opts);
 	for (size_t i = 0; i < nreq; i++)
 		free(reqs[i].path);
 	free(reqs);
@@ -1103,11 +1490,11 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di, bool fu
 	if (full && di && !s->ctx->cache.symindex_off)
 		keyed = ds__symfile_key(&key, di->bid, di->fd, di->elf, fd, binary) == 0;
 	if (keyed)
-		loaded = ds__symfile_load(s->ctx, di, &key, &S) == 0;
+		loaded = ds__symfile_load(s->ctx, di, &key, &s->alt_src, &S) == 0;
 	err = loaded ? 0
 		     : ds__symbols_build(s->ctx, di ? di->elf : NULL,
 					 di ? ds_debuginfo_path(di) : NULL, binary, d->path, full,
-					 &S);
+					 &s->alt_src, &S);
 	if (binary)
 		elf_end(binary);
 	if (fd >= 0)

@@ -37,8 +37,8 @@
  * differ.  Nothing of the file system goes in (times, inodes, paths), so
  * identical inputs give identical files anywhere.  A file whose key is not
  * the inputs' is stale: ignored, and replaced by the next save.  A dwz alt
- * file is an input too, found by its build ID: an index is only saved when
- * that file can be found now, so that none built without it is kept.
+ * file is an input too, found by its build ID (by the store): an index
+ * built without it (not found) is not saved, so that none is kept.
  *
  * Written to a temporary file in the same directory and renamed into
  * place: a reader maps the old file or the new one, never half of one.
@@ -528,7 +528,8 @@ static void unmap(void *arg)
 }
 
 int ds__symfile_load(struct ds_context *ctx, const struct ds_debuginfo *di,
-		     const struct ds__symfile_key *key, struct ds_symbols **out)
+		     const struct ds__symfile_key *key, const struct ds__alt_src *alts,
+		     struct ds_symbols **out)
 {
 	struct ds__symbols_parts parts;
 	struct mapping *m = NULL;
@@ -599,7 +600,7 @@ int ds__symfile_load(struct ds_context *ctx, const struct ds_debuginfo *di,
 	m = NULL; /* the index's now */
 	/* A damaged CU is built from the debuginfo (open as long as the
 	 * index: the store drops it with its debuginfo). */
-	ds__symbols_fallback(*out, ctx, di->elf, atomic_load(&di->path), NULL);
+	ds__symbols_fallback(*out, ctx, di->elf, atomic_load(&di->path), NULL, alts);
 	/* Mapping it is a use: cleaning goes by access time, which a
 	 * mapping does not always move (relatime, noatime). */
 	futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_OMIT } });
@@ -617,42 +618,11 @@ out:
 
 /* --------------------------------------------------------------- saving */
 
-/* The build ID of the dwz alt file debug names, if any (size 0: none). */
-static void alt_build_id(Elf *debug, struct ds_build_id *alt)
-{
-	const char *name;
-
-	if (!ds__elf_altlink(debug, &name, alt))
-		alt->size = 0;
-}
-
-/* Can the alt file of bid be found now, locally or in the debuginfod
- * cache (where dwarf.c's search ends)? */
-static bool alt_found(struct ds_context *ctx, const struct ds_build_id *bid)
-{
-	char hex[2 * DS_BUILD_ID_MAX + 1], *path = NULL;
-	struct ds_found found = { .fd = -1 };
-
-	if (ds__locate(ctx, bid, NULL, DS_ARTIFACT_DEBUGINFO, &found, NULL) == 0) {
-		ds__found_release(&found);
-		return true;
-	}
-	if (ds_build_id_format(bid, hex, sizeof(hex)) < 0)
-		return false;
-	if (ds__cache_lookup(&ctx->cache, bid, hex, DS_ARTIFACT_DEBUGINFO, "debuginfo", &path) ==
-	    0) {
-		free(path);
-		return true;
-	}
-	return false;
-}
-
 int ds__symfile_save(struct ds_context *ctx, const struct ds_debuginfo *di,
 		     const struct ds__symfile_key *key, struct ds_symbols *S, char **path_out)
 {
 	struct ds__symbols_parts parts;
 	char tmp[NAME_MAX + 1] = "";
-	struct ds_build_id alt;
 	struct place p = { .dirfd = -1 };
 	const char *what = "";
 	int fd = -1, err;
@@ -667,16 +637,13 @@ int ds__symfile_save(struct ds_context *ctx, const struct ds_debuginfo *di,
 			 err == -ENODATA ? "no DWARF in it" : ds_strerror(err));
 		return err;
 	}
-	/* Like a missing alt file: what the split units would give is not in
-	 * S, and the index saved would keep it out. */
+	/* What the split units or the dwz alt file would give is not in S
+	 * (they were not found when its DWARF was read), and the index saved
+	 * would keep it out. */
 	if (ds__symbols_partial(S)) {
-		ds_debug(ctx, "index of %s: not saved: a split unit's .dwo or .dwp is not here",
-			 atomic_load(&di->path));
-		return -ENOENT;
-	}
-	alt_build_id(di->elf, &alt);
-	if (alt.size && !alt_found(ctx, &alt)) {
-		ds_debug(ctx, "index of %s: not saved: its dwz alt file is not here",
+		ds_debug(ctx,
+			 "index of %s: not saved: a split unit's .dwo or .dwp, or its dwz alt "
+			 "file, was not here",
 			 atomic_load(&di->path));
 		return -ENOENT;
 	}

@@ -703,6 +703,39 @@ static struct ds_symbols *symbols_new(void)
 	return S;
 }
 
+/* debug's DWARF into S->dwarf, with the alt file it names from S->alts
+ * (its reference in S->dwarf_alt).  Without that file the DWARF is read
+ * all the same (names in it stay unknown), and S is not saved. */
+static int dwarf_open(struct ds_symbols *S, struct ds_context *ctx, Elf *debug, const char *name,
+		      const char *binary, struct ds__dwarf **D, const struct ds__dwarf_alt **alt)
+{
+	struct ds_build_id bid;
+	const char *altname;
+	int err;
+
+	*alt = NULL;
+	if (debug && ds__elf_altlink(debug, &altname, &bid)) {
+		if (S->alts.get)
+			*alt = S->alts.get(S->alts.arg, &bid, altname);
+		if (!*alt)
+			atomic_store(&S->partial, true);
+	}
+	err = ds__dwarf_open(ctx, debug, name, binary, *alt, D);
+	if (err && *alt) {
+		S->alts.put(S->alts.arg, *alt);
+		*alt = NULL;
+	}
+	return err;
+}
+
+/* Let D go, and the reference on the alt file it read. */
+static void dwarf_close(struct ds_symbols *S, struct ds__dwarf *D, const struct ds__dwarf_alt *alt)
+{
+	ds__dwarf_close(D);
+	if (alt)
+		S->alts.put(S->alts.arg, alt);
+}
+
 void ds__symbols_free(struct ds_symbols *S)
 {
 	if (!S)
@@ -721,7 +754,7 @@ void ds__symbols_free(struct ds_symbols *S)
 	free(S->range_maxhi);
 	if (S->elf_own)
 		free((void *)S->elf_blob.data);
-	ds__dwarf_close(S->dwarf);
+	dwarf_close(S, S->dwarf, S->dwarf_alt);
 	ds__go_close(S->go);
 	free(S->fb_name);
 	free(S->fb_binary);
@@ -838,7 +871,8 @@ static int go_symbols(struct ds_context *ctx, struct sym_build *B, Elf *elf, con
  * sources, same order), so a names-only answer is the same from either
  * tier. */
 int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name, Elf *binary,
-		      const char *binary_name, bool dwarf, struct ds_symbols **out)
+		      const char *binary_name, bool dwarf, const struct ds__alt_src *alts,
+		      struct ds_symbols **out)
 {
 	struct ds_symbols *S = symbols_new();
 	struct sym_build EB = { 0 };
@@ -858,8 +892,10 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 		binary_name = "binary";
 	S->full = dwarf || !debug;
 	S->read_dwarf = dwarf && debug;
+	if (alts)
+		S->alts = *alts;
 	if (debug && dwarf) {
-		err = ds__dwarf_open(ctx, debug, debug_name, binary_path, &S->dwarf);
+		err = dwarf_open(S, ctx, debug, debug_name, binary_path, &S->dwarf, &S->dwarf_alt);
 		if (err == -ENODATA)
 			err = 0;
 	}
@@ -912,8 +948,9 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 		if (!err)
 			err = set_ranges(S);
 		if (!err && !S->ncus) {
-			ds__dwarf_close(S->dwarf); /* DWARF without code */
+			dwarf_close(S, S->dwarf, S->dwarf_alt); /* DWARF without code */
 			S->dwarf = NULL;
+			S->dwarf_alt = NULL;
 		}
 	}
 	/* No DWARF with code: Go's table, if there is one, gives the units
@@ -934,7 +971,7 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 	/* CUs trimmed are built again from it (it lives as long); Go's
 	 * units are not trimmed (the binary is not kept open). */
 	if (S->ncus && !S->go_units)
-		ds__symbols_fallback(S, ctx, debug, debug_name, binary_path);
+		ds__symbols_fallback(S, ctx, debug, debug_name, binary_path, alts);
 	atomic_fetch_add(&S->bytes, size + S->ncus * sizeof(*S->cus) +
 					    S->nranges * (sizeof(*S->ranges) + sizeof(uint64_t)) +
 					    ds__dwarf_bytes(S->dwarf) + ds__go_bytes(S->go));
@@ -957,6 +994,7 @@ static int threads_wanted(void)
 static void unit_settled(struct ds_symbols *S)
 {
 	struct ds__dwarf *D = NULL;
+	const struct ds__dwarf_alt *alt = NULL;
 	struct ds__go *G = NULL;
 
 	pthread_mutex_lock(&S->mu);
@@ -964,6 +1002,8 @@ static void unit_settled(struct ds_symbols *S)
 		S->complete = true;
 		D = S->dwarf;
 		S->dwarf = NULL;
+		alt = S->dwarf_alt;
+		S->dwarf_alt = NULL;
 		G = S->go;
 		S->go = NULL;
 	}
@@ -971,7 +1011,7 @@ static void unit_settled(struct ds_symbols *S)
 	pthread_mutex_unlock(&S->mu);
 	if (D) {
 		account(S, -(int64_t)ds__dwarf_bytes(D), false);
-		ds__dwarf_close(D);
+		dwarf_close(S, D, alt);
 	}
 	if (G) {
 		account(S, -(int64_t)ds__go_bytes(G), false);
@@ -1027,15 +1067,17 @@ static struct ds__dwarf *dwarf_locked(struct ds_symbols *S)
 {
 	if (!S->dwarf && S->fb_elf && !S->fb_failed) {
 		struct ds__dwarf *D = NULL;
+		const struct ds__dwarf_alt *alt = NULL;
 
-		if (ds__dwarf_open(S->fb_ctx, S->fb_elf, S->fb_name, S->fb_binary, &D) == 0 &&
+		if (dwarf_open(S, S->fb_ctx, S->fb_elf, S->fb_name, S->fb_binary, &D, &alt) == 0 &&
 		    ds__dwarf_units(D) == S->ncus) {
 			S->dwarf = D;
+			S->dwarf_alt = alt;
 			atomic_fetch_add(&S->bytes, ds__dwarf_bytes(D));
 			if (S->acct_bytes)
 				atomic_fetch_add(S->acct_bytes, ds__dwarf_bytes(D));
 		} else {
-			ds__dwarf_close(D);
+			dwarf_close(S, D, alt);
 			S->fb_failed = true;
 		}
 	}
@@ -1092,8 +1134,10 @@ static void unit_check(struct ds_symbols *S, size_t i)
 }
 
 void ds__symbols_fallback(struct ds_symbols *S, struct ds_context *ctx, struct Elf *debug,
-			  const char *name, const char *binary)
+			  const char *name, const char *binary, const struct ds__alt_src *alts)
 {
+	if (alts)
+		S->alts = *alts;
 	S->fb_ctx = ctx;
 	S->fb_elf = debug;
 	S->fb_name = name ? strdup(name) : NULL;

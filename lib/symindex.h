@@ -62,13 +62,13 @@ int ds__symbols_from_parts(const struct ds__symbols_parts *parts, void (*release
 			   void *arg, struct ds_symbols **out);
 /* A CU of that index that fails its check is built from debug's DWARF
  * instead (which must stay open as long as the index, and give the same
- * CUs); without this, its addresses fall back to ELF symbols.  binary
- * (may be NULL): the binary's path, where split DWARF is also looked
- * for. */
+ * CUs), with the alt file from alts (NULL: none); without this, its
+ * addresses fall back to ELF symbols.  binary (may be NULL): the binary's
+ * path, where split DWARF is also looked for. */
 void ds__symbols_fallback(struct ds_symbols *S, struct ds_context *ctx, struct Elf *debug,
-			  const char *name, const char *binary);
-/* A CU of S was built without its split unit (.dwo or .dwp not found):
- * S is not worth saving. */
+			  const char *name, const char *binary, const struct ds__alt_src *alts);
+/* A CU of S was built without its split unit (.dwo or .dwp not found),
+ * or its DWARF without the dwz alt file it names: S is not worth saving. */
 bool ds__symbols_partial(const struct ds_symbols *S);
 
 struct scope {
@@ -225,6 +225,10 @@ struct ds_symbols {
 	struct Elf *fb_elf;
 	char *fb_name, *fb_binary;
 	bool fb_failed;
+	/* Where the DWARF's dwz alt file comes from (the store), and the
+	 * one S->dwarf reads (a reference, given back with S->dwarf). */
+	struct ds__alt_src alts;
+	const struct ds__dwarf_alt *dwarf_alt;
 	atomic_bool partial; /* see ds__symbols_partial() */
 };
 
@@ -288,12 +292,14 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 
 /* ---- dwarf (lib/dwarf.c) */
 
-/* Open debug's DWARF (and the dwz alt file it names, and the .dwp package
- * of its split units) for CU builds; name is debug's path, binary the
- * binary's (may be NULL): split DWARF is looked for beside both.  0;
- * -ENODATA: no DWARF to read; -ENOMEM. */
+/* Open debug's DWARF (and the .dwp package of its split units) for CU
+ * builds; name is debug's path, binary the binary's (may be NULL): split
+ * DWARF is looked for beside both.  alt: the dwz alt file debug names, as
+ * the store found and opened it (NULL: none found, and names in it stay
+ * unknown); D reads it, so it must outlive D.  0; -ENODATA: no DWARF to
+ * read; -ENOMEM. */
 int ds__dwarf_open(struct ds_context *ctx, struct Elf *debug, const char *name,
-		   const char *binary, struct ds__dwarf **out);
+		   const char *binary, const struct ds__dwarf_alt *alt, struct ds__dwarf **out);
 void ds__dwarf_close(struct ds__dwarf *D);
 /* The CUs that have code (numbered 0..n-1) and their address ranges,
  * sorted by (lo, hi, cu); *ranges is malloc()ed. */

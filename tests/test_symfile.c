@@ -436,7 +436,7 @@ static int load(struct ds_context *ctx, const struct ds__symfile_key *k)
 	ds__debuginfo_init(&di, &key.bid);
 	di.source = DS_SOURCE_BUILD_ID_DIR;
 	atomic_store(&di.path, (char *)"/nonexistent/debuginfo");
-	err = ds__symfile_load(ctx, &di, k, &S);
+	err = ds__symfile_load(ctx, &di, k, NULL, &S);
 	if (err)
 		CHECK(S == NULL);
 	else

@@ -359,7 +359,7 @@ static void test_parts(const struct fixture *f)
 	struct ds__blob *cus;
 	void *copy;
 
-	CHECK_EQ_INT(ds__symbols_build(NULL, elf, f->path, NULL, NULL, true, &S), 0);
+	CHECK_EQ_INT(ds__symbols_build(NULL, elf, f->path, NULL, NULL, true, NULL, &S), 0);
 	CHECK_EQ_INT(ds__symbols_parts(S, &parts), 0);
 	CHECK_EQ_INT(parts.ncus, NCU);
 	CHECK_EQ_INT(ds__symbols_from_parts(&parts, NULL, NULL, &T), 0);
