@@ -1259,9 +1259,14 @@ static int prefetch_alts(struct ds_dso **dsos, size_t n, const struct ds_fetch_o
 		altlink_of(dsos[i], &bid);
 		if (!bid.size)
 			continue;
+		bool mine = false;
+
 		pthread_mutex_lock(&s->aux_lock);
 		e = aux_entry(s, &bid, true);
-		if (!e || !aux_claim(s, e, NULL)) {
+		/* (One this round has claimed already: not waited for.) */
+		for (size_t k = 0; e && k < nwant && !mine; k++)
+			mine = want[k].e == e;
+		if (!e || mine || !aux_claim(s, e, NULL)) {
 			pthread_mutex_unlock(&s->aux_lock);
 			continue; /* known already (or no memory: asked later) */
 		}
