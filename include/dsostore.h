@@ -410,6 +410,20 @@ DS_API int ds_perf_cache_install(struct ds_context *ctx, const char *dso_path,
 				 const struct ds_build_id *bid, const char *debug_file,
 				 char **installed);
 
+/* The dwz alt file of a debug file installed by ds_perf_cache_install()
+ * (installed: the path it gave), where perf's srcline (binutils
+ * addr2line, which reads the alt file by its .gnu_debugaltlink name
+ * relative to the debug file's directory) and libdw find it: alt_file
+ * (its build ID must be the one the link names: -EBADMSG) becomes an entry
+ * of its own, <root>/[dsostore]/<alt-build-id>/debug with its link
+ * <root>/.build-id/<xx>/<rest>, and the name the debug file records,
+ * taken relative to its entry's directory (a leading "/" dropped), a
+ * relative symlink to it.  -ENODATA: installed names no alt file;
+ * -EPERM: the name leads outside perf's cache (nothing is made there).
+ * *placed (may be NULL) gets the malloc()ed path of that link. */
+DS_API int ds_perf_cache_install_alt(struct ds_context *ctx, const char *installed,
+				     const char *alt_file, char **placed);
+
 /* ------------------------------------------------------------------ store */
 
 struct ds_store;

@@ -1382,3 +1382,155 @@ out:
 	close(srcfd);
 	return err;
 }
+
+/* dir (relative to the root, "a/b") and name joined and resolved
+ * lexically into out: "." dropped, ".." taking a component off.  -EPERM
+ * when the result would leave the root, be empty, or lie in perf's
+ * .build-id index; -ENAMETOOLONG. */
+static int perf_rel_join(const char *dir, const char *name, char *out, size_t len)
+{
+	const char *parts[2] = { dir, name };
+	size_t n = 0;
+
+	for (int k = 0; k < 2; k++) {
+		for (const char *p = parts[k]; *p;) {
+			size_t clen;
+
+			while (*p == '/')
+				p++;
+			clen = strcspn(p, "/");
+			if (!clen)
+				break;
+			if (clen == 1 && p[0] == '.') {
+				/* nothing */
+			} else if (clen == 2 && p[0] == '.' && p[1] == '.') {
+				char *slash;
+
+				if (!n)
+					return -EPERM;
+				out[n] = 0;
+				slash = strrchr(out, '/');
+				n = slash ? (size_t)(slash - out) : 0;
+			} else {
+				if (clen > NAME_MAX || n + !!n + clen >= len)
+					return -ENAMETOOLONG;
+				if (n)
+					out[n++] = '/';
+				memcpy(out + n, p, clen);
+				n += clen;
+			}
+			p += clen;
+		}
+	}
+	out[n] = 0;
+	if (!n || !strcmp(out, ".build-id") || !strncmp(out, ".build-id/", 10))
+		return -EPERM;
+	return 0;
+}
+
+/* A symlink at rel (below rootfd) to target, unless rel is there already
+ * as a file of bid (then 0); something else there is left (-EEXIST). */
+static int perf_place_alt_link(int rootfd, const char *rel, const char *target,
+			       const struct ds_build_id *bid)
+{
+	char dir[PATH_MAX];
+	const char *base = strrchr(rel, '/');
+	struct ds_build_id got;
+	int dirfd = -1, fd, err;
+
+	snprintf(dir, sizeof(dir), "%.*s", base ? (int)(base - rel) : 0, rel);
+	base = base ? base + 1 : rel;
+	err = dir[0] ? open_dirs_at(rootfd, dir, &dirfd) : (dirfd = dup(rootfd)) < 0 ? -errno : 0;
+	if (err)
+		return err;
+	fd = openat(dirfd, base, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd >= 0) {
+		err = ds_build_id_read_fd(fd, &got) == 0 && ds_build_id_equal(&got, bid) ? 0
+											   : -EEXIST;
+		close(fd);
+	} else if (symlinkat(target, dirfd, base) != 0) {
+		err = -errno;
+		if (err == -EEXIST) /* a dangling link: ours to replace */
+			err = unlinkat(dirfd, base, 0) == 0 && symlinkat(target, dirfd, base) == 0
+				      ? 0
+				      : -EEXIST;
+	}
+	close(dirfd);
+	if (err && dir[0])
+		prune_dirs_at(rootfd, dir);
+	return err;
+}
+
+DS_API int ds_perf_cache_install_alt(struct ds_context *ctx, const char *installed,
+				     const char *alt_file, char **placed)
+{
+	char name[PATH_MAX], entry_dir[PATH_MAX], rel[PATH_MAX], target[PATH_MAX];
+	char *alt_installed = NULL;
+	struct ds_build_id bid, got;
+	const char *root;
+	size_t rootlen, ilen, depth = 0, tn = 0;
+	int rootfd = -1, err;
+
+	if (placed)
+		*placed = NULL;
+	if (!ctx || !installed || !alt_file || !(root = ctx->perf_buildid_dir))
+		return -EINVAL;
+	rootlen = strlen(root);
+	ilen = strlen(installed);
+	/* <root>/<entry>/debug, as ds_perf_cache_install() gave it. */
+	if (strncmp(installed, root, rootlen) != 0 || installed[rootlen] != '/' ||
+	    ilen < rootlen + 7 || strcmp(installed + ilen - 6, "/debug") != 0)
+		return -EINVAL;
+	snprintf(entry_dir, sizeof(entry_dir), "%.*s", (int)(ilen - rootlen - 7),
+		 installed + rootlen + 1);
+	err = ds__elf_file_altlink(installed, name, sizeof(name), &bid);
+	if (err)
+		return err;
+	err = ds_build_id_read_file(alt_file, &got);
+	if (err == -ENODATA || (!err && !ds_build_id_equal(&got, &bid)))
+		err = -EBADMSG;
+	if (err)
+		return err;
+	/* binutils (perf's srcline runs addr2line on <entry>/debug) reads
+	 * <directory of the debug file>/<name>, an absolute name appended
+	 * as it is; libdw, a relative name from there too. */
+	err = perf_rel_join(entry_dir, name, rel, sizeof(rel));
+	if (err) {
+		ds_debug(ctx, "perf cache: %s: alt file name %s leads outside %s", installed, name,
+			 root);
+		return err;
+	}
+	err = ds_perf_cache_install(ctx, NULL, &bid, alt_file, &alt_installed);
+	if (err)
+		return err;
+	if (strncmp(alt_installed, root, rootlen) != 0 || alt_installed[rootlen] != '/') {
+		err = -EINVAL;
+		goto out;
+	}
+	for (const char *p = rel; *p; p++)
+		depth += *p == '/';
+	for (size_t k = 0; k < depth && tn + 3 < sizeof(target); k++, tn += 3)
+		memcpy(target + tn, "../", 3);
+	if (snprintf(target + tn, sizeof(target) - tn, "%s", alt_installed + rootlen + 1) >=
+	    (int)(sizeof(target) - tn)) {
+		err = -ENAMETOOLONG;
+		goto out;
+	}
+	err = open_perf_root(root, &rootfd);
+	if (!err)
+		err = perf_place_alt_link(rootfd, rel, target, &bid);
+	if (err) {
+		ds_debug(ctx, "perf cache: %s/%s: %s", root, rel, strerror(-err));
+		goto out;
+	}
+	ds_info(ctx, "perf cache: %s/%s -> %s (the alt file of %s)", root, rel, target, installed);
+	if (placed && asprintf(placed, "%s/%s", root, rel) < 0) {
+		*placed = NULL;
+		err = -ENOMEM;
+	}
+out:
+	if (rootfd >= 0)
+		close(rootfd);
+	free(alt_installed);
+	return err;
+}

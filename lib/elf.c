@@ -249,6 +249,23 @@ bool ds__elf_altlink(Elf *elf, const char **name, struct ds_build_id *bid)
 	return false;
 }
 
+int ds__elf_file_altlink(const char *path, char *name, size_t len, struct ds_build_id *bid)
+{
+	int fd = ds__elf_open_fd(path), err = -ENODATA;
+	const char *n;
+	Elf *elf;
+
+	if (fd < 0)
+		return fd;
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (elf && ds__elf_altlink(elf, &n, bid))
+		err = snprintf(name, len, "%s", n) < (int)len ? 0 : -ENAMETOOLONG;
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
 int ds__elf_check_compressed(Elf *elf, char *msg, size_t msglen)
 {
 	size_t shstrndx;

@@ -231,6 +231,9 @@ struct ds_elf_packed {
 /* .gnu_debugaltlink: the dwz alt file's name (NUL-terminated, in the
  * section) and build ID.  false: none, or malformed. */
 bool ds__elf_altlink(struct Elf *elf, const char **name, struct ds_build_id *bid);
+/* The same for the file at path, the name copied into name (len bytes).
+ * 0; -ENODATA: none; -ENAMETOOLONG; an open's negative errno. */
+int ds__elf_file_altlink(const char *path, char *name, size_t len, struct ds_build_id *bid);
 struct Elf_Scn;
 bool ds__elf_packed(struct Elf *elf, struct Elf_Scn *scn, const char *name,
 		    struct ds_elf_packed *out);

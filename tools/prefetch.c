@@ -14,7 +14,8 @@ static const char prefetch_help[] =
 	"Finds the debuginfo of every DSO with samples (or in their callchains) in\n"
 	"the recordings: on this machine first (the binary itself, debug\n"
 	"directories, debuglink, perf's build-id cache, the debuginfod cache), then\n"
-	"from the servers of $DEBUGINFOD_URLS, all at once.  Ends with a summary,\n"
+	"from the servers of $DEBUGINFOD_URLS, all at once; then the dwz alt files\n"
+	"that debuginfo names, the same way.  Ends with a summary,\n"
 	"and a line for each DSO left without debuginfo.  Exit status 1 when a fetch\n"
 	"failed (a server error, not \"no server has it\"), 2 on bad usage or an\n"
 	"unreadable recording.\n"
@@ -24,16 +25,22 @@ static const char prefetch_help[] =
 	"                          (fetched, or in another debug directory) into perf's\n"
 	"                          build-id cache (--perf-buildid-dir, else\n"
 	"                          $PERF_BUILDID_DIR, else ~/.debug) so that perf\n"
-	"                          report finds it offline\n"
+	"                          report finds it offline, with the dwz alt file\n"
+	"                          it names where perf's addr2line looks for it\n"
 	"  --progress, --no-progress   a progress bar on stderr (default: on a terminal)\n"
 	"  -q, --quiet             only the lines for DSOs left without debuginfo\n" CLI_COMMON_HELP;
 
 struct tally {
 	size_t local, fetched, cached, missing, failed, nobid, kernel, installed;
+	/* dwz alt files, each counted once: found, missing, into perf's cache */
+	struct ds_build_id *alts;
+	size_t nalts, alts_missing, alts_installed;
 };
 
-static void install(struct ds_context *ctx, const struct ds_perf_dso *d,
-		    const struct ds_debuginfo *di, struct tally *t, int *status)
+/* Installs d's debuginfo; returns its path in perf's cache (malloc()ed),
+ * NULL when perf finds it by itself or it failed. */
+static char *install(struct ds_context *ctx, const struct ds_perf_dso *d,
+		     const struct ds_debuginfo *di, struct tally *t, int *status)
 {
 	char *where = NULL;
 	int rc;
@@ -45,11 +52,11 @@ static void install(struct ds_context *ctx, const struct ds_perf_dso *d,
 	switch (ds_debuginfo_source(di)) {
 	case DS_SOURCE_SELF:
 	case DS_SOURCE_PERF_CACHE:
-		return;
+		return NULL;
 	case DS_SOURCE_BUILD_ID_DIR:
 	case DS_SOURCE_DEBUGLINK:
 		if (!strncmp(ds_debuginfo_path(di), "/usr/lib/debug/", 15))
-			return;
+			return NULL;
 		break;
 	default:
 		break;
@@ -59,10 +66,51 @@ static void install(struct ds_context *ctx, const struct ds_perf_dso *d,
 	if (rc) {
 		cli_error("%s: perf cache: %s", d->path, ds_strerror(rc));
 		*status = 1;
-		return;
+		return NULL;
 	}
 	t->installed++;
-	free(where);
+	return where;
+}
+
+/* The dwz alt file d's debuginfo names (prefetch's second round fetched
+ * it), counted once per build ID; with installed (d's debuginfo in perf's
+ * cache), put where perf's srcline looks for it. */
+static void alt_file(struct ds_context *ctx, const struct ds_perf_dso *d, const char *installed,
+		     struct tally *t, int *status)
+{
+	struct ds_build_id bid;
+	char *path = NULL, hex[2 * DS_BUILD_ID_MAX + 1];
+	bool seen = false;
+	int rc = ds_dso_alt_file(d->dso, &bid, &path);
+
+	if (rc == -ENODATA)
+		return;
+	for (size_t i = 0; i < t->nalts && !seen; i++)
+		seen = ds_build_id_equal(&t->alts[i], &bid);
+	if (!seen) {
+		struct ds_build_id *v = realloc(t->alts, (t->nalts + 1) * sizeof(*v));
+
+		if (v) {
+			t->alts = v;
+			t->alts[t->nalts++] = bid;
+		}
+		if (rc) {
+			t->alts_missing++;
+			ds_build_id_format(&bid, hex, sizeof(hex));
+			printf("missing  %s (the dwz alt file of %s)\n", hex, d->path);
+		}
+	}
+	if (!rc && installed) {
+		rc = ds_perf_cache_install_alt(ctx, installed, path, NULL);
+		if (rc) {
+			cli_error("%s: perf cache: its dwz alt file %s: %s", d->path, path,
+				  ds_strerror(rc));
+			*status = 1;
+		} else if (!seen) {
+			t->alts_installed++;
+		}
+	}
+	free(path);
 }
 
 static int prefetch_one(struct ds_context *ctx, const char *path, bool all, bool kernel,
@@ -107,7 +155,7 @@ static int prefetch_one(struct ds_context *ctx, const char *path, bool all, bool
 	for (size_t i = 0; i < n; i++) {
 		const struct ds_perf_dso *d = &dsos[i];
 		const struct ds_debuginfo *di;
-		char hex[2 * DS_BUILD_ID_MAX + 1] = "(no build ID)", why[512];
+		char hex[2 * DS_BUILD_ID_MAX + 1] = "(no build ID)", why[512], *where;
 
 		if (!all && !d->samples && !d->callchain_hits)
 			continue;
@@ -134,8 +182,9 @@ static int prefetch_one(struct ds_context *ctx, const char *path, bool all, bool
 			default:
 				t.local++;
 			}
-			if (perf_cache)
-				install(ctx, d, di, &t, &status);
+			where = perf_cache ? install(ctx, d, di, &t, &status) : NULL;
+			alt_file(ctx, d, where, &t, &status);
+			free(where);
 			continue;
 		}
 		ds_dso_error(d->dso, why, sizeof(why));
@@ -165,9 +214,14 @@ static int prefetch_one(struct ds_context *ctx, const char *path, bool all, bool
 			printf("  no build ID        %zu  (not a file here: anonymous memory, "
 			       "JIT code, [vdso]...)\n",
 			       t.nobid);
+		if (t.nalts)
+			printf("  dwz alt files      %zu  (%zu missing)\n", t.nalts, t.alts_missing);
 		if (perf_cache)
 			printf("  into perf's cache  %zu\n", t.installed);
+		if (perf_cache && t.nalts)
+			printf("  alt files there    %zu\n", t.alts_installed);
 	}
+	free(t.alts);
 	ds_perf_session_free(sess);
 	return status;
 }
