@@ -2,8 +2,9 @@
 /*
  * Reading DWARF, the only room that does.  Our own reader of the raw
  * sections, DWARF 2 to 5, one CU at a time:
- *   - ds__dwarf_open() takes the sections of the debuginfo (and of the dwz
- *     alt file it names), decompressing the compressed ones (zlib, zstd;
+ *   - ds__dwarf_open() takes the sections of the debuginfo (those of the dwz
+ *     alt file it names come opened, by ds__dwarf_alt_open(), from the
+ *     store, which finds and shares them), decompressing the compressed ones (zlib, zstd;
  *     several at once on several threads), reads every unit header and
  *     top DIE, and maps addresses to CUs from .debug_aranges, or from the
  *     CUs' own ranges for those it does not list;
