@@ -942,34 +942,50 @@ int ds__cache_clean(struct ds_cache *c, bool force)
 
 /* "/a//b/c" -> "a/b/c": the entry's place under the root.  "." and ".."
  * would take it elsewhere, ".build-id" is perf's index: -EINVAL. */
+/* The next component of a path at p (slashes skipped), *clen bytes long
+ * (0: none left). */
+static const char *next_comp(const char *p, size_t *clen)
+{
+	while (*p == '/')
+		p++;
+	*clen = strcspn(p, "/");
+	return p;
+}
+
+/* Component c (clen bytes) appended to rel (*n bytes of len). */
+static int rel_push(char *rel, size_t *n, size_t len, const char *c, size_t clen)
+{
+	if (clen > NAME_MAX || *n + !!*n + clen >= len)
+		return -ENAMETOOLONG;
+	if (*n)
+		rel[(*n)++] = '/';
+	memcpy(rel + *n, c, clen);
+	*n += clen;
+	rel[*n] = 0;
+	return 0;
+}
+
+/* Empty, or perf's index: no place for an entry. */
+static bool rel_unfit(const char *rel)
+{
+	return !rel[0] || !strcmp(rel, ".build-id") || !strncmp(rel, ".build-id/", 10);
+}
+
 static int perf_entry_rel(const char *dso_path, char *rel, size_t len)
 {
-	size_t n = 0;
+	size_t n = 0, clen;
+	int err;
 
-	if (dso_path[0] != '/')
+	if (dso_path[0] != '/' || !len)
 		return -EINVAL;
-	for (const char *p = dso_path; *p;) {
-		size_t clen;
-
-		while (*p == '/')
-			p++;
-		clen = strcspn(p, "/");
-		if (!clen)
-			break;
+	rel[0] = 0;
+	for (const char *p = next_comp(dso_path, &clen); clen; p = next_comp(p + clen, &clen)) {
 		if (bad_component(p, clen))
 			return -EINVAL;
-		if (clen > NAME_MAX || n + !!n + clen >= len)
-			return -ENAMETOOLONG;
-		if (n)
-			rel[n++] = '/';
-		memcpy(rel + n, p, clen);
-		n += clen;
-		p += clen;
+		if ((err = rel_push(rel, &n, len, p, clen)))
+			return err;
 	}
-	rel[n] = 0;
-	if (!n || !strcmp(rel, ".build-id") || !strncmp(rel, ".build-id/", 10))
-		return -EINVAL;
-	return 0;
+	return rel_unfit(rel) ? -EINVAL : 0;
 }
 
 /* The entry an existing .build-id link names, if it is one perf would
@@ -1392,40 +1408,30 @@ static int perf_rel_join(const char *dir, const char *name, char *out, size_t le
 	const char *parts[2] = { dir, name };
 	size_t n = 0;
 
+	if (!len)
+		return -ENAMETOOLONG;
+	out[0] = 0;
 	for (int k = 0; k < 2; k++) {
-		for (const char *p = parts[k]; *p;) {
-			size_t clen;
+		size_t clen;
+		int err;
 
-			while (*p == '/')
-				p++;
-			clen = strcspn(p, "/");
-			if (!clen)
-				break;
-			if (clen == 1 && p[0] == '.') {
-				/* nothing */
-			} else if (clen == 2 && p[0] == '.' && p[1] == '.') {
+		for (const char *p = next_comp(parts[k], &clen); clen;
+		     p = next_comp(p + clen, &clen)) {
+			if (clen == 2 && p[0] == '.' && p[1] == '.') {
 				char *slash;
 
 				if (!n)
 					return -EPERM;
-				out[n] = 0;
 				slash = strrchr(out, '/');
 				n = slash ? (size_t)(slash - out) : 0;
-			} else {
-				if (clen > NAME_MAX || n + !!n + clen >= len)
-					return -ENAMETOOLONG;
-				if (n)
-					out[n++] = '/';
-				memcpy(out + n, p, clen);
-				n += clen;
+				out[n] = 0;
+			} else if (!(clen == 1 && p[0] == '.') &&
+				   (err = rel_push(out, &n, len, p, clen))) {
+				return err;
 			}
-			p += clen;
 		}
 	}
-	out[n] = 0;
-	if (!n || !strcmp(out, ".build-id") || !strncmp(out, ".build-id/", 10))
-		return -EPERM;
-	return 0;
+	return rel_unfit(out) ? -EPERM : 0;
 }
 
 /* A symlink at rel (below rootfd) to target, unless rel is there already
