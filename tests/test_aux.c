@@ -65,13 +65,16 @@ static void symbol_range(const char *file, const char *name, uint64_t *lo, uint6
 static void setup(void)
 {
 	const char *dir = t_tmpdir();
+	char *hdr;
 
 	if (t_sh("{ command -v gcc && command -v objcopy && command -v dwz && command -v nm && "
 		 "command -v strip && command -v eu-readelf; } >/dev/null") != 0) {
 		fprintf(stderr, "SKIP: gcc, objcopy, dwz, nm, strip or eu-readelf is missing\n");
 		exit(77);
 	}
-	t_write_file(t_path("common.h"), common_h);
+	hdr = t_path("common.h");
+	t_write_file(hdr, common_h);
+	free(hdr);
 	for (int i = 0; i < 2; i++) {
 		const char *name = i ? "pb" : "pa";
 
