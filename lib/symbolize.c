@@ -563,6 +563,49 @@ static char *llvm_with_suffix(const char *name, size_t len, char *(*demangle)(co
  * is demangled by LLVM alone.  So where the whole name fails, each '.'
  * in turn is tried as the suffix's start (a source name may hold dots:
  * Rust's "vtable.shim"). */
+/* An inheriting constructor ("CI1"/"CI2" and the base class in the
+ * mangled name): libiberty names it after the base ("D<T>::B(B args)"),
+ * LLVM after its own class ("D<T>::D(B args)").  d (demangled) rewritten
+ * in place when it has that shape: the last "::" at nesting depth 0
+ * before the parameters' '(', the name before it D, template arguments
+ * and ABI tags dropped.  (The new name is never longer: "D<...>" holds D.) */
+static void llvm_inheriting_ctor(const char *mangled, char *d)
+{
+	static const char anon[] = "(anonymous namespace)";
+	const char *cls = d, *sep = NULL, *open = NULL;
+	size_t depth = 0, clen, blen;
+
+	if (!strstr(mangled, "CI1") && !strstr(mangled, "CI2"))
+		return;
+	for (const char *p = d; *p && !open; p++) {
+		if (!depth && !strncmp(p, anon, sizeof(anon) - 1)) {
+			p += sizeof(anon) - 2;
+		} else if (*p == '<' || *p == '(' || *p == '[' || *p == '{') {
+			if (!depth && *p == '(')
+				open = p;
+			else
+				depth++;
+		} else if ((*p == '>' || *p == ')' || *p == ']' || *p == '}') && depth) {
+			depth--;
+		} else if (!depth && p[0] == ':' && p[1] == ':') {
+			if (sep)
+				cls = sep + 2;
+			sep = p;
+			p++;
+		}
+	}
+	if (!open || !sep)
+		return;
+	/* The class's own name: up to its template arguments or ABI tag. */
+	for (clen = 0; cls + clen < sep && cls[clen] != '<' && cls[clen] != '['; clen++)
+		;
+	blen = (size_t)(open - (sep + 2));
+	if (!clen || clen > blen)
+		return;
+	memcpy((char *)sep + 2, cls, clen);
+	memmove((char *)sep + 2 + clen, open, strlen(open) + 1);
+}
+
 static char *llvm_itanium(const char *name)
 {
 	char *res = cplus_demangle_v3(name, DMGL_PARAMS | DMGL_ANSI), *out;
@@ -573,6 +616,8 @@ static char *llvm_itanium(const char *name)
 		return NULL;
 	out = llvm_respell(res);
 	free(res);
+	if (out)
+		llvm_inheriting_ctor(name, out);
 	return out;
 }
 
