@@ -68,7 +68,7 @@ build() {
 		strip -o "$1/s/m" "$1/u/m"
 }
 
-direct=0 substitute=0
+direct=0 substitute=0 direct_lazy=0 direct_now=0
 for variant in "lazy||" "now||-Wl,-z,now" "ibt|-fcf-protection|-Wl,-z,ibtplt" \
 	"ibtnow|-fcf-protection|-Wl,-z,ibtplt,-z,now"; do
 	IFS='|' read -r name cflags ldflags <<<"$variant"
@@ -190,7 +190,12 @@ for b in bad:
 print("direct %d substitute %d: %s" % (len(direct), len(subst), "; ".join(direct + subst)))
 sys.exit(1 if bad else 0)
 PY
-			direct=$((direct + $(awk '{print $2; exit}' "$data.cmp")))
+			d=$(awk '{print $2; exit}' "$data.cmp")
+			direct=$((direct + d))
+			case $name in
+			lazy) direct_lazy=$((direct_lazy + d)) ;;
+			now) direct_now=$((direct_now + d)) ;;
+			esac
 			substitute=$((substitute + $(awk '{sub(":", "", $4); print $4; exit}' "$data.cmp")))
 			tl_case_end "$(tail -1 "$data.cmp")"
 		else
@@ -199,8 +204,13 @@ PY
 		fi
 	done
 done
-# perf 6.1 names the stubs of a shared library's .plt: at least those
-# rows must have been compared with perf's own.
-[ "$direct" -ge 4 ] || fail "only $direct PLT rows compared with perf's own"
+# perf 6.1 names the stubs of a shared library's .plt: those rows must
+# have been compared with perf's own.  Four recordings have one (lazy and
+# -z now, unstripped and stripped), but a row is compared only from 1% of
+# the samples, and on a loaded machine one of them can fall under it (a
+# CI run had 3): at least two, one of lazy binding and one of -z now.
+[ "$direct" -ge 2 ] || fail "only $direct PLT rows compared with perf's own"
+[ "$direct_lazy" -ge 1 ] && [ "$direct_now" -ge 1 ] ||
+	fail "no PLT row compared with perf's own for lazy binding ($direct_lazy) or -z now ($direct_now)"
 
 tl_finish perf_report_plt "$direct PLT rows as perf's, $substitute against objdump and perf's rows over the stub"
