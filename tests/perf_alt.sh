@@ -94,36 +94,23 @@ requests() { # debuginfo requests dsserver saw for a build ID
 	curl -s --max-time 5 "http://127.0.0.1:$DSP/control/stats?url=/buildid/$1/debuginfo"
 }
 export DEBUGINFOD_URLS=http://127.0.0.1:$DSP DEBUGINFOD_CACHE_PATH=$tmp/cache
-prefetch() { # NAME ARGS...: NAME.out, NAME.err, $rc
-	local name=$1
-	shift
-	rc=0
-	"$DSOSTORE" prefetch --no-progress "$@" >"$name.out" 2>"$name.err" || rc=$?
-	if grep -q -E 'Sanitizer|runtime error' "$name.err"; then
-		fail "$name: sanitizer report: $(head -5 "$name.err")"
-	fi
-}
-field() { # NAME LABEL: the number after a summary label
-	awk -v l="$2" 'index($0, "  " l " ") == 1 {
-		sub("^  " l " +", ""); print $1 + 0; exit}' "$1.out"
-}
-prefetch first --perf-cache --perf-buildid-dir "$HOME/.debug" s.data
+tl_prefetch first --perf-cache --perf-buildid-dir "$HOME/.debug" s.data
 [ "$rc" -eq 0 ] || fail "first: exit $rc: $(cat first.err)"
-[ "$(field first "dwz alt files")" = 1 ] ||
-	fail "first: $(field first "dwz alt files") dwz alt files, want 1: $(cat first.out)"
+[ "$(tl_summary_field first "dwz alt files")" = 1 ] ||
+	fail "first: $(tl_summary_field first "dwz alt files") dwz alt files, want 1: $(cat first.out)"
 grep -q "(0 missing)" first.out || fail "first: the alt file is missing: $(cat first.out)"
-[ "$(field first "alt files there")" = 1 ] ||
-	fail "first: $(field first "alt files there") alt files in perf's cache, want 1"
+[ "$(tl_summary_field first "alt files there")" = 1 ] ||
+	fail "first: $(tl_summary_field first "alt files there") alt files in perf's cache, want 1"
 [ "$(requests "$altbid")" = 1 ] || fail "first: the alt file was asked $(requests "$altbid") times, want 1"
 for b in "$abid" "$bbid" "$altbid"; do
 	[ -s "cache/$b/debuginfo" ] || fail "first: $b not in the debuginfod cache"
 done
 
 # Again: the alt file comes from the cache.
-prefetch again s.data
+tl_prefetch again s.data
 [ "$rc" -eq 0 ] || fail "again: exit $rc: $(cat again.err)"
 [ "$(requests "$altbid")" = 1 ] || fail "again: the alt file was asked of the server again"
-[ "$(field again "dwz alt files")" = 1 ] || fail "again: $(cat again.out)"
+[ "$(tl_summary_field again "dwz alt files")" = 1 ] || fail "again: $(cat again.out)"
 
 # Offline from here: the server stops (its port refuses).
 kill -TERM "$server_pid" 2>/dev/null

@@ -143,31 +143,17 @@ for fn in main_spin lib_spin; do
 done
 
 # ------------------------------------------------- prefetch: real server
-# prefetch NAME [OPTION...] RECORDING: stdout NAME.out, stderr NAME.err, $rc.
-prefetch() {
-	local name=$1
-	shift
-	rc=0
-	"$DSOSTORE" prefetch --no-progress "$@" >"$name.out" 2>"$name.err" || rc=$?
-	if grep -q -E 'Sanitizer|runtime error' "$name.err"; then
-		fail "$name: sanitizer report: $(head -5 "$name.err")"
-	fi
-}
-field() { # NAME LABEL: the number after a summary label
-	awk -v l="$2" 'index($0, "  " l " ") == 1 {
-		sub("^  " l " +", ""); print $1 + 0; exit}' "$1.out"
-}
 export DEBUGINFOD_URLS=http://127.0.0.1:$P DEBUGINFOD_CACHE_PATH=$tmp/cache
 before=$(served)
-prefetch real --perf-cache --perf-buildid-dir "$HOME/.debug" s.data
+tl_prefetch real --perf-cache --perf-buildid-dir "$HOME/.debug" s.data
 [ "$rc" -eq 0 ] || fail "real: exit $rc: $(cat real.err)"
-[ "$(field real fetched)" = 2 ] || fail "real: fetched $(field real fetched), want 2 (w, libw.so): $(cat real.out)"
-[ "$(field real "into perf's cache")" = 2 ] ||
-	fail "real: $(field real "into perf's cache") into perf's cache, want 2: $(cat real.out)"
+[ "$(tl_summary_field real fetched)" = 2 ] || fail "real: fetched $(tl_summary_field real fetched), want 2 (w, libw.so): $(cat real.out)"
+[ "$(tl_summary_field real "into perf's cache")" = 2 ] ||
+	fail "real: $(tl_summary_field real "into perf's cache") into perf's cache, want 2: $(cat real.out)"
 # One request per build ID the machine lacks: the two, and what is missing
 # (the vDSO, when it has samples).
-[ $(($(served) - before)) -eq $((2 + $(field real missing))) ] ||
-	fail "real: the server was asked $(($(served) - before)) times, want 2 + $(field real missing) missing"
+[ $(($(served) - before)) -eq $((2 + $(tl_summary_field real missing))) ] ||
+	fail "real: the server was asked $(($(served) - before)) times, want 2 + $(tl_summary_field real missing) missing"
 grep -q "libidle" real.out && fail "real: libidle.so (no samples) was considered without --all"
 for f in w libw.so; do
 	grep -q "${bid[$f]}" real.out && fail "real: $f listed as missing or failed"
@@ -185,20 +171,20 @@ done
 
 # Again: everything from the cache, nothing asked of the server.
 before=$(served)
-prefetch again s.data
+tl_prefetch again s.data
 [ "$rc" -eq 0 ] || fail "again: exit $rc"
-[ "$(field again fetched)" = 0 ] || fail "again: fetched $(field again fetched), want 0"
-[ "$(field again "debuginfod cache")" = 2 ] ||
-	fail "again: $(field again "debuginfod cache") from the debuginfod cache, want 2: $(cat again.out)"
+[ "$(tl_summary_field again fetched)" = 0 ] || fail "again: fetched $(tl_summary_field again fetched), want 0"
+[ "$(tl_summary_field again "debuginfod cache")" = 2 ] ||
+	fail "again: $(tl_summary_field again "debuginfod cache") from the debuginfod cache, want 2: $(cat again.out)"
 [ "$(served)" -eq "$before" ] || fail "again: the server was asked again"
 
 # -z and pipe mode: no build-ID table; the build IDs are read from the
 # files (same inodes): the same two come from the cache.
 for r in z pipe; do
-	prefetch "$r" "$r.data"
+	tl_prefetch "$r" "$r.data"
 	[ "$rc" -eq 0 ] || fail "$r: exit $rc: $(cat "$r.err")"
-	[ "$(field "$r" "debuginfod cache")" = 2 ] ||
-		fail "$r: $(field "$r" "debuginfod cache") from the cache, want 2: $(cat "$r.out")"
+	[ "$(tl_summary_field "$r" "debuginfod cache")" = 2 ] ||
+		fail "$r: $(tl_summary_field "$r" "debuginfod cache") from the cache, want 2: $(cat "$r.out")"
 done
 
 # ---------------------------------------------------- dsserver: faults
@@ -207,7 +193,7 @@ export DEBUGINFOD_URLS=http://127.0.0.1:$DSP DEBUGINFOD_RETRY_LIMIT=0
 # 0), with its build ID and path.
 export DEBUGINFOD_CACHE_PATH=$tmp/cache-all
 control "fault?spec=${bid[libw.so]}:status=404"
-prefetch all --all s.data
+tl_prefetch all --all s.data
 [ "$rc" -eq 0 ] || fail "all: exit $rc: $(cat all.err)"
 [ "$(ds_requests "${bid[libidle.so]}")" -eq 1 ] || fail "all: libidle.so not fetched once with --all"
 [ -s "cache-all/${bid[libidle.so]}/debuginfo" ] || fail "all: libidle.so's debuginfo not cached"
@@ -219,18 +205,18 @@ control "fault?bid=${bid[libw.so]}&kind=clear"
 export DEBUGINFOD_CACHE_PATH=$tmp/cache-fail
 control "fault?spec=${bid[w]}:status=500"
 before=$(ds_requests "${bid[w]}")
-prefetch failed s.data
+tl_prefetch failed s.data
 [ "$rc" -eq 1 ] || fail "failed: exit $rc, want 1"
 # One request (no retries here): the batch's answer is the DSO's, the
 # server is not asked a second time for the summary.
 [ $(($(ds_requests "${bid[w]}") - before)) -eq 1 ] ||
 	fail "failed: the server was asked $(($(ds_requests "${bid[w]}") - before)) times for w, want 1"
 grep -q -E "^failed   ${bid[w]} $tmp/bin/w: " failed.out || fail "failed: no 'failed' line for w: $(cat failed.out)"
-[ "$(field failed failed)" = 1 ] || fail "failed: $(field failed failed) failed, want 1"
-[ "$(field failed fetched)" = 1 ] || fail "failed: $(field failed fetched) fetched, want 1 (libw.so)"
+[ "$(tl_summary_field failed failed)" = 1 ] || fail "failed: $(tl_summary_field failed failed) failed, want 1"
+[ "$(tl_summary_field failed fetched)" = 1 ] || fail "failed: $(tl_summary_field failed fetched) fetched, want 1 (libw.so)"
 
 # Not a recording: exit 2 with one message.
-prefetch bad /etc/passwd
+tl_prefetch bad /etc/passwd
 [ "$rc" -eq 2 ] || fail "bad: exit $rc, want 2"
 grep -q "^dsostore: /etc/passwd: " bad.err || fail "bad: $(cat bad.err)"
 

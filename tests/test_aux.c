@@ -125,14 +125,6 @@ static struct ds_context *new_ctx(const char *const *dirs)
 	return ctx;
 }
 
-static struct ds_store_stats stats(struct ds_store *s)
-{
-	struct ds_store_stats st;
-
-	ds_store_stats(s, &st);
-	return st;
-}
-
 /* Every address of spin in file i, as "frames\n" lines (innermost
  * first); and whether any frame named cm_mix (held in the alt file). */
 struct job {
@@ -215,7 +207,7 @@ static void test_shared(char *want[2])
 	}
 	/* One search, one open, counted once: both indexes have main's
 	 * CU left to build, so both still read it. */
-	st = stats(s);
+	st = t_stats(s);
 	CHECK_EQ_INT(st.aux_searches, 1);
 	CHECK_EQ_INT(st.aux_opens, 1);
 	CHECK_EQ_INT(st.aux_open, 1);
@@ -229,14 +221,14 @@ static void test_shared(char *want[2])
 	}
 	CHECK(ds_build_id_equal(&alt[0], &alt[1]));
 	CHECK(path[0] && path[1] && !strcmp(path[0], path[1]));
-	CHECK_EQ_INT(stats(s).aux_searches, 1);
+	CHECK_EQ_INT(t_stats(s).aux_searches, 1);
 	free(path[0]);
 	free(path[1]);
 	/* Closed with its last reader. */
 	ds_dso_put(jobs[0].d);
-	CHECK_EQ_INT(stats(s).aux_open, 1);
+	CHECK_EQ_INT(t_stats(s).aux_open, 1);
 	ds_dso_put(jobs[1].d);
-	st = stats(s);
+	st = t_stats(s);
 	CHECK_EQ_INT(st.aux_open, 0);
 	CHECK_EQ_INT(st.aux_bytes, 0);
 	CHECK_EQ_INT(st.bytes_held, 0);
@@ -262,12 +254,12 @@ static void test_lifetime(void)
 		ds_sym_result_release(&r);
 	}
 	/* Names only: no DWARF read, the alt file not asked for. */
-	CHECK_EQ_INT(stats(s).aux_searches, 0);
+	CHECK_EQ_INT(t_stats(s).aux_searches, 0);
 	for (int i = 0; i < 2; i++) {
 		CHECK_EQ_INT(ds_dso_symbolize(d[i], spin_lo[i] + 4, DS_SYM_INLINES, &r), 0);
 		ds_sym_result_release(&r);
 	}
-	st = stats(s);
+	st = t_stats(s);
 	CHECK_EQ_INT(st.aux_searches, 1);
 	one = st.aux_bytes;
 	CHECK_EQ_INT(st.aux_open, 1);
@@ -276,7 +268,7 @@ static void test_lifetime(void)
 	ds_dso_put(d[0]);
 	ds_dso_put(d[1]);
 	d[0] = d[1] = NULL;
-	st = stats(s);
+	st = t_stats(s);
 	CHECK_EQ_INT(st.aux_open, 0);
 	CHECK_EQ_INT(st.aux_bytes, 0);
 	CHECK_EQ_INT(st.bytes_held, 0);
@@ -287,7 +279,7 @@ static void test_lifetime(void)
 		symbolize_all(&j);
 		CHECK(j.saw_inline);
 		free(j.out);
-		st = stats(s);
+		st = t_stats(s);
 		CHECK_EQ_INT(st.aux_searches, 1);
 		CHECK_EQ_INT(st.aux_opens, 2);
 		CHECK_EQ_INT(st.aux_bytes, one);
@@ -335,8 +327,8 @@ static void test_missing(void)
 		CHECK(bid.size == 20);
 		ds_dso_put(d);
 	}
-	CHECK_EQ_INT(stats(s).aux_searches, 1);
-	CHECK_EQ_INT(stats(s).aux_opens, 0);
+	CHECK_EQ_INT(t_stats(s).aux_searches, 1);
+	CHECK_EQ_INT(t_stats(s).aux_opens, 0);
 	ds_store_free(s);
 	ds_context_free(ctx);
 	free(dir);

@@ -1329,14 +1329,6 @@ static uint64_t nm_address(const char *bin, const char *sym)
 	return a;
 }
 
-static struct ds_store_stats stats_of(struct ds_store *s)
-{
-	struct ds_store_stats st;
-
-	ds_store_stats(s, &st);
-	return st;
-}
-
 /* What a DS_SYM_NO_LINES answer names: the function, or NULL. */
 static const char *only_name(const struct ds_sym_result *r)
 {
@@ -1401,7 +1393,7 @@ static void test_names_only(void)
 				}
 				ds_sym_result_release(&r);
 			}
-			st = stats_of(s);
+			st = t_stats(s);
 			CHECK_EQ_INT(st.dwarf_builds, 0);
 			CHECK_EQ_INT(st.symtab_builds, 1);
 		}
@@ -1412,7 +1404,7 @@ static void test_names_only(void)
 		/* The full query reads the DWARF, once, and it shows. */
 		CHECK_EQ_INT(check_all(k ? "full after names, split" : "full after names", d, bn),
 			     0);
-		st = stats_of(s);
+		st = t_stats(s);
 		CHECK_EQ_INT(st.dwarf_builds, 1);
 		CHECK_EQ_INT(st.symtab_builds, 1);
 		CHECK(held(s) > names_bytes);
@@ -1441,7 +1433,7 @@ static void test_names_only(void)
 			ds_sym_result_release(&full);
 		}
 		CHECK_EQ_INT(bad, 0);
-		st = stats_of(s);
+		st = t_stats(s);
 		CHECK_EQ_INT(st.dwarf_builds, 1);
 		CHECK_EQ_INT(st.symtab_builds, 1);
 		ds_dso_put(d);
@@ -1487,11 +1479,11 @@ static void test_names_only_no_symbol(void)
 	CHECK_EQ_INT(ds_dso_symbolize(d, f3 + 1, DS_SYM_NO_LINES | DS_SYM_ELF_NAMES, &r), 0);
 	CHECK_EQ_INT(r.nframes, 0);
 	ds_sym_result_release(&r);
-	CHECK_EQ_INT(stats_of(s).dwarf_builds, 0);
+	CHECK_EQ_INT(t_stats(s).dwarf_builds, 0);
 	CHECK_EQ_INT(ds_dso_symbolize(d, f3 + 1, DS_SYM_ELF_NAMES, &r), 0);
 	CHECK(same_name(only_name(&r), "f_3"));
 	ds_sym_result_release(&r);
-	CHECK_EQ_INT(stats_of(s).dwarf_builds, 1);
+	CHECK_EQ_INT(t_stats(s).dwarf_builds, 1);
 	ds_dso_put(d);
 	ds_store_free(s);
 	ds_context_free(ctx);
@@ -1565,7 +1557,7 @@ static void test_names_only_threads(void)
 			CHECK_EQ_INT(jobs[t].bad, 0);
 		}
 		pthread_barrier_destroy(&barrier);
-		st = stats_of(s);
+		st = t_stats(s);
 		if (!round) { /* nothing evicted: once each */
 			CHECK_EQ_INT(st.symtab_builds, 1);
 			CHECK_EQ_INT(st.dwarf_builds, 1);

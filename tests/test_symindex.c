@@ -176,14 +176,6 @@ static struct ds_context *context(void)
 	return ctx;
 }
 
-static struct ds_store_stats stats(struct ds_store *s)
-{
-	struct ds_store_stats st;
-
-	ds_store_stats(s, &st);
-	return st;
-}
-
 /* Names only: ELF symbols, no CU, no DWARF index. */
 static void test_names_only(struct ds_context *ctx, const struct fixture *f)
 {
@@ -200,9 +192,9 @@ static void test_names_only(struct ds_context *ctx, const struct fixture *f)
 		      !strcmp(r.frames[0].function, want));
 		ds_sym_result_release(&r);
 	}
-	CHECK_EQ_INT(stats(s).symtab_builds, 1);
-	CHECK_EQ_INT(stats(s).dwarf_builds, 0);
-	CHECK_EQ_INT(stats(s).units_built, 0);
+	CHECK_EQ_INT(t_stats(s).symtab_builds, 1);
+	CHECK_EQ_INT(t_stats(s).dwarf_builds, 0);
+	CHECK_EQ_INT(t_stats(s).units_built, 0);
 	ds_dso_put(d);
 	ds_store_free(s);
 }
@@ -215,15 +207,15 @@ static void test_one_unit(struct ds_context *ctx, const struct fixture *f)
 	int cu = 3; /* a CU in the middle */
 
 	CHECK(answer_ok(f, d, cu * NFN + 2));
-	CHECK_EQ_INT(stats(s).dwarf_builds, 1);
-	CHECK_EQ_INT(stats(s).units_built, 1);
+	CHECK_EQ_INT(t_stats(s).dwarf_builds, 1);
+	CHECK_EQ_INT(t_stats(s).units_built, 1);
 	/* The rest of that CU: nothing more built. */
 	for (int i = 0; i < NFN; i++)
 		CHECK(answer_ok(f, d, cu * NFN + i));
-	CHECK_EQ_INT(stats(s).units_built, 1);
+	CHECK_EQ_INT(t_stats(s).units_built, 1);
 	/* Another CU: one more. */
 	CHECK(answer_ok(f, d, 0 * NFN + 5));
-	CHECK_EQ_INT(stats(s).units_built, 2);
+	CHECK_EQ_INT(t_stats(s).units_built, 2);
 	/* Names only still reads nothing new. */
 	{
 		struct ds_sym_result r;
@@ -231,7 +223,7 @@ static void test_one_unit(struct ds_context *ctx, const struct fixture *f)
 		CHECK_EQ_INT(ds_dso_symbolize(d, f->addr[NFN * 5], DS_SYM_NO_LINES, &r), 0);
 		ds_sym_result_release(&r);
 	}
-	CHECK_EQ_INT(stats(s).units_built, 2);
+	CHECK_EQ_INT(t_stats(s).units_built, 2);
 	ds_dso_put(d);
 	ds_store_free(s);
 }
@@ -278,15 +270,15 @@ static void test_threads(struct ds_context *ctx, const struct fixture *f, uint64
 	}
 	pthread_barrier_destroy(&go);
 	if (!budget)
-		CHECK_EQ_INT(stats(s).units_built, NCU);
-	CHECK_EQ_INT(stats(s).dwarf_builds, 1);
+		CHECK_EQ_INT(t_stats(s).units_built, NCU);
+	CHECK_EQ_INT(t_stats(s).dwarf_builds, 1);
 	ds_dso_put(d);
 	ds_store_free(s);
 }
 
 static uint64_t held(struct ds_store *s)
 {
-	return stats(s).bytes_held;
+	return t_stats(s).bytes_held;
 }
 
 /* A budget for the file and about two CUs: every CU asked in turn, twice. */
@@ -315,9 +307,9 @@ static void test_trim(struct ds_context *ctx, const struct fixture *f)
 			CHECK(held(s) <= budget);
 		}
 	CHECK_EQ_INT(bad, 0);
-	CHECK(stats(s).trims > 0);
-	CHECK(stats(s).units_built > NCU); /* some built again */
-	CHECK_EQ_INT(stats(s).evictions, 0); /* the CUs went, not the file */
+	CHECK(t_stats(s).trims > 0);
+	CHECK(t_stats(s).units_built > NCU); /* some built again */
+	CHECK_EQ_INT(t_stats(s).evictions, 0); /* the CUs went, not the file */
 	ds_dso_put(d);
 	ds_store_free(s);
 }

@@ -289,8 +289,8 @@ tl_start_dsserver() {
 # tests of the run and by the sanitizer passes, since corpora compiled from
 # third-party sources do not depend on our build.  They live in $DS_CORPUS
 # (default: build-corpus/ in the source tree).  A recipe is run again when
-# it, testlib.bash or the compilers change.  Concurrent askers wait on a
-# lock.  Status 77 (print nothing) if the recipe exits 77 (a tool missing),
+# it or the compilers change (recipes run alone, without this file: an
+# edit here rebuilds nothing).  Concurrent askers wait on a lock.  Status 77 (print nothing) if the recipe exits 77 (a tool missing),
 # 1 if it fails (its log is printed).
 tl_corpus() {
 	local name=$1 root=${DS_CORPUS:-$DS_SRC/build-corpus}
@@ -298,7 +298,7 @@ tl_corpus() {
 
 	mkdir -p "$root"
 	dir=$root/$name
-	key=$({ cat "$recipe" "$DS_SRC/tests/testlib.bash"; gcc --version; clang --version; } 2>&1 |
+	key=$({ cat "$recipe"; gcc --version; clang --version; } 2>&1 |
 		cksum | cut -d' ' -f1)
 	(
 		flock 9
@@ -334,4 +334,24 @@ tl_python() {
 		fi
 	done
 	return 1
+}
+
+# tl_prefetch NAME ARGS...: `$DSOSTORE prefetch --no-progress ARGS...`,
+# stdout in NAME.out, stderr in NAME.err, the exit status in $rc; a
+# sanitizer report on stderr is a failure.
+tl_prefetch() {
+	local name=$1
+	shift
+	rc=0
+	"$DSOSTORE" prefetch --no-progress "$@" >"$name.out" 2>"$name.err" || rc=$?
+	if grep -q -E 'Sanitizer|runtime error' "$name.err"; then
+		fail "$name: sanitizer report: $(head -5 "$name.err")"
+	fi
+}
+
+# tl_summary_field NAME LABEL: the number after LABEL in NAME.out's
+# summary (prefetch's "  LABEL   N" lines).
+tl_summary_field() {
+	awk -v l="$2" 'index($0, "  " l " ") == 1 {
+		sub("^  " l " +", ""); print $1 + 0; exit}' "$1.out"
 }

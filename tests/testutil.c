@@ -174,6 +174,14 @@ FILE *t_popen(const char *fmt, ...)
 	return p;
 }
 
+struct ds_store_stats t_stats(struct ds_store *s)
+{
+	struct ds_store_stats st;
+
+	ds_store_stats(s, &st);
+	return st;
+}
+
 struct ds_store *t_store_new(struct ds_context *ctx, uint64_t budget)
 {
 	DS_OPTS(ds_store_opts, o, .mem_budget = budget);

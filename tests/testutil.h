@@ -51,6 +51,8 @@ FILE *t_popen(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 struct ds_context;
 struct ds_store;
 struct ds_store *t_store_new(struct ds_context *ctx, uint64_t budget);
+/* The store's counters now. */
+struct ds_store_stats t_stats(struct ds_store *s);
 /* Run a shell command; returns its exit status (or -1). */
 int t_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Compile C source text with cc and flags into out; exits the test with 77
