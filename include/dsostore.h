@@ -710,6 +710,85 @@ DS_API void ds_store_stats(struct ds_store *store, struct ds_store_stats *out);
  * the DWARF needs is missing); or the file system's error. */
 DS_API int ds_dso_save_index(struct ds_dso *dso, char **path_out);
 
+/* --------------------------------------------------------------- profile */
+
+/* A recording's samples with every address named: what report, annotate,
+ * folded stacks, flame graphs and pprof are made of.  Each distinct
+ * (DSO, address) among the samples and their callchains is one location,
+ * named once: user-space DSOs in one symbolizer batch each, the kernel and
+ * its modules from /proc/kallsyms (read only when there are kernel
+ * samples, and only when the recording's kernel is the running one), the
+ * vDSO from its image.  Function names are the ELF symbols, as perf names
+ * them (DS_SYM_ELF_NAMES), demangled. */
+struct ds_profile;
+
+/* file:line and inline frames for every location: the DWARF is read. */
+#define DS_PROFILE_LINES (1u << 0)
+/* The callers of each sample (its callchain) become locations too. */
+#define DS_PROFILE_CALLCHAINS (1u << 1)
+/* Names as the linker wrote them (no demangling). */
+#define DS_PROFILE_MANGLED (1u << 2)
+
+struct ds_profile_opts {
+	size_t sz;
+	unsigned int flags; /* DS_PROFILE_* */
+	/* Called with a message for each DSO that could not be read; NULL:
+	 * silent. */
+	ds_log_fn warn;
+	void *warn_user;
+};
+
+/* One location.  Strings and frames belong to the profile. */
+struct ds_profile_loc {
+	size_t dso; /* index into ds_perf_session_dsos(); SIZE_MAX: no map */
+	/* As the session resolved it: the file offset in the DSO; the kernel,
+	 * and no map: the address. */
+	uint64_t ip;
+	/* The address as a virtual address of the DSO's ELF (what addr2line
+	 * takes); 0 when unknown (no map, no file). */
+	uint64_t vaddr;
+	/* The function: the outermost frame, named after its ELF symbol;
+	 * NULL: unknown.  function_start is a virtual address. */
+	const char *function;
+	uint64_t function_start;
+	/* With DS_PROFILE_LINES: the frames, innermost first, the last being
+	 * function's own with the line of the outermost call (nframes 1: not
+	 * in inlined code); 0 where nothing is known.  Without: 0. */
+	size_t nframes;
+	const struct ds_frame *frames;
+};
+
+/* One sample.  locs[0] is where it was taken, then (with
+ * DS_PROFILE_CALLCHAINS) its callers, outward: ips[i] the raw address of
+ * locs[i] and cpumodes[i] its context (PERF_RECORD_MISC_*). */
+struct ds_profile_sample {
+	uint64_t time, period;
+	int32_t pid, tid;
+	unsigned int attr; /* which event */
+	const char *comm; /* the thread's name then; NULL: unknown */
+	size_t nlocs;
+	const uint32_t *locs; /* indexes of ds_profile_locs() */
+	const uint64_t *ips;
+	const uint16_t *cpumodes;
+};
+
+/* Read every sample of the session and name every location.  The
+ * session must outlive the profile; prefetch its debuginfo first to have
+ * it all fetched in one batch.  NULL with errno (ENOMEM) on failure; a
+ * DSO that cannot be read leaves its locations unnamed, it is no
+ * failure. */
+DS_API struct ds_profile *ds_profile_new(struct ds_perf_session *s,
+					 const struct ds_profile_opts *opts);
+DS_API void ds_profile_free(struct ds_profile *p);
+/* The samples in time order, and the locations; *out borrowed. */
+DS_API size_t ds_profile_samples(const struct ds_profile *p,
+				 const struct ds_profile_sample **out);
+DS_API size_t ds_profile_locs(const struct ds_profile *p, const struct ds_profile_loc **out);
+/* perf's short name of a DSO: a file's base name, "[kernel.kallsyms]",
+ * "[vdso]" as they are, a kernel module as "[name]"; "[unknown]" for
+ * SIZE_MAX.  Valid with the profile. */
+DS_API const char *ds_profile_dso_name(const struct ds_profile *p, size_t dso);
+
 #ifdef __cplusplus
 }
 #endif
