@@ -758,11 +758,13 @@ struct ds_profile_loc {
 	const struct ds_frame *frames;
 };
 
-/* One sample.  locs[0] is where it was taken, then (with
- * DS_PROFILE_CALLCHAINS) its callers, outward: ips[i] the raw address of
- * locs[i] and cpumodes[i] its context (PERF_RECORD_MISC_*). */
+/* The samples of one stack: every sample of one event, thread, thread
+ * name and callchain is one entry, their count and periods summed.  locs[0] is
+ * where the samples were taken, then (with DS_PROFILE_CALLCHAINS) the
+ * callers, outward; ips[i] is the raw address of locs[i] and cpumodes[i]
+ * its context (PERF_RECORD_MISC_CPUMODE_MASK values; [0] the sample's). */
 struct ds_profile_sample {
-	uint64_t time, period;
+	uint64_t count, period;
 	int32_t pid, tid;
 	unsigned int attr; /* which event */
 	const char *comm; /* the thread's name then; NULL: unknown */
@@ -780,7 +782,8 @@ struct ds_profile_sample {
 DS_API struct ds_profile *ds_profile_new(struct ds_perf_session *s,
 					 const struct ds_profile_opts *opts);
 DS_API void ds_profile_free(struct ds_profile *p);
-/* The samples in time order, and the locations; *out borrowed. */
+/* The stacks, in the order of their first sample, and the locations;
+ * *out borrowed. */
 DS_API size_t ds_profile_samples(const struct ds_profile *p,
 				 const struct ds_profile_sample **out);
 DS_API size_t ds_profile_locs(const struct ds_profile *p, const struct ds_profile_loc **out);

@@ -287,6 +287,13 @@ int ds__open_candidate(const char *path, const struct ds_build_id *bid, enum ds_
 		       struct ds_found *found, const char **reason);
 void ds__found_release(struct ds_found *found);
 
+/* ---- perf sessions (lib/perfsession.c), for the profile room */
+
+struct ds_context *ds__perf_session_context(const struct ds_perf_session *s);
+/* The recording's host name and kernel release (NULL: not recorded). */
+void ds__perf_session_host(const struct ds_perf_session *s, const char **hostname,
+			   const char **osrelease);
+
 /* ---- store (lib/store.c) */
 
 /* ds_store_prefetch() for a given list of DSOs (of one context): local

@@ -114,6 +114,7 @@ struct ds_perf_session {
 	size_t ncc, cc_cap;
 
 	struct ds_perf_dso *pub; /* final order */
+	char *hostname, *osrelease; /* the recording's; NULL: not recorded */
 	const struct ds_perf_data *p; /* during ds_perf_session_new only */
 	char *err;
 	size_t errlen;
@@ -908,9 +909,23 @@ DS_API void ds_perf_session_free(struct ds_perf_session *s)
 	for (size_t i = 0; i < s->ncomms; i++)
 		free(s->comms[i]);
 	free(s->comms);
+	free(s->hostname);
+	free(s->osrelease);
 	if (s->ctx)
 		ds__context_put(s->ctx);
 	free(s);
+}
+
+struct ds_context *ds__perf_session_context(const struct ds_perf_session *s)
+{
+	return s->ctx;
+}
+
+void ds__perf_session_host(const struct ds_perf_session *s, const char **hostname,
+			   const char **osrelease)
+{
+	*hostname = s->hostname;
+	*osrelease = s->osrelease;
 }
 
 static int cmp_order(const void *a, const void *b, void *arg)
@@ -990,6 +1005,16 @@ DS_API struct ds_perf_session *ds_perf_session_new(struct ds_context *ctx,
 		memcpy(&s->store_opts, so, so->sz < sizeof(*so) ? so->sz : sizeof(*so));
 		s->store_opts.sz = sizeof(s->store_opts);
 		s->have_store_opts = true;
+	}
+	{
+		struct ds_perf_info info;
+
+		ds_perf_data_info(p, &info);
+		if ((info.hostname && !(s->hostname = strdup(info.hostname))) ||
+		    (info.osrelease && !(s->osrelease = strdup(info.osrelease)))) {
+			rc = -ENOMEM;
+			goto out;
+		}
 	}
 	if (!machine_of(s, HOST_PID)) {
 		rc = -errno ? -errno : -ENOMEM;

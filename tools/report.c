@@ -66,7 +66,7 @@ struct opts {
 
 /* One frame of an inline chain. */
 struct cframe {
-	char *function, *file;
+	const char *function, *file; /* the profile's */
 	unsigned line;
 };
 
@@ -80,7 +80,7 @@ struct chain {
 
 /* What one address of a DSO is; shared by the sites at that address. */
 struct loc {
-	char *sym; /* the function (outermost frame); NULL: none known */
+	const char *sym; /* the function (outermost frame; the profile's); NULL: none known */
 	uint64_t sym_start; /* its start, as a virtual address of the ELF */
 	uint64_t vaddr; /* the address looked up, as a virtual address */
 	char *srcline; /* perf's srcline: "file:line", "sym+off", "dso[addr]" */
@@ -130,50 +130,24 @@ struct entry {
 	size_t nchains;
 };
 
-struct kallsyms {
-	struct ksym {
-		uint64_t addr;
-		char *name; /* in names */
-		char type;
-	} *v;
-	size_t n;
-	char *names; /* every name, one allocation (some 200,000 of them) */
-};
-
 struct report {
 	const struct opts *o;
 	const struct ds_perf_dso *dsos;
 	size_t ndsos;
-	char **short_names; /* per DSO */
+	struct ds_profile *prof;
 	struct site *sites;
 	size_t nsites, cap;
 	size_t *slots; /* hash of sites: index + 1, 0 empty */
 	size_t nslots;
 	struct event_total *ev;
 	size_t nev;
-	struct loc **locs;
-	size_t nlocs, loccap;
-	struct loc unknown; /* no map */
-	struct kallsyms ksyms;
-	bool ksyms_tried, ksyms_ok;
-	/* This boot's kernel text minus the recorded one (KASLR), from perf's
-	 * reference symbol; modules are not relocated, so when it is not 0
-	 * their samples stay unnamed rather than misnamed. */
-	uint64_t kdelta;
-	const struct ds_perf_info *info;
-	struct ds_context *ctx;
+	struct loc *locs; /* per location of the profile */
 	bool any_callchain;
 	bool children_on; /* the table has perf's Children column */
 	struct csample *csamples;
 	size_t ncs, cscap;
 	size_t *cc_sites;
 	size_t ncc, cccap;
-	/* The vDSO's image, where perf would find one (see vdso_dso()). */
-	bool vdso_tried;
-	int vdso_fd;
-	struct ds_store *vdso_store;
-	struct ds_dso *vdso;
-	struct ds_sym_batch *sym; /* every DSO's batch, one after the other */
 };
 
 static _Noreturn void oom(void)
@@ -289,155 +263,6 @@ static struct site *site_findnew(struct report *r, unsigned attr, size_t dso, ui
 	return &r->sites[r->nsites - 1];
 }
 
-static int on_sample(void *user, const struct ds_perf_sample *smp)
-{
-	struct report *r = user;
-	bool mapped = smp->dso < r->ndsos;
-	bool by_comm = r->o->by_comm;
-	const char *comm = by_comm ? smp->comm : NULL;
-	int32_t pid = by_comm && !smp->comm ? smp->pid : 0;
-	struct site *s = site_findnew(r, smp->attr, mapped ? smp->dso : SIZE_MAX,
-				      mapped ? smp->dso_offset : smp->ip, level_of(smp->cpumode),
-				      comm, pid, false, 0);
-	size_t self = (size_t)(s - r->sites);
-
-	s->samples++;
-	s->period += smp->period;
-	if (smp->nr_callchain)
-		r->any_callchain = true;
-	if (r->o->children) {
-		struct csample *cs;
-
-		if (r->ncs == r->cscap) {
-			r->cscap = r->cscap ? 2 * r->cscap : 1024;
-			r->csamples = xrealloc(r->csamples, r->cscap, sizeof(*r->csamples));
-		}
-		cs = &r->csamples[r->ncs++];
-		*cs = (struct csample){ .self = self, .cc = r->ncc, .period = smp->period,
-					.attr = smp->attr };
-		/* A caller's level: its DSO's, kernel or user; with no map,
-		 * perf keeps the level of the entry it filled before, walking
-		 * from the outermost caller, starting with the sample's. */
-		char levels[256], cur = level_of(smp->cpumode);
-		size_t nl = smp->nr_callchain < sizeof(levels) ? smp->nr_callchain : sizeof(levels);
-
-		for (size_t i = smp->nr_callchain; i-- > 0;) {
-			size_t d = smp->callchain_dso[i];
-
-			if (d < r->ndsos)
-				cur = r->dsos[d].kernel ? 'k' : '.';
-			if (i < nl)
-				levels[i] = cur;
-		}
-		for (size_t i = 0; i < smp->nr_callchain; i++) {
-			size_t d = smp->callchain_dso[i];
-			bool in = d < r->ndsos;
-			char level = i < nl ? levels[i] : level_of(smp->callchain_cpumode[i]);
-
-			if (r->ncc == r->cccap) {
-				r->cccap = r->cccap ? 2 * r->cccap : 4096;
-				r->cc_sites = xrealloc(r->cc_sites, r->cccap, sizeof(*r->cc_sites));
-			}
-			s = site_findnew(r, smp->attr, in ? d : SIZE_MAX,
-					 in ? smp->callchain_offset[i] : smp->callchain[i], level, comm,
-					 pid, true, smp->callchain[i]);
-			r->cc_sites[r->ncc++] = (size_t)(s - r->sites);
-		}
-		cs->ncc = r->ncc - cs->cc;
-	}
-	if (smp->attr >= r->nev) {
-		size_t n = (size_t)smp->attr + 1;
-
-		r->ev = xrealloc(r->ev, n, sizeof(*r->ev));
-		memset(r->ev + r->nev, 0, (n - r->nev) * sizeof(*r->ev));
-		r->nev = n;
-	}
-	r->ev[smp->attr].samples++;
-	r->ev[smp->attr].period += smp->period;
-	return 0;
-}
-
-/* perf's short name of a DSO: the base name of a file, "[kernel.kallsyms]"
- * and the like as they are, a kernel module as "[name]". */
-static char *short_name(const struct ds_perf_dso *d)
-{
-	const char *p = d->path ? d->path : "[unknown]";
-	char *s;
-
-	if (p[0] != '/' || p[1] == '/')
-		return xstrdup(p);
-	if (d->kernel) {
-		const char *b = basename_of(p);
-		size_t len = strcspn(b, ".");
-
-		if (asprintf(&s, "[%.*s]", (int)len, b) < 0)
-			return xstrdup(p);
-		for (char *c = s; *c; c++)
-			if (*c == '-')
-				*c = '_';
-		return s;
-	}
-	return xstrdup(basename_of(p));
-}
-
-/* ---------------------------------------------------------- symbols */
-
-static struct loc *loc_new(struct report *r)
-{
-	struct loc *l = calloc(1, sizeof(*l));
-
-	if (!l)
-		oom();
-	if (r->nlocs == r->loccap) {
-		r->loccap = r->loccap ? 2 * r->loccap : 256;
-		r->locs = xrealloc(r->locs, r->loccap, sizeof(*r->locs));
-	}
-	r->locs[r->nlocs++] = l;
-	return l;
-}
-
-static void chain_free(struct chain *c)
-{
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->n; i++) {
-		free(c->f[i].function);
-		free(c->f[i].file);
-	}
-	free(c->f);
-	free(c->key);
-	free(c);
-}
-
-static struct chain *chain_of(const struct ds_sym_answer *res)
-{
-	struct chain *c;
-	char *key = NULL;
-	size_t klen = 0;
-	FILE *f;
-
-	if (res->nframes < 2)
-		return NULL;
-	c = calloc(1, sizeof(*c));
-	f = open_memstream(&key, &klen);
-	if (!c || !f)
-		oom();
-	c->n = res->nframes;
-	c->f = xrealloc(NULL, c->n, sizeof(*c->f));
-	for (size_t i = 0; i < c->n; i++) {
-		const struct ds_frame *fr = &res->frames[i];
-
-		c->f[i] = (struct cframe){ .function = xstrdup(fr->function ? fr->function : "??"),
-					   .file = xstrdup(fr->file),
-					   .line = fr->line };
-		fprintf(f, "%s\t%s\t%u\n", c->f[i].function, fr->file ? fr->file : "??", fr->line);
-	}
-	if (fclose(f))
-		oom();
-	c->key = key;
-	return c;
-}
-
 /* perf's srcline (util/srcline.c): the base name of the innermost frame's
  * file and its line; without one, "SYM+OFFSET" (decimal) or "DSO[ADDR]". */
 static char *srcline_of(const char *file, unsigned line, const char *sym, uint64_t sym_off,
@@ -457,396 +282,166 @@ static char *srcline_of(const char *file, unsigned line, const char *sym, uint64
 	return s;
 }
 
-/* The row's symbol is the outermost frame, the function whose code holds
- * the address, named after its ELF symbol as perf names it
- * (DS_SYM_ELF_NAMES); with DWARF read (srcline, --inline), where no ELF
- * symbol holds the address, the DWARF's name. */
-static void loc_from_answer(struct loc *l, const struct ds_sym_answer *res, const char *dso_name)
+static void chain_free(struct chain *c)
 {
-	const struct ds_frame *in = res->nframes ? &res->frames[0] : NULL;
-	const struct ds_frame *out = res->nframes ? &res->frames[res->nframes - 1] : NULL;
-
-	l->vaddr = res->addr;
-	if (out && out->function) {
-		l->sym = xstrdup(out->function);
-		l->sym_start = out->function_start;
-	}
-	l->srcline = srcline_of(in ? in->file : NULL, in ? in->line : 0, l->sym,
-				l->vaddr - l->sym_start, dso_name, l->vaddr);
-	l->chain = chain_of(res);
+	if (!c)
+		return;
+	free(c->f);
+	free(c->key);
+	free(c);
 }
 
-#define SYM_FLAGS (DS_SYM_FILE_OFFSET | DS_SYM_DEMANGLE | DS_SYM_INLINES | DS_SYM_ELF_NAMES)
+/* An inline chain: the location's frames (the profile's strings). */
+static struct chain *chain_of(const struct ds_profile_loc *pl)
+{
+	struct chain *c;
+	char *key = NULL;
+	size_t klen = 0;
+	FILE *f;
+
+	if (pl->nframes < 2)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	f = open_memstream(&key, &klen);
+	if (!c || !f)
+		oom();
+	c->n = pl->nframes;
+	c->f = xrealloc(NULL, c->n, sizeof(*c->f));
+	for (size_t i = 0; i < c->n; i++) {
+		const struct ds_frame *fr = &pl->frames[i];
+
+		c->f[i] = (struct cframe){ .function = fr->function ? fr->function : "??",
+					   .file = fr->file,
+					   .line = fr->line };
+		fprintf(f, "%s\t%s\t%u\n", c->f[i].function, fr->file ? fr->file : "??", fr->line);
+	}
+	if (fclose(f))
+		oom();
+	c->key = key;
+	return c;
+}
 
 static bool has_key(const struct opts *o, enum key k);
 
-/* Only srcline and the inline chains come from DWARF; without them a row
- * is named from ELF symbols, as perf names it, and the DWARF of libc,
- * ld.so and the rest is never read (most of a small report's time). */
-static unsigned sym_flags(const struct opts *o)
+/* The row's symbol is the outermost frame, the function whose code holds
+ * the address, named after its ELF symbol as perf names it; srcline and
+ * the inline chains only where the output shows them (they are what needs
+ * DWARF). */
+static void locs_of(struct report *r)
 {
-	return has_key(o, KEY_SRCLINE) || o->inlines ? SYM_FLAGS : SYM_FLAGS | DS_SYM_NO_LINES;
-}
+	const struct ds_profile_loc *pl;
+	size_t n = ds_profile_locs(r->prof, &pl);
+	bool srcline = has_key(r->o, KEY_SRCLINE), inlines = r->o->inlines;
 
-/* The vDSO is no file: perf names its samples only when it has its image,
- * and so do we.  With a build ID, the copy perf record put in perf's cache
- * (~/.debug/.build-id/xx/rest/vdso; not with -N); without one (pipe mode,
- * -z), the running kernel's, when the recording's host and release are
- * this machine's: this process's own vDSO, copied into a memfd. */
-static bool same_host_and_release(const struct ds_perf_info *info);
-
-static const char *vdso_image(struct report *r, const struct ds_perf_dso *d, char *path,
-			      size_t len)
-{
-	const unsigned char *img = (const void *)getauxval(AT_SYSINFO_EHDR);
-	const ElfW(Ehdr) *eh = (const void *)img;
-	const char *home = getenv("HOME");
-	size_t size;
-	char hex[2 * DS_BUILD_ID_MAX + 1];
-
-	if (d->build_id.size) {
-		struct stat st;
-
-		if (!home || ds_build_id_format(&d->build_id, hex, sizeof(hex)) < 0)
-			return NULL;
-		snprintf(path, len, "%s/.debug/.build-id/%.2s/%s/vdso", home, hex, hex + 2);
-		return stat(path, &st) == 0 ? path : NULL;
-	}
-	if (!img || !same_host_and_release(r->info) || memcmp(img, ELFMAG, SELFMAG))
-		return NULL;
-	/* The image: up to the section headers (the kernel maps them too). */
-	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
-	if (size < sizeof(*eh) || size > (1u << 20))
-		return NULL;
-	r->vdso_fd = memfd_create("vdso", MFD_CLOEXEC);
-	if (r->vdso_fd < 0 || write(r->vdso_fd, img, size) != (ssize_t)size)
-		return NULL;
-	snprintf(path, len, "/proc/self/fd/%d", r->vdso_fd);
-	return path;
-}
-
-static struct ds_dso *vdso_dso(struct report *r, const struct ds_perf_dso *d)
-{
-	char buf[PATH_MAX];
-	const char *path;
-
-	if (r->vdso_tried)
-		return r->vdso;
-	r->vdso_tried = true;
-	path = vdso_image(r, d, buf, sizeof(buf));
-	if (!path)
-		return NULL;
-	r->vdso_store = ds_store_new(r->ctx, "vdso", NULL);
-	r->vdso = r->vdso_store ? ds_store_findnew(r->vdso_store, path, NULL) : NULL;
-	return r->vdso;
-}
-
-/* The sites of one user-space DSO, sorted by ip: each distinct address
- * symbolized once, in one batch. */
-static void resolve_dso(struct report *r, size_t di, struct site **v, size_t n)
-{
-	const struct ds_perf_dso *d = &r->dsos[di];
-	struct ds_dso *dso = d->dso;
-	uint64_t *addrs = xrealloc(NULL, n, sizeof(*addrs));
-	const struct ds_sym_answer *res = NULL;
-	size_t nu = 0, nres = 0;
-	int rc = -ENOENT;
-
-	for (size_t i = 0; i < n; i++)
-		if (!nu || addrs[nu - 1] != v[i]->ip)
-			addrs[nu++] = v[i]->ip;
-	if (!strcmp(d->path, "[vdso]"))
-		dso = vdso_dso(r, d);
-	if (dso && !r->sym && !(r->sym = ds_sym_batch_new()))
-		oom();
-	if (dso) {
-		rc = ds_dso_symbolize_batch(dso, addrs, nu, sym_flags(r->o), r->sym);
-		res = ds_sym_batch_answers(r->sym, &nres);
-	}
-	if (rc < 0 && dso && r->o->verbose) {
-		char why[512] = "";
-
-		ds_dso_error(dso, why, sizeof(why));
-		cli_error("%s: no symbols: %s%s%s", d->path, ds_strerror(rc), why[0] ? ": " : "",
-			  why);
-	}
-	for (size_t i = 0, u = 0; u < nu; u++) {
-		struct loc *l = loc_new(r);
-
-		/* No DSO: nothing known, at the address as given. */
-		struct ds_sym_answer none = { .addr = addrs[u] };
-
-		loc_from_answer(l, u < nres ? &res[u] : &none, r->short_names[di]);
-		for (; i < n && v[i]->ip == addrs[u]; i++)
-			v[i]->loc = l;
-	}
-	free(addrs);
-}
-
-/* The running kernel's build ID, from its ELF notes in /sys/kernel/notes. */
-static bool running_kernel_build_id(struct ds_build_id *out)
-{
-	unsigned char buf[4096];
-	FILE *f = fopen("/sys/kernel/notes", "rb");
-	size_t len, off = 0;
-
-	if (!f)
-		return false;
-	len = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	while (off + 12 <= len) {
-		uint32_t namesz, descsz, type;
-		size_t name_off = off + 12, desc_off;
-
-		memcpy(&namesz, buf + off, 4);
-		memcpy(&descsz, buf + off + 4, 4);
-		memcpy(&type, buf + off + 8, 4);
-		desc_off = name_off + ((namesz + 3u) & ~3u);
-		if (namesz > len || descsz > len || desc_off + descsz > len)
-			break;
-		if (type == 3 && namesz == 4 && !memcmp(buf + name_off, "GNU", 4) && descsz &&
-		    descsz <= DS_BUILD_ID_MAX) {
-			out->size = (uint8_t)descsz;
-			memcpy(out->data, buf + desc_off, descsz);
-			return true;
-		}
-		off = desc_off + ((descsz + 3u) & ~3u);
-	}
-	return false;
-}
-
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	return x->addr < y->addr ? -1 : x->addr > y->addr;
-}
-
-static size_t leading_underscores(const char *s)
-{
-	return strspn(s, "_");
-}
-
-/* Of two symbols at one address, the one perf keeps (choose_best_symbol()
- * in util/symbol.c): global over weak... as kallsyms types say. */
-static bool ksym_better(const struct ksym *a, const struct ksym *b)
-{
-	bool wa = toupper(a->type) == 'W', wb = toupper(b->type) == 'W';
-	bool ga = a->type == 'T', gb = b->type == 'T';
-	size_t ua = leading_underscores(a->name), ub = leading_underscores(b->name);
-
-	if (wa != wb)
-		return wb;
-	if (ga != gb)
-		return ga;
-	if (ua != ub)
-		return ua < ub;
-	return strlen(a->name) >= strlen(b->name);
-}
-
-/* The text symbols of /proc/kallsyms, sorted, one per address. */
-/* ref: a symbol whose address to note in *ref_addr (before aliases at
- * one address are dropped: _text shares startup_64's). */
-static bool load_kallsyms(struct kallsyms *k, const char *ref, uint64_t *ref_addr,
-			  bool *ref_found)
-{
-	FILE *f = fopen("/proc/kallsyms", "r");
-	char line[512];
-	size_t cap = 0, nz = 0, nlen = 0, ncap = 0;
-
-	if (!f)
-		return false;
-	/* "ADDR TYPE NAME[\t[MODULE]]" */
-	while (fgets(line, sizeof(line), f)) {
-		char *p, *name;
-		uint64_t addr = strtoull(line, &p, 16);
-		char type;
-
-		if (p == line || p[0] != ' ' || !p[1] || p[2] != ' ')
-			continue;
-		type = p[1];
-		if (toupper(type) != 'T' && toupper(type) != 'W')
-			continue;
-		name = p + 3;
-		name[strcspn(name, " \t\n")] = 0;
-		if (!*name)
-			continue;
-		if (ref && !*ref_found && !strcmp(name, ref)) {
-			*ref_addr = addr;
-			*ref_found = true;
-		}
-		if (k->n == cap) {
-			cap = cap ? 2 * cap : 65536;
-			k->v = xrealloc(k->v, cap, sizeof(*k->v));
-		}
-		{
-			size_t len = strlen(name) + 1;
-
-			while (nlen + len > ncap) {
-				ncap = ncap ? 2 * ncap : 1 << 22;
-				k->names = xrealloc(k->names, ncap, 1);
-			}
-			memcpy(k->names + nlen, name, len);
-			/* an offset until the arena stops moving */
-			k->v[k->n++] = (struct ksym){ .addr = addr,
-						      .name = (char *)(uintptr_t)nlen,
-						      .type = type };
-			nlen += len;
-		}
-		nz += addr != 0;
-	}
-	fclose(f);
-	for (size_t i = 0; i < k->n; i++)
-		k->v[i].name = k->names + (uintptr_t)k->v[i].name;
-	if (!nz) /* kptr_restrict: every address reads 0 */
-		return false;
-	qsort(k->v, k->n, sizeof(*k->v), ksym_cmp);
-	/* qsort is not stable; ties are broken by perf's rule. */
-	size_t w = 0;
-
-	for (size_t i = 0; i < k->n; i++) {
-		if (w && k->v[w - 1].addr == k->v[i].addr) {
-			if (ksym_better(&k->v[i], &k->v[w - 1]))
-				k->v[w - 1] = k->v[i];
-			continue;
-		}
-		k->v[w++] = k->v[i];
-	}
-	k->n = w;
-	return true;
-}
-
-static const struct ksym *ksym_at(const struct kallsyms *k, uint64_t addr)
-{
-	size_t lo = 0, hi = k->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &k->v[lo - 1] : NULL;
-}
-
-/* Kernel symbols only when the recording was made on the kernel running
- * now (its build ID in the recording equals /sys/kernel/notes'; without
- * one, as in pipe mode and with -z, the recording's host name and kernel
- * release are this machine's): else the addresses of /proc/kallsyms say
- * nothing about the recorded ones. */
-static bool same_host_and_release(const struct ds_perf_info *info)
-{
-	struct utsname u;
-
-	return info && info->hostname && info->osrelease && uname(&u) == 0 &&
-	       !strcmp(u.nodename, info->hostname) && !strcmp(u.release, info->osrelease);
-}
-
-static bool kernel_symbols(struct report *r)
-{
-	struct ds_build_id running;
-	const struct ds_perf_dso *kd = NULL;
-	uint64_t ref_now = 0;
-	bool ref_found = false;
-
-	if (r->ksyms_tried)
-		return r->ksyms_ok;
-	r->ksyms_tried = true;
-	for (size_t i = 0; i < r->ndsos && !kd; i++)
-		if (r->dsos[i].kernel && r->dsos[i].path && r->dsos[i].machine &&
-		    !strcmp(r->dsos[i].path, "[kernel.kallsyms]") && !strcmp(r->dsos[i].machine, "host"))
-			kd = &r->dsos[i];
-	if (kd && !kd->build_id.size && same_host_and_release(r->info))
-		; /* nothing better to go by: perf does the same */
-	else if (!kd || !running_kernel_build_id(&running) ||
-		 !ds_build_id_equal(&kd->build_id, &running)) {
-		if (r->o->verbose)
-			cli_error("kernel samples unnamed: the recording's kernel build ID is not "
-				  "the running kernel's");
-		return false;
-	}
-	r->ksyms_ok = load_kallsyms(&r->ksyms, kd ? kd->ref_symbol : NULL, &ref_now, &ref_found);
-	if (!r->ksyms_ok && r->o->verbose)
-		cli_error("kernel samples unnamed: /proc/kallsyms gives no addresses");
-	/* The same kernel, maybe another boot: where perf's reference symbol
-	 * is now says how far KASLR moved it. */
-	if (ref_found)
-		r->kdelta = ref_now - kd->ref_address;
-	return r->ksyms_ok;
-}
-
-static void resolve_kernel(struct report *r, size_t di, struct site **v, size_t n)
-{
-	const char *machine = r->dsos[di].machine;
-	bool named = machine && !strcmp(machine, "host") && kernel_symbols(r);
-	bool vmlinux = !strcmp(r->dsos[di].path, "[kernel.kallsyms]");
-
-	if (named && !vmlinux && r->kdelta)
-		named = false; /* a module: where it is now is another question */
+	r->locs = xrealloc(NULL, n ? n : 1, sizeof(*r->locs));
 	for (size_t i = 0; i < n; i++) {
-		struct loc *l;
+		struct loc *l = &r->locs[i];
+		const struct ds_frame *in = pl[i].nframes ? &pl[i].frames[0] : NULL;
 
-		if (i && v[i]->ip == v[i - 1]->ip) {
-			v[i]->loc = v[i - 1]->loc;
-			continue;
-		}
-		l = loc_new(r);
-		l->vaddr = v[i]->ip;
-		if (named) {
-			/* Looked up where it is in this boot; shown as recorded. */
-			uint64_t delta = vmlinux ? r->kdelta : 0;
-			const struct ksym *ks = ksym_at(&r->ksyms, v[i]->ip + delta);
+		/* No DSO, or one that could not be read: the address as given. */
+		*l = (struct loc){ .sym = pl[i].function,
+				   .sym_start = pl[i].function_start,
+				   .vaddr = pl[i].vaddr ? pl[i].vaddr : pl[i].ip };
+		if (pl[i].dso == SIZE_MAX)
+			l->srcline = srcline ? xstrdup("??:0") : NULL; /* perf's SRCLINE_UNKNOWN */
+		else if (srcline)
+			l->srcline = srcline_of(in ? in->file : NULL, in ? in->line : 0, l->sym,
+						l->vaddr - l->sym_start,
+						ds_profile_dso_name(r->prof, pl[i].dso), l->vaddr);
+		if (inlines)
+			l->chain = chain_of(&pl[i]);
+	}
+}
 
-			if (ks) {
-				l->sym = xstrdup(ks->name);
-				l->sym_start = ks->addr - delta;
+/* A caller's level: its DSO's, kernel or user; with no map, perf keeps the
+ * level of the entry it filled before, walking from the outermost caller,
+ * starting with the sample's. */
+static void caller_levels(const struct report *r, const struct ds_profile_sample *ps,
+			  const struct ds_profile_loc *pl, char *levels)
+{
+	char cur = level_of(ps->cpumodes[0]);
+
+	for (size_t i = ps->nlocs; i-- > 1;) {
+		size_t d = pl[ps->locs[i]].dso;
+
+		if (d < r->ndsos)
+			cur = r->dsos[d].kernel ? 'k' : '.';
+		levels[i] = cur;
+	}
+}
+
+/* The sites of every stack of the profile: each sample's own, and in
+ * children mode its callers'. */
+static void collect(struct report *r)
+{
+	const struct ds_profile_sample *ps;
+	const struct ds_profile_loc *pl;
+	size_t n = ds_profile_samples(r->prof, &ps);
+	char *levels = NULL;
+	size_t nlevels = 0;
+
+	ds_profile_locs(r->prof, &pl);
+	for (size_t k = 0; k < n; k++) {
+		const struct ds_profile_sample *p = &ps[k];
+		const struct ds_profile_loc *self = &pl[p->locs[0]];
+		bool by_comm = r->o->by_comm;
+		const char *comm = by_comm ? p->comm : NULL;
+		int32_t pid = by_comm && !p->comm ? p->pid : 0;
+		struct site *s = site_findnew(r, p->attr, self->dso, self->ip,
+					      level_of(p->cpumodes[0]), comm, pid, false, 0);
+
+		s->loc = &r->locs[p->locs[0]];
+		s->samples += p->count;
+		s->period += p->period;
+		if (p->nlocs > 1)
+			r->any_callchain = true;
+		if (r->o->children) {
+			struct csample *cs;
+
+			if (r->ncs == r->cscap) {
+				r->cscap = r->cscap ? 2 * r->cscap : 1024;
+				r->csamples = xrealloc(r->csamples, r->cscap, sizeof(*r->csamples));
 			}
+			cs = &r->csamples[r->ncs++];
+			*cs = (struct csample){ .self = (size_t)(s - r->sites),
+						.cc = r->ncc,
+						.period = p->period,
+						.attr = p->attr };
+			if (p->nlocs > nlevels) {
+				nlevels = p->nlocs;
+				levels = xrealloc(levels, nlevels, 1);
+			}
+			caller_levels(r, p, pl, levels);
+			for (size_t i = 1; i < p->nlocs; i++) {
+				const struct ds_profile_loc *l = &pl[p->locs[i]];
+
+				if (r->ncc == r->cccap) {
+					r->cccap = r->cccap ? 2 * r->cccap : 4096;
+					r->cc_sites = xrealloc(r->cc_sites, r->cccap,
+							       sizeof(*r->cc_sites));
+				}
+				s = site_findnew(r, p->attr, l->dso, l->ip, levels[i], comm, pid,
+						 true, p->ips[i]);
+				s->loc = &r->locs[p->locs[i]];
+				r->cc_sites[r->ncc++] = (size_t)(s - r->sites);
+			}
+			cs->ncc = r->ncc - cs->cc;
 		}
-		l->srcline = srcline_of(NULL, 0, l->sym, l->vaddr - l->sym_start,
-					r->short_names[di], l->vaddr);
-		v[i]->loc = l;
+		if (p->attr >= r->nev) {
+			size_t ne = (size_t)p->attr + 1;
+
+			r->ev = xrealloc(r->ev, ne, sizeof(*r->ev));
+			memset(r->ev + r->nev, 0, (ne - r->nev) * sizeof(*r->ev));
+			r->nev = ne;
+		}
+		r->ev[p->attr].samples += p->count;
+		r->ev[p->attr].period += p->period;
 	}
-}
-
-static int site_by_dso(const void *a, const void *b)
-{
-	const struct site *x = *(struct site *const *)a, *y = *(struct site *const *)b;
-
-	if (x->dso != y->dso)
-		return x->dso < y->dso ? -1 : 1;
-	return x->ip < y->ip ? -1 : x->ip > y->ip;
-}
-
-static void resolve(struct report *r)
-{
-	struct site **v;
-
-	/* No samples: nothing to sort (and qsort must not get NULL, even
-	 * with 0 elements: C11 7.22.5 says its pointer is valid). */
-	if (!r->nsites)
-		return;
-	v = xrealloc(NULL, r->nsites, sizeof(*v));
 	for (size_t i = 0; i < r->nsites; i++)
-		v[i] = &r->sites[i];
-	qsort(v, r->nsites, sizeof(*v), site_by_dso);
-	r->unknown.srcline = xstrdup("??:0"); /* perf's SRCLINE_UNKNOWN */
-	for (size_t i = 0, j; i < r->nsites; i = j) {
-		size_t di = v[i]->dso;
-
-		for (j = i; j < r->nsites && v[j]->dso == di; j++)
-			v[j]->dso_name = di == SIZE_MAX ? NULL : r->short_names[di];
-		if (di == SIZE_MAX) {
-			for (size_t k = i; k < j; k++)
-				v[k]->loc = &r->unknown;
-		} else if (r->dsos[di].kernel) {
-			resolve_kernel(r, di, v + i, j - i);
-		} else {
-			resolve_dso(r, di, v + i, j - i);
-		}
-	}
-	free(v);
+		r->sites[i].dso_name = r->sites[i].dso == SIZE_MAX
+					       ? NULL
+					       : ds_profile_dso_name(r->prof, r->sites[i].dso);
+	free(levels);
 }
 
 /* ------------------------------------------------------------ entries */
@@ -1345,29 +940,27 @@ static void prefetch(struct report *r, struct ds_perf_session *s)
 
 static void report_free(struct report *r)
 {
-	for (size_t i = 0; i < r->nlocs; i++) {
-		free(r->locs[i]->sym);
-		free(r->locs[i]->srcline);
-		chain_free(r->locs[i]->chain);
-		free(r->locs[i]);
+	const struct ds_profile_loc *pl;
+	size_t n = ds_profile_locs(r->prof, &pl);
+
+	for (size_t i = 0; i < n && r->locs; i++) {
+		free(r->locs[i].srcline);
+		chain_free(r->locs[i].chain);
 	}
 	free(r->locs);
-	free(r->unknown.srcline);
-	for (size_t i = 0; i < r->ndsos && r->short_names; i++)
-		free(r->short_names[i]);
-	free(r->short_names);
-	free(r->ksyms.names);
-	free(r->ksyms.v);
 	free(r->sites);
 	free(r->slots);
 	free(r->ev);
 	free(r->csamples);
 	free(r->cc_sites);
-	ds_dso_put(r->vdso);
-	ds_store_free(r->vdso_store);
-	ds_sym_batch_free(r->sym);
-	if (r->vdso_fd > 0)
-		close(r->vdso_fd);
+	ds_profile_free(r->prof);
+}
+
+static void warn_verbose(void *user, enum ds_log_level level, const char *msg)
+{
+	(void)user;
+	(void)level;
+	cli_error("%s", msg);
 }
 
 static void output(struct report *r, const struct ds_perf_info *info,
@@ -1436,32 +1029,38 @@ static int run(const struct opts *o, const struct cli_common *common)
 		return 1;
 	}
 	ds_perf_data_info(pd, &info);
-	r.info = &info;
 	/* The context reads the servers from the environment when it is made. */
 	if (o->no_fetch && setenv("DEBUGINFOD_URLS", "", 1)) {
 		cli_error("cannot set DEBUGINFOD_URLS: %s", ds_strerror(-errno));
 		goto out;
 	}
 	ctx = cli_context(common);
-	r.ctx = ctx;
 	s = ds_perf_session_new(ctx, pd, NULL, err, sizeof(err));
 	if (!s) {
 		cli_error("%s: %s", o->path, err[0] ? err : ds_strerror(-errno));
 		goto out;
 	}
 	r.ndsos = ds_perf_session_dsos(s, &r.dsos);
-	r.short_names = xrealloc(NULL, r.ndsos ? r.ndsos : 1, sizeof(*r.short_names));
-	for (size_t i = 0; i < r.ndsos; i++)
-		r.short_names[i] = short_name(&r.dsos[i]);
-	rc = ds_perf_session_samples(s, on_sample, &r);
-	if (rc) {
-		cli_error("%s: reading the samples: %s", o->path, ds_strerror(rc));
+	prefetch(&r, s);
+	{
+		/* Only srcline and the inline chains come from DWARF; without
+		 * them a row is named from ELF symbols, as perf names it, and
+		 * the DWARF of libc, ld.so and the rest is never read. */
+		DS_OPTS(ds_profile_opts, po,
+			.flags = (has_key(o, KEY_SRCLINE) || o->inlines ? DS_PROFILE_LINES : 0) |
+				 (o->children ? DS_PROFILE_CALLCHAINS : 0),
+			.warn = o->verbose ? warn_verbose : NULL);
+
+		r.prof = ds_profile_new(s, &po);
+	}
+	if (!r.prof) {
+		cli_error("%s: reading the samples: %s", o->path, ds_strerror(-errno));
 		goto out;
 	}
+	locs_of(&r);
+	collect(&r);
 	/* perf's default: a Children column when the samples have callchains. */
 	r.children_on = o->children > 0 || (o->children < 0 && r.any_callchain);
-	prefetch(&r, s);
-	resolve(&r);
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	output(&r, &info, pd);
 	status = fflush(stdout) ? 1 : 0;

@@ -1,0 +1,919 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The profile room: a perf session's samples as stacks of named
+ * locations, what report, annotate, folded stacks, flame graphs and pprof
+ * read.  Samples with the same event, thread, name and callchain are one
+ * stack (a recording of a loop has few); each distinct (DSO, address) is
+ * one location, named once: a user-space DSO's in one symbolizer batch,
+ * kernel ones from /proc/kallsyms (read by a thread of its own while the
+ * rest is named, and only when the recording has kernel addresses), the
+ * vDSO's from its image.
+ */
+#define _GNU_SOURCE
+#include "internal.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+
+struct ksym {
+	uint64_t addr;
+	const char *name; /* in kallsyms.names */
+	uint32_t line; /* its place in the file */
+};
+
+/* The text symbols of /proc/kallsyms, sorted, one per address. */
+struct kallsyms {
+	struct ksym *v;
+	size_t n;
+	char *names; /* the file's text, names cut out in place */
+	const char *ref; /* perf's reference symbol ("_text"), to find in it */
+	uint64_t ref_addr;
+	bool ref_found, ok;
+};
+
+/* A stack being collected: its key is the event, thread, name and the
+ * (location, address, mode) triples at [at, at + n) of the arrays. */
+struct stack {
+	uint64_t hash;
+	size_t at;
+};
+
+/* Interned strings: names and file names of frames, each stored once. */
+struct strtab {
+	char **slots; /* open addressing, NULL empty */
+	size_t nslots, n;
+	char *chunk; /* the current allocation; all are kept in chunks */
+	size_t left;
+	char **chunks;
+	size_t nchunks, chunkcap;
+};
+
+struct ds_profile {
+	struct ds_perf_session *s;
+	struct ds_context *ctx;
+	const struct ds_perf_dso *dsos;
+	size_t ndsos;
+	unsigned int flags;
+	ds_log_fn warn;
+	void *warn_user;
+	char **short_names;
+	int err; /* the first failure (-ENOMEM) of a callback */
+
+	struct ds_profile_loc *locs;
+	size_t nlocs, loccap;
+	uint32_t *loc_slots; /* (dso, ip) -> index + 1; 0 empty */
+	size_t nloc_slots;
+
+	struct ds_profile_sample *samples;
+	struct stack *stacks;
+	size_t nsamples, samplecap;
+	uint32_t *stack_slots; /* stack hash -> index + 1; 0 empty */
+	size_t nstack_slots;
+	uint32_t *ids;
+	uint64_t *ips;
+	uint16_t *modes;
+	size_t nids, idcap;
+
+	struct ds_frame *frames;
+	size_t nframes, framecap;
+	struct strtab strs;
+
+	struct kallsyms ksyms;
+	pthread_t kthread;
+	bool kthread_on;
+	uint64_t kdelta; /* this boot's kernel text minus the recorded one */
+	bool kernel_named; /* ksyms are this kernel's */
+
+	int vdso_fd;
+	struct ds_store *vdso_store;
+	struct ds_dso *vdso;
+	bool vdso_tried;
+	struct ds_sym_batch *batch;
+};
+
+static void warnf(struct ds_profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void warnf(struct ds_profile *p, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	if (!p->warn)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	p->warn(p->warn_user, DS_LOG_WARN, msg);
+}
+
+static uint64_t mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdull;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ull;
+	return h ^ (h >> 33);
+}
+
+/* ------------------------------------------------------------ strings */
+
+static const char *strtab_intern(struct strtab *t, const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ull;
+	size_t i;
+	char *copy;
+
+	for (i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	if (2 * (t->n + 1) > t->nslots) {
+		size_t n = t->nslots ? 2 * t->nslots : 1024;
+		char **v = calloc(n, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		for (size_t k = 0; k < t->nslots; k++) {
+			const char *o = t->slots[k];
+			uint64_t oh = 1469598103934665603ull;
+
+			if (!o)
+				continue;
+			for (const char *c = o; *c; c++)
+				oh = (oh ^ (unsigned char)*c) * 1099511628211ull;
+			for (i = mix(oh) & (n - 1); v[i]; i = (i + 1) & (n - 1))
+				;
+			v[i] = t->slots[k];
+		}
+		free(t->slots);
+		t->slots = v;
+		t->nslots = n;
+	}
+	for (i = mix(h) & (t->nslots - 1); t->slots[i]; i = (i + 1) & (t->nslots - 1))
+		if (!strncmp(t->slots[i], s, len) && !t->slots[i][len])
+			return t->slots[i];
+	if (len + 1 > t->left) {
+		size_t size = len + 1 > 65536 ? len + 1 : 65536;
+		char **v = ds__grow(t->chunks, &t->chunkcap, t->nchunks, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		t->chunks = v;
+		if (!(t->chunk = malloc(size)))
+			return NULL;
+		t->chunks[t->nchunks++] = t->chunk;
+		t->left = size;
+	}
+	copy = t->chunk;
+	memcpy(copy, s, len);
+	copy[len] = 0;
+	t->chunk += len + 1;
+	t->left -= len + 1;
+	t->slots[i] = copy;
+	t->n++;
+	return copy;
+}
+
+static void strtab_release(struct strtab *t)
+{
+	for (size_t i = 0; i < t->nchunks; i++)
+		free(t->chunks[i]);
+	free(t->chunks);
+	free(t->slots);
+}
+
+/* --------------------------------------------------------- short names */
+
+/* perf's short name of a DSO: the base name of a file, "[kernel.kallsyms]"
+ * and the like as they are, a kernel module as "[name]" (dashes become
+ * underscores, as the kernel names modules). */
+static char *short_name(const struct ds_perf_dso *d)
+{
+	const char *p = d->path ? d->path : "[unknown]";
+	const char *b = strrchr(p, '/');
+	char *s;
+
+	if (p[0] != '/' || p[1] == '/')
+		return strdup(p);
+	b = b ? b + 1 : p;
+	if (d->kernel) {
+		size_t len = strcspn(b, ".");
+
+		if (asprintf(&s, "[%.*s]", (int)len, b) < 0)
+			return NULL;
+		for (char *c = s; *c; c++)
+			if (*c == '-')
+				*c = '_';
+		return s;
+	}
+	return strdup(b);
+}
+
+DS_API const char *ds_profile_dso_name(const struct ds_profile *p, size_t dso)
+{
+	if (!p || dso >= p->ndsos)
+		return "[unknown]";
+	return p->short_names[dso];
+}
+
+/* ----------------------------------------------------------- collecting */
+
+static uint32_t loc_findnew(struct ds_profile *p, size_t dso, uint64_t ip)
+{
+	uint64_t h = mix(ip * 0x9e3779b97f4a7c15ull ^ (uint64_t)dso);
+	size_t i;
+
+	if (2 * (p->nlocs + 1) > p->nloc_slots) {
+		size_t n = p->nloc_slots ? 2 * p->nloc_slots : 4096;
+		uint32_t *v = calloc(n, sizeof(*v));
+
+		if (!v)
+			return UINT32_MAX;
+		for (size_t k = 0; k < p->nlocs; k++) {
+			const struct ds_profile_loc *l = &p->locs[k];
+
+			for (i = mix(l->ip * 0x9e3779b97f4a7c15ull ^ (uint64_t)l->dso) & (n - 1);
+			     v[i]; i = (i + 1) & (n - 1))
+				;
+			v[i] = (uint32_t)k + 1;
+		}
+		free(p->loc_slots);
+		p->loc_slots = v;
+		p->nloc_slots = n;
+	}
+	for (i = h & (p->nloc_slots - 1); p->loc_slots[i]; i = (i + 1) & (p->nloc_slots - 1)) {
+		const struct ds_profile_loc *l = &p->locs[p->loc_slots[i] - 1];
+
+		if (l->ip == ip && l->dso == dso)
+			return p->loc_slots[i] - 1;
+	}
+	if (p->nlocs >= UINT32_MAX - 1)
+		return UINT32_MAX;
+	{
+		struct ds_profile_loc *v = ds__grow(p->locs, &p->loccap, p->nlocs, sizeof(*v));
+
+		if (!v)
+			return UINT32_MAX;
+		p->locs = v;
+	}
+	p->locs[p->nlocs] = (struct ds_profile_loc){ .dso = dso, .ip = ip };
+	p->loc_slots[i] = (uint32_t)++p->nlocs;
+	return (uint32_t)(p->nlocs - 1);
+}
+
+static bool stack_equal(const struct ds_profile *p, const struct ds_profile_sample *a,
+			size_t at, const struct ds_profile_sample *b, size_t bt)
+{
+	return a->attr == b->attr && a->pid == b->pid && a->tid == b->tid && a->comm == b->comm &&
+	       a->nlocs == b->nlocs && !memcmp(p->ids + at, p->ids + bt, a->nlocs * sizeof(*p->ids)) &&
+	       !memcmp(p->ips + at, p->ips + bt, a->nlocs * sizeof(*p->ips)) &&
+	       !memcmp(p->modes + at, p->modes + bt, a->nlocs * sizeof(*p->modes));
+}
+
+static int stack_rehash(struct ds_profile *p)
+{
+	size_t n = p->nstack_slots ? 2 * p->nstack_slots : 1024;
+	uint32_t *v = calloc(n, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t k = 0; k < p->nsamples; k++) {
+		size_t i;
+
+		for (i = p->stacks[k].hash & (n - 1); v[i]; i = (i + 1) & (n - 1))
+			;
+		v[i] = (uint32_t)k + 1;
+	}
+	free(p->stack_slots);
+	p->stack_slots = v;
+	p->nstack_slots = n;
+	return 0;
+}
+
+/* The sample's triples are put at [nids, nids + n) first; a stack seen
+ * before takes them back. */
+static int on_sample(void *user, const struct ds_perf_sample *smp)
+{
+	struct ds_profile *p = user;
+	bool cc = p->flags & DS_PROFILE_CALLCHAINS;
+	size_t n = 1 + (cc ? smp->nr_callchain : 0), at = p->nids;
+	struct ds_profile_sample key = { .pid = smp->pid,
+					 .tid = smp->tid,
+					 .attr = smp->attr,
+					 .comm = smp->comm,
+					 .nlocs = n };
+	uint64_t h = mix(((uint64_t)smp->attr << 32 ^ (uint32_t)smp->pid) ^
+			 ((uint64_t)(uint32_t)smp->tid << 20) ^ (uintptr_t)smp->comm);
+	size_t i;
+
+	while (p->nids + n > p->idcap) {
+		size_t cap = p->idcap ? 2 * p->idcap : 16384;
+		uint32_t *ids = realloc(p->ids, cap * sizeof(*ids));
+		uint64_t *ips;
+		uint16_t *modes;
+
+		if (ids)
+			p->ids = ids;
+		ips = ids ? realloc(p->ips, cap * sizeof(*ips)) : NULL;
+		if (ips)
+			p->ips = ips;
+		modes = ips ? realloc(p->modes, cap * sizeof(*modes)) : NULL;
+		if (!modes)
+			return p->err = -ENOMEM;
+		p->modes = modes;
+		p->idcap = cap;
+	}
+	for (size_t k = 0; k < n; k++) {
+		size_t d = k ? smp->callchain_dso[k - 1] : smp->dso;
+		bool mapped = d < p->ndsos;
+		uint64_t raw = k ? smp->callchain[k - 1] : smp->ip;
+		uint64_t off = k ? smp->callchain_offset[k - 1] : smp->dso_offset;
+		uint32_t id = loc_findnew(p, mapped ? d : SIZE_MAX, mapped ? off : raw);
+
+		if (id == UINT32_MAX)
+			return p->err = -ENOMEM;
+		p->ids[at + k] = id;
+		p->ips[at + k] = raw;
+		p->modes[at + k] = k ? smp->callchain_cpumode[k - 1] : smp->cpumode;
+		h = mix(h ^ ((uint64_t)id << 16 ^ raw));
+	}
+	if (2 * (p->nsamples + 1) > p->nstack_slots && stack_rehash(p))
+		return p->err = -ENOMEM;
+	for (i = h & (p->nstack_slots - 1); p->stack_slots[i]; i = (i + 1) & (p->nstack_slots - 1)) {
+		size_t k = p->stack_slots[i] - 1;
+
+		if (p->stacks[k].hash == h && stack_equal(p, &p->samples[k], p->stacks[k].at, &key, at)) {
+			p->samples[k].count++;
+			p->samples[k].period += smp->period;
+			return 0; /* its triples are dropped */
+		}
+	}
+	if (p->nsamples == p->samplecap) {
+		size_t cap = p->samplecap ? 2 * p->samplecap : 1024;
+		struct ds_profile_sample *v = realloc(p->samples, cap * sizeof(*v));
+		struct stack *st;
+
+		if (v)
+			p->samples = v;
+		st = v ? realloc(p->stacks, cap * sizeof(*st)) : NULL;
+		if (!st)
+			return p->err = -ENOMEM;
+		p->stacks = st;
+		p->samplecap = cap;
+	}
+	key.count = 1;
+	key.period = smp->period;
+	p->samples[p->nsamples] = key;
+	p->stacks[p->nsamples] = (struct stack){ .hash = h, .at = at };
+	p->stack_slots[i] = (uint32_t)++p->nsamples;
+	p->nids += n;
+	return 0;
+}
+
+/* ------------------------------------------------------------- kernel */
+
+/* The running kernel's build ID, from its ELF notes in /sys/kernel/notes. */
+static bool running_kernel_build_id(struct ds_build_id *out)
+{
+	unsigned char buf[4096];
+	FILE *f = fopen("/sys/kernel/notes", "rb");
+	size_t len, off = 0;
+
+	if (!f)
+		return false;
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	while (off + 12 <= len) {
+		uint32_t namesz, descsz, type;
+		size_t name_off = off + 12, desc_off;
+
+		memcpy(&namesz, buf + off, 4);
+		memcpy(&descsz, buf + off + 4, 4);
+		memcpy(&type, buf + off + 8, 4);
+		desc_off = name_off + ((namesz + 3u) & ~3u);
+		if (namesz > len || descsz > len || desc_off + descsz > len)
+			break;
+		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(buf + name_off, "GNU", 4) &&
+		    descsz && descsz <= DS_BUILD_ID_MAX) {
+			out->size = (uint8_t)descsz;
+			memcpy(out->data, buf + desc_off, descsz);
+			return true;
+		}
+		off = desc_off + ((descsz + 3u) & ~3u);
+	}
+	return false;
+}
+
+static int ksym_cmp(const void *a, const void *b)
+{
+	const struct ksym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+/* The whole file in one buffer: /proc files have no size, so it grows. */
+static char *read_all(const char *path, size_t *len_out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0, cap = 1 << 23;
+	char *buf = NULL;
+
+	if (fd < 0)
+		return NULL;
+	for (;;) {
+		ssize_t got;
+
+		if (len + 1 >= cap || !buf) {
+			char *v = realloc(buf, buf ? (cap *= 2) : cap);
+
+			if (!v)
+				break;
+			buf = v;
+		}
+		got = read(fd, buf + len, cap - len - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			if (got == 0) {
+				close(fd);
+				buf[len] = 0;
+				*len_out = len;
+				return buf;
+			}
+			break;
+		}
+		len += (size_t)got;
+	}
+	close(fd);
+	free(buf);
+	return NULL;
+}
+
+/* /proc/kallsyms' text symbols, "ADDR TYPE NAME[\t[MODULE]]" lines, in
+ * one pass over one buffer: names are cut out where they are (some
+ * 200,000 lines; fgets + strtoull took 40 ms of a small report). */
+static void kallsyms_load(struct kallsyms *k)
+{
+	size_t len, cap = 0, nz = 0, w = 0;
+	char *p, *end;
+
+	k->names = read_all("/proc/kallsyms", &len);
+	if (!k->names)
+		return;
+	for (p = k->names, end = p + len; p < end;) {
+		char *nl = memchr(p, '\n', (size_t)(end - p));
+		char *line_end = nl ? nl : end, *name, *c;
+		uint64_t addr = 0;
+		int v, digits = 0;
+		char type;
+
+		for (c = p; c < line_end && (v = hexval(*c)) >= 0 && digits < 17; c++, digits++)
+			addr = addr << 4 | (uint64_t)v;
+		if (!digits || digits > 16 || line_end - c < 4 || c[0] != ' ' || c[2] != ' ')
+			goto next;
+		type = c[1];
+		if (type != 'T' && type != 't' && type != 'W' && type != 'w')
+			goto next;
+		name = c + 3;
+		for (c = name; c < line_end && *c != '\t' && *c != ' '; c++)
+			;
+		if (c == name)
+			goto next;
+		*c = 0;
+		if (k->ref && !k->ref_found && !strcmp(name, k->ref)) {
+			k->ref_addr = addr;
+			k->ref_found = true;
+		}
+		if (k->n == cap) {
+			struct ksym *nv = ds__grow(k->v, &cap, k->n, sizeof(*nv));
+
+			if (!nv)
+				return;
+			k->v = nv;
+		}
+		k->v[k->n] = (struct ksym){ .addr = addr, .name = name, .line = (uint32_t)k->n };
+		k->n++;
+		nz += addr != 0;
+next:
+		p = line_end + 1;
+	}
+	if (!nz) /* kptr_restrict: every address reads 0 */
+		return;
+	/* Of the symbols at one address perf keeps the last in the file
+	 * (perf 6.1: symbols__fixup_end() gives every one before it the
+	 * length 0, and choose_best_symbol() prefers a symbol with a length
+	 * to all its other rules), e.g. __pi_memcpy after memcpy. */
+	qsort(k->v, k->n, sizeof(*k->v), ksym_cmp);
+	for (size_t i = 0; i < k->n; i++) {
+		if (w && k->v[w - 1].addr == k->v[i].addr)
+			w--;
+		k->v[w++] = k->v[i];
+	}
+	k->n = w;
+	k->ok = true;
+}
+
+static void *kallsyms_thread(void *arg)
+{
+	kallsyms_load(arg);
+	return NULL;
+}
+
+static const struct ksym *ksym_at(const struct kallsyms *k, uint64_t addr)
+{
+	size_t lo = 0, hi = k->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->v[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? &k->v[lo - 1] : NULL;
+}
+
+/* The recording's host and kernel release are this machine's. */
+static bool same_host_and_release(const struct ds_profile *p)
+{
+	const char *host, *release;
+	struct utsname u;
+
+	ds__perf_session_host(p->s, &host, &release);
+	return host && release && uname(&u) == 0 && !strcmp(u.nodename, host) &&
+	       !strcmp(u.release, release);
+}
+
+static const struct ds_perf_dso *host_kernel(const struct ds_profile *p)
+{
+	for (size_t i = 0; i < p->ndsos; i++) {
+		const struct ds_perf_dso *d = &p->dsos[i];
+
+		if (d->kernel && d->path && d->machine && !strcmp(d->path, "[kernel.kallsyms]") &&
+		    !strcmp(d->machine, "host"))
+			return d;
+	}
+	return NULL;
+}
+
+/* Kernel symbols only when the recording was made on the kernel running
+ * now (its build ID in the recording equals /sys/kernel/notes'; without
+ * one, as in pipe mode and with -z, the recording's host name and kernel
+ * release are this machine's): else the addresses of /proc/kallsyms say
+ * nothing about the recorded ones.  Starts the reading thread. */
+static void kernel_start(struct ds_profile *p)
+{
+	const struct ds_perf_dso *kd = host_kernel(p);
+	struct ds_build_id running;
+	bool any = false;
+
+	for (size_t i = 0; i < p->ndsos && !any; i++)
+		any = p->dsos[i].kernel && p->dsos[i].machine && !strcmp(p->dsos[i].machine, "host") &&
+		      (p->dsos[i].samples || p->dsos[i].callchain_hits);
+	if (!any)
+		return;
+	if (kd && !kd->build_id.size && same_host_and_release(p))
+		; /* nothing better to go by: perf does the same */
+	else if (!kd || !running_kernel_build_id(&running) ||
+		 !ds_build_id_equal(&kd->build_id, &running)) {
+		warnf(p, "kernel samples unnamed: the recording's kernel build ID is not the "
+			 "running kernel's");
+		return;
+	}
+	p->ksyms.ref = kd ? kd->ref_symbol : NULL;
+	if (pthread_create(&p->kthread, NULL, kallsyms_thread, &p->ksyms) == 0)
+		p->kthread_on = true;
+	else
+		kallsyms_load(&p->ksyms);
+	p->kernel_named = true;
+}
+
+static void kernel_wait(struct ds_profile *p)
+{
+	const struct ds_perf_dso *kd;
+
+	if (!p->kthread_on)
+		return;
+	pthread_join(p->kthread, NULL);
+	p->kthread_on = false;
+	if (!p->ksyms.ok) {
+		warnf(p, "kernel samples unnamed: /proc/kallsyms gives no addresses");
+		p->kernel_named = false;
+		return;
+	}
+	/* The same kernel, maybe another boot: where perf's reference symbol
+	 * is now says how far KASLR moved it. */
+	kd = host_kernel(p);
+	if (kd && p->ksyms.ref_found)
+		p->kdelta = p->ksyms.ref_addr - kd->ref_address;
+}
+
+static void name_kernel(struct ds_profile *p, size_t di, const uint32_t *v, size_t n)
+{
+	const struct ds_perf_dso *d = &p->dsos[di];
+	bool vmlinux = !strcmp(d->path, "[kernel.kallsyms]");
+	bool named;
+
+	kernel_wait(p);
+	named = p->kernel_named && d->machine && !strcmp(d->machine, "host");
+	if (named && !vmlinux && p->kdelta)
+		named = false; /* a module: where it is now is another question */
+	for (size_t i = 0; i < n; i++) {
+		struct ds_profile_loc *l = &p->locs[v[i]];
+		/* Looked up where it is in this boot; shown as recorded. */
+		uint64_t delta = vmlinux ? p->kdelta : 0;
+		const struct ksym *ks = named ? ksym_at(&p->ksyms, l->ip + delta) : NULL;
+
+		l->vaddr = l->ip;
+		if (ks) {
+			l->function = ks->name;
+			l->function_start = ks->addr - delta;
+		}
+	}
+}
+
+/* --------------------------------------------------------------- vDSO */
+
+/* The vDSO is no file: perf names its samples only when it has its image,
+ * and so do we.  With a build ID, the copy perf record put in perf's cache
+ * (~/.debug/.build-id/xx/rest/vdso; not with -N); without one (pipe mode,
+ * -z), the running kernel's, when the recording's host and release are
+ * this machine's: this process's own vDSO, copied into a memfd. */
+static const char *vdso_image(struct ds_profile *p, const struct ds_perf_dso *d, char *path,
+			      size_t len)
+{
+	const unsigned char *img = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const ElfW(Ehdr) *eh = (const void *)img;
+	const char *home = getenv("HOME");
+	size_t size;
+	char hex[2 * DS_BUILD_ID_MAX + 1];
+
+	if (d->build_id.size) {
+		struct stat st;
+
+		if (!home || ds_build_id_format(&d->build_id, hex, sizeof(hex)) < 0)
+			return NULL;
+		snprintf(path, len, "%s/.debug/.build-id/%.2s/%s/vdso", home, hex, hex + 2);
+		return stat(path, &st) == 0 ? path : NULL;
+	}
+	if (!img || !same_host_and_release(p) || memcmp(img, ELFMAG, SELFMAG))
+		return NULL;
+	/* The image: up to the section headers (the kernel maps them too). */
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (size < sizeof(*eh) || size > (1u << 20))
+		return NULL;
+	p->vdso_fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (p->vdso_fd < 0 || write(p->vdso_fd, img, size) != (ssize_t)size)
+		return NULL;
+	snprintf(path, len, "/proc/self/fd/%d", p->vdso_fd);
+	return path;
+}
+
+static struct ds_dso *vdso_dso(struct ds_profile *p, const struct ds_perf_dso *d)
+{
+	char buf[PATH_MAX];
+	const char *path;
+
+	if (p->vdso_tried)
+		return p->vdso;
+	p->vdso_tried = true;
+	path = vdso_image(p, d, buf, sizeof(buf));
+	if (!path)
+		return NULL;
+	p->vdso_store = ds_store_new(p->ctx, "vdso", NULL);
+	p->vdso = p->vdso_store ? ds_store_findnew(p->vdso_store, path, NULL) : NULL;
+	return p->vdso;
+}
+
+/* ---------------------------------------------------------- user space */
+
+/* The frames of an answer, kept: strings interned, frames in one array
+ * (indexes until the array stops moving). */
+static int keep_frames(struct ds_profile *p, struct ds_profile_loc *l, const struct ds_sym_answer *a)
+{
+	size_t at = p->nframes;
+
+	for (size_t i = 0; i < a->nframes; i++) {
+		struct ds_frame f = a->frames[i];
+		struct ds_frame *v = ds__grow(p->frames, &p->framecap, p->nframes, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		p->frames = v;
+		if (f.function && !(f.function = strtab_intern(&p->strs, f.function, f.function_len)))
+			return -ENOMEM;
+		if (f.file && !(f.file = strtab_intern(&p->strs, f.file, f.file_len)))
+			return -ENOMEM;
+		p->frames[p->nframes++] = f;
+	}
+	l->frames = (const struct ds_frame *)(uintptr_t)at;
+	l->nframes = a->nframes;
+	return 0;
+}
+
+static int name_user(struct ds_profile *p, size_t di, const uint32_t *v, size_t n)
+{
+	const struct ds_perf_dso *d = &p->dsos[di];
+	struct ds_dso *dso = d->dso;
+	bool lines = p->flags & DS_PROFILE_LINES;
+	unsigned flags = DS_SYM_FILE_OFFSET | DS_SYM_ELF_NAMES |
+			 (p->flags & DS_PROFILE_MANGLED ? 0 : DS_SYM_DEMANGLE) |
+			 (lines ? DS_SYM_INLINES : DS_SYM_NO_LINES);
+	const struct ds_sym_answer *res = NULL;
+	uint64_t *addrs;
+	size_t nres = 0;
+	int rc;
+
+	if (d->path && !strcmp(d->path, "[vdso]"))
+		dso = vdso_dso(p, d);
+	if (!dso)
+		return 0;
+	if (!p->batch && !(p->batch = ds_sym_batch_new()))
+		return -ENOMEM;
+	if (!(addrs = malloc(n * sizeof(*addrs))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		addrs[i] = p->locs[v[i]].ip;
+	rc = ds_dso_symbolize_batch(dso, addrs, n, flags, p->batch);
+	free(addrs);
+	if (rc < 0) {
+		char why[512] = "";
+
+		if (rc == -ENOMEM)
+			return rc;
+		ds_dso_error(dso, why, sizeof(why));
+		warnf(p, "%s: no symbols: %s%s%s", d->path, ds_strerror(rc), why[0] ? ": " : "", why);
+		return 0;
+	}
+	res = ds_sym_batch_answers(p->batch, &nres);
+	for (size_t i = 0; i < n && i < nres; i++) {
+		struct ds_profile_loc *l = &p->locs[v[i]];
+		const struct ds_sym_answer *a = &res[i];
+
+		l->vaddr = a->addr;
+		if (a->nframes && a->frames[a->nframes - 1].function) {
+			const struct ds_frame *out = &a->frames[a->nframes - 1];
+
+			l->function = strtab_intern(&p->strs, out->function, out->function_len);
+			if (!l->function)
+				return -ENOMEM;
+			l->function_start = out->function_start;
+		}
+		if (lines && (rc = keep_frames(p, l, a)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int by_dso_ip(const void *x, const void *y, void *arg)
+{
+	const struct ds_profile_loc *locs = arg;
+	const struct ds_profile_loc *a = &locs[*(const uint32_t *)x], *b = &locs[*(const uint32_t *)y];
+
+	if (a->dso != b->dso)
+		return a->dso < b->dso ? -1 : 1;
+	return a->ip < b->ip ? -1 : a->ip > b->ip;
+}
+
+static int name_all(struct ds_profile *p)
+{
+	uint32_t *v = malloc((p->nlocs ? p->nlocs : 1) * sizeof(*v));
+	int rc = 0;
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < p->nlocs; i++)
+		v[i] = (uint32_t)i;
+	qsort_r(v, p->nlocs, sizeof(*v), by_dso_ip, p->locs);
+	for (size_t i = 0, j; i < p->nlocs && !rc; i = j) {
+		size_t di = p->locs[v[i]].dso;
+
+		for (j = i; j < p->nlocs && p->locs[v[j]].dso == di; j++)
+			;
+		if (di == SIZE_MAX)
+			continue;
+		if (p->dsos[di].kernel)
+			name_kernel(p, di, v + i, j - i);
+		else
+			rc = name_user(p, di, v + i, j - i);
+	}
+	free(v);
+	return rc;
+}
+
+/* ---------------------------------------------------------------- API */
+
+DS_API void ds_profile_free(struct ds_profile *p)
+{
+	if (!p)
+		return;
+	if (p->kthread_on)
+		pthread_join(p->kthread, NULL);
+	for (size_t i = 0; i < p->ndsos && p->short_names; i++)
+		free(p->short_names[i]);
+	free(p->short_names);
+	free(p->locs);
+	free(p->loc_slots);
+	free(p->samples);
+	free(p->stacks);
+	free(p->stack_slots);
+	free(p->ids);
+	free(p->ips);
+	free(p->modes);
+	free(p->frames);
+	strtab_release(&p->strs);
+	free(p->ksyms.v);
+	free(p->ksyms.names);
+	ds_sym_batch_free(p->batch);
+	ds_dso_put(p->vdso);
+	ds_store_free(p->vdso_store);
+	if (p->vdso_fd > 0)
+		close(p->vdso_fd);
+	free(p);
+}
+
+DS_API struct ds_profile *ds_profile_new(struct ds_perf_session *s,
+					 const struct ds_profile_opts *opts)
+{
+	struct ds_profile *p;
+	int rc;
+
+	if (!s) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(p = calloc(1, sizeof(*p))))
+		return NULL;
+	p->s = s;
+	p->ctx = ds__perf_session_context(s);
+	p->ndsos = ds_perf_session_dsos(s, &p->dsos);
+	p->flags = DS_OPT(opts, flags, 0u);
+	p->warn = DS_OPT(opts, warn, NULL);
+	p->warn_user = DS_OPT(opts, warn_user, NULL);
+	p->vdso_fd = -1;
+	rc = -ENOMEM;
+	if (!(p->short_names = calloc(p->ndsos ? p->ndsos : 1, sizeof(*p->short_names))))
+		goto fail;
+	for (size_t i = 0; i < p->ndsos; i++)
+		if (!(p->short_names[i] = short_name(&p->dsos[i])))
+			goto fail;
+	kernel_start(p);
+	rc = ds_perf_session_samples(s, on_sample, p);
+	if (p->err)
+		rc = p->err;
+	if (!rc)
+		rc = name_all(p);
+	if (rc)
+		goto fail;
+	kernel_wait(p);
+	/* Offsets into the arrays become pointers: nothing moves now. */
+	for (size_t i = 0; i < p->nsamples; i++) {
+		size_t at = p->stacks[i].at;
+
+		p->samples[i].locs = p->ids + at;
+		p->samples[i].ips = p->ips + at;
+		p->samples[i].cpumodes = p->modes + at;
+	}
+	for (size_t i = 0; i < p->nlocs; i++)
+		p->locs[i].frames = p->locs[i].nframes
+					    ? p->frames + (uintptr_t)p->locs[i].frames
+					    : NULL;
+	return p;
+fail:
+	ds_profile_free(p);
+	errno = rc < 0 ? -rc : ENOMEM;
+	return NULL;
+}
+
+DS_API size_t ds_profile_samples(const struct ds_profile *p, const struct ds_profile_sample **out)
+{
+	*out = p ? p->samples : NULL;
+	return p ? p->nsamples : 0;
+}
+
+DS_API size_t ds_profile_locs(const struct ds_profile *p, const struct ds_profile_loc **out)
+{
+	*out = p ? p->locs : NULL;
+	return p ? p->nlocs : 0;
+}
