@@ -174,3 +174,21 @@ if(DS_FUZZ)
   target_link_options(fuzz_dwp PRIVATE -fsanitize=fuzzer)
   target_link_libraries(fuzz_dwp PRIVATE dsostore_static)
 endif()
+
+# The kernel room's readers: /proc/kallsyms text and the kallsyms cache file
+# (lib/kernel.c).  A committed text corpus (no ELF in it), cheap inputs.
+add_executable(fuzz_kallsyms_replay
+  ${CMAKE_SOURCE_DIR}/fuzz/replay.c ${CMAKE_SOURCE_DIR}/fuzz/fuzz_kallsyms.c)
+target_include_directories(fuzz_kallsyms_replay PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+target_link_libraries(fuzz_kallsyms_replay PRIVATE dsostore_static)
+add_test(NAME fuzz_kallsyms_replay
+  COMMAND fuzz_kallsyms_replay -n 3000 -s 1 ${CMAKE_SOURCE_DIR}/fuzz/corpus/kallsyms)
+set_tests_properties(fuzz_kallsyms_replay PROPERTIES
+  TIMEOUT 120 ENVIRONMENT "FUZZ_CRASH_DIR=${CMAKE_BINARY_DIR}")
+if(DS_FUZZ)
+  add_executable(fuzz_kallsyms ${CMAKE_SOURCE_DIR}/fuzz/fuzz_kallsyms.c)
+  target_include_directories(fuzz_kallsyms PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+  target_compile_options(fuzz_kallsyms PRIVATE -fsanitize=fuzzer)
+  target_link_options(fuzz_kallsyms PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(fuzz_kallsyms PRIVATE dsostore_static)
+endif()

@@ -294,6 +294,34 @@ struct ds_context *ds__perf_session_context(const struct ds_perf_session *s);
 void ds__perf_session_host(const struct ds_perf_session *s, const char **hostname,
 			   const char **osrelease);
 
+/* ---- kernel (lib/kernel.c) */
+
+/* The running kernel's build ID, from /sys/kernel/notes. */
+bool ds__kernel_build_id(struct ds_build_id *out);
+
+/* The running kernel's text symbols, sorted, one per address. */
+struct ds__kallsyms;
+/* From the cache of this boot's core kernel symbols unless all (modules,
+ * BPF programs too: a fresh /proc/kallsyms, which refreshes the cache);
+ * ref: a symbol whose address to note (perf's "_text", NULL: none).
+ * -EPERM: kptr_restrict hides the addresses. */
+int ds__kallsyms_load(struct ds_context *ctx, const char *ref, bool all,
+		      struct ds__kallsyms **out);
+/* Parse kallsyms text (text[len] NUL; cut up in place, then k's). */
+int ds__kallsyms_parse(char *text, size_t len, const char *ref, struct ds__kallsyms **out);
+/* The cache file of k's core symbols (malloc()ed) for kernel bid in boot. */
+int ds__kallsyms_serialize(const struct ds__kallsyms *k, const struct ds_build_id *bid,
+			   const char *boot, const char *ref, void **out, size_t *len_out);
+/* Check a cache file's bytes (8-byte aligned): *out points into them
+ * (free it before them).  -EBADMSG and *why. */
+int ds__kallsyms_check(const void *buf, size_t len, struct ds__kallsyms **out, const char **why);
+void ds__kallsyms_free(struct ds__kallsyms *k);
+/* The symbol holding addr and its start; NULL: none, or not covered. */
+const char *ds__kallsyms_find(const struct ds__kallsyms *k, uint64_t addr, uint64_t *start);
+/* k (the cached core symbols) can answer for addr. */
+bool ds__kallsyms_covers(const struct ds__kallsyms *k, uint64_t addr);
+bool ds__kallsyms_ref(const struct ds__kallsyms *k, uint64_t *addr);
+
 /* ---- store (lib/store.c) */
 
 /* ds_store_prefetch() for a given list of DSOs (of one context): local

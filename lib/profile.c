@@ -27,22 +27,6 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-struct ksym {
-	uint64_t addr;
-	const char *name; /* in kallsyms.names */
-	uint32_t line; /* its place in the file */
-};
-
-/* The text symbols of /proc/kallsyms, sorted, one per address. */
-struct kallsyms {
-	struct ksym *v;
-	size_t n;
-	char *names; /* the file's text, names cut out in place */
-	const char *ref; /* perf's reference symbol ("_text"), to find in it */
-	uint64_t ref_addr;
-	bool ref_found, ok;
-};
-
 /* A stack being collected: its key is the event, thread, name and the
  * (location, address, mode) triples at [at, at + n) of the arrays. */
 struct stack {
@@ -90,7 +74,11 @@ struct ds_profile {
 	size_t nframes, framecap;
 	struct strtab strs;
 
-	struct kallsyms ksyms;
+	struct ds__kallsyms *ksyms;
+	const char *kref; /* perf's reference symbol of the kernel */
+	int kerr; /* of the thread's load */
+	bool kall; /* ksyms is a full read of /proc/kallsyms */
+	bool kwaited; /* the load's outcome was looked at */
 	pthread_t kthread;
 	bool kthread_on;
 	uint64_t kdelta; /* this boot's kernel text minus the recorded one */
@@ -382,176 +370,12 @@ static int on_sample(void *user, const struct ds_perf_sample *smp)
 
 /* ------------------------------------------------------------- kernel */
 
-/* The running kernel's build ID, from its ELF notes in /sys/kernel/notes. */
-static bool running_kernel_build_id(struct ds_build_id *out)
-{
-	unsigned char buf[4096];
-	FILE *f = fopen("/sys/kernel/notes", "rb");
-	size_t len, off = 0;
-
-	if (!f)
-		return false;
-	len = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	while (off + 12 <= len) {
-		uint32_t namesz, descsz, type;
-		size_t name_off = off + 12, desc_off;
-
-		memcpy(&namesz, buf + off, 4);
-		memcpy(&descsz, buf + off + 4, 4);
-		memcpy(&type, buf + off + 8, 4);
-		desc_off = name_off + ((namesz + 3u) & ~3u);
-		if (namesz > len || descsz > len || desc_off + descsz > len)
-			break;
-		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(buf + name_off, "GNU", 4) &&
-		    descsz && descsz <= DS_BUILD_ID_MAX) {
-			out->size = (uint8_t)descsz;
-			memcpy(out->data, buf + desc_off, descsz);
-			return true;
-		}
-		off = desc_off + ((descsz + 3u) & ~3u);
-	}
-	return false;
-}
-
-static int ksym_cmp(const void *a, const void *b)
-{
-	const struct ksym *x = a, *y = b;
-
-	if (x->addr != y->addr)
-		return x->addr < y->addr ? -1 : 1;
-	return x->line < y->line ? -1 : x->line > y->line;
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* The whole file in one buffer: /proc files have no size, so it grows. */
-static char *read_all(const char *path, size_t *len_out)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0, cap = 1 << 23;
-	char *buf = NULL;
-
-	if (fd < 0)
-		return NULL;
-	for (;;) {
-		ssize_t got;
-
-		if (len + 1 >= cap || !buf) {
-			char *v = realloc(buf, buf ? (cap *= 2) : cap);
-
-			if (!v)
-				break;
-			buf = v;
-		}
-		got = read(fd, buf + len, cap - len - 1);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			if (got == 0) {
-				close(fd);
-				buf[len] = 0;
-				*len_out = len;
-				return buf;
-			}
-			break;
-		}
-		len += (size_t)got;
-	}
-	close(fd);
-	free(buf);
-	return NULL;
-}
-
-/* /proc/kallsyms' text symbols, "ADDR TYPE NAME[\t[MODULE]]" lines, in
- * one pass over one buffer: names are cut out where they are (some
- * 200,000 lines; fgets + strtoull took 40 ms of a small report). */
-static void kallsyms_load(struct kallsyms *k)
-{
-	size_t len, cap = 0, nz = 0, w = 0;
-	char *p, *end;
-
-	k->names = read_all("/proc/kallsyms", &len);
-	if (!k->names)
-		return;
-	for (p = k->names, end = p + len; p < end;) {
-		char *nl = memchr(p, '\n', (size_t)(end - p));
-		char *line_end = nl ? nl : end, *name, *c;
-		uint64_t addr = 0;
-		int v, digits = 0;
-		char type;
-
-		for (c = p; c < line_end && (v = hexval(*c)) >= 0 && digits < 17; c++, digits++)
-			addr = addr << 4 | (uint64_t)v;
-		if (!digits || digits > 16 || line_end - c < 4 || c[0] != ' ' || c[2] != ' ')
-			goto next;
-		type = c[1];
-		if (type != 'T' && type != 't' && type != 'W' && type != 'w')
-			goto next;
-		name = c + 3;
-		for (c = name; c < line_end && *c != '\t' && *c != ' '; c++)
-			;
-		if (c == name)
-			goto next;
-		*c = 0;
-		if (k->ref && !k->ref_found && !strcmp(name, k->ref)) {
-			k->ref_addr = addr;
-			k->ref_found = true;
-		}
-		if (k->n == cap) {
-			struct ksym *nv = ds__grow(k->v, &cap, k->n, sizeof(*nv));
-
-			if (!nv)
-				return;
-			k->v = nv;
-		}
-		k->v[k->n] = (struct ksym){ .addr = addr, .name = name, .line = (uint32_t)k->n };
-		k->n++;
-		nz += addr != 0;
-next:
-		p = line_end + 1;
-	}
-	if (!nz) /* kptr_restrict: every address reads 0 */
-		return;
-	/* Of the symbols at one address perf keeps the last in the file
-	 * (perf 6.1: symbols__fixup_end() gives every one before it the
-	 * length 0, and choose_best_symbol() prefers a symbol with a length
-	 * to all its other rules), e.g. __pi_memcpy after memcpy. */
-	qsort(k->v, k->n, sizeof(*k->v), ksym_cmp);
-	for (size_t i = 0; i < k->n; i++) {
-		if (w && k->v[w - 1].addr == k->v[i].addr)
-			w--;
-		k->v[w++] = k->v[i];
-	}
-	k->n = w;
-	k->ok = true;
-}
-
 static void *kallsyms_thread(void *arg)
 {
-	kallsyms_load(arg);
+	struct ds_profile *p = arg;
+
+	p->kerr = ds__kallsyms_load(p->ctx, p->kref, false, &p->ksyms);
 	return NULL;
-}
-
-static const struct ksym *ksym_at(const struct kallsyms *k, uint64_t addr)
-{
-	size_t lo = 0, hi = k->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (k->v[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &k->v[lo - 1] : NULL;
 }
 
 /* The recording's host and kernel release are this machine's. */
@@ -595,38 +419,74 @@ static void kernel_start(struct ds_profile *p)
 		return;
 	if (kd && !kd->build_id.size && same_host_and_release(p))
 		; /* nothing better to go by: perf does the same */
-	else if (!kd || !running_kernel_build_id(&running) ||
+	else if (!kd || !ds__kernel_build_id(&running) ||
 		 !ds_build_id_equal(&kd->build_id, &running)) {
 		warnf(p, "kernel samples unnamed: the recording's kernel build ID is not the "
 			 "running kernel's");
 		return;
 	}
-	p->ksyms.ref = kd ? kd->ref_symbol : NULL;
-	if (pthread_create(&p->kthread, NULL, kallsyms_thread, &p->ksyms) == 0)
+	p->kref = kd ? kd->ref_symbol : NULL;
+	if (pthread_create(&p->kthread, NULL, kallsyms_thread, p) == 0)
 		p->kthread_on = true;
 	else
-		kallsyms_load(&p->ksyms);
+		kallsyms_thread(p);
 	p->kernel_named = true;
+}
+
+/* The same kernel, maybe another boot: where perf's reference symbol is
+ * now says how far KASLR moved it. */
+static void kernel_delta(struct ds_profile *p)
+{
+	const struct ds_perf_dso *kd = host_kernel(p);
+	uint64_t now;
+
+	p->kdelta = 0;
+	if (kd && ds__kallsyms_ref(p->ksyms, &now))
+		p->kdelta = now - kd->ref_address;
+}
+
+static void kernel_failed(struct ds_profile *p, int err)
+{
+	if (err == -EPERM)
+		warnf(p, "kernel samples unnamed: /proc/kallsyms gives no addresses");
+	else
+		warnf(p, "kernel samples unnamed: /proc/kallsyms: %s", ds_strerror(err));
+	p->kernel_named = false;
 }
 
 static void kernel_wait(struct ds_profile *p)
 {
-	const struct ds_perf_dso *kd;
-
-	if (!p->kthread_on)
+	if (p->kthread_on) {
+		pthread_join(p->kthread, NULL);
+		p->kthread_on = false;
+	}
+	if (!p->kernel_named || p->kwaited)
 		return;
-	pthread_join(p->kthread, NULL);
-	p->kthread_on = false;
-	if (!p->ksyms.ok) {
-		warnf(p, "kernel samples unnamed: /proc/kallsyms gives no addresses");
-		p->kernel_named = false;
+	p->kwaited = true;
+	if (p->kerr)
+		kernel_failed(p, p->kerr);
+	else
+		kernel_delta(p);
+}
+
+/* Addresses the cached core symbols do not cover (a module, a BPF
+ * program): a fresh read of /proc/kallsyms, once. */
+static void kernel_all(struct ds_profile *p)
+{
+	struct ds__kallsyms *k;
+	int err;
+
+	if (p->kall)
+		return;
+	p->kall = true;
+	err = ds__kallsyms_load(p->ctx, p->kref, true, &k);
+	if (err) {
+		kernel_failed(p, err);
 		return;
 	}
-	/* The same kernel, maybe another boot: where perf's reference symbol
-	 * is now says how far KASLR moved it. */
-	kd = host_kernel(p);
-	if (kd && p->ksyms.ref_found)
-		p->kdelta = p->ksyms.ref_addr - kd->ref_address;
+	ds__kallsyms_free(p->ksyms);
+	p->ksyms = k;
+	kernel_delta(p);
 }
 
 static void name_kernel(struct ds_profile *p, size_t di, const uint32_t *v, size_t n)
@@ -639,16 +499,22 @@ static void name_kernel(struct ds_profile *p, size_t di, const uint32_t *v, size
 	named = p->kernel_named && d->machine && !strcmp(d->machine, "host");
 	if (named && !vmlinux && p->kdelta)
 		named = false; /* a module: where it is now is another question */
+	for (size_t i = 0; named && i < n; i++)
+		if (!ds__kallsyms_covers(p->ksyms, p->locs[v[i]].ip + (vmlinux ? p->kdelta : 0))) {
+			kernel_all(p);
+			named = p->kernel_named;
+			break;
+		}
 	for (size_t i = 0; i < n; i++) {
 		struct ds_profile_loc *l = &p->locs[v[i]];
 		/* Looked up where it is in this boot; shown as recorded. */
-		uint64_t delta = vmlinux ? p->kdelta : 0;
-		const struct ksym *ks = named ? ksym_at(&p->ksyms, l->ip + delta) : NULL;
+		uint64_t delta = vmlinux ? p->kdelta : 0, start = 0;
+		const char *name = named ? ds__kallsyms_find(p->ksyms, l->ip + delta, &start) : NULL;
 
 		l->vaddr = l->ip;
-		if (ks) {
-			l->function = ks->name;
-			l->function_start = ks->addr - delta;
+		if (name) {
+			l->function = name;
+			l->function_start = start - delta;
 		}
 	}
 }
@@ -843,8 +709,7 @@ DS_API void ds_profile_free(struct ds_profile *p)
 	free(p->modes);
 	free(p->frames);
 	strtab_release(&p->strs);
-	free(p->ksyms.v);
-	free(p->ksyms.names);
+	ds__kallsyms_free(p->ksyms);
 	ds_sym_batch_free(p->batch);
 	ds_dso_put(p->vdso);
 	ds_store_free(p->vdso_store);
