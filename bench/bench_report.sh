@@ -5,13 +5,18 @@
 #
 #   bench/bench_report.sh [-q] [-r RUNS] [-s SECONDS] [-k]
 #     -q  smoke run: a 1 s recording, 1 run
-#     -r  runs of each tool, median (3)     -s  seconds recorded (4)
+#     -r  runs of each tool, median (3)     -s  seconds recorded (6)
 #     -k  keep the work directory
 #
 # Recordings: a -g -O2 -fno-omit-frame-pointer program of its own, sampled
 # with `perf record -F 20000` (about 20,000 samples a second), once with
-# callchains (-g: both tools print the Children table) and once without;
-# plus a small 0.3 s one, where start-up and symbol loading dominate.
+# callchains (-g: both tools print the Children table; 6 s: over 100k
+# samples) and once without; a small 0.3 s one, where start-up and symbol
+# loading dominate, also with dsostore's cache of derived data switched
+# off (DSOSTORE_SYMINDEX=0: /proc/kallsyms read as perf reads it, not this
+# boot's cached kernel symbols); and a real multi-process workload, gcc
+# compiling and linking stb_image and stb_truetype (Debian's libstb-dev):
+# gcc, cc1, as, collect2, ld and their libraries.
 # Wall time around each process, peak RSS from /usr/bin/time.  The tables
 # are compared row by row (all rows): differing rows are printed and
 # counted (known: perf synthesizes PLT stub symbols, "func@plt", we show
@@ -21,7 +26,7 @@ set -euo pipefail
 src=${DS_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${DS_BUILD:-$src/build}
 dsostore=${DSOSTORE:-$build/dsostore}
-runs=3 secs=4 keep=''
+runs=3 secs=6 keep=''
 
 while getopts qr:s:kh opt; do
 	case $opt in
@@ -111,21 +116,38 @@ record() { # name seconds [perf option...]
 record small 0.3 -g
 record cc "$secs" -g
 record flat "$secs"
+stb=/usr/include/stb
+if [ -r $stb/stb_image.h ] && [ -r $stb/stb_truetype.h ]; then
+	printf '#define STB_IMAGE_IMPLEMENTATION\n#include <stb/stb_image.h>\n' >img.c
+	printf '#define STB_TRUETYPE_IMPLEMENTATION\n#include <stb/stb_truetype.h>\n' >ttf.c
+	printf 'int main(void) { return 0; }\n' >main.c
+	perf record -N -e cpu-clock -F 20000 -g -o gcc.data -- \
+		gcc -O2 -g -o stbprog img.c ttf.c main.c -lm >gcc.rec 2>&1 ||
+		die "perf record of gcc: $(tail -2 gcc.rec)"
+	recs="small nocache cc flat gcc"
+else
+	echo "bench_report: no libstb-dev headers: the gcc recording is left out" >&2
+	recs="small nocache cc flat"
+fi
+cp small.data nocache.data
 
 median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
-# measure NAME CMD...: prints "wall_ms rss_mb" (medians) and keeps stdout
+# measure NAME CMD...: prints "wall_ms rss_mb" (medians; wall time from
+# bash's microsecond clock, /usr/bin/time's is 10 ms) and keeps stdout
 # of the last run in NAME.out.
 measure() {
-	local name=$1 i
+	local name=$1 i t0 t1
 	shift
 	for ((i = 0; i < runs; i++)); do
-		/usr/bin/time -f '%e %M' -o "$name.time" "$@" >"$name.out" 2>"$name.err" ||
+		t0=$EPOCHREALTIME
+		/usr/bin/time -f '%M' -o "$name.time" "$@" >"$name.out" 2>"$name.err" ||
 			die "$name failed: $(tail -3 "$name.err")"
-		cat "$name.time" >>"$name.times"
+		t1=$EPOCHREALTIME
+		echo "$t0 $t1 $(cat "$name.time")" >>"$name.times"
 	done
-	awk '{print $1 * 1000}' "$name.times" | median | tr '\n' ' '
-	awk '{print $2 / 1024}' "$name.times" | median
+	awk '{printf "%.1f\n", ($2 - $1) * 1000}' "$name.times" | median | tr '\n' ' '
+	awk '{print $3 / 1024}' "$name.times" | median
 }
 
 rows() { grep '%' "$1" | grep -v '^#'; }
@@ -134,17 +156,21 @@ printf "dsostore report benchmark: %d run(s) each, median; %s CPUs, load average
 	"$runs" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
 printf "%-34s %9s %9s %9s %9s %7s %7s %6s\n" recording samples "perf ms" "ours ms" \
 	"perf/ours" "perf MB" "ours MB" differ
-for rec in small cc flat; do
+for rec in $recs; do
+	derived=1
+	[ "$rec" != nocache ] || derived=0
 	read -r p_ms p_mb < <(measure "$rec.perf" perf report -i "$rec.data" --stdio \
 		--sort dso,sym -g none)
-	read -r d_ms d_mb < <(measure "$rec.ours" "$dsostore" report --no-fetch --no-progress \
-		--sort dso,sym "$rec.data")
+	read -r d_ms d_mb < <(measure "$rec.ours" env DSOSTORE_SYMINDEX=$derived "$dsostore" \
+		report --no-fetch --no-progress --sort dso,sym "$rec.data")
 	differ=$(diff <(rows "$rec.perf.out") <(rows "$rec.ours.out") | grep -c '^[<>]' || true)
 	samples=$(awk '/^# Samples:/ {print $3; exit}' "$rec.ours.out")
 	case $rec in
 	small) what="0.3 s, -g (start-up dominates)" ;;
+	nocache) what="  the same, kallsyms not cached" ;;
 	cc) what="$secs s, -g (Children table)" ;;
 	flat) what="$secs s, no callchains" ;;
+	gcc) what="gcc -O2 -g: 2 files, link, -g" ;;
 	esac
 	[ -n "$p_ms" ] && [ -n "$d_ms" ] || die "$rec: no timings"
 	ratio=$(awk -v p="$p_ms" -v d="$d_ms" 'BEGIN {printf "%.2f", (d > 0) ? p / d : 0}')

@@ -572,6 +572,10 @@ DS_API struct Elf *ds_debuginfo_elf(const struct ds_debuginfo *di);
  * "f() (.cold)", Rust legacy names with their "::h<hash>"); see
  * docs/oracles.md for what is not followed. */
 #define DS_SYM_LLVM_NAMES (1u << 6)
+/* With DS_SYM_DEMANGLE: names without their parameters, as perf report
+ * and perf script print them ("bitmap_set_bit", not
+ * "bitmap_set_bit(bitmap_head*, int)": libiberty's DMGL_NO_OPTS). */
+#define DS_SYM_NO_PARAMS (1u << 7)
 
 struct ds_frame {
 	const char *function; /* NULL: unknown ("??") */
@@ -719,7 +723,8 @@ DS_API int ds_dso_save_index(struct ds_dso *dso, char **path_out);
  * its modules from /proc/kallsyms (read only when there are kernel
  * samples, and only when the recording's kernel is the running one), the
  * vDSO from its image.  Function names are the ELF symbols, as perf names
- * them (DS_SYM_ELF_NAMES), demangled. */
+ * them (DS_SYM_ELF_NAMES), demangled without their parameters as perf
+ * prints them (DS_SYM_NO_PARAMS); the inline frames' names too. */
 struct ds_profile;
 
 /* file:line and inline frames for every location: the DWARF is read. */

@@ -75,6 +75,7 @@ struct ds_profile {
 	struct strtab strs;
 
 	struct ds__kallsyms *ksyms;
+	struct ds__kallsyms *ksyms_cached; /* replaced by a full read, kept */
 	const char *kref; /* perf's reference symbol of the kernel */
 	int kerr; /* of the thread's load */
 	bool kall; /* ksyms is a full read of /proc/kallsyms */
@@ -484,7 +485,8 @@ static void kernel_all(struct ds_profile *p)
 		kernel_failed(p, err);
 		return;
 	}
-	ds__kallsyms_free(p->ksyms);
+	/* Locations named from the cached table keep its strings. */
+	p->ksyms_cached = p->ksyms;
 	p->ksyms = k;
 	kernel_delta(p);
 }
@@ -604,7 +606,7 @@ static int name_user(struct ds_profile *p, size_t di, const uint32_t *v, size_t 
 	struct ds_dso *dso = d->dso;
 	bool lines = p->flags & DS_PROFILE_LINES;
 	unsigned flags = DS_SYM_FILE_OFFSET | DS_SYM_ELF_NAMES |
-			 (p->flags & DS_PROFILE_MANGLED ? 0 : DS_SYM_DEMANGLE) |
+			 (p->flags & DS_PROFILE_MANGLED ? 0 : DS_SYM_DEMANGLE | DS_SYM_NO_PARAMS) |
 			 (lines ? DS_SYM_INLINES : DS_SYM_NO_LINES);
 	const struct ds_sym_answer *res = NULL;
 	uint64_t *addrs;
@@ -710,6 +712,7 @@ DS_API void ds_profile_free(struct ds_profile *p)
 	free(p->frames);
 	strtab_release(&p->strs);
 	ds__kallsyms_free(p->ksyms);
+	ds__kallsyms_free(p->ksyms_cached);
 	ds_sym_batch_free(p->batch);
 	ds_dso_put(p->vdso);
 	ds_store_free(p->vdso_store);

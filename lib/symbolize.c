@@ -107,7 +107,8 @@ struct pair {
 /* How a name is answered: as the index has it, or demangled and spelled
  * as binutils (addr2line -C, c++filt without -v) or llvm-symbolizer 14
  * print it. */
-enum { DM_NONE, DM_GNU, DM_LLVM };
+/* How names are demangled: not, as binutils, as LLVM, as perf (no parameters). */
+enum { DM_NONE, DM_GNU, DM_LLVM, DM_PERF };
 
 /* The index's string at key, as this call answers it (copied, or
  * demangled).  The index's strings do not move while it lives, so within
@@ -389,7 +390,7 @@ static const char *cut_at(const char *name, const char *at, char *buf, size_t si
  * would pull in libiberty's xmalloc(), whose failure exits the process
  * (and whose names clash with programs that link our static library).
  * NULL: not a mangled name (printed as it is), or no memory. */
-static char *demangle_gnu(const char *s)
+static char *demangle_gnu(const char *s, int opts)
 {
 	const char *pre = s, *at, *name;
 	char buf[256], *heap = NULL, *res, *out;
@@ -400,9 +401,9 @@ static char *demangle_gnu(const char *s)
 	name = at ? cut_at(s, at, buf, sizeof(buf), &heap) : s;
 	if (!name)
 		return NULL;
-	res = rust_demangle(name, DMGL_PARAMS | DMGL_ANSI);
+	res = rust_demangle(name, opts);
 	if (!res)
-		res = cplus_demangle_v3(name, DMGL_PARAMS | DMGL_ANSI);
+		res = cplus_demangle_v3(name, opts);
 	free(heap);
 	if (!res || (s == pre && !at))
 		return res;
@@ -740,7 +741,9 @@ static const char *demangled(struct ds_sym_batch *b, const char *s, unsigned how
 		}
 	if (b->dused + 1 >= b->dcap)
 		return NULL; /* full and could not grow */
-	dm = how == DM_LLVM ? demangle_llvm(s) : demangle_gnu(s);
+	dm = how == DM_LLVM  ? demangle_llvm(s)
+	     : how == DM_PERF ? demangle_gnu(s, DMGL_NO_OPTS)
+			      : demangle_gnu(s, DMGL_PARAMS | DMGL_ANSI);
 	m = arena_strdup(&b->dm_strings, s, len);
 	if (dm)
 		len = strlen(dm);
@@ -842,8 +845,9 @@ int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned 
 	struct ds__find_hint hint = { 0 };
 	int found = 0;
 
-	b->demangle = !(flags & DS_SYM_DEMANGLE) ? DM_NONE
+	b->demangle = !(flags & DS_SYM_DEMANGLE)  ? DM_NONE
 		      : flags & DS_SYM_LLVM_NAMES ? DM_LLVM
+		      : flags & DS_SYM_NO_PARAMS  ? DM_PERF
 						  : DM_GNU;
 	for (size_t k = 0; k < b->npairs;) {
 		uint64_t v = b->pairs[k].key;

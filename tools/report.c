@@ -84,7 +84,20 @@ struct loc {
 	uint64_t sym_start; /* its start, as a virtual address of the ELF */
 	uint64_t vaddr; /* the address looked up, as a virtual address */
 	char *srcline; /* perf's srcline: "file:line", "sym+off", "dso[addr]" */
+	uint32_t srcline_id; /* the same string, the same number (names_id()) */
 	struct chain *chain; /* NULL: not in inlined code */
+};
+
+/* Strings by their text, each a number: what rows are told apart by
+ * (thread names, DSO names, srclines) compared as numbers.  The strings
+ * are not copied: they outlive the report. */
+struct names {
+	struct nslot {
+		const char *s;
+		uint64_t hash;
+		uint32_t id;
+	} *v;
+	size_t n, cap; /* cap: a power of two, or 0 */
 };
 
 /* The samples of one event at one address: what the recording adds up. */
@@ -132,6 +145,8 @@ struct entry {
 
 struct report {
 	const struct opts *o;
+	struct names names;
+	uint32_t *dso_name_id; /* per DSO */
 	const struct ds_perf_dso *dsos;
 	size_t ndsos;
 	struct ds_profile *prof;
@@ -263,6 +278,44 @@ static struct site *site_findnew(struct report *r, unsigned attr, size_t dso, ui
 	return &r->sites[r->nsites - 1];
 }
 
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static uint32_t names_id(struct names *t, const char *s)
+{
+	uint64_t h = str_hash(s);
+	size_t i;
+
+	if (2 * (t->n + 1) > t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 256;
+		struct nslot *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			oom();
+		for (size_t k = 0; k < t->cap; k++) {
+			if (!t->v[k].s)
+				continue;
+			for (i = t->v[k].hash & (cap - 1); v[i].s; i = (i + 1) & (cap - 1))
+				;
+			v[i] = t->v[k];
+		}
+		free(t->v);
+		t->v = v;
+		t->cap = cap;
+	}
+	for (i = h & (t->cap - 1); t->v[i].s; i = (i + 1) & (t->cap - 1))
+		if (t->v[i].hash == h && !strcmp(t->v[i].s, s))
+			return t->v[i].id;
+	t->v[i] = (struct nslot){ .s = s, .hash = h, .id = (uint32_t)t->n++ };
+	return t->v[i].id;
+}
+
 /* perf's srcline (util/srcline.c): the base name of the innermost frame's
  * file and its line; without one, "SYM+OFFSET" (decimal) or "DSO[ADDR]". */
 static char *srcline_of(const char *file, unsigned line, const char *sym, uint64_t sym_off,
@@ -348,9 +401,14 @@ static void locs_of(struct report *r)
 			l->srcline = srcline_of(in ? in->file : NULL, in ? in->line : 0, l->sym,
 						l->vaddr - l->sym_start,
 						ds_profile_dso_name(r->prof, pl[i].dso), l->vaddr);
+		if (l->srcline)
+			l->srcline_id = names_id(&r->names, l->srcline);
 		if (inlines)
 			l->chain = chain_of(&pl[i]);
 	}
+	r->dso_name_id = xrealloc(NULL, r->ndsos ? r->ndsos : 1, sizeof(*r->dso_name_id));
+	for (size_t i = 0; i < r->ndsos; i++)
+		r->dso_name_id[i] = names_id(&r->names, ds_profile_dso_name(r->prof, i));
 }
 
 /* A caller's level: its DSO's, kernel or user; with no map, perf keeps the
@@ -448,6 +506,8 @@ static void collect(struct report *r)
 
 static int str_cmp_null_last(const char *a, const char *b)
 {
+	if (a == b) /* the same string (the profile's names are interned) */
+		return 0;
 	if (!a || !b)
 		return !a - !b;
 	return strcmp(a, b);
@@ -631,27 +691,120 @@ static void add_children(struct report *r, unsigned attr, struct entry *e, size_
 	free(stamp);
 }
 
+/* What tells a site's row apart: for each sort key the numbers
+ * identity_cmp() compares, so that two sites are one row exactly when
+ * their keys are equal. */
+struct ekey {
+	uint64_t v[8];
+	size_t n;
+};
+
+static void key_of(struct report *r, const struct site *s, struct ekey *k)
+{
+	const struct opts *o = r->o;
+	uint64_t dso = s->dso == SIZE_MAX ? UINT64_MAX : r->dso_name_id[s->dso];
+
+	k->n = 0;
+	for (int i = 0; i < o->nkeys; i++) {
+		switch (o->keys[i]) {
+		case KEY_COMM:
+			k->v[k->n++] = s->comm ? names_id(&r->names, s->comm)
+					       : (1ull << 63) | (uint32_t)s->pid;
+			break;
+		case KEY_DSO:
+			k->v[k->n++] = dso;
+			break;
+		case KEY_SYM:
+			k->v[k->n++] = dso;
+			if (s->loc->sym) {
+				k->v[k->n++] = s->loc->sym_start;
+				/* One name, one string: the profile interns them. */
+				k->v[k->n++] = (uintptr_t)s->loc->sym;
+			} else {
+				k->v[k->n++] = shown_ip(s);
+				k->v[k->n++] = 0;
+			}
+			break;
+		case KEY_SRCLINE:
+			k->v[k->n++] = s->loc->srcline_id;
+			break;
+		case NKEYS:
+			break;
+		}
+	}
+}
+
+static uint64_t key_hash(const struct ekey *k)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull;
+
+	for (size_t i = 0; i < k->n; i++) {
+		h ^= k->v[i] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+		h *= 0xff51afd7ed558ccdull;
+	}
+	return h ^ (h >> 31);
+}
+
+/* The rows of one event, in perf's order: sites made rows by hashing
+ * their keys, each row's sites gathered (a counting sort by row) for its
+ * inline chains. */
 static struct entry *entries_of(struct report *r, unsigned attr, size_t *n_out)
 {
-	struct site **v = xrealloc(NULL, r->nsites, sizeof(*v));
-	struct entry *e = xrealloc(NULL, r->nsites, sizeof(*e));
-	size_t n = 0, ne = 0;
+	struct site **v = xrealloc(NULL, r->nsites ? r->nsites : 1, sizeof(*v));
+	struct entry *e = xrealloc(NULL, r->nsites ? r->nsites : 1, sizeof(*e));
+	struct ekey *keys = xrealloc(NULL, r->nsites ? r->nsites : 1, sizeof(*keys));
+	size_t n = 0, ne = 0, cap = 16;
+	uint32_t *slots;
 
 	for (size_t i = 0; i < r->nsites; i++)
 		if (r->sites[i].attr == attr && (r->children_on || !r->sites[i].caller))
 			v[n++] = &r->sites[i];
-	qsort_r(v, n, sizeof(*v), site_identity, (void *)r->o);
-	for (size_t i = 0, j; i < n; i = j) {
-		struct entry *cur = &e[ne++];
+	while (cap < 2 * n)
+		cap *= 2;
+	slots = calloc(cap, sizeof(*slots));
+	if (!slots)
+		oom();
+	for (size_t i = 0; i < n; i++) {
+		struct ekey k;
+		size_t h;
 
-		*cur = (struct entry){ .s = v[i] };
-		for (j = i; j < n && !site_identity(&v[i], &v[j], (void *)r->o); j++) {
-			cur->samples += v[j]->samples;
-			cur->period += v[j]->period;
-			v[j]->entry = ne - 1;
+		key_of(r, v[i], &k);
+		for (h = key_hash(&k) & (cap - 1); slots[h]; h = (h + 1) & (cap - 1)) {
+			const struct ekey *o = &keys[slots[h] - 1];
+
+			if (o->n == k.n && !memcmp(o->v, k.v, k.n * sizeof(k.v[0])))
+				break;
 		}
-		if (r->o->inlines)
-			entry_chains(cur, v + i, j - i);
+		if (!slots[h]) {
+			keys[ne] = k;
+			e[ne] = (struct entry){ .s = v[i] };
+			slots[h] = (uint32_t)++ne;
+		}
+		v[i]->entry = slots[h] - 1;
+		e[v[i]->entry].samples += v[i]->samples;
+		e[v[i]->entry].period += v[i]->period;
+	}
+	free(slots);
+	free(keys);
+	if (r->o->inlines) {
+		size_t *at = calloc(ne + 1, sizeof(*at));
+		struct site **by = xrealloc(NULL, n ? n : 1, sizeof(*by));
+
+		if (!at)
+			oom();
+		for (size_t i = 0; i < n; i++)
+			at[v[i]->entry + 1]++;
+		for (size_t i = 0; i < ne; i++)
+			at[i + 1] += at[i];
+		for (size_t i = 0; i < n; i++)
+			by[at[v[i]->entry]++] = v[i];
+		for (size_t i = ne; i-- > 0;)
+			at[i + 1] = at[i];
+		at[0] = 0;
+		for (size_t i = 0; i < ne; i++)
+			entry_chains(&e[i], by + at[i], at[i + 1] - at[i]);
+		free(by);
+		free(at);
 	}
 	if (r->children_on)
 		add_children(r, attr, e, ne);
@@ -948,6 +1101,8 @@ static void report_free(struct report *r)
 		chain_free(r->locs[i].chain);
 	}
 	free(r->locs);
+	free(r->names.v);
+	free(r->dso_name_id);
 	free(r->sites);
 	free(r->slots);
 	free(r->ev);
