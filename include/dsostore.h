@@ -764,15 +764,18 @@ struct ds_profile_loc {
 };
 
 /* The samples of one stack: every sample of one event, thread, thread
- * name and callchain is one entry, their count and periods summed.  locs[0] is
- * where the samples were taken, then (with DS_PROFILE_CALLCHAINS) the
- * callers, outward; ips[i] is the raw address of locs[i] and cpumodes[i]
- * its context (PERF_RECORD_MISC_CPUMODE_MASK values; [0] the sample's). */
+ * name and callchain is one entry, their count and periods summed.  locs[0]
+ * is where the samples were taken, then (with DS_PROFILE_CALLCHAINS) the
+ * callers, outward: the callchain without its first entry where that is
+ * the sampled address itself, as the kernel writes it.  ips[i] is the raw
+ * address of locs[i] and cpumodes[i] its context
+ * (PERF_RECORD_MISC_CPUMODE_MASK values; [0] the sample's). */
 struct ds_profile_sample {
 	uint64_t count, period;
 	int32_t pid, tid;
 	unsigned int attr; /* which event */
 	const char *comm; /* the thread's name then; NULL: unknown */
+	bool callchain; /* the samples had a callchain (of the address alone, maybe) */
 	size_t nlocs;
 	const uint32_t *locs; /* indexes of ds_profile_locs() */
 	const uint64_t *ips;
@@ -786,6 +789,20 @@ struct ds_profile_sample {
  * failure. */
 DS_API struct ds_profile *ds_profile_new(struct ds_perf_session *s,
 					 const struct ds_profile_opts *opts);
+/* A recording replayed straight into a profile: the session keeps no
+ * sample (the profile's stacks are all that is left of them), so a long
+ * recording takes a fraction of the memory.  Then, in this order: the
+ * session (borrowed, freed with the profile) for its DSOs and to prefetch
+ * their debuginfo, and ds_profile_resolve() to name the locations (before
+ * it, every function is NULL).  NULL with errno, err saying what was
+ * wrong with the recording. */
+DS_API struct ds_profile *ds_profile_open(struct ds_context *ctx, const struct ds_perf_data *p,
+					  const struct ds_perf_session_opts *session_opts,
+					  const struct ds_profile_opts *opts, char *err,
+					  size_t errlen);
+DS_API struct ds_perf_session *ds_profile_session(const struct ds_profile *p);
+/* Name every location (done by ds_profile_new()); 0 or -ENOMEM. */
+DS_API int ds_profile_resolve(struct ds_profile *p);
 DS_API void ds_profile_free(struct ds_profile *p);
 /* The stacks, in the order of their first sample, and the locations;
  * *out borrowed. */

@@ -115,6 +115,11 @@ struct ds_perf_session {
 
 	struct ds_perf_dso *pub; /* final order */
 	char *hostname, *osrelease; /* the recording's; NULL: not recorded */
+	/* Streaming (ds__perf_session_stream()): each sample handed over as
+	 * it is replayed, not kept. */
+	ds_perf_sample_fn stream;
+	void *stream_user;
+	uint32_t *rank; /* internal DSO index -> public, after publish() */
 	const struct ds_perf_data *p; /* during ds_perf_session_new only */
 	char *err;
 	size_t errlen;
@@ -122,6 +127,8 @@ struct ds_perf_session {
 
 static int fail(struct ds_perf_session *s, int code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+static void sample_out(const struct ds_perf_session *s, const struct sample *sm,
+		       struct ds_perf_sample *out);
 
 static int fail(struct ds_perf_session *s, int code, const char *fmt, ...)
 {
@@ -870,6 +877,14 @@ static int do_sample(struct ds_perf_session *s, const struct ds__perf_rec *r)
 		}
 	}
 	sm->ncc = s->ncc - sm->cc;
+	if (s->stream) {
+		struct ds_perf_sample out;
+
+		sample_out(s, sm, &out);
+		rc = s->stream(s->stream_user, &out);
+		s->ncc = sm->cc; /* its callchain's room is the next one's */
+		return rc;
+	}
 	s->nsamples++;
 	return 0;
 #undef TAKE64
@@ -911,6 +926,7 @@ DS_API void ds_perf_session_free(struct ds_perf_session *s)
 	free(s->comms);
 	free(s->hostname);
 	free(s->osrelease);
+	free(s->rank);
 	if (s->ctx)
 		ds__context_put(s->ctx);
 	free(s);
@@ -968,6 +984,8 @@ static int publish(struct ds_perf_session *s)
 	for (size_t i = 0; i < s->ncc; i++)
 		if (s->cc_dso[i] != SIZE_MAX)
 			s->cc_dso[i] = rank[s->cc_dso[i]];
+	s->rank = rank;
+	rank = NULL;
 	rc = 0;
 out:
 	free(order);
@@ -975,10 +993,9 @@ out:
 	return rc;
 }
 
-DS_API struct ds_perf_session *ds_perf_session_new(struct ds_context *ctx,
-						   const struct ds_perf_data *p,
-						   const struct ds_perf_session_opts *opts,
-						   char *err, size_t errlen)
+static struct ds_perf_session *session_new(struct ds_context *ctx, const struct ds_perf_data *p,
+					   const struct ds_perf_session_opts *opts, char *err,
+					   size_t errlen, ds_perf_sample_fn stream, void *user)
 {
 	const struct ds_perf_build_id *table;
 	const struct ds__perf_rec *recs;
@@ -996,6 +1013,8 @@ DS_API struct ds_perf_session *ds_perf_session_new(struct ds_context *ctx,
 		return NULL;
 	s->ctx = ds__context_get(ctx);
 	s->p = p;
+	s->stream = stream;
+	s->stream_user = user;
 	s->err = err;
 	s->errlen = errlen;
 	s->local_bids = !DS_OPT(opts, no_local_build_ids, false);
@@ -1073,6 +1092,28 @@ out:
 	return s;
 }
 
+DS_API struct ds_perf_session *ds_perf_session_new(struct ds_context *ctx,
+						   const struct ds_perf_data *p,
+						   const struct ds_perf_session_opts *opts,
+						   char *err, size_t errlen)
+{
+	return session_new(ctx, p, opts, err, errlen, NULL, NULL);
+}
+
+struct ds_perf_session *ds__perf_session_stream(struct ds_context *ctx,
+						const struct ds_perf_data *p,
+						const struct ds_perf_session_opts *opts,
+						ds_perf_sample_fn fn, void *user, char *err,
+						size_t errlen)
+{
+	return session_new(ctx, p, opts, err, errlen, fn, user);
+}
+
+const uint32_t *ds__perf_session_rank(const struct ds_perf_session *s)
+{
+	return s->rank;
+}
+
 DS_API size_t ds_perf_session_dsos(const struct ds_perf_session *s,
 				   const struct ds_perf_dso **out)
 {
@@ -1080,35 +1121,44 @@ DS_API size_t ds_perf_session_dsos(const struct ds_perf_session *s,
 	return s ? s->ndsos : 0;
 }
 
+static void sample_out(const struct ds_perf_session *s, const struct sample *sm,
+		       struct ds_perf_sample *out)
+{
+	*out = (struct ds_perf_sample){
+		.time = sm->time,
+		.ip = sm->ip,
+		.period = sm->period,
+		.addr = sm->addr,
+		.id = sm->id,
+		.pid = sm->pid,
+		.tid = sm->tid,
+		.cpu = sm->cpu,
+		.cpumode = sm->cpumode,
+		.attr = sm->attr,
+		.comm = sm->comm,
+		.dso = sm->dso == UINT32_MAX ? SIZE_MAX : sm->dso,
+		.dso_offset = sm->offset,
+		.nr_callchain = sm->ncc,
+		.callchain = s->cc_ip ? s->cc_ip + sm->cc : NULL,
+		.callchain_dso = s->cc_dso ? s->cc_dso + sm->cc : NULL,
+		.callchain_offset = s->cc_off ? s->cc_off + sm->cc : NULL,
+		.callchain_cpumode = s->cc_mode ? s->cc_mode + sm->cc : NULL,
+	};
+}
+
 DS_API int ds_perf_session_samples(const struct ds_perf_session *s, ds_perf_sample_fn fn,
 				   void *user)
 {
 	if (!s || !fn)
 		return -EINVAL;
+	if (s->stream)
+		return -ENODATA; /* handed over as they came */
 	for (size_t i = 0; i < s->nsamples; i++) {
-		const struct sample *sm = &s->samples[i];
-		struct ds_perf_sample out = {
-			.time = sm->time,
-			.ip = sm->ip,
-			.period = sm->period,
-			.addr = sm->addr,
-			.id = sm->id,
-			.pid = sm->pid,
-			.tid = sm->tid,
-			.cpu = sm->cpu,
-			.cpumode = sm->cpumode,
-			.attr = sm->attr,
-			.comm = sm->comm,
-			.dso = sm->dso == UINT32_MAX ? SIZE_MAX : sm->dso,
-			.dso_offset = sm->offset,
-			.nr_callchain = sm->ncc,
-			.callchain = s->cc_ip ? s->cc_ip + sm->cc : NULL,
-			.callchain_dso = s->cc_dso ? s->cc_dso + sm->cc : NULL,
-			.callchain_offset = s->cc_off ? s->cc_off + sm->cc : NULL,
-			.callchain_cpumode = s->cc_mode ? s->cc_mode + sm->cc : NULL,
-		};
-		int rc = fn(user, &out);
+		struct ds_perf_sample out;
+		int rc;
 
+		sample_out(s, &s->samples[i], &out);
+		rc = fn(user, &out);
 		if (rc)
 			return rc;
 	}

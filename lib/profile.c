@@ -46,6 +46,8 @@ struct strtab {
 
 struct ds_profile {
 	struct ds_perf_session *s;
+	bool own_session; /* ds_profile_open()'s, freed with the profile */
+	bool resolved;
 	struct ds_context *ctx;
 	const struct ds_perf_dso *dsos;
 	size_t ndsos;
@@ -264,7 +266,7 @@ static bool stack_equal(const struct ds_profile *p, const struct ds_profile_samp
 			size_t at, const struct ds_profile_sample *b, size_t bt)
 {
 	return a->attr == b->attr && a->pid == b->pid && a->tid == b->tid && a->comm == b->comm &&
-	       a->nlocs == b->nlocs && !memcmp(p->ids + at, p->ids + bt, a->nlocs * sizeof(*p->ids)) &&
+	       a->nlocs == b->nlocs && a->callchain == b->callchain && !memcmp(p->ids + at, p->ids + bt, a->nlocs * sizeof(*p->ids)) &&
 	       !memcmp(p->ips + at, p->ips + bt, a->nlocs * sizeof(*p->ips)) &&
 	       !memcmp(p->modes + at, p->modes + bt, a->nlocs * sizeof(*p->modes));
 }
@@ -295,12 +297,16 @@ static int on_sample(void *user, const struct ds_perf_sample *smp)
 {
 	struct ds_profile *p = user;
 	bool cc = p->flags & DS_PROFILE_CALLCHAINS;
-	size_t n = 1 + (cc ? smp->nr_callchain : 0), at = p->nids;
+	/* The kernel writes the sampled address as the callchain's first
+	 * entry (user and kernel chains both): it is locs[0] already. */
+	size_t skip = cc && smp->nr_callchain && smp->callchain[0] == smp->ip;
+	size_t n = 1 + (cc ? smp->nr_callchain - skip : 0), at = p->nids;
 	struct ds_profile_sample key = { .pid = smp->pid,
 					 .tid = smp->tid,
 					 .attr = smp->attr,
 					 .comm = smp->comm,
-					 .nlocs = n };
+					 .nlocs = n,
+					 .callchain = cc && smp->nr_callchain };
 	uint64_t h = mix(((uint64_t)smp->attr << 32 ^ (uint32_t)smp->pid) ^
 			 ((uint64_t)(uint32_t)smp->tid << 20) ^ (uintptr_t)smp->comm);
 	size_t i;
@@ -323,17 +329,18 @@ static int on_sample(void *user, const struct ds_perf_sample *smp)
 		p->idcap = cap;
 	}
 	for (size_t k = 0; k < n; k++) {
-		size_t d = k ? smp->callchain_dso[k - 1] : smp->dso;
-		bool mapped = d < p->ndsos;
-		uint64_t raw = k ? smp->callchain[k - 1] : smp->ip;
-		uint64_t off = k ? smp->callchain_offset[k - 1] : smp->dso_offset;
+		size_t c = k - 1 + skip; /* in the callchain */
+		size_t d = k ? smp->callchain_dso[c] : smp->dso;
+		bool mapped = d != SIZE_MAX;
+		uint64_t raw = k ? smp->callchain[c] : smp->ip;
+		uint64_t off = k ? smp->callchain_offset[c] : smp->dso_offset;
 		uint32_t id = loc_findnew(p, mapped ? d : SIZE_MAX, mapped ? off : raw);
 
 		if (id == UINT32_MAX)
 			return p->err = -ENOMEM;
 		p->ids[at + k] = id;
 		p->ips[at + k] = raw;
-		p->modes[at + k] = k ? smp->callchain_cpumode[k - 1] : smp->cpumode;
+		p->modes[at + k] = k ? smp->callchain_cpumode[c] : smp->cpumode;
 		h = mix(h ^ ((uint64_t)id << 16 ^ raw));
 	}
 	if (2 * (p->nsamples + 1) > p->nstack_slots && stack_rehash(p))
@@ -674,18 +681,20 @@ static int name_all(struct ds_profile *p)
 	for (size_t i = 0; i < p->nlocs; i++)
 		v[i] = (uint32_t)i;
 	qsort_r(v, p->nlocs, sizeof(*v), by_dso_ip, p->locs);
-	for (size_t i = 0, j; i < p->nlocs && !rc; i = j) {
-		size_t di = p->locs[v[i]].dso;
+	/* User space first: /proc/kallsyms is read by a thread meanwhile. */
+	for (int kernel = 0; kernel < 2; kernel++)
+		for (size_t i = 0, j; i < p->nlocs && !rc; i = j) {
+			size_t di = p->locs[v[i]].dso;
 
-		for (j = i; j < p->nlocs && p->locs[v[j]].dso == di; j++)
-			;
-		if (di == SIZE_MAX)
-			continue;
-		if (p->dsos[di].kernel)
-			name_kernel(p, di, v + i, j - i);
-		else
-			rc = name_user(p, di, v + i, j - i);
-	}
+			for (j = i; j < p->nlocs && p->locs[v[j]].dso == di; j++)
+				;
+			if (di == SIZE_MAX || p->dsos[di].kernel != kernel)
+				continue;
+			if (kernel)
+				name_kernel(p, di, v + i, j - i);
+			else
+				rc = name_user(p, di, v + i, j - i);
+		}
 	free(v);
 	return rc;
 }
@@ -718,7 +727,121 @@ DS_API void ds_profile_free(struct ds_profile *p)
 	ds_store_free(p->vdso_store);
 	if (p->vdso_fd > 0)
 		close(p->vdso_fd);
+	if (p->own_session)
+		ds_perf_session_free(p->s);
 	free(p);
+}
+
+static struct ds_profile *profile_alloc(const struct ds_profile_opts *opts)
+{
+	struct ds_profile *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->flags = DS_OPT(opts, flags, 0u);
+	p->warn = DS_OPT(opts, warn, NULL);
+	p->warn_user = DS_OPT(opts, warn_user, NULL);
+	p->vdso_fd = -1;
+	return p;
+}
+
+/* The samples are in: the hash tables go (nothing is added now), the
+ * arrays shrink to their size, and offsets into them become pointers. */
+static void collected(struct ds_profile *p)
+{
+	free(p->loc_slots);
+	free(p->stack_slots);
+	p->loc_slots = p->stack_slots = NULL;
+	if (p->nids) {
+		uint32_t *ids = realloc(p->ids, p->nids * sizeof(*ids));
+		uint64_t *ips = realloc(p->ips, p->nids * sizeof(*ips));
+		uint16_t *modes = realloc(p->modes, p->nids * sizeof(*modes));
+
+		p->ids = ids ? ids : p->ids;
+		p->ips = ips ? ips : p->ips;
+		p->modes = modes ? modes : p->modes;
+	}
+	for (size_t i = 0; i < p->nsamples; i++) {
+		size_t at = p->stacks[i].at;
+
+		p->samples[i].locs = p->ids + at;
+		p->samples[i].ips = p->ips + at;
+		p->samples[i].cpumodes = p->modes + at;
+	}
+	free(p->stacks);
+	p->stacks = NULL;
+}
+
+DS_API struct ds_profile *ds_profile_open(struct ds_context *ctx, const struct ds_perf_data *pd,
+					  const struct ds_perf_session_opts *sopts,
+					  const struct ds_profile_opts *opts, char *err,
+					  size_t errlen)
+{
+	struct ds_profile *p;
+	const uint32_t *rank;
+	int rc;
+
+	if (!ctx || !pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!(p = profile_alloc(opts)))
+		return NULL;
+	p->ctx = ctx;
+	p->s = ds__perf_session_stream(ctx, pd, sopts, on_sample, p, err, errlen);
+	if (!p->s) {
+		rc = -errno;
+		goto fail;
+	}
+	p->own_session = true;
+	rc = -ENOMEM;
+	if (p->err)
+		goto fail;
+	p->ndsos = ds_perf_session_dsos(p->s, &p->dsos);
+	/* The session's own DSO numbers, which it gave while replaying, in
+	 * the order of ds_perf_session_dsos(). */
+	rank = ds__perf_session_rank(p->s);
+	for (size_t i = 0; i < p->nlocs; i++)
+		if (p->locs[i].dso != SIZE_MAX)
+			p->locs[i].dso = rank[p->locs[i].dso];
+	collected(p);
+	return p;
+fail:
+	ds_profile_free(p);
+	errno = rc < 0 ? -rc : ENOMEM;
+	return NULL;
+}
+
+DS_API struct ds_perf_session *ds_profile_session(const struct ds_profile *p)
+{
+	return p ? p->s : NULL;
+}
+
+DS_API int ds_profile_resolve(struct ds_profile *p)
+{
+	int rc;
+
+	if (!p)
+		return -EINVAL;
+	if (p->resolved)
+		return 0;
+	if (!(p->short_names = calloc(p->ndsos ? p->ndsos : 1, sizeof(*p->short_names))))
+		return -ENOMEM;
+	for (size_t i = 0; i < p->ndsos; i++)
+		if (!(p->short_names[i] = short_name(&p->dsos[i])))
+			return -ENOMEM;
+	kernel_start(p);
+	rc = name_all(p);
+	kernel_wait(p);
+	if (rc)
+		return rc;
+	/* Offsets into the frames become pointers: nothing moves now. */
+	for (size_t i = 0; i < p->nlocs; i++)
+		p->locs[i].frames = p->locs[i].nframes
+					    ? p->frames + (uintptr_t)p->locs[i].frames
+					    : NULL;
+	p->resolved = true;
+	return 0;
 }
 
 DS_API struct ds_profile *ds_profile_new(struct ds_perf_session *s,
@@ -731,42 +854,20 @@ DS_API struct ds_profile *ds_profile_new(struct ds_perf_session *s,
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!(p = calloc(1, sizeof(*p))))
+	if (!(p = profile_alloc(opts)))
 		return NULL;
 	p->s = s;
 	p->ctx = ds__perf_session_context(s);
 	p->ndsos = ds_perf_session_dsos(s, &p->dsos);
-	p->flags = DS_OPT(opts, flags, 0u);
-	p->warn = DS_OPT(opts, warn, NULL);
-	p->warn_user = DS_OPT(opts, warn_user, NULL);
-	p->vdso_fd = -1;
-	rc = -ENOMEM;
-	if (!(p->short_names = calloc(p->ndsos ? p->ndsos : 1, sizeof(*p->short_names))))
-		goto fail;
-	for (size_t i = 0; i < p->ndsos; i++)
-		if (!(p->short_names[i] = short_name(&p->dsos[i])))
-			goto fail;
-	kernel_start(p);
 	rc = ds_perf_session_samples(s, on_sample, p);
 	if (p->err)
 		rc = p->err;
-	if (!rc)
-		rc = name_all(p);
 	if (rc)
 		goto fail;
-	kernel_wait(p);
-	/* Offsets into the arrays become pointers: nothing moves now. */
-	for (size_t i = 0; i < p->nsamples; i++) {
-		size_t at = p->stacks[i].at;
-
-		p->samples[i].locs = p->ids + at;
-		p->samples[i].ips = p->ips + at;
-		p->samples[i].cpumodes = p->modes + at;
-	}
-	for (size_t i = 0; i < p->nlocs; i++)
-		p->locs[i].frames = p->locs[i].nframes
-					    ? p->frames + (uintptr_t)p->locs[i].frames
-					    : NULL;
+	collected(p);
+	rc = ds_profile_resolve(p);
+	if (rc)
+		goto fail;
 	return p;
 fail:
 	ds_profile_free(p);

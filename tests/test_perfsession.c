@@ -15,7 +15,13 @@
  *     build ID from MMAP2; two builds at one path are two DSOs.
  *   - a thread is named by its last COMM, a new one after its creator.
  * When perf can read the files, `perf script -F comm,ip,dso` is asked for
- * the thread name and DSO of each sample too, as an independent replay. */
+ * the thread name and DSO of each sample too, as an independent replay.
+ * The profile (ds_profile_*) of each recording: its stacks hold every
+ * sample once (counts and periods add up to the session's), a recording
+ * replayed straight into a profile (ds_profile_open(), samples not kept)
+ * gives the stacks a stored session gives, every location in the DSO its
+ * sample resolved to, also where a guest's DSO came first and the host's
+ * are numbered before it. */
 #define _GNU_SOURCE
 #include "dsostore.h"
 #include "testutil.h"
@@ -175,6 +181,101 @@ out:
 	free(out);
 }
 
+struct tally {
+	uint64_t samples, period;
+};
+
+static int tally(void *user, const struct ds_perf_sample *s)
+{
+	struct tally *t = user;
+
+	t->samples++;
+	t->period += s->period;
+	return 0;
+}
+
+static const char *loc_path(const struct ds_perf_dso *dsos, size_t n, size_t d)
+{
+	return d == SIZE_MAX ? "" : d < n ? dsos[d].path : "(out of range)";
+}
+
+/* The profile of name both ways, against the session's samples and each
+ * other.  *guest_path (may be NULL) gets the DSO of the first stack whose
+ * pid is guest_pid. */
+static void check_profile(struct ds_context *ctx, const char *name, int32_t guest_pid,
+			  char *guest_path, size_t guest_len)
+{
+	char *path = t_path("%s.data", name), err[256] = "";
+	DS_OPTS(ds_perf_session_opts, so, .no_local_build_ids = true);
+	DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_CALLCHAINS);
+	struct ds_perf_data *pd = NULL;
+	struct ds_perf_session *s = NULL;
+	struct ds_profile *stored = NULL, *streamed = NULL;
+	const struct ds_profile_sample *a, *b;
+	const struct ds_profile_loc *al, *bl;
+	const struct ds_perf_dso *ad, *bd;
+	struct tally t = { 0 };
+	uint64_t count = 0, period = 0;
+	size_t na, nb, nad, nbd;
+
+	if (ds_perf_data_open(path, &pd, err, sizeof(err)) != 0) {
+		fprintf(stderr, "%s: %s\n", name, err);
+		t_failures++;
+		goto out;
+	}
+	s = ds_perf_session_new(ctx, pd, &so, err, sizeof(err));
+	stored = s ? ds_profile_new(s, &po) : NULL;
+	streamed = ds_profile_open(ctx, pd, &so, &po, err, sizeof(err));
+	CHECK(stored != NULL);
+	CHECK(streamed != NULL);
+	if (!stored || !streamed)
+		goto out;
+	CHECK_EQ_INT(ds_profile_resolve(streamed), 0);
+	CHECK_EQ_INT(ds_perf_session_samples(s, tally, &t), 0);
+	/* A streamed session keeps no sample to give. */
+	CHECK_EQ_INT(ds_perf_session_samples(ds_profile_session(streamed), tally, &t), -ENODATA);
+	na = ds_profile_samples(stored, &a);
+	nb = ds_profile_samples(streamed, &b);
+	ds_profile_locs(stored, &al);
+	ds_profile_locs(streamed, &bl);
+	nad = ds_perf_session_dsos(s, &ad);
+	nbd = ds_perf_session_dsos(ds_profile_session(streamed), &bd);
+	CHECK_EQ_INT(na, nb);
+	CHECK_EQ_INT(nad, nbd);
+	for (size_t i = 0; i < na && i < nb; i++) {
+		count += a[i].count;
+		period += a[i].period;
+		CHECK_EQ_INT(a[i].count, b[i].count);
+		CHECK_EQ_INT(a[i].period, b[i].period);
+		CHECK_EQ_INT(a[i].pid, b[i].pid);
+		CHECK_EQ_INT(a[i].tid, b[i].tid);
+		CHECK_EQ_INT(a[i].nlocs, b[i].nlocs);
+		CHECK(!a[i].comm == !b[i].comm && (!a[i].comm || !strcmp(a[i].comm, b[i].comm)));
+		for (size_t k = 0; k < a[i].nlocs && k < b[i].nlocs; k++) {
+			const struct ds_profile_loc *x = &al[a[i].locs[k]], *y = &bl[b[i].locs[k]];
+
+			CHECK_EQ_INT(x->ip, y->ip);
+			CHECK_EQ_INT(a[i].ips[k], b[i].ips[k]);
+			if (strcmp(loc_path(ad, nad, x->dso), loc_path(bd, nbd, y->dso))) {
+				fprintf(stderr, "%s: stack %zu, frame %zu: %s, streamed %s\n", name, i,
+					k, loc_path(ad, nad, x->dso), loc_path(bd, nbd, y->dso));
+				t_failures++;
+			}
+		}
+		if (guest_path && a[i].pid == guest_pid && !guest_path[0])
+			snprintf(guest_path, guest_len, "%s", loc_path(bd, nbd, bl[b[i].locs[0]].dso));
+	}
+	/* Every sample in exactly one stack. */
+	CHECK_EQ_INT(count, t.samples);
+	CHECK_EQ_INT(period, t.period);
+out:
+	ds_profile_free(stored);
+	ds_profile_free(streamed);
+	ds_perf_session_free(s);
+	ds_perf_data_close(pd);
+	free(path);
+}
+
 static const char gen[] =
 	"import sys\n"
 	"sys.path.insert(0, sys.argv[1])\n"
@@ -224,6 +325,14 @@ static const char gen[] =
 	"r.sample(200, 200, 0x400100, 7)\n"
 	"r.write(d + '/mixed.data')\n"
 	"r.write(d + '/mixed-pipe.data', pipe=True)\n"
+	/* a guest's DSO seen first: the host's are numbered before it */
+	"r = Recording()\n"
+	"r.mmap(50, 50, 0x400000, 0x1000, 0, '/g/libG.so', 1, misc=5)\n"
+	"r.sample(50, 50, 0x400010, 2, misc=5)\n"
+	"r.mmap2(100, 100, 0x400000, 0x1000, 0, '/a/libA.so', 3)\n"
+	"r.sample(100, 100, 0x400020, 4)\n"
+	"r.sample(100, 100, 0x400020, 5)\n"
+	"r.write(d + '/guest.data')\n"
 	/* zstd: 20,000 samples (about 1 MB of records) in one compressed
 	 * record of under 64 KiB: many output buffers from one input (a decode
 	 * stress; zstd here keeps input back, so it passed before the reader
@@ -365,6 +474,16 @@ int main(void)
 		if (r.ndsos)
 			CHECK_EQ_INT(r.dsos[0].samples, 20000);
 		close_rec(&r);
+	}
+	{
+		static const char *const names[] = { "overlap", "fork", "order", "mixed",
+						      "mixed-pipe", "zbig" };
+		char guest[256] = "";
+
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			check_profile(ctx, names[i], 0, NULL, 0);
+		check_profile(ctx, "guest", 50, guest, sizeof(guest));
+		CHECK(!strcmp(guest, "/g/libG.so"));
 	}
 	ds_context_free(ctx);
 	return t_done("test_perfsession");

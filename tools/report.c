@@ -80,9 +80,6 @@ struct chain {
 
 /* What one address of a DSO is; shared by the sites at that address. */
 struct loc {
-	const char *sym; /* the function (outermost frame; the profile's); NULL: none known */
-	uint64_t sym_start; /* its start, as a virtual address of the ELF */
-	uint64_t vaddr; /* the address looked up, as a virtual address */
 	char *srcline; /* perf's srcline: "file:line", "sym+off", "dso[addr]" */
 	uint32_t srcline_id; /* the same string, the same number (names_id()) */
 	struct chain *chain; /* NULL: not in inlined code */
@@ -103,27 +100,20 @@ struct names {
 /* The samples of one event at one address: what the recording adds up. */
 struct site {
 	unsigned attr;
-	char level; /* perf's: 'k' kernel, '.' user, 'g', 'u' guest, 'H' other */
+	int32_t pid; /* for perf's ":PID" when there is no name */
 	size_t dso; /* index into the session's DSOs; SIZE_MAX: no map */
 	uint64_t ip; /* as perf shows it: file offset; kernel, no map: address */
 	uint64_t samples, period;
 	const char *dso_name; /* perf's short name; NULL: no map ("[unknown]") */
-	const struct loc *loc;
+	const struct ds_profile_loc *pl; /* the function: pl->function, its start */
+	const struct loc *loc; /* srcline and chain: NULL unless the output shows them */
 	const char *comm; /* the thread's name (the session's string); NULL: none */
-	int32_t pid; /* for perf's ":PID" when there is no name */
+	uint64_t raw_ip;
+	uint32_t entry; /* its row in entries_of() */
+	char level; /* perf's: 'k' kernel, '.' user, 'g', 'u' guest, 'H' other */
 	/* A callchain entry's site (children mode): perf shows an unnamed
 	 * one at its raw address, not its file offset, so it is its own row. */
 	bool caller;
-	uint64_t raw_ip;
-	size_t entry; /* its row in entries_of() */
-};
-
-/* A sample in children mode: its own site, and its callers' sites as
- * [cc, cc + ncc) of report.cc_sites. */
-struct csample {
-	size_t self, cc, ncc;
-	uint64_t period;
-	unsigned attr;
 };
 
 struct event_total {
@@ -156,13 +146,10 @@ struct report {
 	size_t nslots;
 	struct event_total *ev;
 	size_t nev;
-	struct loc *locs; /* per location of the profile */
+	struct loc *locs; /* per location of the profile; NULL: none needed */
+	const struct ds_profile_loc *pl; /* the profile's */
 	bool any_callchain;
 	bool children_on; /* the table has perf's Children column */
-	struct csample *csamples;
-	size_t ncs, cscap;
-	size_t *cc_sites;
-	size_t ncc, cccap;
 };
 
 static _Noreturn void oom(void)
@@ -386,104 +373,107 @@ static void locs_of(struct report *r)
 	size_t n = ds_profile_locs(r->prof, &pl);
 	bool srcline = has_key(r->o, KEY_SRCLINE), inlines = r->o->inlines;
 
+	r->pl = pl;
+	r->dso_name_id = xrealloc(NULL, r->ndsos ? r->ndsos : 1, sizeof(*r->dso_name_id));
+	for (size_t i = 0; i < r->ndsos; i++)
+		r->dso_name_id[i] = names_id(&r->names, ds_profile_dso_name(r->prof, i));
+	if (!srcline && !inlines)
+		return;
 	r->locs = xrealloc(NULL, n ? n : 1, sizeof(*r->locs));
 	for (size_t i = 0; i < n; i++) {
 		struct loc *l = &r->locs[i];
 		const struct ds_frame *in = pl[i].nframes ? &pl[i].frames[0] : NULL;
-
 		/* No DSO, or one that could not be read: the address as given. */
-		*l = (struct loc){ .sym = pl[i].function,
-				   .sym_start = pl[i].function_start,
-				   .vaddr = pl[i].vaddr ? pl[i].vaddr : pl[i].ip };
+		uint64_t vaddr = pl[i].vaddr ? pl[i].vaddr : pl[i].ip;
+
+		*l = (struct loc){ 0 };
 		if (pl[i].dso == SIZE_MAX)
 			l->srcline = srcline ? xstrdup("??:0") : NULL; /* perf's SRCLINE_UNKNOWN */
 		else if (srcline)
-			l->srcline = srcline_of(in ? in->file : NULL, in ? in->line : 0, l->sym,
-						l->vaddr - l->sym_start,
-						ds_profile_dso_name(r->prof, pl[i].dso), l->vaddr);
+			l->srcline = srcline_of(in ? in->file : NULL, in ? in->line : 0, pl[i].function,
+						vaddr - pl[i].function_start,
+						ds_profile_dso_name(r->prof, pl[i].dso), vaddr);
 		if (l->srcline)
 			l->srcline_id = names_id(&r->names, l->srcline);
 		if (inlines)
 			l->chain = chain_of(&pl[i]);
 	}
-	r->dso_name_id = xrealloc(NULL, r->ndsos ? r->ndsos : 1, sizeof(*r->dso_name_id));
-	for (size_t i = 0; i < r->ndsos; i++)
-		r->dso_name_id[i] = names_id(&r->names, ds_profile_dso_name(r->prof, i));
 }
 
 /* A caller's level: its DSO's, kernel or user; with no map, perf keeps the
  * level of the entry it filled before, walking from the outermost caller,
- * starting with the sample's. */
-static void caller_levels(const struct report *r, const struct ds_profile_sample *ps,
+ * starting with the sample's.  Into levels[1..nlocs); returns the level of
+ * the callchain's own copy of the sampled address (see stack_site()). */
+static char caller_levels(const struct report *r, const struct ds_profile_sample *ps,
 			  const struct ds_profile_loc *pl, char *levels)
 {
 	char cur = level_of(ps->cpumodes[0]);
 
-	for (size_t i = ps->nlocs; i-- > 1;) {
+	for (size_t i = ps->nlocs; i-- > 0;) {
 		size_t d = pl[ps->locs[i]].dso;
 
 		if (d < r->ndsos)
 			cur = r->dsos[d].kernel ? 'k' : '.';
-		levels[i] = cur;
+		if (i)
+			levels[i] = cur;
 	}
+	return cur;
+}
+
+/* The site of element i of stack p (levels: its callers', from
+ * caller_levels()), made the first time, found after.  i == nlocs: the
+ * callchain's first entry, the sampled address again (the profile leaves
+ * it out): perf makes it a caller entry of its own, which shows an
+ * unnamed address raw, not as the file offset the sample's row shows. */
+static struct site *stack_site(struct report *r, const struct ds_profile_sample *p, size_t i,
+			       const char *levels, char dup_level)
+{
+	const struct ds_profile_loc *l = &r->pl[p->locs[i < p->nlocs ? i : 0]];
+	bool by_comm = r->o->by_comm;
+	const char *comm = by_comm ? p->comm : NULL;
+	int32_t pid = by_comm && !p->comm ? p->pid : 0;
+	struct site *s;
+
+	if (!i)
+		s = site_findnew(r, p->attr, l->dso, l->ip, level_of(p->cpumodes[0]), comm, pid,
+				 false, 0);
+	else if (i == p->nlocs)
+		s = site_findnew(r, p->attr, l->dso, l->ip, dup_level, comm, pid, true, p->ips[0]);
+	else
+		s = site_findnew(r, p->attr, l->dso, l->ip, levels[i], comm, pid, true, p->ips[i]);
+	s->pl = l;
+	s->loc = r->locs ? &r->locs[p->locs[i < p->nlocs ? i : 0]] : NULL;
+	return s;
 }
 
 /* The sites of every stack of the profile: each sample's own, and in
- * children mode its callers'. */
+ * children mode its callers' (found again by add_children(), not kept:
+ * a callchain entry would cost a word each). */
 static void collect(struct report *r)
 {
 	const struct ds_profile_sample *ps;
-	const struct ds_profile_loc *pl;
 	size_t n = ds_profile_samples(r->prof, &ps);
 	char *levels = NULL;
 	size_t nlevels = 0;
 
-	ds_profile_locs(r->prof, &pl);
 	for (size_t k = 0; k < n; k++) {
 		const struct ds_profile_sample *p = &ps[k];
-		const struct ds_profile_loc *self = &pl[p->locs[0]];
-		bool by_comm = r->o->by_comm;
-		const char *comm = by_comm ? p->comm : NULL;
-		int32_t pid = by_comm && !p->comm ? p->pid : 0;
-		struct site *s = site_findnew(r, p->attr, self->dso, self->ip,
-					      level_of(p->cpumodes[0]), comm, pid, false, 0);
+		struct site *s = stack_site(r, p, 0, NULL, 0);
 
-		s->loc = &r->locs[p->locs[0]];
 		s->samples += p->count;
 		s->period += p->period;
-		if (p->nlocs > 1)
+		if (p->callchain)
 			r->any_callchain = true;
-		if (r->o->children) {
-			struct csample *cs;
+		if (r->o->children && p->callchain) {
+			char dup;
 
-			if (r->ncs == r->cscap) {
-				r->cscap = r->cscap ? 2 * r->cscap : 1024;
-				r->csamples = xrealloc(r->csamples, r->cscap, sizeof(*r->csamples));
-			}
-			cs = &r->csamples[r->ncs++];
-			*cs = (struct csample){ .self = (size_t)(s - r->sites),
-						.cc = r->ncc,
-						.period = p->period,
-						.attr = p->attr };
 			if (p->nlocs > nlevels) {
 				nlevels = p->nlocs;
 				levels = xrealloc(levels, nlevels, 1);
 			}
-			caller_levels(r, p, pl, levels);
-			for (size_t i = 1; i < p->nlocs; i++) {
-				const struct ds_profile_loc *l = &pl[p->locs[i]];
-
-				if (r->ncc == r->cccap) {
-					r->cccap = r->cccap ? 2 * r->cccap : 4096;
-					r->cc_sites = xrealloc(r->cc_sites, r->cccap,
-							       sizeof(*r->cc_sites));
-				}
-				s = site_findnew(r, p->attr, l->dso, l->ip, levels[i], comm, pid,
-						 true, p->ips[i]);
-				s->loc = &r->locs[p->locs[i]];
-				r->cc_sites[r->ncc++] = (size_t)(s - r->sites);
-			}
-			cs->ncc = r->ncc - cs->cc;
+			dup = caller_levels(r, p, r->pl, levels);
+			for (size_t i = 1; i <= p->nlocs; i++)
+				stack_site(r, p, i, levels, dup);
 		}
 		if (p->attr >= r->nev) {
 			size_t ne = (size_t)p->attr + 1;
@@ -495,11 +485,11 @@ static void collect(struct report *r)
 		r->ev[p->attr].samples += p->count;
 		r->ev[p->attr].period += p->period;
 	}
+	free(levels);
 	for (size_t i = 0; i < r->nsites; i++)
 		r->sites[i].dso_name = r->sites[i].dso == SIZE_MAX
 					       ? NULL
 					       : ds_profile_dso_name(r->prof, r->sites[i].dso);
-	free(levels);
 }
 
 /* ------------------------------------------------------------ entries */
@@ -550,16 +540,16 @@ static int identity_cmp(const struct site *a, const struct site *b, enum key k)
 	case KEY_DSO:
 		return str_cmp_null_last(a->dso_name, b->dso_name);
 	case KEY_SYM:
-		if (!a->loc->sym != !b->loc->sym)
-			return a->loc->sym ? -1 : 1;
+		if (!a->pl->function != !b->pl->function)
+			return a->pl->function ? -1 : 1;
 		c = str_cmp_null_last(a->dso_name, b->dso_name);
 		if (c)
 			return c;
-		if (!a->loc->sym)
+		if (!a->pl->function)
 			return shown_ip(a) < shown_ip(b) ? -1 : shown_ip(a) > shown_ip(b);
-		if (a->loc->sym_start != b->loc->sym_start)
-			return a->loc->sym_start < b->loc->sym_start ? -1 : 1;
-		return strcmp(a->loc->sym, b->loc->sym);
+		if (a->pl->function_start != b->pl->function_start)
+			return a->pl->function_start < b->pl->function_start ? -1 : 1;
+		return strcmp(a->pl->function, b->pl->function);
 	case KEY_SRCLINE:
 		return strcmp(a->loc->srcline, b->loc->srcline);
 	}
@@ -607,7 +597,7 @@ static int entry_order(const void *x, const void *y, void *arg)
 			c = str_cmp_null_last(a->s->dso_name, b->s->dso_name);
 			break;
 		case KEY_SYM:
-			c = str_cmp_null_last(a->s->loc->sym, b->s->loc->sym);
+			c = str_cmp_null_last(a->s->pl->function, b->s->pl->function);
 			break;
 		case KEY_SRCLINE:
 			c = strcmp(a->s->loc->srcline, b->s->loc->srcline);
@@ -640,7 +630,7 @@ static void entry_chains(struct entry *e, struct site **v, size_t n)
 	size_t m = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if (!v[i]->loc->chain)
+		if (!v[i]->loc || !v[i]->loc->chain)
 			continue;
 		if (!e->chains)
 			e->chains = xrealloc(NULL, n, sizeof(*e->chains));
@@ -669,25 +659,33 @@ static void entry_chains(struct entry *e, struct site **v, size_t n)
 static void add_children(struct report *r, unsigned attr, struct entry *e, size_t ne)
 {
 	size_t *stamp = calloc(ne ? ne : 1, sizeof(*stamp));
+	const struct ds_profile_sample *ps;
+	size_t n = ds_profile_samples(r->prof, &ps), nlevels = 0;
+	char *levels = NULL;
 
 	if (!stamp)
 		oom();
-	for (size_t k = 0; k < r->ncs; k++) {
-		const struct csample *cs = &r->csamples[k];
-		size_t id = r->sites[cs->self].entry;
+	for (size_t k = 0; k < n; k++) {
+		const struct ds_profile_sample *p = &ps[k];
 
-		if (cs->attr != attr)
+		if (p->attr != attr)
 			continue;
-		e[id].children += cs->period;
-		stamp[id] = k + 1;
-		for (size_t i = 0; i < cs->ncc; i++) {
-			id = r->sites[r->cc_sites[cs->cc + i]].entry;
+		if (p->nlocs > nlevels) {
+			nlevels = p->nlocs;
+			levels = xrealloc(levels, nlevels, 1);
+		}
+		char dup = caller_levels(r, p, r->pl, levels);
+
+		for (size_t i = 0; i < p->nlocs + p->callchain; i++) {
+			size_t id = stack_site(r, p, i, levels, dup)->entry;
+
 			if (stamp[id] != k + 1) {
 				stamp[id] = k + 1;
-				e[id].children += cs->period;
+				e[id].children += p->period;
 			}
 		}
 	}
+	free(levels);
 	free(stamp);
 }
 
@@ -716,10 +714,10 @@ static void key_of(struct report *r, const struct site *s, struct ekey *k)
 			break;
 		case KEY_SYM:
 			k->v[k->n++] = dso;
-			if (s->loc->sym) {
-				k->v[k->n++] = s->loc->sym_start;
+			if (s->pl->function) {
+				k->v[k->n++] = s->pl->function_start;
 				/* One name, one string: the profile interns them. */
-				k->v[k->n++] = (uintptr_t)s->loc->sym;
+				k->v[k->n++] = (uintptr_t)s->pl->function;
 			} else {
 				k->v[k->n++] = shown_ip(s);
 				k->v[k->n++] = 0;
@@ -844,8 +842,8 @@ static unsigned long scaled(unsigned long v, char *unit)
  * ("%#.16llx": 0x and 16 digits). */
 static const char *sym_name(const struct site *s, char hex[static 24])
 {
-	if (s->loc->sym)
-		return s->loc->sym;
+	if (s->pl->function)
+		return s->pl->function;
 	snprintf(hex, 24, "%#.16" PRIx64, shown_ip(s));
 	return hex;
 }
@@ -866,7 +864,7 @@ static struct widths column_widths(const struct opts *o, const struct entry *e, 
 	for (size_t i = 0; i < n; i++) {
 		const struct site *s = e[i].s;
 
-		unresolved |= !s->loc->sym;
+		unresolved |= !s->pl->function;
 		for (int k = 0; k < o->nkeys; k++) {
 			int len = 0;
 
@@ -1034,8 +1032,8 @@ static void json_entry(const struct report *r, const struct entry *e, uint64_t t
 	}
 	if (has_key(o, KEY_SYM)) {
 		printf(",\"level\":\"%c\",\"symbol\":", s->level);
-		cli_json_string(s->loc->sym);
-		if (!s->loc->sym)
+		cli_json_string(s->pl->function);
+		if (!s->pl->function)
 			printf(",\"ip\":\"0x%" PRIx64 "\"", s->ip);
 	}
 	if (has_key(o, KEY_SRCLINE)) {
@@ -1096,7 +1094,7 @@ static void report_free(struct report *r)
 	const struct ds_profile_loc *pl;
 	size_t n = ds_profile_locs(r->prof, &pl);
 
-	for (size_t i = 0; i < n && r->locs; i++) {
+	for (size_t i = 0; r->locs && i < n; i++) {
 		free(r->locs[i].srcline);
 		chain_free(r->locs[i].chain);
 	}
@@ -1106,8 +1104,6 @@ static void report_free(struct report *r)
 	free(r->sites);
 	free(r->slots);
 	free(r->ev);
-	free(r->csamples);
-	free(r->cc_sites);
 	ds_profile_free(r->prof);
 }
 
@@ -1190,13 +1186,6 @@ static int run(const struct opts *o, const struct cli_common *common)
 		goto out;
 	}
 	ctx = cli_context(common);
-	s = ds_perf_session_new(ctx, pd, NULL, err, sizeof(err));
-	if (!s) {
-		cli_error("%s: %s", o->path, err[0] ? err : ds_strerror(-errno));
-		goto out;
-	}
-	r.ndsos = ds_perf_session_dsos(s, &r.dsos);
-	prefetch(&r, s);
 	{
 		/* Only srcline and the inline chains come from DWARF; without
 		 * them a row is named from ELF symbols, as perf names it, and
@@ -1206,10 +1195,19 @@ static int run(const struct opts *o, const struct cli_common *common)
 				 (o->children ? DS_PROFILE_CALLCHAINS : 0),
 			.warn = o->verbose ? warn_verbose : NULL);
 
-		r.prof = ds_profile_new(s, &po);
+		/* The samples go straight into the profile's stacks. */
+		r.prof = ds_profile_open(ctx, pd, NULL, &po, err, sizeof(err));
 	}
 	if (!r.prof) {
-		cli_error("%s: reading the samples: %s", o->path, ds_strerror(-errno));
+		cli_error("%s: %s", o->path, err[0] ? err : ds_strerror(-errno));
+		goto out;
+	}
+	s = ds_profile_session(r.prof);
+	r.ndsos = ds_perf_session_dsos(s, &r.dsos);
+	prefetch(&r, s);
+	rc = ds_profile_resolve(r.prof);
+	if (rc) {
+		cli_error("%s: naming the samples: %s", o->path, ds_strerror(rc));
 		goto out;
 	}
 	locs_of(&r);
@@ -1220,8 +1218,7 @@ static int run(const struct opts *o, const struct cli_common *common)
 	output(&r, &info, pd);
 	status = fflush(stdout) ? 1 : 0;
 out:
-	report_free(&r);
-	ds_perf_session_free(s);
+	report_free(&r); /* the profile, and with it the session */
 	ds_context_free(ctx);
 	ds_perf_data_close(pd);
 	return status;
