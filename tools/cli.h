@@ -52,5 +52,6 @@ int cmd_prefetch(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_perf_cache(int argc, char **argv);
 int cmd_index(int argc, char **argv);
+int cmd_flamegraph(int argc, char **argv);
 
 #endif

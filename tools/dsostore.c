@@ -25,6 +25,7 @@ static const struct {
 	{ "prefetch", cmd_prefetch, "the debuginfo a perf recording needs, in one parallel batch" },
 	{ "report", cmd_report, "the top symbols of a perf.data, as perf report --stdio" },
 	{ "perf-cache", cmd_perf_cache, "install debuginfo into perf's build-id cache" },
+	{ "flamegraph", cmd_flamegraph, "a recording's stacks as an interactive SVG flame graph" },
 };
 
 void cli_error(const char *fmt, ...)

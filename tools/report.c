@@ -4,6 +4,7 @@
  * once) before the first address is looked up. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "folded.h"
 
 #include <ctype.h>
 #include <elf.h>
@@ -47,7 +48,10 @@ static const char report_help[] =
 	"  --no-fetch              no debuginfod: local debuginfo only\n"
 	"  --progress, --no-progress   a progress bar of the fetch on stderr (default:\n"
 	"                          on a terminal or with $DEBUGINFOD_PROGRESS)\n"
-	"  --stdio                 accepted, for perf's command lines (the only output)\n" CLI_COMMON_HELP;
+	"  --stdio                 accepted, for perf's command lines (the only output)\n"
+	"  --folded                collapsed stacks instead (as perf script | stackcollapse-perf.pl;\n"
+	"                          flamegraph draws them), to -o FILE or stdout, shaped by:\n"
+	FOLDED_OPTS_HELP CLI_COMMON_HELP;
 
 enum key { KEY_DSO, KEY_SYM, KEY_SRCLINE, KEY_COMM, NKEYS };
 
@@ -1261,12 +1265,15 @@ int cmd_report(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
 	struct opts o = { .keys = { KEY_DSO, KEY_SYM }, .nkeys = 2, .children = -1 };
+	struct folded_opts fo = { 0 };
 	int progress = -1;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		int r = cli_common_option(&common, argc, argv, &i, report_help);
 
+		if (r == 0)
+			r = folded_option(&fo, argc, argv, &i, true);
 		if (r < 0)
 			return r == CLI_HELP ? 0 : 2;
 		if (r > 0)
@@ -1325,5 +1332,7 @@ int cmd_report(int argc, char **argv)
 		o.path = "perf.data"; /* perf's default */
 	o.verbose = common.verbose;
 	o.progress = cli_want_progress(progress);
+	if (fo.on)
+		return folded_report(&fo, o.path, &common, o.no_fetch, o.progress);
 	return run(&o, &common);
 }

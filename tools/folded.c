@@ -1,0 +1,730 @@
+/* Collapsed stacks of a recording, as stackcollapse-perf.pl makes them of
+ * `perf script`'s output with its default options, and the set of stacks
+ * that report --folded writes and flamegraph draws.
+ *
+ * The rules (stackcollapse-perf.pl's, applied to what perf script would
+ * print for the same recording; docs/flamegraphs.md says more):
+ *  - a stack is the sample's callchain as perf script prints it, outermost
+ *    caller first, under a root frame that is the thread's name (spaces
+ *    made '_'; ":TID" when it has none, as perf names such a thread);
+ *  - a frame is its function's name as perf names it (ELF symbol,
+ *    demangled as perf 6.1 does it: libiberty with no options, so no
+ *    parameters and no return type), without offset, tidied: ';' becomes ':', everything from
+ *    the first '(' on goes (parameters; not "(anonymous namespace)", and
+ *    not in a Go method name such as "net/http.(*Client).Do"), quotes go;
+ *    for a thread whose name starts with "java", a leading 'L' goes from
+ *    a name with a '/';
+ *  - an address without a function is "[DSO]" (the DSO's base name), or
+ *    "[unknown]" outside any map;
+ *  - no inline frames: perf 6.1's perf script prints none in callchains;
+ *  - one event: the first sample's unless --event names one;
+ *  - the count is the number of samples, or (--count period) the sum of
+ *    their periods, which is what stackcollapse-perf.pl adds up when perf
+ *    script prints the period field, as its default output does. */
+#define _GNU_SOURCE
+#include "folded.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <libiberty/demangle.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------ options */
+
+static int parse_annotate(struct folded_opts *o, const char *list)
+{
+	const char *p = list;
+
+	while (*p) {
+		size_t n = strcspn(p, ",");
+
+		if (n == 6 && !strncmp(p, "kernel", 6)) {
+			o->ann_kernel = true;
+		} else if (n == 3 && !strncmp(p, "dso", 3)) {
+			o->ann_dso = true;
+		} else {
+			cli_error("--annotate: '%.*s' is neither kernel nor dso", (int)n, p);
+			return CLI_BAD;
+		}
+		p += n + (p[n] == ',');
+	}
+	return 1;
+}
+
+int folded_option(struct folded_opts *o, int argc, char **argv, int *i, bool with_folded)
+{
+	const char *a = argv[*i], *v = NULL;
+	static const char *const with_arg[] = { "--count", "--annotate", "--event", "-o",
+						"--output" };
+
+	for (size_t k = 0; k < sizeof(with_arg) / sizeof(with_arg[0]); k++) {
+		size_t n = strlen(with_arg[k]);
+
+		if (strncmp(a, with_arg[k], n) || (a[n] && a[n] != '='))
+			continue;
+		if (k >= 3 && !with_folded)
+			return 0;
+		if (a[n] == '=') {
+			v = a + n + 1;
+		} else if (*i + 1 < argc) {
+			v = argv[++*i];
+		} else {
+			cli_error("%s needs an argument", a);
+			return CLI_BAD;
+		}
+		switch (k) {
+		case 0:
+			if (strcmp(v, "samples") && strcmp(v, "period")) {
+				cli_error("--count: samples or period, not '%s'", v);
+				return CLI_BAD;
+			}
+			o->period = !strcmp(v, "period");
+			return 1;
+		case 1:
+			return parse_annotate(o, v);
+		case 2:
+			o->event = v;
+			return 1;
+		default:
+			o->out = v;
+			return 1;
+		}
+	}
+	if (with_folded && !strcmp(a, "--folded")) {
+		o->on = true;
+		return 1;
+	}
+	if (!strcmp(a, "--comm-pid")) {
+		o->comm_pid = true;
+		return 1;
+	}
+	if (!strcmp(a, "--comm-tid")) {
+		o->comm_tid = true;
+		return 1;
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------- the stack set */
+
+void folded_init(struct folded *f)
+{
+	*f = (struct folded){ .unit = "samples" };
+}
+
+void folded_free(struct folded *f)
+{
+	for (size_t i = 0; i < f->nnames; i++)
+		free(f->names[i]);
+	free(f->names);
+	free(f->name_len);
+	free(f->name_slots);
+	free(f->v);
+	free(f->pool);
+	free(f->slots);
+	free(f->event);
+	folded_init(f);
+}
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull;
+	return h ^ (h >> 31);
+}
+
+static int grow(void *pp, size_t *cap, size_t need, size_t size, size_t first)
+{
+	void **p = pp;
+	size_t n = *cap ? *cap : first;
+	void *q;
+
+	if (need <= *cap)
+		return 0;
+	while (n < need)
+		n *= 2;
+	q = reallocarray(*p, n, size);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = n;
+	return 0;
+}
+
+static int name_rehash(struct folded *f)
+{
+	size_t n = f->nname_slots ? 2 * f->nname_slots : 1024;
+	size_t *s = calloc(n, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->nnames; i++) {
+		size_t h = hash_bytes(f->names[i], f->name_len[i]) & (n - 1);
+
+		while (s[h])
+			h = (h + 1) & (n - 1);
+		s[h] = i + 1;
+	}
+	free(f->name_slots);
+	f->name_slots = s;
+	f->nname_slots = n;
+	return 0;
+}
+
+int64_t folded_name(struct folded *f, const char *s, size_t len)
+{
+	size_t h, cap = f->namecap;
+	char *copy;
+
+	if (len > UINT32_MAX || f->nnames >= UINT32_MAX) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (2 * (f->nnames + 1) > f->nname_slots && name_rehash(f))
+		return -1;
+	h = hash_bytes(s, len) & (f->nname_slots - 1);
+	for (; f->name_slots[h]; h = (h + 1) & (f->nname_slots - 1)) {
+		size_t id = f->name_slots[h] - 1;
+
+		if (f->name_len[id] == len && !memcmp(f->names[id], s, len))
+			return (int64_t)id;
+	}
+	if (grow(&f->names, &cap, f->nnames + 1, sizeof(*f->names), 256) ||
+	    (cap = f->namecap, grow(&f->name_len, &cap, f->nnames + 1, sizeof(*f->name_len), 256)))
+		goto oom;
+	f->namecap = cap;
+	copy = malloc(len + 1);
+	if (!copy)
+		goto oom;
+	memcpy(copy, s, len);
+	copy[len] = 0;
+	f->names[f->nnames] = copy;
+	f->name_len[f->nnames] = (uint32_t)len;
+	f->name_slots[h] = ++f->nnames;
+	return (int64_t)(f->nnames - 1);
+oom:
+	errno = ENOMEM;
+	return -1;
+}
+
+static int stack_rehash(struct folded *f)
+{
+	size_t n = f->nslots ? 2 * f->nslots : 1024;
+	size_t *s = calloc(n, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n; i++) {
+		size_t h = hash_bytes(f->pool + f->v[i].off, f->v[i].n * sizeof(uint32_t)) & (n - 1);
+
+		while (s[h])
+			h = (h + 1) & (n - 1);
+		s[h] = i + 1;
+	}
+	free(f->slots);
+	f->slots = s;
+	f->nslots = n;
+	return 0;
+}
+
+int folded_add(struct folded *f, const uint32_t *frames, uint32_t n, uint64_t count)
+{
+	size_t h, bytes = (size_t)n * sizeof(*frames);
+	struct fstack *st;
+
+	if (2 * (f->n + 1) > f->nslots && stack_rehash(f))
+		return -ENOMEM;
+	h = hash_bytes(frames, bytes) & (f->nslots - 1);
+	for (; f->slots[h]; h = (h + 1) & (f->nslots - 1)) {
+		st = &f->v[f->slots[h] - 1];
+		if (st->n == n && !memcmp(f->pool + st->off, frames, bytes))
+			goto add;
+	}
+	if (grow(&f->v, &f->cap, f->n + 1, sizeof(*f->v), 256) ||
+	    grow(&f->pool, &f->poolcap, f->npool + n, sizeof(*f->pool), 4096))
+		return -ENOMEM;
+	memcpy(f->pool + f->npool, frames, bytes);
+	f->v[f->n] = (struct fstack){ .off = f->npool, .n = n };
+	f->npool += n;
+	f->slots[h] = ++f->n;
+	st = &f->v[f->n - 1];
+add:
+	/* A count past 2^64 would be a recording of 2^64 samples: saturate. */
+	st->count = st->count + count < st->count ? UINT64_MAX : st->count + count;
+	f->total = f->total + count < f->total ? UINT64_MAX : f->total + count;
+	return 0;
+}
+
+static int stack_cmp(const void *x, const void *y, void *arg)
+{
+	const struct folded *f = arg;
+	const struct fstack *a = &f->v[*(const size_t *)x], *b = &f->v[*(const size_t *)y];
+	uint32_t n = a->n < b->n ? a->n : b->n;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t fa = f->pool[a->off + i], fb = f->pool[b->off + i];
+		int c = fa == fb ? 0 : strcmp(f->names[fa], f->names[fb]);
+
+		if (c)
+			return c;
+	}
+	return a->n < b->n ? -1 : a->n > b->n;
+}
+
+/* The lines as strings, byte by byte (stackcollapse-perf.pl's order: a
+ * frame's end is a ';', the stack's the end of the string). */
+static int line_cmp(const void *x, const void *y, void *arg)
+{
+	const struct folded *f = arg;
+	const struct fstack *a = &f->v[*(const size_t *)x], *b = &f->v[*(const size_t *)y];
+	uint32_t ia = 0, ib = 0, ca = 0, cb = 0;
+
+	for (;;) {
+		int xa, xb;
+
+		if (ia < a->n && ca == f->name_len[f->pool[a->off + ia]])
+			xa = ++ia < a->n ? ';' : -1, ca = 0;
+		else
+			xa = ia < a->n ? (unsigned char)f->names[f->pool[a->off + ia]][ca++] : -1;
+		if (ib < b->n && cb == f->name_len[f->pool[b->off + ib]])
+			xb = ++ib < b->n ? ';' : -1, cb = 0;
+		else
+			xb = ib < b->n ? (unsigned char)f->names[f->pool[b->off + ib]][cb++] : -1;
+		if (xa != xb)
+			return xa < xb ? -1 : 1;
+		if (xa < 0)
+			return 0;
+	}
+}
+
+size_t *folded_sorted(const struct folded *f, bool as_lines)
+{
+	size_t *ord = malloc((f->n ? f->n : 1) * sizeof(*ord));
+
+	if (!ord)
+		return NULL;
+	for (size_t i = 0; i < f->n; i++)
+		ord[i] = i;
+	qsort_r(ord, f->n, sizeof(*ord), as_lines ? line_cmp : stack_cmp, (void *)f);
+	return ord;
+}
+
+int folded_write(const struct folded *f, FILE *out)
+{
+	size_t *ord = folded_sorted(f, true);
+
+	if (!ord)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n; i++) {
+		const struct fstack *st = &f->v[ord[i]];
+
+		for (uint32_t k = 0; k < st->n; k++) {
+			uint32_t id = f->pool[st->off + k];
+
+			if (k)
+				putc(';', out);
+			fwrite(f->names[id], 1, f->name_len[id], out);
+		}
+		fprintf(out, " %" PRIu64 "\n", st->count);
+	}
+	free(ord);
+	return ferror(out) ? -EIO : 0;
+}
+
+/* ---------------------------------------------------------- text input */
+
+/* One line "FRAMES COUNT": the count is what follows the last space. */
+static int parse_line(struct folded *f, const char *s, size_t len, uint32_t *ids)
+{
+	const char *sp = len ? memrchr(s, ' ', len) : NULL;
+	uint64_t count = 0;
+	uint32_t n = 0;
+
+	if (!sp || sp == s || sp + 1 == s + len)
+		goto skip;
+	for (const char *c = sp + 1; c < s + len; c++) {
+		if (*c < '0' || *c > '9' || count > (UINT64_C(1) << 63) / 10)
+			goto skip;
+		count = count * 10 + (uint64_t)(*c - '0');
+	}
+	if (count > (UINT64_C(1) << 63))
+		goto skip;
+	for (const char *fr = s; fr <= sp;) {
+		const char *end = memchr(fr, ';', (size_t)(sp - fr));
+		int64_t id;
+
+		if (!end)
+			end = sp;
+		if (n == FOLDED_MAX_FRAMES)
+			return -EFBIG;
+		id = folded_name(f, fr, (size_t)(end - fr));
+		if (id < 0)
+			return -ENOMEM;
+		ids[n++] = (uint32_t)id;
+		fr = end + 1;
+	}
+	return folded_add(f, ids, n, count);
+skip:
+	f->skipped++;
+	return 0;
+}
+
+int folded_parse(struct folded *f, const char *text, size_t len)
+{
+	uint32_t *ids = malloc(FOLDED_MAX_FRAMES * sizeof(*ids));
+	int rc = 0;
+
+	if (!ids)
+		return -ENOMEM;
+	for (size_t at = 0; at < len && !rc;) {
+		const char *nl = memchr(text + at, '\n', len - at);
+		size_t n = nl ? (size_t)(nl - (text + at)) : len - at;
+
+		/* blank lines, and a CR before the newline, are no stacks */
+		if (n && text[at + n - 1] == '\r')
+			n--;
+		if (n)
+			rc = parse_line(f, text + at, n, ids);
+		at += (nl ? (size_t)(nl - (text + at)) : n) + 1;
+	}
+	free(ids);
+	return rc;
+}
+
+/* ------------------------------------------------------ from a profile */
+
+struct collapse {
+	struct folded *f;
+	const struct folded_opts *o;
+	const struct ds_profile *p;
+	const struct ds_perf_dso *dsos;
+	size_t ndsos;
+	/* a location's frame id + 1 (0: not yet), per kind of thread (the
+	 * java tidying depends on the thread's name) */
+	uint32_t *ids[2];
+	char *buf;
+	size_t len, cap;
+	uint32_t *frames;
+	size_t nframes_cap;
+};
+
+static int put(struct collapse *c, const char *s, size_t n)
+{
+	if (grow(&c->buf, &c->cap, c->len + n + 1, 1, 256))
+		return -ENOMEM;
+	memcpy(c->buf + c->len, s, n);
+	c->len += n;
+	c->buf[c->len] = 0;
+	return 0;
+}
+
+/* A Go method name, "pkg.(*T).M": parentheses that are not parameters. */
+static bool go_method(const char *s)
+{
+	const char *open = strstr(s, ".(");
+
+	return open && strstr(open + 2, ").");
+}
+
+/* stackcollapse-perf.pl's tidying of a function name (in place, from
+ * byte `from` of buf on). */
+static void tidy(struct collapse *c, size_t from, bool java)
+{
+	char *s = c->buf + from, *w;
+
+	for (char *p = s; *p; p++)
+		if (*p == ';')
+			*p = ':';
+	if (!go_method(s)) {
+		for (char *p = strchr(s, '('); p; p = strchr(p + 1, '('))
+			if (strncmp(p + 1, "anonymous namespace)", 20)) {
+				*p = 0;
+				break;
+			}
+	}
+	w = s;
+	for (char *p = s; *p; p++)
+		if (*p != '"' && *p != '\'')
+			*w++ = *p;
+	*w = 0;
+	if (java && strchr(s, '/') && s[0] == 'L')
+		memmove(s, s + 1, strlen(s));
+	c->len = from + strlen(s);
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+	size_t n = strlen(s), t = strlen(tail);
+
+	return n >= t && !strcmp(s + n - t, tail);
+}
+
+static int64_t loc_frame(struct collapse *c, uint32_t li, bool java)
+{
+	const struct ds_profile_loc *locs, *l;
+	const char *dso, *base;
+	size_t from;
+	int64_t id;
+
+	if (c->ids[java][li])
+		return c->ids[java][li] - 1;
+	ds_profile_locs(c->p, &locs);
+	l = &locs[li];
+	dso = ds_profile_dso_name(c->p, l->dso);
+	c->len = 0;
+	if (c->o->ann_dso && (put(c, dso, strlen(dso)) || put(c, "`", 1)))
+		return -1;
+	from = c->len;
+	if (l->function) {
+		/* The profile names functions as addr2line does (parameters,
+		 * return types); perf's names have neither: the linker's name,
+		 * demangled here as perf does it (not the kernel's). */
+		bool kernel = l->dso < c->ndsos && c->dsos[l->dso].kernel;
+		char *d = kernel ? NULL : cplus_demangle(l->function, DMGL_NO_OPTS);
+		int rc = d ? put(c, d, strlen(d)) : put(c, l->function, strlen(l->function));
+
+		free(d);
+		if (rc)
+			return -1;
+	} else if (strcmp(dso, "[unknown]")) {
+		base = strrchr(dso, '/') ? strrchr(dso, '/') + 1 : dso;
+		if (put(c, "[", 1) || put(c, base, strlen(base)) || put(c, "]", 1))
+			return -1;
+	} else if (put(c, "[unknown]", 9)) {
+		return -1;
+	}
+	tidy(c, from, java);
+	/* stackcollapse-perf.pl --kernel: a module name in brackets or a
+	 * vmlinux, [unknown] not ([vdso] is one of them). */
+	if (c->o->ann_kernel && (dso[0] == '[' || ends_with(dso, "vmlinux")) &&
+	    !strstr(dso, "unknown") && put(c, "_[k]", 4))
+		return -1;
+	id = folded_name(c->f, c->buf, c->len);
+	if (id >= 0)
+		c->ids[java][li] = (uint32_t)id + 1;
+	return id;
+}
+
+static int64_t root_frame(struct collapse *c, const struct ds_profile_sample *s)
+{
+	char num[48];
+
+	c->len = 0;
+	if (s->comm) {
+		if (put(c, s->comm, strlen(s->comm)))
+			return -1;
+	} else {
+		snprintf(num, sizeof(num), ":%" PRId32, s->tid);
+		if (put(c, num, strlen(num)))
+			return -1;
+	}
+	if (c->o->comm_tid)
+		snprintf(num, sizeof(num), "-%" PRId32 "/%" PRId32, s->pid, s->tid);
+	else if (c->o->comm_pid)
+		snprintf(num, sizeof(num), "-%" PRId32, s->pid);
+	else
+		num[0] = 0;
+	if (put(c, num, strlen(num)))
+		return -1;
+	for (char *p = c->buf; *p; p++)
+		if (*p == ' ')
+			*p = '_';
+	return folded_name(c->f, c->buf, c->len);
+}
+
+/* The frames of one sample, root first. */
+static int collapse_sample(struct collapse *c, const struct ds_profile_sample *s)
+{
+	bool java = s->comm && !strncmp(s->comm, "java", 4);
+	size_t n = 0;
+	int64_t id;
+
+	if (s->nlocs + 1 > UINT32_MAX)
+		return -EFBIG;
+	if (grow(&c->frames, &c->nframes_cap, s->nlocs + 1, sizeof(*c->frames), 256))
+		return -ENOMEM;
+	id = root_frame(c, s);
+	if (id < 0)
+		return -ENOMEM;
+	c->frames[n++] = (uint32_t)id;
+	/* perf script prints the callchain, whose first entry is where the
+	 * sample was taken (locs[1] then, the same address as locs[0]); the
+	 * sample's own address only when there is no callchain. */
+	for (size_t i = s->nlocs; i-- > (s->nlocs > 1);) {
+		id = loc_frame(c, s->locs[i], java);
+		if (id < 0)
+			return -ENOMEM;
+		c->frames[n++] = (uint32_t)id;
+	}
+	return folded_add(c->f, c->frames, (uint32_t)n, c->o->period ? s->period : s->count);
+}
+
+/* The attr whose samples are collapsed: --event's, else the first
+ * sample's; -1 when there is none (after a message). */
+static long pick_event(const struct ds_perf_data *pd, const struct folded_opts *o,
+		       const struct ds_profile_sample *smp, size_t n, const char *path)
+{
+	struct ds_perf_info info;
+
+	if (!o->event)
+		return n ? (long)smp[0].attr : -1;
+	ds_perf_data_info(pd, &info);
+	for (unsigned a = 0; a < info.nr_attrs; a++) {
+		const char *name = ds_perf_data_event_name(pd, a);
+
+		if (name && !strcmp(name, o->event))
+			return a;
+	}
+	cli_error("%s: no event '%s'", path, o->event);
+	return -1;
+}
+
+static int collapse_profile(struct folded *f, const struct ds_profile *p,
+			    const struct ds_perf_session *s, const struct ds_perf_data *pd,
+			    const struct folded_opts *o, const char *path)
+{
+	const struct ds_profile_sample *smp;
+	const struct ds_profile_loc *locs;
+	size_t n = ds_profile_samples(p, &smp), nl = ds_profile_locs(p, &locs);
+	struct collapse c = { .f = f, .o = o, .p = p };
+	long attr = pick_event(pd, o, smp, n, path);
+	const char *ev;
+	int rc = 0;
+
+	if (attr < 0) {
+		if (!o->event)
+			cli_error("The %s data has no samples!", path);
+		return 1;
+	}
+	c.ndsos = ds_perf_session_dsos(s, &c.dsos);
+	ev = ds_perf_data_event_name(pd, (unsigned)attr);
+	f->unit = o->period ? "period" : "samples";
+	if (ev && !(f->event = strdup(ev)))
+		goto oom;
+	c.ids[0] = calloc(nl ? nl : 1, sizeof(uint32_t));
+	c.ids[1] = calloc(nl ? nl : 1, sizeof(uint32_t));
+	if (!c.ids[0] || !c.ids[1])
+		goto oom;
+	for (size_t i = 0; i < n && !rc; i++) {
+		if (smp[i].attr != (unsigned)attr)
+			f->skipped += smp[i].count;
+		else
+			rc = collapse_sample(&c, &smp[i]);
+	}
+	if (rc == -ENOMEM)
+		goto oom;
+	if (rc) {
+		cli_error("%s: %s", path, ds_strerror(rc));
+		rc = 1;
+	}
+	/* stackcollapse-perf.pl says so too, and keeps the first event. */
+	if (!rc && f->skipped)
+		cli_error("%s: the stacks are of %s; %zu samples of other events left out", path,
+			  ev ? ev : "the first event", f->skipped);
+	if (!rc && !f->n) {
+		cli_error("%s: no samples of %s", path, ev ? ev : "the event");
+		rc = 1;
+	}
+	goto out;
+oom:
+	cli_error("out of memory");
+	rc = 1;
+out:
+	free(c.ids[0]);
+	free(c.ids[1]);
+	free(c.buf);
+	free(c.frames);
+	return rc;
+}
+
+/* ------------------------------------------------------- the recording */
+
+static void warn_dso(void *user, enum ds_log_level level, const char *msg)
+{
+	(void)user;
+	(void)level;
+	cli_error("%s", msg);
+}
+
+int folded_of_recording(struct folded *f, const char *path, const struct cli_common *common,
+			const struct folded_opts *o, bool no_fetch, bool progress)
+{
+	struct ds_perf_data *pd = NULL;
+	struct ds_perf_session *s = NULL;
+	struct ds_context *ctx = NULL;
+	struct ds_profile *prof = NULL;
+	char err[256] = "";
+	int rc, status = 1;
+
+	rc = ds_perf_data_open(path, &pd, err, sizeof(err));
+	if (rc) {
+		cli_error("%s: %s", path, err[0] ? err : ds_strerror(rc));
+		return 1;
+	}
+	/* The context reads the servers from the environment when it is made. */
+	if (no_fetch && setenv("DEBUGINFOD_URLS", "", 1)) {
+		cli_error("cannot set DEBUGINFOD_URLS: %s", ds_strerror(-errno));
+		goto out;
+	}
+	ctx = cli_context(common);
+	s = ds_perf_session_new(ctx, pd, NULL, err, sizeof(err));
+	if (!s) {
+		cli_error("%s: %s", path, err[0] ? err : ds_strerror(-errno));
+		goto out;
+	}
+	{
+		DS_OPTS(ds_fetch_opts, fo, .progress = progress ? cli_progress : NULL);
+
+		rc = ds_perf_session_prefetch(s, 0, &fo);
+		if (rc < 0)
+			cli_error("fetching debuginfo: %s", ds_strerror(rc));
+	}
+	{
+		DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_CALLCHAINS | DS_PROFILE_MANGLED,
+			.warn = common->verbose ? warn_dso : NULL);
+
+		prof = ds_profile_new(s, &po);
+	}
+	if (!prof) {
+		cli_error("%s: %s", path, ds_strerror(-errno));
+		goto out;
+	}
+	status = collapse_profile(f, prof, s, pd, o, path);
+out:
+	ds_profile_free(prof);
+	ds_perf_session_free(s);
+	ds_context_free(ctx);
+	ds_perf_data_close(pd);
+	return status;
+}
+
+int folded_report(const struct folded_opts *o, const char *path,
+		  const struct cli_common *common, bool no_fetch, bool progress)
+{
+	struct folded f;
+	FILE *out = stdout;
+	int status, rc;
+
+	folded_init(&f);
+	status = folded_of_recording(&f, path, common, o, no_fetch, progress);
+	if (status)
+		goto out;
+	if (o->out && strcmp(o->out, "-") && !(out = fopen(o->out, "w"))) {
+		cli_error("%s: %s", o->out, ds_strerror(-errno));
+		status = 1;
+		goto out;
+	}
+	setvbuf(out, NULL, _IOFBF, 1 << 16);
+	rc = folded_write(&f, out);
+	if ((out != stdout ? fclose(out) : fflush(out)) || rc) {
+		cli_error("%s: %s", o->out ? o->out : "stdout", ds_strerror(rc ? rc : -EIO));
+		status = 1;
+	}
+out:
+	folded_free(&f);
+	return status;
+}

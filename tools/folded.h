@@ -1,0 +1,96 @@
+/* Collapsed ("folded") stacks: one line per distinct stack, its frames
+ * root first and separated by ';', then a space and its count, the input
+ * of flamegraph.pl, inferno and speedscope.  Made from a recording's
+ * profile the way `perf script | stackcollapse-perf.pl` makes them (see
+ * folded_from_profile()), or read back from such text; written by `report
+ * --folded`, drawn by `flamegraph`. */
+#ifndef DS_FOLDED_H
+#define DS_FOLDED_H
+
+#include "cli.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* The options of report --folded and flamegraph that shape the stacks. */
+struct folded_opts {
+	bool on; /* report --folded */
+	const char *out; /* -o FILE; NULL: stdout */
+	bool period; /* --count period: add up sample periods, not samples */
+	bool comm_pid, comm_tid; /* root frame "comm-PID", "comm-PID/TID" */
+	bool ann_kernel; /* --annotate kernel: "_[k]" after kernel functions */
+	bool ann_dso; /* --annotate dso: "DSO`function" */
+	const char *event; /* --event NAME; NULL: the first sample's */
+};
+
+#define FOLDED_OPTS_HELP                                                                   \
+	"  --count samples|period  what a stack's count adds up (default: samples)\n"       \
+	"  --comm-pid, --comm-tid  the root frame is COMM-PID (COMM-PID/TID), not COMM\n"    \
+	"  --annotate LIST         kernel: \"_[k]\" after kernel functions; dso: every\n"    \
+	"                          frame as DSO`FUNCTION (comma-separated, both allowed)\n" \
+	"  --event NAME            the samples of this event (default: the first\n"         \
+	"                          sample's event, as stackcollapse-perf.pl)\n"
+
+/* If argv[*i] is one of the options above (--folded and -o FILE among
+ * them when with_folded), consume it and its argument: 1; 0 if not one;
+ * CLI_BAD after printing why. */
+int folded_option(struct folded_opts *o, int argc, char **argv, int *i, bool with_folded);
+
+/* A set of stacks: frame names interned, each distinct stack once. */
+struct folded {
+	char **names; /* by id */
+	uint32_t *name_len;
+	size_t nnames, namecap;
+	size_t *name_slots, nname_slots; /* hash: id + 1, 0 empty */
+	struct fstack {
+		size_t off; /* frames: pool[off .. off + n), root first */
+		uint32_t n;
+		uint64_t count;
+	} *v;
+	size_t n, cap;
+	uint32_t *pool;
+	size_t npool, poolcap;
+	size_t *slots, nslots; /* hash of stacks: index + 1, 0 empty */
+	uint64_t total; /* the sum of the counts */
+	const char *unit; /* "samples" or "period" (a static string) */
+	char *event; /* the event the stacks are of; NULL: not known */
+	size_t skipped; /* samples of other events; lines of text not read */
+};
+
+void folded_init(struct folded *f);
+void folded_free(struct folded *f);
+/* The id of a frame name (copied); -1 with errno ENOMEM. */
+int64_t folded_name(struct folded *f, const char *s, size_t len);
+/* Add count to the stack of n frame ids, root first.  0, -ENOMEM. */
+int folded_add(struct folded *f, const uint32_t *frames, uint32_t n, uint64_t count);
+/* The stacks' indexes in f->v, ordered by their frames (each frame by
+ * strcmp, a stack before those it is a prefix of: the left-to-right order
+ * of a flame graph, where a caller's callees are next to each other), or
+ * as_lines, as the lines' bytes (stackcollapse-perf.pl's order, that of
+ * `LC_ALL=C sort`).  malloc()ed; NULL with errno. */
+size_t *folded_sorted(const struct folded *f, bool as_lines);
+/* The lines, in the order of their bytes.  0, or -errno of the write. */
+int folded_write(const struct folded *f, FILE *out);
+
+/* Read folded text (what folded_write() writes; flamegraph.pl's input):
+ * "FRAME;FRAME;... COUNT" lines.  Lines that are not of that form are
+ * counted in f->skipped, not read.  0; -ENOMEM; -EFBIG past the limits
+ * (FOLDED_MAX_FRAMES frames in a stack, a count past 2^63). */
+#define FOLDED_MAX_FRAMES 65536
+int folded_parse(struct folded *f, const char *text, size_t len);
+
+/* The stacks of a recording, as stackcollapse-perf.pl makes them of `perf
+ * script`'s output (see folded.c).  path: the perf.data; no_fetch: local
+ * debuginfo only; progress as cli_want_progress().  0, or 1 after a
+ * message (the recording cannot be read, or has no samples of the
+ * event). */
+int folded_of_recording(struct folded *f, const char *path, const struct cli_common *common,
+			const struct folded_opts *o, bool no_fetch, bool progress);
+
+/* report --folded: the stacks of path, written to o->out (or stdout).
+ * The exit status. */
+int folded_report(const struct folded_opts *o, const char *path,
+		  const struct cli_common *common, bool no_fetch, bool progress);
+
+#endif
