@@ -191,4 +191,24 @@ if(DS_FUZZ)
   target_compile_options(fuzz_kallsyms PRIVATE -fsanitize=fuzzer)
   target_link_options(fuzz_kallsyms PRIVATE -fsanitize=fuzzer)
   target_link_libraries(fuzz_kallsyms PRIVATE dsostore_static)
+
+# The folded-stack reader of dsostore flamegraph (tools/folded.c): a
+# committed text corpus, many mutations, a second or two.  The harness
+# carries tools/folded.c itself (the CLI's code, not the library's).
+add_executable(fuzz_folded_replay
+  ${CMAKE_SOURCE_DIR}/fuzz/replay.c ${CMAKE_SOURCE_DIR}/fuzz/fuzz_folded.c
+  ${CMAKE_SOURCE_DIR}/tools/folded.c)
+target_include_directories(fuzz_folded_replay PRIVATE ${CMAKE_SOURCE_DIR}/tools)
+target_link_libraries(fuzz_folded_replay PRIVATE dsostore_static)
+add_test(NAME fuzz_folded_replay
+  COMMAND fuzz_folded_replay -n 3000 -s 1 ${CMAKE_SOURCE_DIR}/fuzz/corpus/folded)
+set_tests_properties(fuzz_folded_replay PROPERTIES
+  TIMEOUT 120 ENVIRONMENT "FUZZ_CRASH_DIR=${CMAKE_BINARY_DIR}")
+if(DS_FUZZ)
+  add_executable(fuzz_folded ${CMAKE_SOURCE_DIR}/fuzz/fuzz_folded.c
+    ${CMAKE_SOURCE_DIR}/tools/folded.c)
+  target_include_directories(fuzz_folded PRIVATE ${CMAKE_SOURCE_DIR}/tools)
+  target_compile_options(fuzz_folded PRIVATE -fsanitize=fuzzer)
+  target_link_options(fuzz_folded PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(fuzz_folded PRIVATE dsostore_static)
 endif()

@@ -503,6 +503,10 @@ static int run(const struct fg_opts *o, const struct cli_common *common)
 	if (status)
 		goto out;
 	status = 1;
+	if (!f.total) {
+		cli_error("%s: every stack's count is 0", o->in);
+		goto out;
+	}
 	root = folded_name(&f, "all", 3);
 	if (root < 0 || (rc = build(&f, (uint32_t)root, &g))) {
 		cli_error("%s", ds_strerror(root < 0 ? -ENOMEM : rc));

@@ -346,13 +346,15 @@ static int parse_line(struct folded *f, const char *s, size_t len, uint32_t *ids
 
 	if (!sp || sp == s || sp + 1 == s + len)
 		goto skip;
+	/* Any count up to 2^64 - 1: what folded_write() writes of summed
+	 * counts (which saturate there) must read back. */
 	for (const char *c = sp + 1; c < s + len; c++) {
-		if (*c < '0' || *c > '9' || count > (UINT64_C(1) << 63) / 10)
+		uint64_t d = (uint64_t)(*c - '0');
+
+		if (*c < '0' || *c > '9' || count > (UINT64_MAX - d) / 10)
 			goto skip;
-		count = count * 10 + (uint64_t)(*c - '0');
+		count = count * 10 + d;
 	}
-	if (count > (UINT64_C(1) << 63))
-		goto skip;
 	for (const char *fr = s; fr <= sp;) {
 		const char *end = memchr(fr, ';', (size_t)(sp - fr));
 		int64_t id;

@@ -76,7 +76,8 @@ int folded_write(const struct folded *f, FILE *out);
 /* Read folded text (what folded_write() writes; flamegraph.pl's input):
  * "FRAME;FRAME;... COUNT" lines.  Lines that are not of that form are
  * counted in f->skipped, not read.  0; -ENOMEM; -EFBIG past the limits
- * (FOLDED_MAX_FRAMES frames in a stack, a count past 2^63). */
+ * (more than FOLDED_MAX_FRAMES frames in a stack); a count past
+ * 2^64 - 1 makes a line that is no stack. */
 #define FOLDED_MAX_FRAMES 65536
 int folded_parse(struct folded *f, const char *text, size_t len);
 
