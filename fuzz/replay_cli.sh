@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The perf.data fuzz corpus through the whole CLI, not only the reader:
 # every file of CORPUS goes through `dsostore buildid-list`, `report
-# --no-fetch` and `prefetch` (no DEBUGINFOD_URLS: local sources only, no
-# network), so that the sanitizer builds see the tool's own code (the
+# --no-fetch` (a quarter of them as --folded, and through flamegraph) and
+# `prefetch` (no DEBUGINFOD_URLS: local sources only, no network), so that the sanitizer builds see the tool's own code (the
 # session, the sample walk, symbol lookup, the tables) run on hostile input.
 #
 #   fuzz/replay_cli.sh CORPUS            ($DSOSTORE names the CLI)
@@ -12,8 +12,8 @@
 # timeout, and exits 0, or 1 or 2 with a message on stderr; never a signal,
 # never a sanitizer report (their exit codes are set to 86 and 87, and
 # their words are looked for on stderr).  The options of report and
-# buildid-list rotate over the files, so each set sees a third of the
-# corpus (the cut and corrupted copies of a seed are next to each other).
+# buildid-list rotate over the files, so each set sees a third (report's:
+# a quarter) of the corpus (the cut and corrupted copies of a seed are next to each other).
 # Prefetch takes up to 64 files per process, as it can, and a failing group
 # is run again one file at a time to name the file.
 set -uo pipefail
@@ -70,14 +70,18 @@ report_opts=(
 	""
 	"--children --inline -n -s comm,dso,sym,srcline"
 	"--json --inline --no-children -s sym,srcline --top 5"
+	"--folded --count period --annotate kernel,dso --comm-tid"
 )
 list_opts=("" "--all" "--local")
 for i in "${!files[@]}"; do
 	f=${files[i]} name=${files[i]##*/}
 	# shellcheck disable=SC2206 # the option sets are words
-	ro=(${report_opts[i % 3]}) lo=(${list_opts[i % 3]})
+	ro=(${report_opts[i % 4]}) lo=(${list_opts[i % 3]})
 	run "$name" buildid-list "${lo[@]}" "$f"
 	run "$name" report --no-fetch "${common[@]}" "${ro[@]}" "$f"
+	if [ $((i % 4)) = 3 ]; then
+		run "$name" flamegraph --no-fetch --no-progress "${common[@]}" -o "$tmp/fg.svg" "$f"
+	fi
 done
 
 # Prefetch, 64 recordings a process (its limit); --all --kernel: every DSO

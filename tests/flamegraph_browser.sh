@@ -30,11 +30,8 @@ outdir=${DS_BUILD:-$tmp}/test-output/flamegraph_browser
 rm -rf "$outdir"
 mkdir -p "$outdir" || exit 2
 
-cflags="-O2 -g -fno-omit-frame-pointer"
-cp "$DS_SRC/tests/flameprog/fg.c" "$DS_SRC/tests/flameprog/fgl.c" . || exit 2
-if ! gcc $cflags -fPIC -shared -o libfgl.so fgl.c ||
-	! gcc $cflags -o fg fg.c -L. -lfgl -Wl,-rpath,'$ORIGIN'; then
-	echo "FAIL: cannot build the program" >&2
+if ! bash "$DS_SRC/tests/flameprog/build.sh" . 2>build.log; then
+	echo "FAIL: cannot build tests/flameprog: $(tail -3 build.log)" >&2
 	exit 1
 fi
 if ! perf record -N -g -e cpu-clock -F 4000 -o fg.data -- ./fg >rec.log 2>&1; then

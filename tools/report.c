@@ -49,8 +49,8 @@ static const char report_help[] =
 	"  --progress, --no-progress   a progress bar of the fetch on stderr (default:\n"
 	"                          on a terminal or with $DEBUGINFOD_PROGRESS)\n"
 	"  --stdio                 accepted, for perf's command lines (the only output)\n"
-	"  --folded                collapsed stacks instead (as perf script | stackcollapse-perf.pl;\n"
-	"                          flamegraph draws them), to -o FILE or stdout, shaped by:\n"
+	"  --folded                collapsed stacks instead, as perf script |\n"
+	"                          stackcollapse-perf.pl: to -o FILE or stdout, by\n"
 	FOLDED_OPTS_HELP CLI_COMMON_HELP;
 
 enum key { KEY_DSO, KEY_SYM, KEY_SRCLINE, KEY_COMM, NKEYS };

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* The program of the flame graph tests (tests/folded.sh,
- * tests/flamegraph_browser.sh), built by them with gcc -O2 -g
+ * tests/flamegraph_browser.sh), built by build.sh with gcc -O2 -g
  * -fno-omit-frame-pointer.  Call paths and their work (n units each):
  *   main > top_a > mid_b > leaf_spin     3
  *   main > top_a > mid_c > leaf_mix      2 (mix inlined)
