@@ -191,6 +191,7 @@ if(DS_FUZZ)
   target_compile_options(fuzz_kallsyms PRIVATE -fsanitize=fuzzer)
   target_link_options(fuzz_kallsyms PRIVATE -fsanitize=fuzzer)
   target_link_libraries(fuzz_kallsyms PRIVATE dsostore_static)
+endif()
 
 # The folded-stack reader of dsostore flamegraph (tools/folded.c): a
 # committed text corpus, many mutations, a second or two.  The harness

@@ -9,7 +9,8 @@
  *    made '_'; ":TID" when it has none, as perf names such a thread);
  *  - a frame is its function's name as perf names it (ELF symbol,
  *    demangled as perf 6.1 does it: libiberty with no options, so no
- *    parameters and no return type), without offset, tidied: ';' becomes ':', everything from
+ *    parameters and no return type: the profile's names), without
+ *    offset, tidied: ';' becomes ':', everything from
  *    the first '(' on goes (parameters; not "(anonymous namespace)", and
  *    not in a Go method name such as "net/http.(*Client).Do"), quotes go;
  *    for a thread whose name starts with "java", a leading 'L' goes from
@@ -26,7 +27,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <libiberty/demangle.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -482,15 +482,9 @@ static int64_t loc_frame(struct collapse *c, uint32_t li, bool java)
 		return -1;
 	from = c->len;
 	if (l->function) {
-		/* The profile names functions as addr2line does (parameters,
-		 * return types); perf's names have neither: the linker's name,
-		 * demangled here as perf does it (not the kernel's). */
-		bool kernel = l->dso < c->ndsos && c->dsos[l->dso].kernel;
-		char *d = kernel ? NULL : cplus_demangle(l->function, DMGL_NO_OPTS);
-		int rc = d ? put(c, d, strlen(d)) : put(c, l->function, strlen(l->function));
-
-		free(d);
-		if (rc)
+		/* The profile's names are perf's: demangled without parameters,
+		 * kernel names as they are. */
+		if (put(c, l->function, strlen(l->function)))
 			return -1;
 	} else if (strcmp(dso, "[unknown]")) {
 		base = strrchr(dso, '/') ? strrchr(dso, '/') + 1 : dso;
@@ -554,9 +548,8 @@ static int collapse_sample(struct collapse *c, const struct ds_profile_sample *s
 		return -ENOMEM;
 	c->frames[n++] = (uint32_t)id;
 	/* perf script prints the callchain, whose first entry is where the
-	 * sample was taken (locs[1] then, the same address as locs[0]); the
-	 * sample's own address only when there is no callchain. */
-	for (size_t i = s->nlocs; i-- > (s->nlocs > 1);) {
+	 * sample was taken: locs[0], then the callers. */
+	for (size_t i = s->nlocs; i-- > 0;) {
 		id = loc_frame(c, s->locs[i], java);
 		if (id < 0)
 			return -ENOMEM;
@@ -686,7 +679,7 @@ int folded_of_recording(struct folded *f, const char *path, const struct cli_com
 			cli_error("fetching debuginfo: %s", ds_strerror(rc));
 	}
 	{
-		DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_CALLCHAINS | DS_PROFILE_MANGLED,
+		DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_CALLCHAINS,
 			.warn = common->verbose ? warn_dso : NULL);
 
 		prof = ds_profile_new(s, &po);
