@@ -41,6 +41,13 @@ bool cli_want_progress(int option);
 	"  -v, --verbose           log the search on stderr\n"                               \
 	"  -h, --help              this help\n"
 
+/* report --pprof (tools/pprof.c): the recording at data_path, its debuginfo
+ * found first (not fetched with no_fetch), written as pprof's
+ * profile.proto, gzipped, to out ("-": stdout).  The exit status: 0, or 1
+ * after saying why. */
+int pprof_report(const char *out, const char *data_path, const struct cli_common *common,
+		 bool no_fetch, bool progress);
+
 int cmd_buildid(int argc, char **argv);
 int cmd_find(int argc, char **argv);
 int cmd_scan(int argc, char **argv);

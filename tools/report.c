@@ -45,6 +45,8 @@ static const char report_help[] =
 	"                          first (\"FUNC (inlined) FILE:LINE\"), the last one the\n"
 	"                          row's function with the line of the call\n"
 	"  --json                  one JSON object instead of the tables\n"
+	"  --pprof FILE            write pprof's profile.proto (gzipped; \"-\": stdout)\n"
+	"                          instead of the tables: go tool pprof, Pyroscope...\n"
 	"  --no-fetch              no debuginfod: local debuginfo only\n"
 	"  --progress, --no-progress   a progress bar of the fetch on stderr (default:\n"
 	"                          on a terminal or with $DEBUGINFOD_PROGRESS)\n"
@@ -1267,6 +1269,7 @@ int cmd_report(int argc, char **argv)
 	struct opts o = { .keys = { KEY_DSO, KEY_SYM }, .nkeys = 2, .children = -1 };
 	struct folded_opts fo = { 0 };
 	int progress = -1;
+	const char *pprof = NULL; /* --pprof FILE: tools/pprof.c writes it instead */
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
@@ -1310,6 +1313,10 @@ int cmd_report(int argc, char **argv)
 			o.inlines = true;
 		} else if (!strcmp(a, "--json")) {
 			o.json = true;
+		} else if (!strcmp(a, "--pprof") && i + 1 < argc) {
+			pprof = argv[++i];
+		} else if (!strncmp(a, "--pprof=", 8)) {
+			pprof = a + 8;
 		} else if (!strcmp(a, "--no-fetch")) {
 			o.no_fetch = true;
 		} else if (!strcmp(a, "--progress")) {
@@ -1334,5 +1341,7 @@ int cmd_report(int argc, char **argv)
 	o.progress = cli_want_progress(progress);
 	if (fo.on)
 		return folded_report(&fo, o.path, &common, o.no_fetch, o.progress);
+	if (pprof)
+		return pprof_report(pprof, o.path, &common, o.no_fetch, o.progress);
 	return run(&o, &common);
 }
