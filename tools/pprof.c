@@ -503,14 +503,6 @@ static size_t sample_labels(struct pprof *pp, pb_label *lab, const struct ds_pro
 	return n;
 }
 
-/* perf's callchains begin with the sample's own address (the kernel stores
- * regs->ip first), and the profile puts that address before them: the
- * leaf is there twice.  1 when it is (skip the first), else 0. */
-static size_t leaf_twice(const struct ds_profile_sample *s)
-{
-	return s->nlocs > 1 && s->locs[1] == s->locs[0] && s->ips[1] == s->ips[0];
-}
-
 static void build_samples(struct pprof *pp, struct built *b, const struct ds_profile_sample *smp,
 			  size_t nsmp, size_t nvalues)
 {
@@ -538,7 +530,7 @@ static void build_samples(struct pprof *pp, struct built *b, const struct ds_pro
 		b->smpp[i] = o;
 		perftools__profiles__sample__init(o);
 		o->location_id = &b->locids[ii];
-		for (size_t j = leaf_twice(s); j < s->nlocs; j++)
+		for (size_t j = 0; j < s->nlocs; j++)
 			b->locids[ii++] = (uint64_t)s->locs[j] + 1;
 		o->n_location_id = (size_t)(&b->locids[ii] - o->location_id);
 		o->value = &b->values[i * nvalues];
