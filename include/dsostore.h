@@ -814,6 +814,44 @@ DS_API size_t ds_profile_locs(const struct ds_profile *p, const struct ds_profil
  * SIZE_MAX.  Valid with the profile. */
 DS_API const char *ds_profile_dso_name(const struct ds_profile *p, size_t dso);
 
+/* -------------------------------------------------------------- annotate */
+
+/* A profile's samples by function and source line, what "dsostore
+ * annotate" prints.  A sample counts for the function it was taken in
+ * (its first location's function, the ELF symbol) and, within that, for
+ * the file and line of the location's innermost frame: a sample in code
+ * inlined from a header counts for the header's line, under the function
+ * it was inlined into (report --inline's attribution).  Each event apart.
+ * Samples whose location has no function are left out.  Without
+ * DS_PROFILE_LINES every line is unknown.  Borrows the profile's strings:
+ * free it before the profile. */
+struct ds_annotation;
+
+struct ds_annotate_line {
+	const char *file; /* as the DWARF names it (comp_dir joined); NULL: unknown */
+	unsigned int line; /* 0: unknown */
+	uint64_t samples, period;
+};
+
+struct ds_annotate_func {
+	unsigned int attr; /* the event */
+	size_t dso; /* index into ds_perf_session_dsos(); SIZE_MAX: no map */
+	const char *function;
+	uint64_t function_start; /* a virtual address of the DSO */
+	uint64_t samples, period; /* the sums of its lines' */
+	/* Its lines with samples, by file name and line, unknown ones last. */
+	size_t nlines;
+	const struct ds_annotate_line *lines;
+};
+
+/* Count the profile's samples; NULL with errno (ENOMEM, EINVAL). */
+DS_API struct ds_annotation *ds_profile_annotate(const struct ds_profile *p);
+/* The functions with samples: by event, then the most samples first.
+ * Returns the count; *out borrowed from the annotation. */
+DS_API size_t ds_annotation_funcs(const struct ds_annotation *a,
+				  const struct ds_annotate_func **out);
+DS_API void ds_annotation_free(struct ds_annotation *a);
+
 #ifdef __cplusplus
 }
 #endif
