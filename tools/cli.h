@@ -34,6 +34,32 @@ int cli_progress(void *user, const struct ds_fetch_progress *p);
  * stderr is a terminal or $DEBUGINFOD_PROGRESS is set. */
 bool cli_want_progress(int option);
 
+/* A perf recording opened for a command (tools/recording.c): replayed
+ * straight into a profile (ds_profile_open(): the samples are not kept
+ * twice), its session borrowed from it. */
+struct cli_recording {
+	const char *path;
+	struct ds_perf_data *pd;
+	struct ds_context *ctx;
+	struct ds_profile *prof;
+	struct ds_perf_session *s;
+	const struct ds_perf_dso *dsos;
+	size_t ndsos;
+};
+/* Open the recording at path, make a context from the common options (no
+ * debuginfod servers with no_fetch) and replay it into a profile made
+ * with po.  0, or 1 (the exit status) after saying why on stderr;
+ * cli_recording_close() either way. */
+int cli_recording_open(struct cli_recording *r, const char *path, const struct cli_common *c,
+		       bool no_fetch, const struct ds_profile_opts *po);
+/* The sampled DSOs' debuginfo, locally then in one debuginfod batch
+ * (ds_perf_session_prefetch()), with a progress bar when progress; with
+ * verbose, a line for each sampled DSO left without it.  Then the
+ * profile's locations are named (ds_profile_resolve()): 0, or 1 after
+ * saying why. */
+int cli_recording_prefetch(struct cli_recording *r, bool progress, bool verbose);
+void cli_recording_close(struct cli_recording *r);
+
 #define CLI_COMMON_HELP                                                                   \
 	"  --debug-dir DIR         a debug directory (repeatable; default /usr/lib/debug)\n" \
 	"  --perf-buildid-dir DIR  perf's build-id cache (default $PERF_BUILDID_DIR or\n"    \

@@ -1072,29 +1072,6 @@ static void json_entry(const struct report *r, const struct entry *e, uint64_t t
 
 /* ---------------------------------------------------------------- run */
 
-static void prefetch(struct report *r, struct ds_perf_session *s)
-{
-	DS_OPTS(ds_fetch_opts, fo, .progress = r->o->progress ? cli_progress : NULL);
-	int left = ds_perf_session_prefetch(s, 0, &fo);
-
-	if (left < 0) {
-		cli_error("fetching debuginfo: %s", ds_strerror(left));
-		return;
-	}
-	if (!left || !r->o->verbose)
-		return;
-	for (size_t i = 0; i < r->ndsos; i++) {
-		const struct ds_perf_dso *d = &r->dsos[i];
-		const struct ds_debuginfo *di;
-		char why[512] = "";
-
-		if (!d->dso || !d->samples || d->kernel || !ds_dso_debuginfo(d->dso, &di))
-			continue;
-		ds_dso_error(d->dso, why, sizeof(why));
-		cli_error("%s: no debuginfo%s%s", d->path, why[0] ? ": " : "", why);
-	}
-}
-
 static void report_free(struct report *r)
 {
 	const struct ds_profile_loc *pl;
@@ -1110,7 +1087,6 @@ static void report_free(struct report *r)
 	free(r->sites);
 	free(r->slots);
 	free(r->ev);
-	ds_profile_free(r->prof);
 }
 
 static void warn_verbose(void *user, enum ds_log_level level, const char *msg)
@@ -1173,60 +1149,34 @@ static void output(struct report *r, const struct ds_perf_info *info,
 static int run(const struct opts *o, const struct cli_common *common)
 {
 	struct report r = { .o = o };
-	struct ds_perf_session *s = NULL;
-	struct ds_perf_data *pd = NULL;
-	struct ds_context *ctx = NULL;
+	struct cli_recording rec;
 	struct ds_perf_info info;
-	char err[256] = "";
-	int rc, status = 1;
+	int status = 1;
+	/* Only srcline and the inline chains come from DWARF; without them a
+	 * row is named from ELF symbols, as perf names it, and the DWARF of
+	 * libc, ld.so and the rest is never read. */
+	DS_OPTS(ds_profile_opts, po,
+		.flags = (has_key(o, KEY_SRCLINE) || o->inlines ? DS_PROFILE_LINES : 0) |
+			 (o->children ? DS_PROFILE_CALLCHAINS : 0),
+		.warn = o->verbose ? warn_verbose : NULL);
 
-	rc = ds_perf_data_open(o->path, &pd, err, sizeof(err));
-	if (rc) {
-		cli_error("%s: %s", o->path, err[0] ? err : ds_strerror(rc));
-		return 1;
-	}
-	ds_perf_data_info(pd, &info);
-	/* The context reads the servers from the environment when it is made. */
-	if (o->no_fetch && setenv("DEBUGINFOD_URLS", "", 1)) {
-		cli_error("cannot set DEBUGINFOD_URLS: %s", ds_strerror(-errno));
+	if (cli_recording_open(&rec, o->path, common, o->no_fetch, &po) ||
+	    cli_recording_prefetch(&rec, o->progress, o->verbose))
 		goto out;
-	}
-	ctx = cli_context(common);
-	{
-		/* Only srcline and the inline chains come from DWARF; without
-		 * them a row is named from ELF symbols, as perf names it, and
-		 * the DWARF of libc, ld.so and the rest is never read. */
-		DS_OPTS(ds_profile_opts, po,
-			.flags = (has_key(o, KEY_SRCLINE) || o->inlines ? DS_PROFILE_LINES : 0) |
-				 (o->children ? DS_PROFILE_CALLCHAINS : 0),
-			.warn = o->verbose ? warn_verbose : NULL);
-
-		/* The samples go straight into the profile's stacks. */
-		r.prof = ds_profile_open(ctx, pd, NULL, &po, err, sizeof(err));
-	}
-	if (!r.prof) {
-		cli_error("%s: %s", o->path, err[0] ? err : ds_strerror(-errno));
-		goto out;
-	}
-	s = ds_profile_session(r.prof);
-	r.ndsos = ds_perf_session_dsos(s, &r.dsos);
-	prefetch(&r, s);
-	rc = ds_profile_resolve(r.prof);
-	if (rc) {
-		cli_error("%s: naming the samples: %s", o->path, ds_strerror(rc));
-		goto out;
-	}
+	ds_perf_data_info(rec.pd, &info);
+	r.prof = rec.prof;
+	r.dsos = rec.dsos;
+	r.ndsos = rec.ndsos;
 	locs_of(&r);
 	collect(&r);
 	/* perf's default: a Children column when the samples have callchains. */
 	r.children_on = o->children > 0 || (o->children < 0 && r.any_callchain);
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
-	output(&r, &info, pd);
+	output(&r, &info, rec.pd);
 	status = fflush(stdout) ? 1 : 0;
 out:
-	report_free(&r); /* the profile, and with it the session */
-	ds_context_free(ctx);
-	ds_perf_data_close(pd);
+	report_free(&r);
+	cli_recording_close(&rec); /* the profile too */
 	return status;
 }
 
