@@ -83,6 +83,7 @@ int cmd_symbolize(int argc, char **argv);
 int cmd_buildid_list(int argc, char **argv);
 int cmd_prefetch(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 int cmd_perf_cache(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);

@@ -24,6 +24,7 @@ static const struct {
 	{ "buildid-list", cmd_buildid_list, "the build IDs of a perf.data, as perf buildid-list" },
 	{ "prefetch", cmd_prefetch, "the debuginfo a perf recording needs, in one parallel batch" },
 	{ "report", cmd_report, "the top symbols of a perf.data, as perf report --stdio" },
+	{ "annotate", cmd_annotate, "the hot functions of a perf.data by source line, with the text" },
 	{ "perf-cache", cmd_perf_cache, "install debuginfo into perf's build-id cache" },
 	{ "flamegraph", cmd_flamegraph, "a recording's stacks as an interactive SVG flame graph" },
 };

@@ -1,0 +1,990 @@
+/* dsostore annotate: the hot functions of a perf.data line by line.  Each
+ * function's samples by the source line of their innermost frame (inlined
+ * code counts for its own file and line, under the function it was
+ * sampled in: ds_profile_annotate()), with the source text from the file
+ * on this machine, else from debuginfod by build ID: every file missing
+ * here fetched in one parallel batch, into the debuginfod cache. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char annotate_help[] =
+	"usage: dsostore annotate [OPTIONS] [PERF.DATA] [SYMBOL...]\n"
+	"The hot functions of a recording, source line by source line: each line's\n"
+	"share of its function's samples, a sample counted for the file:line of its\n"
+	"innermost frame (code inlined from a header counts for the header's line,\n"
+	"under the function it was sampled in).  The hottest line of a function is\n"
+	"marked '>', every other line with at least 5% of its samples '*'.  Source\n"
+	"text from the file the DWARF names, else from the servers of\n"
+	"$DEBUGINFOD_URLS by build ID, all missing files in one parallel batch (and\n"
+	"cached); without it, FILE:LINE and the shares.  Default file: perf.data; the\n"
+	"first argument is the recording unless -i names it.  Without SYMBOLs: the\n"
+	"functions with the most samples.\n"
+	"  -i, --input FILE        the recording\n"
+	"  --top N                 at most N functions per event (default 10)\n"
+	"  --percent-limit P       only functions with at least P% of the event's\n"
+	"                          samples (default 1; SYMBOLs named are shown anyway)\n"
+	"  --context N             source lines shown around each line with samples\n"
+	"                          (default 2)\n"
+	"  -l, --print-line        a summary first: the function's lines by share\n"
+	"  --json                  one JSON object instead of the listing\n"
+	"  --no-fetch              no debuginfod: local debuginfo and sources only\n"
+	"                          (and what the debuginfod cache has)\n"
+	"  --progress, --no-progress   a progress bar of the fetches on stderr\n"
+	"                          (default: on a terminal or with $DEBUGINFOD_PROGRESS)\n"
+	"  --stdio                 accepted, for perf's command lines (the only output)\n" CLI_COMMON_HELP;
+
+/* A source file larger than this is not read (sqlite3.c: 9 MB). */
+#define MAX_SOURCE (64u << 20)
+/* perf's "red": a line with this share of its function is hot. */
+#define HOT_PERCENT 5.0
+
+struct opts {
+	const char *path;
+	char **syms;
+	size_t nsyms;
+	size_t top;
+	double percent_limit;
+	unsigned context;
+	bool print_line, json, no_fetch, progress;
+	int verbose;
+};
+
+enum origin { FROM_NONE, FROM_LOCAL, FROM_CACHE, FROM_DEBUGINFOD };
+
+static const char *const origin_names[] = { NULL, "local", "debuginfod-cache", "debuginfod" };
+
+/* One source file of one DSO, its text when we have it. */
+struct src {
+	const char *file; /* as the DWARF names it (the profile's string) */
+	size_t dso;
+	enum origin from;
+	char *path; /* where the text was read */
+	int local_err; /* why there is none: the local file's error */
+	int fetch_err; /* debuginfod's (0: not asked) */
+	bool no_bid; /* not asked: its DSO has no build ID */
+	char *text;
+	size_t len;
+	size_t *line_at; /* start of line i + 1; nlines + 1 entries */
+	size_t nlines;
+};
+
+struct annotate {
+	const struct opts *o;
+	const struct ds_perf_data *pd;
+	struct ds_context *ctx;
+	const struct ds_perf_dso *dsos;
+	size_t ndsos;
+	struct ds_profile *prof;
+	struct ds_annotation *ann;
+	uint64_t *ev_samples; /* per attr */
+	size_t nev;
+	const struct ds_annotate_func **picks;
+	size_t npicks;
+	struct src *srcs;
+	size_t nsrcs;
+	bool *sym_found; /* per o->syms */
+};
+
+static _Noreturn void oom(void)
+{
+	cli_error("out of memory");
+	exit(2);
+}
+
+static void *xgrow(void *p, size_t *cap, size_t n, size_t elem)
+{
+	if (n < *cap)
+		return p;
+	*cap = *cap ? 2 * *cap : 16;
+	p = reallocarray(p, *cap, elem);
+	if (!p)
+		oom();
+	return p;
+}
+
+static double share(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* ------------------------------------------------------------ choice */
+
+static bool named(struct annotate *a, const char *function)
+{
+	bool hit = false;
+
+	for (size_t i = 0; i < a->o->nsyms; i++)
+		if (!strcmp(a->o->syms[i], function)) {
+			a->sym_found[i] = true;
+			hit = true;
+		}
+	return hit;
+}
+
+/* The functions to show, in the annotation's order (by event, the most
+ * samples first): those named, else per event the first --top with at
+ * least --percent-limit of the event's samples. */
+static void choose(struct annotate *a)
+{
+	const struct ds_annotate_func *f;
+	size_t n = ds_annotation_funcs(a->ann, &f), cap = 0, in_event = 0;
+	unsigned attr = UINT_MAX;
+
+	for (size_t i = 0; i < n; i++) {
+		if (f[i].attr != attr) {
+			attr = f[i].attr;
+			in_event = 0;
+		}
+		if (a->o->nsyms) {
+			if (!named(a, f[i].function))
+				continue;
+		} else if (in_event >= a->o->top ||
+			   share(f[i].samples, a->ev_samples[f[i].attr]) < a->o->percent_limit) {
+			continue;
+		}
+		in_event++;
+		a->picks = xgrow(a->picks, &cap, a->npicks, sizeof(*a->picks));
+		a->picks[a->npicks++] = &f[i];
+	}
+}
+
+/* ----------------------------------------------------------- sources */
+
+static struct src *src_of(const struct annotate *a, size_t dso, const char *file)
+{
+	for (size_t i = 0; i < a->nsrcs; i++)
+		if (a->srcs[i].dso == dso && !strcmp(a->srcs[i].file, file))
+			return &a->srcs[i];
+	return NULL;
+}
+
+/* Read a regular file of at most MAX_SOURCE bytes whole.  0 or -errno. */
+static int slurp(const char *path, char **text, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+	int err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+		goto out;
+	}
+	if ((uint64_t)st.st_size > MAX_SOURCE) {
+		err = -EFBIG;
+		goto out;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf)
+		oom();
+	/* The size may change under us: read what fits, no more. */
+	while (got < (size_t)st.st_size) {
+		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			goto out;
+		}
+		if (!r)
+			break;
+		got += (size_t)r;
+	}
+	buf[got] = 0;
+	*text = buf;
+	*len = got;
+	buf = NULL;
+out:
+	free(buf);
+	close(fd);
+	return err;
+}
+
+/* line_at[k]: where line k + 1 starts; line_at[nlines]: the end. */
+static void index_lines(struct src *s)
+{
+	size_t n = 0, k = 1;
+
+	for (size_t i = 0; i < s->len; i++)
+		n += s->text[i] == '\n';
+	if (s->len && s->text[s->len - 1] != '\n')
+		n++; /* a last line without its newline */
+	s->line_at = reallocarray(NULL, n + 1, sizeof(*s->line_at));
+	if (!s->line_at)
+		oom();
+	s->line_at[0] = 0;
+	for (size_t i = 0; i + 1 < s->len; i++)
+		if (s->text[i] == '\n')
+			s->line_at[k++] = i + 1;
+	s->line_at[n] = s->len;
+	s->nlines = n;
+}
+
+/* Line n (1-based) of s without its newline (and a CR before it); NULL
+ * when s has no text or fewer lines. */
+static const char *line_text(const struct src *s, unsigned n, size_t *len)
+{
+	size_t b, e;
+
+	if (!s || !s->text || !n || n > s->nlines)
+		return NULL;
+	b = s->line_at[n - 1];
+	e = s->line_at[n];
+	if (e > b && s->text[e - 1] == '\n')
+		e--;
+	if (e > b && s->text[e - 1] == '\r')
+		e--;
+	*len = e - b;
+	return s->text + b;
+}
+
+/* The path debuginfod takes (and its server looks up, canonicalized):
+ * "." and ".." components resolved as text, slashes not doubled; NULL
+ * for a relative path, which no server can serve. */
+static char *canonical(const char *path)
+{
+	size_t n = strlen(path), len = 0;
+	char *out;
+
+	if (path[0] != '/')
+		return NULL;
+	out = malloc(n + 1);
+	if (!out)
+		oom();
+	for (const char *p = path; *p;) {
+		size_t c;
+
+		while (*p == '/')
+			p++;
+		c = strcspn(p, "/");
+		if (!c)
+			break;
+		if (c == 1 && p[0] == '.') {
+			/* nothing */
+		} else if (c == 2 && p[0] == '.' && p[1] == '.') {
+			while (len && out[len - 1] != '/')
+				len--;
+			if (len)
+				len--; /* the slash before it */
+		} else {
+			out[len++] = '/';
+			memcpy(out + len, p, c);
+			len += c;
+		}
+		p += c;
+	}
+	if (!len)
+		out[len++] = '/';
+	out[len] = 0;
+	return out;
+}
+
+/* Every file the chosen functions' lines name, per DSO. */
+static void collect_sources(struct annotate *a)
+{
+	size_t cap = 0;
+
+	for (size_t i = 0; i < a->npicks; i++) {
+		const struct ds_annotate_func *f = a->picks[i];
+
+		for (size_t k = 0; k < f->nlines; k++) {
+			const char *file = f->lines[k].file;
+
+			if (!file || src_of(a, f->dso, file))
+				continue;
+			a->srcs = xgrow(a->srcs, &cap, a->nsrcs, sizeof(*a->srcs));
+			a->srcs[a->nsrcs++] = (struct src){ .file = file, .dso = f->dso };
+		}
+	}
+}
+
+static const struct ds_build_id *build_id_of(const struct annotate *a, size_t dso)
+{
+	return dso < a->ndsos && a->dsos[dso].build_id.size ? &a->dsos[dso].build_id : NULL;
+}
+
+/* The text of every source file: the local file by the DWARF's name,
+ * else debuginfod's source artifact of its DSO's build ID, those all
+ * requested at once.  (They cannot go in the batch that fetched the
+ * debuginfo: their names are in that debuginfo.) */
+static void load_sources(struct annotate *a)
+{
+	struct ds_fetch_req *reqs = NULL;
+	size_t *req_src = NULL, nreq = 0, cap = 0, cap2 = 0, local = 0, down = 0, cached = 0;
+	char **canon = NULL;
+
+	for (size_t i = 0; i < a->nsrcs; i++) {
+		struct src *s = &a->srcs[i];
+		const struct ds_build_id *bid = build_id_of(a, s->dso);
+		char *c;
+
+		s->local_err = slurp(s->file, &s->text, &s->len);
+		if (!s->local_err) {
+			s->from = FROM_LOCAL;
+			s->path = strdup(s->file);
+			if (!s->path)
+				oom();
+			local++;
+			continue;
+		}
+		s->no_bid = !bid;
+		if (!bid || !(c = canonical(s->file)))
+			continue;
+		reqs = xgrow(reqs, &cap, nreq, sizeof(*reqs));
+		req_src = xgrow(req_src, &cap2, nreq, sizeof(*req_src));
+		canon = reallocarray(canon, cap, sizeof(*canon));
+		if (!canon)
+			oom();
+		canon[nreq] = c;
+		reqs[nreq] = (struct ds_fetch_req){ .build_id = *bid,
+						    .what = DS_ARTIFACT_SOURCE,
+						    .arg = c };
+		req_src[nreq++] = i;
+	}
+	if (nreq) {
+		DS_OPTS(ds_fetch_opts, fo, .progress = a->o->progress ? cli_progress : NULL);
+		int rc = ds_fetch_batch(a->ctx, reqs, nreq, &fo);
+
+		if (rc < 0)
+			cli_error("fetching sources: %s", ds_strerror(rc));
+		for (size_t r = 0; rc >= 0 && r < nreq; r++) {
+			struct src *s = &a->srcs[req_src[r]];
+
+			if (reqs[r].err) {
+				s->fetch_err = reqs[r].err;
+				continue;
+			}
+			s->path = reqs[r].path;
+			reqs[r].path = NULL;
+			s->fetch_err = slurp(s->path, &s->text, &s->len);
+			if (s->fetch_err)
+				continue;
+			s->from = reqs[r].source == DS_SOURCE_DEBUGINFOD ? FROM_DEBUGINFOD : FROM_CACHE;
+			if (s->from == FROM_DEBUGINFOD)
+				down++;
+			else
+				cached++;
+		}
+	}
+	for (size_t i = 0; i < a->nsrcs; i++)
+		if (a->srcs[i].text)
+			index_lines(&a->srcs[i]);
+	if (a->o->verbose)
+		cli_error("annotate: %zu source files: %zu local, %zu asked of debuginfod in one "
+			  "batch (%zu downloaded, %zu from its cache), %zu without text",
+			  a->nsrcs, local, nreq, down, cached, a->nsrcs - local - down - cached);
+	for (size_t r = 0; r < nreq; r++) {
+		free(reqs[r].path);
+		free(canon[r]);
+	}
+	free(reqs);
+	free(req_src);
+	free(canon);
+}
+
+/* ------------------------------------------------------------- output */
+
+/* Untrusted text (a server's source file) for a terminal: control
+ * characters but the tab as '?', so that no escape sequence gets through. */
+static void put_clean(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		putchar((c < 0x20 && c != '\t') || c == 0x7f ? '?' : c);
+	}
+}
+
+/* The length of the valid UTF-8 sequence at s (at most n bytes), 0 if
+ * there is none (RFC 3629: no overlongs, surrogates or beyond U+10FFFF). */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2, cp = s[0] & 0x1f;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3, cp = s[0] & 0x0f;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4, cp = s[0] & 0x07;
+	else
+		return 0;
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/* A JSON string of len bytes of text: what is not UTF-8 becomes U+FFFD. */
+static void json_text(const char *s, size_t len)
+{
+	const unsigned char *u = (const unsigned char *)s;
+
+	putchar('"');
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_len(u + i, len - i);
+
+		if (!n) {
+			fputs("\\ufffd", stdout);
+			i++;
+		} else if (n > 1) {
+			fwrite(u + i, 1, n, stdout);
+			i += n;
+		} else {
+			if (u[i] == '"' || u[i] == '\\')
+				printf("\\%c", u[i]);
+			else if (u[i] < 0x20 || u[i] == 0x7f)
+				printf("\\u%04x", u[i]);
+			else
+				putchar(u[i]);
+			i++;
+		}
+	}
+	putchar('"');
+}
+
+/* "here: not found; debuginfod: no servers" */
+static const char *why_no_text(const struct src *s, char *buf, size_t len)
+{
+	const char *remote;
+
+	if (s->no_bid)
+		remote = "not asked (no build ID)";
+	else if (s->file[0] != '/')
+		remote = "not asked (a relative path)";
+	else if (s->fetch_err == -ENOSYS)
+		remote = "no servers";
+	else
+		remote = ds_strerror(s->fetch_err);
+	snprintf(buf, len, "here: %s; debuginfod: %s", ds_strerror(s->local_err), remote);
+	return buf;
+}
+
+static const char *dso_name(const struct annotate *a, size_t dso)
+{
+	return ds_profile_dso_name(a->prof, dso);
+}
+
+static uint64_t hottest(const struct ds_annotate_func *f)
+{
+	uint64_t max = 0;
+
+	for (size_t k = 0; k < f->nlines; k++)
+		if (f->lines[k].samples > max)
+			max = f->lines[k].samples;
+	return max;
+}
+
+static char mark_of(const struct ds_annotate_func *f, const struct ds_annotate_line *l,
+		    uint64_t max)
+{
+	if (l->samples == max)
+		return '>';
+	return share(l->samples, f->samples) >= HOT_PERCENT ? '*' : ' ';
+}
+
+static int by_samples(const void *pa, const void *pb)
+{
+	const struct ds_annotate_line *a = *(const struct ds_annotate_line *const *)pa;
+	const struct ds_annotate_line *b = *(const struct ds_annotate_line *const *)pb;
+
+	if (a->samples != b->samples)
+		return a->samples > b->samples ? -1 : 1;
+	return a < b ? -1 : a > b; /* the annotation's order: file, line */
+}
+
+/* perf annotate -l: every line of the function by share. */
+static void print_summary(const struct ds_annotate_func *f)
+{
+	const struct ds_annotate_line **v = reallocarray(NULL, f->nlines ? f->nlines : 1, sizeof(*v));
+
+	if (!v)
+		oom();
+	for (size_t k = 0; k < f->nlines; k++)
+		v[k] = &f->lines[k];
+	qsort(v, f->nlines, sizeof(*v), by_samples);
+	printf("#\n# Sorted summary:\n");
+	for (size_t k = 0; k < f->nlines; k++) {
+		printf("#  %7.2f%%  ", share(v[k]->samples, f->samples));
+		if (v[k]->file) {
+			put_clean(base_name(v[k]->file), strlen(base_name(v[k]->file)));
+			printf(":%u\n", v[k]->line);
+		} else {
+			printf("??:0\n");
+		}
+	}
+	free(v);
+}
+
+static void print_row(char mark, const struct ds_annotate_func *f,
+		      const struct ds_annotate_line *l, unsigned line, const struct src *s)
+{
+	size_t len = 0;
+	const char *text = line_text(s, line, &len);
+
+	if (l)
+		printf("%c %7.2f%% %8" PRIu64, mark, share(l->samples, f->samples), l->samples);
+	else
+		printf("  %8s %8s", "", "");
+	if (line)
+		printf(" %6u  ", line);
+	else
+		printf(" %6s  ", "?");
+	if (text)
+		put_clean(text, len);
+	else if (l && l->file)
+		printf("%s:%u", base_name(l->file), line); /* no text: file:line */
+	else if (l)
+		printf("??:0");
+	putchar('\n');
+}
+
+static void print_file_header(const struct src *s, const char *file)
+{
+	char why[256];
+
+	printf("#\n  %8s %8s %6s  ", "Percent", "Samples", "Line");
+	if (!file) {
+		printf("?? (no line information)\n");
+		return;
+	}
+	put_clean(file, strlen(file));
+	if (s && s->text)
+		printf("  (%s)\n", origin_names[s->from]);
+	else
+		printf("  (no source text: %s)\n", why_no_text(s, why, sizeof(why)));
+}
+
+/* The lines [b, e) of the annotation, one file of f: those with samples
+ * and --context lines around each, "..." where lines are skipped. */
+static void print_file(const struct annotate *a, const struct ds_annotate_func *f, size_t b,
+		       size_t e, uint64_t max)
+{
+	const struct ds_annotate_line *l = &f->lines[b];
+	const struct src *s = l->file ? src_of(a, f->dso, l->file) : NULL;
+	unsigned ctx = a->o->context, next = 1; /* the first line not shown yet */
+	bool any = false;
+
+	print_file_header(s, l->file);
+	for (size_t k = b; k < e; k++) {
+		unsigned line = f->lines[k].line;
+		unsigned from = line > ctx ? line - ctx : 1;
+
+		if (!s || !s->text || !line) {
+			print_row(mark_of(f, &f->lines[k], max), f, &f->lines[k], line, s);
+			continue;
+		}
+		if (from < next)
+			from = next;
+		if (any && from > next)
+			printf("  %8s %8s %6s\n", "", "", "...");
+		for (unsigned n = from; n < line && n <= s->nlines; n++)
+			print_row(' ', f, NULL, n, s);
+		print_row(mark_of(f, &f->lines[k], max), f, &f->lines[k], line, s);
+		next = line + 1;
+		any = true;
+		/* the context after it, up to the next line with samples */
+		unsigned until = line + ctx;
+		unsigned stop = k + 1 < e ? f->lines[k + 1].line : UINT_MAX;
+
+		for (unsigned n = next; n <= until && n < stop && n <= s->nlines; n++) {
+			print_row(' ', f, NULL, n, s);
+			next = n + 1;
+		}
+	}
+}
+
+static bool same_file(const char *x, const char *y)
+{
+	return x == y || (x && y && !strcmp(x, y));
+}
+
+/* The lines of one file in a function's: [b, e). */
+struct span {
+	size_t b, e;
+	uint64_t samples;
+};
+
+/* The most samples first; at a tie, the annotation's order (file names). */
+static int span_cmp(const void *pa, const void *pb)
+{
+	const struct span *a = pa, *b = pb;
+
+	if (a->samples != b->samples)
+		return a->samples > b->samples ? -1 : 1;
+	return a->b < b->b ? -1 : a->b > b->b;
+}
+
+static void print_function(const struct annotate *a, const struct ds_annotate_func *f)
+{
+	const struct ds_perf_dso *d = f->dso < a->ndsos ? &a->dsos[f->dso] : NULL;
+	uint64_t max = hottest(f);
+	char hex[2 * DS_BUILD_ID_MAX + 1] = "";
+	struct span *files;
+	size_t nfiles = 0;
+
+	printf("## %s [%c] %s  %" PRIu64 " samples, %.2f%% of the event\n", f->function,
+	       d && d->kernel ? 'k' : '.', dso_name(a, f->dso), f->samples,
+	       share(f->samples, a->ev_samples[f->attr]));
+	if (d && d->build_id.size)
+		ds_build_id_format(&d->build_id, hex, sizeof(hex));
+	printf("#  %s%s%s\n", d && d->path ? d->path : "[unknown]", hex[0] ? "  build ID " : "",
+	       hex);
+	if (a->o->print_line)
+		print_summary(f);
+	/* The files in order of their samples, each in line order. */
+	files = reallocarray(NULL, f->nlines ? f->nlines : 1, sizeof(*files));
+	if (!files)
+		oom();
+	for (size_t k = 0; k < f->nlines; nfiles++) {
+		files[nfiles] = (struct span){ .b = k };
+		for (; k < f->nlines && same_file(f->lines[k].file, f->lines[files[nfiles].b].file);
+		     k++)
+			files[nfiles].samples += f->lines[k].samples;
+		files[nfiles].e = k;
+	}
+	qsort(files, nfiles, sizeof(*files), span_cmp);
+	for (size_t i = 0; i < nfiles; i++)
+		print_file(a, f, files[i].b, files[i].e, max);
+	putchar('\n');
+	free(files);
+}
+
+static void print_text(const struct annotate *a)
+{
+	unsigned attr = UINT_MAX;
+
+	printf("# dsostore annotate of %s\n", a->o->path);
+	for (size_t i = 0; i < a->npicks; i++) {
+		const struct ds_annotate_func *f = a->picks[i];
+
+		if (f->attr != attr) {
+			const char *ev = ds_perf_data_event_name(a->pd, f->attr);
+
+			attr = f->attr;
+			printf("#\n# Samples: %" PRIu64 " of event ", a->ev_samples[attr]);
+			if (ev)
+				printf("'%s'\n#\n", ev);
+			else
+				printf("#%u\n#\n", attr);
+		}
+		print_function(a, f);
+	}
+}
+
+static void json_function(const struct annotate *a, const struct ds_annotate_func *f)
+{
+	char why[256];
+	const struct ds_perf_dso *d = f->dso < a->ndsos ? &a->dsos[f->dso] : NULL;
+	char hex[2 * DS_BUILD_ID_MAX + 1];
+	uint64_t max = hottest(f);
+	bool first = true;
+
+	printf("{\"name\":");
+	cli_json_string(f->function);
+	printf(",\"dso\":");
+	cli_json_string(dso_name(a, f->dso));
+	printf(",\"dso_path\":");
+	cli_json_string(d ? d->path : NULL);
+	printf(",\"build_id\":");
+	if (d && d->build_id.size && ds_build_id_format(&d->build_id, hex, sizeof(hex)) > 0)
+		cli_json_string(hex);
+	else
+		fputs("null", stdout);
+	printf(",\"start\":\"0x%" PRIx64 "\",\"samples\":%" PRIu64 ",\"period\":%" PRIu64
+	       ",\"share\":%.6f,\"files\":[",
+	       f->function_start, f->samples, f->period, share(f->samples, a->ev_samples[f->attr]));
+	for (size_t k = 0; k < f->nlines; k++) {
+		const char *file = f->lines[k].file;
+		const struct src *s;
+
+		if (!file || (k && same_file(file, f->lines[k - 1].file)))
+			continue;
+		s = src_of(a, f->dso, file);
+		printf("%s{\"file\":", first ? "" : ",");
+		cli_json_string(file);
+		printf(",\"text_from\":");
+		cli_json_string(s && s->text ? origin_names[s->from] : NULL);
+		printf(",\"path\":");
+		cli_json_string(s && s->text ? s->path : NULL);
+		printf(",\"error\":");
+		cli_json_string(s && !s->text ? why_no_text(s, why, sizeof(why)) : NULL);
+		putchar('}');
+		first = false;
+	}
+	printf("],\"lines\":[");
+	for (size_t k = 0; k < f->nlines; k++) {
+		const struct ds_annotate_line *l = &f->lines[k];
+		const struct src *s = l->file ? src_of(a, f->dso, l->file) : NULL;
+		size_t len = 0;
+		const char *text = line_text(s, l->line, &len);
+
+		printf("%s{\"file\":", k ? "," : "");
+		cli_json_string(l->file);
+		printf(",\"line\":%u,\"samples\":%" PRIu64 ",\"period\":%" PRIu64
+		       ",\"share\":%.6f,\"hot\":%s,\"text\":",
+		       l->line, l->samples, l->period, share(l->samples, f->samples),
+		       mark_of(f, l, max) != ' ' ? "true" : "false");
+		if (text)
+			json_text(text, len);
+		else
+			fputs("null", stdout);
+		putchar('}');
+	}
+	printf("]}");
+}
+
+static void print_json(const struct annotate *a)
+{
+	unsigned attr = UINT_MAX;
+
+	printf("{\"file\":");
+	cli_json_string(a->o->path);
+	printf(",\"events\":[");
+	for (size_t i = 0; i < a->npicks; i++) {
+		const struct ds_annotate_func *f = a->picks[i];
+
+		if (f->attr != attr) {
+			if (attr != UINT_MAX)
+				printf("]},");
+			attr = f->attr;
+			printf("{\"attr\":%u,\"event\":", attr);
+			cli_json_string(ds_perf_data_event_name(a->pd, attr));
+			printf(",\"samples\":%" PRIu64 ",\"functions\":[", a->ev_samples[attr]);
+		} else {
+			putchar(',');
+		}
+		json_function(a, f);
+	}
+	if (attr != UINT_MAX)
+		printf("]}");
+	printf("]}\n");
+}
+
+/* ---------------------------------------------------------------- run */
+
+static void warn_verbose(void *user, enum ds_log_level level, const char *msg)
+{
+	(void)user;
+	(void)level;
+	cli_error("%s", msg);
+}
+
+static void count_events(struct annotate *a)
+{
+	const struct ds_profile_sample *smp;
+	size_t n = ds_profile_samples(a->prof, &smp);
+
+	for (size_t i = 0; i < n; i++) {
+		if (smp[i].attr >= a->nev) {
+			size_t want = (size_t)smp[i].attr + 1;
+
+			a->ev_samples = reallocarray(a->ev_samples, want, sizeof(*a->ev_samples));
+			if (!a->ev_samples)
+				oom();
+			memset(a->ev_samples + a->nev, 0, (want - a->nev) * sizeof(*a->ev_samples));
+			a->nev = want;
+		}
+		a->ev_samples[smp[i].attr] += smp[i].count;
+	}
+}
+
+static void annotate_free(struct annotate *a)
+{
+	for (size_t i = 0; i < a->nsrcs; i++) {
+		free(a->srcs[i].path);
+		free(a->srcs[i].text);
+		free(a->srcs[i].line_at);
+	}
+	free(a->srcs);
+	free(a->picks);
+	free(a->ev_samples);
+	free(a->sym_found);
+	ds_annotation_free(a->ann);
+	ds_profile_free(a->prof);
+}
+
+static int run(const struct opts *o, const struct cli_common *common)
+{
+	struct annotate a = { .o = o };
+	struct cli_recording rec;
+	int status = 1;
+
+	a.sym_found = calloc(o->nsyms ? o->nsyms : 1, sizeof(*a.sym_found));
+	if (!a.sym_found)
+		oom();
+	if (cli_recording_open(&rec, o->path, common, o->no_fetch))
+		goto out;
+	a.pd = rec.pd;
+	a.ctx = rec.ctx;
+	a.dsos = rec.dsos;
+	a.ndsos = rec.ndsos;
+	cli_recording_prefetch(&rec, o->progress, o->verbose);
+	{
+		DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_LINES,
+			.warn = o->verbose ? warn_verbose : NULL);
+
+		a.prof = ds_profile_new(rec.s, &po);
+	}
+	if (!a.prof || !(a.ann = ds_profile_annotate(a.prof))) {
+		cli_error("%s: reading the samples: %s", o->path, ds_strerror(-errno));
+		goto out;
+	}
+	count_events(&a);
+	choose(&a);
+	collect_sources(&a);
+	load_sources(&a);
+	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+	if (o->json)
+		print_json(&a);
+	else
+		print_text(&a);
+	status = fflush(stdout) ? 1 : 0;
+	if (!a.nev)
+		cli_error("The %s data has no samples!", o->path);
+	for (size_t i = 0; i < o->nsyms; i++)
+		if (!a.sym_found[i]) {
+			cli_error("annotate: no samples in a function named '%s'", o->syms[i]);
+			status = 1;
+		}
+out:
+	annotate_free(&a);
+	cli_recording_close(&rec);
+	return status;
+}
+
+static int number(const char *opt, const char *v, bool positive, unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(v, &end, 10);
+	if (errno || end == v || *end || v[0] == '-' || (positive && !*out) || *out > INT_MAX) {
+		cli_error("annotate: %s needs a %s number, not '%s'", opt,
+			  positive ? "positive" : "non-negative", v);
+		return -1;
+	}
+	return 0;
+}
+
+int cmd_annotate(int argc, char **argv)
+{
+	struct cli_common common = { 0 };
+	struct opts o = { .top = 10, .percent_limit = 1.0, .context = 2 };
+	char **pos = calloc((size_t)argc, sizeof(*pos));
+	size_t npos = 0;
+	int progress = -1, status = 2;
+
+	if (!pos)
+		oom();
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int r = cli_common_option(&common, argc, argv, &i, annotate_help);
+		unsigned long long n;
+
+		if (r < 0) {
+			status = r == CLI_HELP ? 0 : 2;
+			goto out;
+		}
+		if (r > 0)
+			continue;
+		if ((!strcmp(a, "-i") || !strcmp(a, "--input")) && i + 1 < argc) {
+			o.path = argv[++i];
+		} else if (!strncmp(a, "--input=", 8)) {
+			o.path = a + 8;
+		} else if ((!strcmp(a, "--top") && i + 1 < argc) || !strncmp(a, "--top=", 6)) {
+			if (number("--top", a[5] == '=' ? a + 6 : argv[++i], true, &n))
+				goto out;
+			o.top = (size_t)n;
+		} else if ((!strcmp(a, "--context") && i + 1 < argc) ||
+			   !strncmp(a, "--context=", 10)) {
+			if (number("--context", a[9] == '=' ? a + 10 : argv[++i], false, &n))
+				goto out;
+			o.context = (unsigned)n;
+		} else if ((!strcmp(a, "--percent-limit") && i + 1 < argc) ||
+			   !strncmp(a, "--percent-limit=", 16)) {
+			const char *v = a[15] == '=' ? a + 16 : argv[++i];
+			char *end;
+
+			errno = 0;
+			o.percent_limit = strtod(v, &end);
+			if (errno || end == v || *end || !(o.percent_limit >= 0) ||
+			    o.percent_limit > 100) {
+				cli_error("annotate: --percent-limit needs a percentage, not '%s'", v);
+				goto out;
+			}
+		} else if (!strcmp(a, "-l") || !strcmp(a, "--print-line")) {
+			o.print_line = true;
+		} else if (!strcmp(a, "--json")) {
+			o.json = true;
+		} else if (!strcmp(a, "--no-fetch")) {
+			o.no_fetch = true;
+		} else if (!strcmp(a, "--progress")) {
+			progress = 1;
+		} else if (!strcmp(a, "--no-progress")) {
+			progress = 0;
+		} else if (!strcmp(a, "--stdio")) {
+			/* the only output there is */
+		} else if (!strcmp(a, "--")) {
+			while (++i < argc)
+				pos[npos++] = argv[i];
+		} else if (a[0] == '-' && a[1]) {
+			cli_error("annotate: unknown option or missing argument: %s", a);
+			goto out;
+		} else {
+			pos[npos++] = argv[i];
+		}
+	}
+	/* perf annotate [-i FILE] [SYMBOL]; ours also takes the file first. */
+	if (!o.path && npos) {
+		o.path = pos[0];
+		o.syms = pos + 1;
+		o.nsyms = npos - 1;
+	} else {
+		o.syms = pos;
+		o.nsyms = npos;
+	}
+	if (!o.path)
+		o.path = "perf.data";
+	o.verbose = common.verbose;
+	o.progress = cli_want_progress(progress);
+	status = run(&o, &common);
+out:
+	free(pos);
+	return status;
+}
