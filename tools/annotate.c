@@ -921,13 +921,9 @@ int cmd_annotate(int argc, char **argv)
 			status = r == CLI_HELP ? 0 : 2;
 			goto out;
 		}
-		if (r > 0)
+		if (r > 0 || cli_recording_option(argc, argv, &i, &o.path, &o.no_fetch, &progress))
 			continue;
-		if ((!strcmp(a, "-i") || !strcmp(a, "--input")) && i + 1 < argc) {
-			o.path = argv[++i];
-		} else if (!strncmp(a, "--input=", 8)) {
-			o.path = a + 8;
-		} else if ((!strcmp(a, "--top") && i + 1 < argc) || !strncmp(a, "--top=", 6)) {
+		if ((!strcmp(a, "--top") && i + 1 < argc) || !strncmp(a, "--top=", 6)) {
 			if (number("--top", a[5] == '=' ? a + 6 : argv[++i], true, &n))
 				goto out;
 			o.top = (size_t)n;
@@ -952,14 +948,6 @@ int cmd_annotate(int argc, char **argv)
 			o.print_line = true;
 		} else if (!strcmp(a, "--json")) {
 			o.json = true;
-		} else if (!strcmp(a, "--no-fetch")) {
-			o.no_fetch = true;
-		} else if (!strcmp(a, "--progress")) {
-			progress = 1;
-		} else if (!strcmp(a, "--no-progress")) {
-			progress = 0;
-		} else if (!strcmp(a, "--stdio")) {
-			/* the only output there is */
 		} else if (!strcmp(a, "--")) {
 			while (++i < argc)
 				pos[npos++] = argv[i];

@@ -59,6 +59,13 @@ int cli_recording_open(struct cli_recording *r, const char *path, const struct c
  * saying why. */
 int cli_recording_prefetch(struct cli_recording *r, bool progress, bool verbose);
 void cli_recording_close(struct cli_recording *r);
+/* If argv[*i] is an option every command reading a recording takes,
+ * consume it (and its argument) and return true: -i/--input FILE into
+ * *path, --no-fetch into *no_fetch, --progress/--no-progress into
+ * *progress (1, 0; see cli_want_progress()), and perf's --stdio, which
+ * changes nothing. */
+bool cli_recording_option(int argc, char **argv, int *i, const char **path, bool *no_fetch,
+			  int *progress);
 
 #define CLI_COMMON_HELP                                                                   \
 	"  --debug-dir DIR         a debug directory (repeatable; default /usr/lib/debug)\n" \

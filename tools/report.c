@@ -1229,13 +1229,9 @@ int cmd_report(int argc, char **argv)
 			r = folded_option(&fo, argc, argv, &i, true);
 		if (r < 0)
 			return r == CLI_HELP ? 0 : 2;
-		if (r > 0)
+		if (r > 0 || cli_recording_option(argc, argv, &i, &o.path, &o.no_fetch, &progress))
 			continue;
-		if ((!strcmp(a, "-i") || !strcmp(a, "--input")) && i + 1 < argc) {
-			o.path = argv[++i];
-		} else if (!strncmp(a, "--input=", 8)) {
-			o.path = a + 8;
-		} else if ((!strcmp(a, "-s") || !strcmp(a, "--sort")) && i + 1 < argc) {
+		if ((!strcmp(a, "-s") || !strcmp(a, "--sort")) && i + 1 < argc) {
 			if (parse_sort(&o, argv[++i]))
 				return 2;
 		} else if (!strncmp(a, "--sort=", 7)) {
@@ -1267,14 +1263,6 @@ int cmd_report(int argc, char **argv)
 			pprof = argv[++i];
 		} else if (!strncmp(a, "--pprof=", 8)) {
 			pprof = a + 8;
-		} else if (!strcmp(a, "--no-fetch")) {
-			o.no_fetch = true;
-		} else if (!strcmp(a, "--progress")) {
-			progress = 1;
-		} else if (!strcmp(a, "--no-progress")) {
-			progress = 0;
-		} else if (!strcmp(a, "--stdio")) {
-			/* the only output there is */
 		} else if (a[0] == '-' && a[1]) {
 			cli_error("report: unknown option or missing argument: %s", a);
 			return 2;
