@@ -212,4 +212,22 @@ if(DS_FUZZ)
   target_compile_options(fuzz_folded PRIVATE -fsanitize=fuzzer)
   target_link_options(fuzz_folded PRIVATE -fsanitize=fuzzer)
   target_link_libraries(fuzz_folded PRIVATE dsostore_static)
+
+# annotate's source text (tools/srctext.c: what a debuginfod server sends,
+# split into lines and written to a terminal and into JSON).  A committed
+# text corpus, cheap inputs, many mutations.
+add_executable(fuzz_srctext_replay
+  ${CMAKE_SOURCE_DIR}/fuzz/replay.c ${CMAKE_SOURCE_DIR}/fuzz/fuzz_srctext.c
+  ${CMAKE_SOURCE_DIR}/tools/srctext.c)
+target_include_directories(fuzz_srctext_replay PRIVATE ${CMAKE_SOURCE_DIR}/tools)
+add_test(NAME fuzz_srctext_replay
+  COMMAND fuzz_srctext_replay -n 3000 -s 1 ${CMAKE_SOURCE_DIR}/fuzz/corpus/srctext)
+set_tests_properties(fuzz_srctext_replay PROPERTIES
+  TIMEOUT 120 ENVIRONMENT "FUZZ_CRASH_DIR=${CMAKE_BINARY_DIR}")
+if(DS_FUZZ)
+  add_executable(fuzz_srctext ${CMAKE_SOURCE_DIR}/fuzz/fuzz_srctext.c
+    ${CMAKE_SOURCE_DIR}/tools/srctext.c)
+  target_include_directories(fuzz_srctext PRIVATE ${CMAKE_SOURCE_DIR}/tools)
+  target_compile_options(fuzz_srctext PRIVATE -fsanitize=fuzzer)
+  target_link_options(fuzz_srctext PRIVATE -fsanitize=fuzzer)
 endif()

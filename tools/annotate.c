@@ -6,6 +6,7 @@
  * here fetched in one parallel batch, into the debuginfod cache. */
 #define _GNU_SOURCE
 #include "cli.h"
+#include "srctext.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -72,10 +73,7 @@ struct src {
 	int local_err; /* why there is none: the local file's error */
 	int fetch_err; /* debuginfod's (0: not asked) */
 	bool no_bid; /* not asked: its DSO has no build ID */
-	char *text;
-	size_t len;
-	size_t *line_at; /* start of line i + 1; nlines + 1 entries */
-	size_t nlines;
+	struct srctext t; /* t.text NULL: none */
 };
 
 struct annotate {
@@ -175,94 +173,6 @@ static struct src *src_of(const struct annotate *a, size_t dso, const char *file
 	return NULL;
 }
 
-/* Read a regular file of at most MAX_SOURCE bytes whole.  0 or -errno. */
-static int slurp(const char *path, char **text, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	struct stat st;
-	char *buf = NULL;
-	size_t got = 0;
-	int err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-		goto out;
-	}
-	if ((uint64_t)st.st_size > MAX_SOURCE) {
-		err = -EFBIG;
-		goto out;
-	}
-	buf = malloc((size_t)st.st_size + 1);
-	if (!buf)
-		oom();
-	/* The size may change under us: read what fits, no more. */
-	while (got < (size_t)st.st_size) {
-		ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			goto out;
-		}
-		if (!r)
-			break;
-		got += (size_t)r;
-	}
-	buf[got] = 0;
-	*text = buf;
-	*len = got;
-	buf = NULL;
-out:
-	free(buf);
-	close(fd);
-	return err;
-}
-
-/* line_at[k]: where line k + 1 starts; line_at[nlines]: the end. */
-static void index_lines(struct src *s)
-{
-	size_t n = 0, k = 1;
-
-	for (size_t i = 0; i < s->len; i++)
-		n += s->text[i] == '\n';
-	if (s->len && s->text[s->len - 1] != '\n')
-		n++; /* a last line without its newline */
-	s->line_at = reallocarray(NULL, n + 1, sizeof(*s->line_at));
-	if (!s->line_at)
-		oom();
-	s->line_at[0] = 0;
-	for (size_t i = 0; i + 1 < s->len; i++)
-		if (s->text[i] == '\n')
-			s->line_at[k++] = i + 1;
-	s->line_at[n] = s->len;
-	s->nlines = n;
-}
-
-/* Line n (1-based) of s without its newline (and a CR before it); NULL
- * when s has no text or fewer lines. */
-static const char *line_text(const struct src *s, unsigned n, size_t *len)
-{
-	size_t b, e;
-
-	if (!s || !s->text || !n || n > s->nlines)
-		return NULL;
-	b = s->line_at[n - 1];
-	e = s->line_at[n];
-	if (e > b && s->text[e - 1] == '\n')
-		e--;
-	if (e > b && s->text[e - 1] == '\r')
-		e--;
-	*len = e - b;
-	return s->text + b;
-}
-
 /* The path debuginfod takes (and its server looks up, canonicalized):
  * "." and ".." components resolved as text, slashes not doubled; NULL
  * for a relative path, which no server can serve. */
@@ -343,7 +253,7 @@ static void load_sources(struct annotate *a)
 		const struct ds_build_id *bid = build_id_of(a, s->dso);
 		char *c;
 
-		s->local_err = slurp(s->file, &s->text, &s->len);
+		s->local_err = srctext_read(&s->t, s->file, MAX_SOURCE);
 		if (!s->local_err) {
 			s->from = FROM_LOCAL;
 			s->path = strdup(s->file);
@@ -381,7 +291,7 @@ static void load_sources(struct annotate *a)
 			}
 			s->path = reqs[r].path;
 			reqs[r].path = NULL;
-			s->fetch_err = slurp(s->path, &s->text, &s->len);
+			s->fetch_err = srctext_read(&s->t, s->path, MAX_SOURCE);
 			if (s->fetch_err)
 				continue;
 			s->from = reqs[r].source == DS_SOURCE_DEBUGINFOD ? FROM_DEBUGINFOD : FROM_CACHE;
@@ -391,9 +301,6 @@ static void load_sources(struct annotate *a)
 				cached++;
 		}
 	}
-	for (size_t i = 0; i < a->nsrcs; i++)
-		if (a->srcs[i].text)
-			index_lines(&a->srcs[i]);
 	if (a->o->verbose)
 		cli_error("annotate: %zu source files: %zu local, %zu asked of debuginfod in one "
 			  "batch (%zu downloaded, %zu from its cache), %zu without text",
@@ -408,75 +315,6 @@ static void load_sources(struct annotate *a)
 }
 
 /* ------------------------------------------------------------- output */
-
-/* Untrusted text (a server's source file) for a terminal: control
- * characters but the tab as '?', so that no escape sequence gets through. */
-static void put_clean(const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		putchar((c < 0x20 && c != '\t') || c == 0x7f ? '?' : c);
-	}
-}
-
-/* The length of the valid UTF-8 sequence at s (at most n bytes), 0 if
- * there is none (RFC 3629: no overlongs, surrogates or beyond U+10FFFF). */
-static size_t utf8_len(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		len = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		len = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		len = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
-	    (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
-
-/* A JSON string of len bytes of text: what is not UTF-8 becomes U+FFFD. */
-static void json_text(const char *s, size_t len)
-{
-	const unsigned char *u = (const unsigned char *)s;
-
-	putchar('"');
-	for (size_t i = 0; i < len;) {
-		size_t n = utf8_len(u + i, len - i);
-
-		if (!n) {
-			fputs("\\ufffd", stdout);
-			i++;
-		} else if (n > 1) {
-			fwrite(u + i, 1, n, stdout);
-			i += n;
-		} else {
-			if (u[i] == '"' || u[i] == '\\')
-				printf("\\%c", u[i]);
-			else if (u[i] < 0x20 || u[i] == 0x7f)
-				printf("\\u%04x", u[i]);
-			else
-				putchar(u[i]);
-			i++;
-		}
-	}
-	putchar('"');
-}
 
 /* "here: not found; debuginfod: no servers" */
 static const char *why_no_text(const struct src *s, char *buf, size_t len)
@@ -542,7 +380,7 @@ static void print_summary(const struct ds_annotate_func *f)
 	for (size_t k = 0; k < f->nlines; k++) {
 		printf("#  %7.2f%%  ", share(v[k]->samples, f->samples));
 		if (v[k]->file) {
-			put_clean(base_name(v[k]->file), strlen(base_name(v[k]->file)));
+			srctext_put_clean(stdout, base_name(v[k]->file), strlen(base_name(v[k]->file)));
 			printf(":%u\n", v[k]->line);
 		} else {
 			printf("??:0\n");
@@ -555,7 +393,7 @@ static void print_row(char mark, const struct ds_annotate_func *f,
 		      const struct ds_annotate_line *l, unsigned line, const struct src *s)
 {
 	size_t len = 0;
-	const char *text = line_text(s, line, &len);
+	const char *text = s ? srctext_line(&s->t, line, &len) : NULL;
 
 	if (l)
 		printf("%c %7.2f%% %8" PRIu64, mark, share(l->samples, f->samples), l->samples);
@@ -566,7 +404,7 @@ static void print_row(char mark, const struct ds_annotate_func *f,
 	else
 		printf(" %6s  ", "?");
 	if (text)
-		put_clean(text, len);
+		srctext_put_clean(stdout, text, len);
 	else if (l && l->file)
 		printf("%s:%u", base_name(l->file), line); /* no text: file:line */
 	else if (l)
@@ -583,8 +421,8 @@ static void print_file_header(const struct src *s, const char *file)
 		printf("?? (no line information)\n");
 		return;
 	}
-	put_clean(file, strlen(file));
-	if (s && s->text)
+	srctext_put_clean(stdout, file, strlen(file));
+	if (s && s->t.text)
 		printf("  (%s)\n", origin_names[s->from]);
 	else
 		printf("  (no source text: %s)\n", why_no_text(s, why, sizeof(why)));
@@ -605,7 +443,7 @@ static void print_file(const struct annotate *a, const struct ds_annotate_func *
 		unsigned line = f->lines[k].line;
 		unsigned from = line > ctx ? line - ctx : 1;
 
-		if (!s || !s->text || !line) {
+		if (!s || !s->t.text || !line) {
 			print_row(mark_of(f, &f->lines[k], max), f, &f->lines[k], line, s);
 			continue;
 		}
@@ -613,7 +451,7 @@ static void print_file(const struct annotate *a, const struct ds_annotate_func *
 			from = next;
 		if (any && from > next)
 			printf("  %8s %8s %6s\n", "", "", "...");
-		for (unsigned n = from; n < line && n <= s->nlines; n++)
+		for (unsigned n = from; n < line && n <= s->t.nlines; n++)
 			print_row(' ', f, NULL, n, s);
 		print_row(mark_of(f, &f->lines[k], max), f, &f->lines[k], line, s);
 		next = line + 1;
@@ -622,7 +460,7 @@ static void print_file(const struct annotate *a, const struct ds_annotate_func *
 		unsigned until = line + ctx;
 		unsigned stop = k + 1 < e ? f->lines[k + 1].line : UINT_MAX;
 
-		for (unsigned n = next; n <= until && n < stop && n <= s->nlines; n++) {
+		for (unsigned n = next; n <= until && n < stop && n <= s->t.nlines; n++) {
 			print_row(' ', f, NULL, n, s);
 			next = n + 1;
 		}
@@ -739,11 +577,11 @@ static void json_function(const struct annotate *a, const struct ds_annotate_fun
 		printf("%s{\"file\":", first ? "" : ",");
 		cli_json_string(file);
 		printf(",\"text_from\":");
-		cli_json_string(s && s->text ? origin_names[s->from] : NULL);
+		cli_json_string(s && s->t.text ? origin_names[s->from] : NULL);
 		printf(",\"path\":");
-		cli_json_string(s && s->text ? s->path : NULL);
+		cli_json_string(s && s->t.text ? s->path : NULL);
 		printf(",\"error\":");
-		cli_json_string(s && !s->text ? why_no_text(s, why, sizeof(why)) : NULL);
+		cli_json_string(s && !s->t.text ? why_no_text(s, why, sizeof(why)) : NULL);
 		putchar('}');
 		first = false;
 	}
@@ -752,7 +590,7 @@ static void json_function(const struct annotate *a, const struct ds_annotate_fun
 		const struct ds_annotate_line *l = &f->lines[k];
 		const struct src *s = l->file ? src_of(a, f->dso, l->file) : NULL;
 		size_t len = 0;
-		const char *text = line_text(s, l->line, &len);
+		const char *text = s ? srctext_line(&s->t, l->line, &len) : NULL;
 
 		printf("%s{\"file\":", k ? "," : "");
 		cli_json_string(l->file);
@@ -761,7 +599,7 @@ static void json_function(const struct annotate *a, const struct ds_annotate_fun
 		       l->line, l->samples, l->period, share(l->samples, f->samples),
 		       mark_of(f, l, max) != ' ' ? "true" : "false");
 		if (text)
-			json_text(text, len);
+			srctext_put_json(stdout, text, len);
 		else
 			fputs("null", stdout);
 		putchar('}');
@@ -828,8 +666,7 @@ static void annotate_free(struct annotate *a)
 {
 	for (size_t i = 0; i < a->nsrcs; i++) {
 		free(a->srcs[i].path);
-		free(a->srcs[i].text);
-		free(a->srcs[i].line_at);
+		srctext_release(&a->srcs[i].t);
 	}
 	free(a->srcs);
 	free(a->picks);

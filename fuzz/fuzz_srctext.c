@@ -1,0 +1,163 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Fuzz target for annotate's source text (tools/srctext.c): the line
+ * index of a file's bytes and the two writers of its lines, to a terminal
+ * and into JSON.  The bytes are what a debuginfod server sent, so any.
+ * Checked, from the contract in srctext.h rather than from the code:
+ *   - the lines cover the text: each starts where the previous one's
+ *     terminator ("\n", or "\r\n" with the CR cut) ended, the last ends
+ *     at the end (with or without a newline), none holds a newline, and
+ *     there are as many as newlines plus one for a last unterminated line;
+ *   - the terminator form of each line has no byte below 0x20 but the
+ *     tab, no DEL, and as many bytes as the line;
+ *   - the JSON form is a quoted string without a raw control character,
+ *     valid UTF-8 by iconv(3) (glibc's decoder, not ours), and when the
+ *     line is itself valid UTF-8 with nothing to escape, the line as it is.
+ *
+ * Built with -fsanitize=fuzzer by scripts/fuzz, and linked with
+ * fuzz/replay.c for make check.
+ */
+#define _GNU_SOURCE
+#include "srctext.h"
+
+#include <errno.h>
+#include <iconv.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+void fuzz_summary(void);
+
+static unsigned long inputs, lines, utf8_lines;
+
+void fuzz_summary(void)
+{
+	fprintf(stderr, "fuzz_srctext: %lu inputs, %lu lines (%lu of them valid UTF-8)\n", inputs,
+		lines, utf8_lines);
+}
+
+static _Noreturn void die(const char *what)
+{
+	fprintf(stderr, "fuzz_srctext: %s\n", what);
+	abort();
+}
+
+/* Whether len bytes are valid UTF-8, as glibc's iconv decodes it. */
+static bool valid_utf8(const char *s, size_t len)
+{
+	static iconv_t cd = (iconv_t)-1;
+	char out[4096];
+	char *in = (char *)s;
+	size_t left = len;
+
+	if (cd == (iconv_t)-1 && (cd = iconv_open("UTF-32LE", "UTF-8")) == (iconv_t)-1)
+		die("iconv_open(UTF-32LE, UTF-8) failed");
+	iconv(cd, NULL, NULL, NULL, NULL);
+	while (left) {
+		char *o = out;
+		size_t ol = sizeof(out);
+
+		if (iconv(cd, &in, &left, &o, &ol) == (size_t)-1 && errno != E2BIG)
+			return false;
+	}
+	return true;
+}
+
+static char *render(void (*put)(FILE *, const char *, size_t), const char *s, size_t n,
+		    size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+
+	if (!f)
+		die("open_memstream failed");
+	put(f, s, n);
+	if (fclose(f))
+		die("fclose of a memstream failed");
+	return buf;
+}
+
+static void check_line(const char *s, size_t n)
+{
+	size_t clen, jlen;
+	char *clean = render(srctext_put_clean, s, n, &clen);
+	char *json = render(srctext_put_json, s, n, &jlen);
+	bool plain = valid_utf8(s, n);
+
+	if (clen != n)
+		die("the terminator form has another length than the line");
+	for (size_t i = 0; i < clen; i++) {
+		unsigned char c = (unsigned char)clean[i];
+
+		if ((c < 0x20 && c != '\t') || c == 0x7f)
+			die("a control character reaches the terminator form");
+	}
+	if (jlen < 2 || json[0] != '"' || json[jlen - 1] != '"')
+		die("the JSON form is not a quoted string");
+	for (size_t i = 0; i < jlen; i++)
+		if ((unsigned char)json[i] < 0x20)
+			die("a raw control character in the JSON form");
+	if (!valid_utf8(json, jlen))
+		die("the JSON form is not valid UTF-8");
+	for (size_t i = 0; plain && i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
+			plain = false;
+	}
+	utf8_lines += valid_utf8(s, n);
+	if (plain && (jlen != n + 2 || memcmp(json + 1, s, n)))
+		die("a line with nothing to escape is not itself in JSON");
+	free(clean);
+	free(json);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct srctext t;
+	size_t at = 0, newlines = 0;
+	const char *base;
+
+	inputs++;
+	if (srctext_set(&t, (const char *)data, size))
+		die("srctext_set failed (out of memory?)");
+	base = t.text;
+	for (size_t i = 0; i < size; i++)
+		newlines += data[i] == '\n';
+	if (t.nlines != newlines + (size && data[size - 1] != '\n'))
+		die("not one line per newline (and one for an unterminated last line)");
+	if (memcmp(t.text, data, size) || t.text[size])
+		die("the text is not the bytes given, NUL-terminated");
+	for (unsigned n = 1; n <= t.nlines; n++) {
+		size_t len;
+		const char *l = srctext_line(&t, n, &len);
+
+		if (!l || l != base + at || at + len > size)
+			die("a line does not start where the previous one ended");
+		if (memchr(l, '\n', len))
+			die("a line holds a newline");
+		at += len;
+		if (at < size && data[at] == '\r' && at + 1 < size && data[at + 1] == '\n')
+			at++;
+		else if (at < size && data[at] == '\r' && at + 1 == size)
+			die("a CR at the very end was cut without a newline after it");
+		if (at < size && data[at] != '\n')
+			die("a line ends before its newline");
+		at += at < size;
+		lines++;
+		check_line(l, len);
+	}
+	if (at != size)
+		die("the lines do not cover the text");
+	{
+		size_t len;
+
+		if (srctext_line(&t, 0, &len) || srctext_line(&t, (unsigned)t.nlines + 1, &len))
+			die("a line 0, or one past the last");
+	}
+	srctext_release(&t);
+	return 0;
+}

@@ -1,0 +1,36 @@
+/* Source text for annotate (tools/srctext.c): a file read whole with its
+ * lines indexed, and the writers that keep untrusted text (a debuginfod
+ * server's) harmless on a terminal and valid in JSON.  Apart from the
+ * command so that fuzz/fuzz_srctext.c can reach it. */
+#ifndef DS_SRCTEXT_H
+#define DS_SRCTEXT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct srctext {
+	char *text; /* NUL-terminated (NULs inside are text too) */
+	size_t len;
+	size_t *line_at; /* line_at[k]: where line k + 1 starts; [nlines]: len */
+	size_t nlines;
+};
+
+/* Read the regular file at path, at most max bytes, whole.  0, or a
+ * negative errno (-EFBIG over max, -EISDIR, -EINVAL not a regular file);
+ * *t is untouched on failure. */
+int srctext_read(struct srctext *t, const char *path, size_t max);
+/* len bytes at buf as the text (copied).  0 or -ENOMEM. */
+int srctext_set(struct srctext *t, const char *buf, size_t len);
+void srctext_release(struct srctext *t);
+/* Line n (1-based) without its newline (and a CR before it), *len bytes;
+ * NULL past the last line or for n 0. */
+const char *srctext_line(const struct srctext *t, unsigned n, size_t *len);
+
+/* len bytes to f with every control character but the tab (and DEL) as
+ * '?': no escape sequence reaches a terminal. */
+void srctext_put_clean(FILE *f, const char *s, size_t len);
+/* len bytes to f as a JSON string: escaped as JSON needs, every byte
+ * that is not part of valid UTF-8 (RFC 3629) as U+FFFD. */
+void srctext_put_json(FILE *f, const char *s, size_t len);
+
+#endif
