@@ -9,14 +9,11 @@
 #include "srctext.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static const char annotate_help[] =
 	"usage: dsostore annotate [OPTIONS] [PERF.DATA] [SYMBOL...]\n"
