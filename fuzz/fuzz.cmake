@@ -212,6 +212,7 @@ if(DS_FUZZ)
   target_compile_options(fuzz_folded PRIVATE -fsanitize=fuzzer)
   target_link_options(fuzz_folded PRIVATE -fsanitize=fuzzer)
   target_link_libraries(fuzz_folded PRIVATE dsostore_static)
+endif()
 
 # annotate's source text (tools/srctext.c: what a debuginfod server sends,
 # split into lines and written to a terminal and into JSON).  A committed

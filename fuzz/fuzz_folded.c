@@ -41,17 +41,23 @@ void cli_error(const char *fmt, ...)
 	(void)fmt;
 }
 
-struct ds_context *cli_context(const struct cli_common *c)
+int cli_recording_open(struct cli_recording *r, const char *path, const struct cli_common *c,
+		       bool no_fetch, const struct ds_profile_opts *po)
 {
-	(void)c;
+	(void)r, (void)path, (void)c, (void)no_fetch, (void)po;
 	abort();
 }
 
-int cli_progress(void *user, const struct ds_fetch_progress *p)
+int cli_recording_prefetch(struct cli_recording *r, bool progress, bool verbose)
 {
-	(void)user;
-	(void)p;
-	return 0;
+	(void)r, (void)progress, (void)verbose;
+	abort();
+}
+
+void cli_recording_close(struct cli_recording *r)
+{
+	(void)r;
+	abort();
 }
 
 static char *written(const struct folded *f, size_t *len)

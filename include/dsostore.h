@@ -809,6 +809,9 @@ DS_API void ds_profile_free(struct ds_profile *p);
 DS_API size_t ds_profile_samples(const struct ds_profile *p,
 				 const struct ds_profile_sample **out);
 DS_API size_t ds_profile_locs(const struct ds_profile *p, const struct ds_profile_loc **out);
+/* The times (PERF_SAMPLE_TIME, perf's clock) of the first and the last
+ * sample; false (and 0s) when no sample has one. */
+DS_API bool ds_profile_times(const struct ds_profile *p, uint64_t *first, uint64_t *last);
 /* perf's short name of a DSO: a file's base name, "[kernel.kallsyms]",
  * "[vdso]" as they are, a kernel module as "[name]"; "[unknown]" for
  * SIZE_MAX.  Valid with the profile. */

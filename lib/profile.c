@@ -56,6 +56,8 @@ struct ds_profile {
 	void *warn_user;
 	char **short_names;
 	int err; /* the first failure (-ENOMEM) of a callback */
+	uint64_t first_time, last_time; /* of the samples with a time */
+	bool any_time;
 
 	struct ds_profile_loc *locs;
 	size_t nlocs, loccap;
@@ -307,7 +309,16 @@ static int on_sample(void *user, const struct ds_perf_sample *smp)
 					 .comm = smp->comm,
 					 .nlocs = n,
 					 .callchain = cc && smp->nr_callchain };
-	uint64_t h = mix(((uint64_t)smp->attr << 32 ^ (uint32_t)smp->pid) ^
+	uint64_t h;
+
+	if (smp->time) {
+		if (!p->any_time || smp->time < p->first_time)
+			p->first_time = smp->time;
+		if (!p->any_time || smp->time > p->last_time)
+			p->last_time = smp->time;
+		p->any_time = true;
+	}
+	h = mix(((uint64_t)smp->attr << 32 ^ (uint32_t)smp->pid) ^
 			 ((uint64_t)(uint32_t)smp->tid << 20) ^ (uintptr_t)smp->comm);
 	size_t i;
 
@@ -879,6 +890,13 @@ DS_API size_t ds_profile_samples(const struct ds_profile *p, const struct ds_pro
 {
 	*out = p ? p->samples : NULL;
 	return p ? p->nsamples : 0;
+}
+
+DS_API bool ds_profile_times(const struct ds_profile *p, uint64_t *first, uint64_t *last)
+{
+	*first = p && p->any_time ? p->first_time : 0;
+	*last = p && p->any_time ? p->last_time : 0;
+	return p && p->any_time;
 }
 
 DS_API size_t ds_profile_locs(const struct ds_profile *p, const struct ds_profile_loc **out)

@@ -670,7 +670,7 @@ static void annotate_free(struct annotate *a)
 	free(a->ev_samples);
 	free(a->sym_found);
 	ds_annotation_free(a->ann);
-	ds_profile_free(a->prof);
+	/* a->prof is the recording's: cli_recording_close() frees it */
 }
 
 static int run(const struct opts *o, const struct cli_common *common)
@@ -682,19 +682,19 @@ static int run(const struct opts *o, const struct cli_common *common)
 	a.sym_found = calloc(o->nsyms ? o->nsyms : 1, sizeof(*a.sym_found));
 	if (!a.sym_found)
 		oom();
-	if (cli_recording_open(&rec, o->path, common, o->no_fetch))
-		goto out;
-	a.pd = rec.pd;
-	a.ctx = rec.ctx;
-	a.dsos = rec.dsos;
-	a.ndsos = rec.ndsos;
-	cli_recording_prefetch(&rec, o->progress, o->verbose);
 	{
 		DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_LINES,
 			.warn = o->verbose ? warn_verbose : NULL);
 
-		a.prof = ds_profile_new(rec.s, &po);
+		if (cli_recording_open(&rec, o->path, common, o->no_fetch, &po) ||
+		    cli_recording_prefetch(&rec, o->progress, o->verbose))
+			goto out;
 	}
+	a.pd = rec.pd;
+	a.ctx = rec.ctx;
+	a.dsos = rec.dsos;
+	a.ndsos = rec.ndsos;
+	a.prof = rec.prof;
 	if (!a.prof || !(a.ann = ds_profile_annotate(a.prof))) {
 		cli_error("%s: reading the samples: %s", o->path, ds_strerror(-errno));
 		goto out;

@@ -648,52 +648,15 @@ static void warn_dso(void *user, enum ds_log_level level, const char *msg)
 int folded_of_recording(struct folded *f, const char *path, const struct cli_common *common,
 			const struct folded_opts *o, bool no_fetch, bool progress)
 {
-	struct ds_perf_data *pd = NULL;
-	struct ds_perf_session *s = NULL;
-	struct ds_context *ctx = NULL;
-	struct ds_profile *prof = NULL;
-	char err[256] = "";
-	int rc, status = 1;
+	DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_CALLCHAINS,
+		.warn = common->verbose ? warn_dso : NULL);
+	struct cli_recording rec;
+	int status = 1;
 
-	rc = ds_perf_data_open(path, &pd, err, sizeof(err));
-	if (rc) {
-		cli_error("%s: %s", path, err[0] ? err : ds_strerror(rc));
-		return 1;
-	}
-	/* The context reads the servers from the environment when it is made. */
-	if (no_fetch && setenv("DEBUGINFOD_URLS", "", 1)) {
-		cli_error("cannot set DEBUGINFOD_URLS: %s", ds_strerror(-errno));
-		goto out;
-	}
-	ctx = cli_context(common);
-	s = ds_perf_session_new(ctx, pd, NULL, err, sizeof(err));
-	if (!s) {
-		cli_error("%s: %s", path, err[0] ? err : ds_strerror(-errno));
-		goto out;
-	}
-	{
-		DS_OPTS(ds_fetch_opts, fo, .progress = progress ? cli_progress : NULL);
-
-		rc = ds_perf_session_prefetch(s, 0, &fo);
-		if (rc < 0)
-			cli_error("fetching debuginfo: %s", ds_strerror(rc));
-	}
-	{
-		DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_CALLCHAINS,
-			.warn = common->verbose ? warn_dso : NULL);
-
-		prof = ds_profile_new(s, &po);
-	}
-	if (!prof) {
-		cli_error("%s: %s", path, ds_strerror(-errno));
-		goto out;
-	}
-	status = collapse_profile(f, prof, s, pd, o, path);
-out:
-	ds_profile_free(prof);
-	ds_perf_session_free(s);
-	ds_context_free(ctx);
-	ds_perf_data_close(pd);
+	if (!cli_recording_open(&rec, path, common, no_fetch, &po) &&
+	    !cli_recording_prefetch(&rec, progress, common->verbose))
+		status = collapse_profile(f, rec.prof, rec.s, rec.pd, o, path);
+	cli_recording_close(&rec);
 	return status;
 }
 

@@ -253,20 +253,6 @@ struct times {
 	bool any;
 };
 
-static int on_time(void *user, const struct ds_perf_sample *smp)
-{
-	struct times *t = user;
-
-	if (!smp->time)
-		return 0;
-	if (!t->any || smp->time < t->first)
-		t->first = smp->time;
-	if (!t->any || smp->time > t->last)
-		t->last = smp->time;
-	t->any = true;
-	return 0;
-}
-
 static int64_t clamp64(uint64_t v)
 {
 	return v > INT64_MAX ? INT64_MAX : (int64_t)v;
@@ -716,9 +702,7 @@ static int encode(const char *out, const char *data_path, const struct ds_perf_d
 		nattrs = info.nr_attrs;
 	/* perf.data has samples' times, no wall clock: the profile began about
 	 * the samples' span before the file was last written. */
-	rc = ds_perf_session_samples(s, on_time, &t);
-	if (rc)
-		cli_error("%s: reading the samples: %s", data_path, ds_strerror(rc));
+	t.any = ds_profile_times(p, &t.first, &t.last);
 
 	/* string_table[0] is "" (str_id() answers 0 for it without a look). */
 	if ((pp.st.v = grow(&pp, NULL, &pp.st.cap, 1, sizeof(*pp.st.v))))
@@ -796,60 +780,17 @@ static int encode(const char *out, const char *data_path, const struct ds_perf_d
 	return rc ? 1 : 0;
 }
 
-/* The recording, replayed: as report's run() opens it. */
-static int open_session(const char *data_path, const struct cli_common *common, bool no_fetch,
-			struct ds_perf_data **pd, struct ds_context **ctx,
-			struct ds_perf_session **s)
-{
-	char err[256] = "";
-	int rc;
-
-	rc = ds_perf_data_open(data_path, pd, err, sizeof(err));
-	if (rc) {
-		cli_error("%s: %s", data_path, err[0] ? err : ds_strerror(rc));
-		return -1;
-	}
-	/* The context reads the servers from the environment when it is made. */
-	if (no_fetch && setenv("DEBUGINFOD_URLS", "", 1)) {
-		cli_error("cannot set DEBUGINFOD_URLS: %s", ds_strerror(-errno));
-		return -1;
-	}
-	*ctx = cli_context(common);
-	*s = ds_perf_session_new(*ctx, *pd, NULL, err, sizeof(err));
-	if (!*s) {
-		cli_error("%s: %s", data_path, err[0] ? err : ds_strerror(-errno));
-		return -1;
-	}
-	return 0;
-}
-
 int pprof_report(const char *out, const char *data_path, const struct cli_common *common,
 		 bool no_fetch, bool progress)
 {
-	DS_OPTS(ds_fetch_opts, fo, .progress = progress ? cli_progress : NULL);
 	DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_LINES | DS_PROFILE_CALLCHAINS,
 		.warn = common->verbose ? warn : NULL);
-	struct ds_perf_data *pd = NULL;
-	struct ds_context *ctx = NULL;
-	struct ds_perf_session *s = NULL;
-	struct ds_profile *p = NULL;
-	int left, status = 1;
+	struct cli_recording rec;
+	int status = 1;
 
-	if (open_session(data_path, common, no_fetch, &pd, &ctx, &s))
-		goto out;
-	left = ds_perf_session_prefetch(s, 0, &fo);
-	if (left < 0)
-		cli_error("fetching debuginfo: %s", ds_strerror(left));
-	p = ds_profile_new(s, &po);
-	if (!p) {
-		cli_error("%s: %s", data_path, ds_strerror(-errno));
-		goto out;
-	}
-	status = encode(out, data_path, pd, s, p);
-out:
-	ds_profile_free(p);
-	ds_perf_session_free(s);
-	ds_context_free(ctx);
-	ds_perf_data_close(pd);
+	if (!cli_recording_open(&rec, data_path, common, no_fetch, &po) &&
+	    !cli_recording_prefetch(&rec, progress, common->verbose))
+		status = encode(out, data_path, rec.pd, rec.s, rec.prof);
+	cli_recording_close(&rec);
 	return status;
 }
