@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Split DWARF's files (see dwarf_split.h): the unit index of a .dwp
- * package and the places a .dwo file is looked for.  dwarf.c reads the
- * units themselves.
+ * package.  dwarf.c reads the units themselves; where a .dwo or .dwp is
+ * looked for is the locate room's (lib/locate.c).
  *
  * The index (.debug_cu_index, .debug_tu_index), after DWARF 5 §7.3.5 and
  * the GNU version 2 it grew from:
@@ -190,81 +190,4 @@ bool ds__dwp_index_row(const struct ds__dwp_index *ix, uint32_t row,
 		out[s] = (struct ds__dwp_slice){ off, size };
 	}
 	return true;
-}
-
-/* ------------------------------------------------------- .dwo places */
-
-struct places {
-	bool (*try)(void *arg, const char *path);
-	void *arg;
-};
-
-static bool try_join(const struct places *pl, const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-	int n;
-
-	if (!dir || !*dir)
-		n = snprintf(path, sizeof(path), "%s", name);
-	else
-		n = snprintf(path, sizeof(path), "%s%s%s", dir,
-			     dir[strlen(dir) - 1] == '/' || name[0] == '/' ? "" : "/", name);
-	return n > 0 && n < (int)sizeof(path) && pl->try(pl->arg, path);
-}
-
-/* In dir: by the name, and by its last component when that differs. */
-static bool try_dir(const struct places *pl, const char *dir, const char *name, const char *base)
-{
-	return try_join(pl, dir, name) || (base != name && try_join(pl, dir, base));
-}
-
-/* The directory of path into buf ("." for a bare name). */
-static const char *dir_of(const char *path, char *buf, size_t len)
-{
-	const char *slash = path ? strrchr(path, '/') : NULL;
-
-	if (!path)
-		return NULL;
-	if (!slash)
-		snprintf(buf, len, ".");
-	else if (slash == path)
-		snprintf(buf, len, "/");
-	else
-		snprintf(buf, len, "%.*s", (int)(slash - path), path);
-	return buf;
-}
-
-bool ds__dwo_candidates(struct ds_context *ctx, const char *dwo_name, const char *comp_dir,
-			const char *binary, const char *debug,
-			bool (*try)(void *arg, const char *path), void *arg)
-{
-	struct places pl = { try, arg };
-	char bdir[PATH_MAX], ddir[PATH_MAX];
-	const char *base, *bd, *dd;
-
-	if (!dwo_name || !*dwo_name)
-		return false;
-	base = strrchr(dwo_name, '/');
-	base = base ? base + 1 : dwo_name;
-	if (!*base)
-		return false;
-	if (dwo_name[0] == '/') {
-		if (try(arg, dwo_name))
-			return true;
-	} else if (comp_dir && comp_dir[0] == '/' && try_join(&pl, comp_dir, dwo_name)) {
-		return true;
-	}
-	bd = dir_of(binary, bdir, sizeof(bdir));
-	dd = dir_of(debug, ddir, sizeof(ddir));
-	/* (A relative name beside a file is relative to its directory; an
-	 * absolute one is looked for there by its last component only.) */
-	if (bd && try_dir(&pl, bd, dwo_name[0] == '/' ? base : dwo_name, base))
-		return true;
-	if (dd && (!bd || strcmp(bd, dd)) &&
-	    try_dir(&pl, dd, dwo_name[0] == '/' ? base : dwo_name, base))
-		return true;
-	for (char **dir = ctx ? ctx->debug_dirs : NULL; dir && *dir; dir++)
-		if (try_dir(&pl, *dir, dwo_name, base))
-			return true;
-	return false;
 }

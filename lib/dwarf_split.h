@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Split DWARF's files, for lib/dwarf.c (and the fuzz harness of the index
- * reader): where a skeleton unit's .dwo file may be, and the unit index of
- * a .dwp package (.debug_cu_index / .debug_tu_index, version 2 of the GNU
- * extension for DWARF 4, version 5 of DWARF 5).  Nothing here reads a DIE:
- * dwarf.c opens the files and reads the units.
+ * reader): the unit index of a .dwp package (.debug_cu_index /
+ * .debug_tu_index, version 2 of the GNU extension for DWARF 4, version 5
+ * of DWARF 5).  Nothing here reads a DIE: dwarf.c reads the units, and
+ * where the files are is the locate room's (ds__dwo_candidates()).
  */
 #ifndef DS_DWARF_SPLIT_H
 #define DS_DWARF_SPLIT_H
@@ -69,15 +69,5 @@ bool ds__dwp_index_row(const struct ds__dwp_index *ix, uint32_t row,
 		       struct ds__dwp_slice out[DS_DWP_SECT_MAX + 1]);
 /* The signature of slot i (< nslots) and its row (0: empty slot). */
 uint32_t ds__dwp_index_slot(const struct ds__dwp_index *ix, uint32_t i, uint64_t *sig);
-
-/* The places a skeleton's .dwo file may be, in order, each passed to
- * try(arg, path) until it returns true: dwo_name itself when absolute,
- * else under comp_dir (when that is absolute); then, by dwo_name and by
- * its last component, in the directories of binary and of debug (either
- * may be NULL), then in each of the context's debug directories.  true:
- * try accepted one. */
-bool ds__dwo_candidates(struct ds_context *ctx, const char *dwo_name, const char *comp_dir,
-			const char *binary, const char *debug,
-			bool (*try)(void *arg, const char *path), void *arg);
 
 #endif

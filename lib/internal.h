@@ -287,6 +287,16 @@ int ds__open_candidate(const char *path, const struct ds_build_id *bid, enum ds_
 		       struct ds_found *found, const char **reason);
 void ds__found_release(struct ds_found *found);
 
+/* The places a skeleton's .dwo file may be, in order, each passed to
+ * try(arg, path) until it returns true: dwo_name itself when absolute,
+ * else under comp_dir (when that is absolute); then, by dwo_name and by
+ * its last component, in the directories of binary and of debug (either
+ * may be NULL), then in each of the context's debug directories.  true:
+ * try accepted one. */
+bool ds__dwo_candidates(struct ds_context *ctx, const char *dwo_name, const char *comp_dir,
+			const char *binary, const char *debug,
+			bool (*try)(void *arg, const char *path), void *arg);
+
 /* ---- perf sessions (lib/perfsession.c), for the profile room */
 
 struct ds_context *ds__perf_session_context(const struct ds_perf_session *s);

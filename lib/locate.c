@@ -11,6 +11,10 @@
  *      holding "debug" and "elf" (older perf linked straight to the file).
  * Every candidate's build ID is read and compared before it is accepted: a
  * stale file at the right name must not be used.
+ *
+ * Split DWARF's files have no build ID: the places a skeleton's .dwo may
+ * be are at the end (ds__dwo_candidates()); whoever tries them checks the
+ * dwo id.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -298,4 +302,81 @@ DS_API int ds_find(struct ds_context *ctx, const struct ds_build_id *bid, const 
 	}
 	ds__strbuf_release(&why);
 	return err;
+}
+
+/* ------------------------------------------------ split DWARF's places */
+
+struct places {
+	bool (*try)(void *arg, const char *path);
+	void *arg;
+};
+
+static bool try_join(const struct places *pl, const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+	int n;
+
+	if (!dir || !*dir)
+		n = snprintf(path, sizeof(path), "%s", name);
+	else
+		n = snprintf(path, sizeof(path), "%s%s%s", dir,
+			     dir[strlen(dir) - 1] == '/' || name[0] == '/' ? "" : "/", name);
+	return n > 0 && n < (int)sizeof(path) && pl->try(pl->arg, path);
+}
+
+/* In dir: by the name, and by its last component when that differs. */
+static bool try_dir(const struct places *pl, const char *dir, const char *name, const char *base)
+{
+	return try_join(pl, dir, name) || (base != name && try_join(pl, dir, base));
+}
+
+/* The directory of path into buf ("." for a bare name). */
+static const char *dir_of(const char *path, char *buf, size_t len)
+{
+	const char *slash = path ? strrchr(path, '/') : NULL;
+
+	if (!path)
+		return NULL;
+	if (!slash)
+		snprintf(buf, len, ".");
+	else if (slash == path)
+		snprintf(buf, len, "/");
+	else
+		snprintf(buf, len, "%.*s", (int)(slash - path), path);
+	return buf;
+}
+
+bool ds__dwo_candidates(struct ds_context *ctx, const char *dwo_name, const char *comp_dir,
+			const char *binary, const char *debug,
+			bool (*try)(void *arg, const char *path), void *arg)
+{
+	struct places pl = { try, arg };
+	char bdir[PATH_MAX], ddir[PATH_MAX];
+	const char *base, *bd, *dd;
+
+	if (!dwo_name || !*dwo_name)
+		return false;
+	base = strrchr(dwo_name, '/');
+	base = base ? base + 1 : dwo_name;
+	if (!*base)
+		return false;
+	if (dwo_name[0] == '/') {
+		if (try(arg, dwo_name))
+			return true;
+	} else if (comp_dir && comp_dir[0] == '/' && try_join(&pl, comp_dir, dwo_name)) {
+		return true;
+	}
+	bd = dir_of(binary, bdir, sizeof(bdir));
+	dd = dir_of(debug, ddir, sizeof(ddir));
+	/* (A relative name beside a file is relative to its directory; an
+	 * absolute one is looked for there by its last component only.) */
+	if (bd && try_dir(&pl, bd, dwo_name[0] == '/' ? base : dwo_name, base))
+		return true;
+	if (dd && (!bd || strcmp(bd, dd)) &&
+	    try_dir(&pl, dd, dwo_name[0] == '/' ? base : dwo_name, base))
+		return true;
+	for (char **dir = ctx ? ctx->debug_dirs : NULL; dir && *dir; dir++)
+		if (try_dir(&pl, *dir, dwo_name, base))
+			return true;
+	return false;
 }
