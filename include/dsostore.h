@@ -499,8 +499,9 @@ DS_API int ds_dso_debuginfo(struct ds_dso *dso, const struct ds_debuginfo **out)
 /* Find the debuginfo of every DSO of the store that has not been searched
  * yet: local sources first, then one parallel batch from debuginfod; then
  * a second round for the dwz alt files that debuginfo names: those not
- * found locally, fetched in one more batch (each once).  Returns how many
- * DSOs are left without debuginfo, or -ECANCELED. */
+ * found locally, fetched in one more batch (each once); and the split
+ * DWARF it needs, on this machine (ds_dso_split_files()).  Returns how
+ * many DSOs are left without debuginfo, or -ECANCELED. */
 DS_API int ds_store_prefetch(struct ds_store *store, const struct ds_fetch_opts *opts);
 
 /* The reason of the last failure of ds_dso_debuginfo() as text, copied into
@@ -516,6 +517,26 @@ DS_API int ds_dso_error(struct ds_dso *dso, char *buf, size_t len);
  * the DSO has no debuginfo); -ENOENT: not found (*bid still set);
  * -ENOMEM. */
 DS_API int ds_dso_alt_file(struct ds_dso *dso, struct ds_build_id *bid, char **path);
+
+/* Split DWARF (-gsplit-dwarf): the split units the DSO's debuginfo needs,
+ * one per skeleton unit, and where the store finds them: the .dwp
+ * package (<binary>.dwp, else <debuginfo>.dwp, one holding some of the
+ * units), else each unit's .dwo file (by its DW_AT_dwo_name: as named
+ * when absolute, else under its DW_AT_comp_dir; beside the binary and
+ * beside its debuginfo; in the debug directories), of the unit's dwo id.
+ * Looked for on this machine only (debuginfod serves no .dwo or .dwp),
+ * each file once per store (ds_store_prefetch() does it for every DSO);
+ * nothing is kept open. */
+struct ds_split_files {
+	uint64_t units; /* skeleton units: split units the debuginfo needs */
+	uint64_t in_dwp; /* found in the package */
+	uint64_t in_dwo; /* found in .dwo files */
+	uint64_t missing; /* found nowhere (or only in files of other units) */
+	char *dwp; /* the package's path (malloc()ed: free() it); NULL: none */
+};
+/* 0 and *out; -ENODATA: the debuginfo has no skeleton unit (or the DSO no
+ * debuginfo); -ENOMEM. */
+DS_API int ds_dso_split_files(struct ds_dso *dso, struct ds_split_files *out);
 
 /* Keep the DSO's debuginfo open: only needed on a store with a memory
  * budget, around use of ds_debuginfo_fd()/ds_debuginfo_elf(), which an
@@ -680,7 +701,7 @@ DS_API int ds_sym_parse_line(const char *line, size_t len, char *key, size_t key
 struct ds_store_stats {
 	uint64_t dsos; /* live DSOs */
 	uint64_t debuginfos_open;
-	uint64_t bytes_held; /* size of the opened debuginfo files, their indexes and the alt files */
+	uint64_t bytes_held; /* size of the opened debuginfo files, their indexes and auxiliary files */
 	uint64_t searches; /* local searches started */
 	uint64_t hits; /* searches that found debuginfo */
 	uint64_t misses; /* searches that found none */
@@ -694,13 +715,21 @@ struct ds_store_stats {
 	uint64_t symindex_loads; /* indexes mapped from a saved file (no DWARF read) */
 	uint64_t symindex_saves; /* complete indexes written to a saved file */
 	uint64_t trims; /* times cold CUs of an index were freed for the budget */
-	/* Auxiliary debug files (dwz alt files) the store owns: each found
-	 * once, opened once for every DSO index that reads it, counted once
-	 * in bytes_held, closed with its last reader. */
-	uint64_t aux_open; /* alt files open now */
+	/* Auxiliary debug files the store owns: dwz alt files (by build
+	 * ID), .dwp packages (by file) and .dwo files (by dwo id) of split
+	 * DWARF.  Each is found once, opened once for every DSO index that
+	 * reads it, counted once in bytes_held, closed with its last reader;
+	 * with a budget, one no build reads at the moment may be closed, and
+	 * is opened again where it was when read. */
+	uint64_t aux_open; /* auxiliary files open now */
 	uint64_t aux_bytes; /* their file sizes and decompressed sections (in bytes_held) */
-	uint64_t aux_searches; /* alt file searches (one per build ID, unless a miss expired) */
-	uint64_t aux_opens; /* times an alt file was opened (again after its last reader) */
+	uint64_t aux_searches; /* searches (one per alt file or .dwo, unless a miss expired) */
+	uint64_t aux_opens; /* times one was opened (again after its last reader, or a close) */
+	uint64_t aux_closes; /* times one was closed for the budget while an index held it */
+	uint64_t aux_reopens; /* of aux_opens: opened again after such a close */
+	uint64_t dwp_opens; /* of aux_opens: .dwp packages */
+	uint64_t dwo_opens; /* of aux_opens: .dwo files */
+	uint64_t dwo_searches; /* of aux_searches: .dwo files */
 };
 
 DS_API void ds_store_stats(struct ds_store *store, struct ds_store_stats *out);

@@ -2,12 +2,14 @@
 /*
  * Reading DWARF, the only room that does.  Our own reader of the raw
  * sections, DWARF 2 to 5, one CU at a time:
- *   - ds__dwarf_open() takes the sections of the debuginfo (those of the dwz
- *     alt file it names come opened, by ds__dwarf_alt_open(), from the
- *     store, which finds and shares them), decompressing the compressed ones (zlib, zstd;
- *     several at once on several threads), reads every unit header and
- *     top DIE, and maps addresses to CUs from .debug_aranges, or from the
- *     CUs' own ranges for those it does not list;
+ *   - ds__dwarf_open() takes the sections of the debuginfo, decompressing
+ *     the compressed ones (zlib, zstd; several at once on several
+ *     threads), reads every unit header and top DIE, and maps addresses to
+ *     CUs from .debug_aranges, or from the CUs' own ranges for those it
+ *     does not list.  The auxiliary files it names (the dwz alt file, the
+ *     .dwp package, the .dwo files of split units) come from the store,
+ *     which finds, opens (ds__dwarf_aux_open() reads them) and shares
+ *     them;
  *   - ds__dwarf_build_unit() reads one CU: an abbreviation-driven walk of
  *     its DIEs for the ranges of functions and inlined instances (one pass
  *     over each DIE's attributes, names resolved through abstract_origin
@@ -193,7 +195,7 @@ struct unit {
 	bool has_aranges;
 };
 
-/* One DWARF file: the debuginfo, or its dwz alt file. */
+/* One DWARF file: the debuginfo, or one of its auxiliary files. */
 struct dfile {
 	struct sec s[NSEC];
 	void *owned[NSEC]; /* decompressed */
@@ -206,20 +208,22 @@ struct ds__dwarf {
 	struct ds_context *ctx;
 	char *name;
 	struct dfile main;
-	const struct dfile *alt; /* the dwz alt file's (shared, not ours); NULL: none */
+	const struct dfile *alt; /* the dwz alt file's (the store's, pinned); NULL: none */
 	size_t *code_units; /* unit index of each CU with code */
 	size_t ncode;
 	struct ds__cu_range *ranges;
 	size_t nranges, rcap;
 	uint64_t bytes;
+	/* Where the auxiliary files come from (the store's; zero: nowhere),
+	 * and D's holds: the alt file's (pinned as long as D lives), the
+	 * package's (pinned by each split unit's build). */
+	struct ds__aux_src src;
+	struct ds__aux *alt_h, *dwp_h;
+	bool alt_missing; /* it names an alt file the store does not have */
 	/* Split DWARF (see "split units" below). */
 	char *binary; /* for <binary>.dwp and .dwo files beside it (NULL) */
 	struct skel *skels; /* skeleton units, by unit */
 	size_t nskels;
-	struct dfile dwp; /* the .dwp package's sections, if has_dwp */
-	struct ds__dwp_index dwp_index;
-	struct split_file *dwp_file;
-	bool has_dwp;
 	atomic_bool warned_missing;
 };
 
@@ -309,10 +313,13 @@ static int sec_index(const char *name, bool *zdebug, bool dwo)
 	return -1;
 }
 
-/* The sections f needs (dwo: of a .dwo or .dwp), decompressed on up to one
- * thread each, their bytes added to *bytes; name is for messages. */
+#define ALL_SECS ((1u << NSEC) - 1)
+
+/* The sections f needs of those in want (bits 1 << SEC_*; dwo: of a .dwo
+ * or .dwp) that it does not have yet, decompressed on up to one thread
+ * each, their bytes added to *bytes; name is for messages. */
 static int load_sections(struct ds_context *ctx, const char *fname, uint64_t *bytes, Elf *elf,
-			 struct dfile *f, bool dwo)
+			 struct dfile *f, bool dwo, unsigned want)
 {
 	struct inflate_job jobs[NSEC];
 	int which[NSEC], njobs = 0, err = 0;
@@ -333,7 +340,7 @@ static int load_sections(struct ds_context *ctx, const char *fname, uint64_t *by
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
 		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    (i = sec_index(name, &zdebug, dwo)) < 0 || f->s[i].p)
+		    (i = sec_index(name, &zdebug, dwo)) < 0 || f->s[i].p || !(want & (1u << i)))
 			continue;
 		if ((sh.sh_flags & SHF_COMPRESSED) || zdebug) {
 			struct ds_elf_packed pk;
@@ -1393,72 +1400,6 @@ static bool dwarf_plausible(struct ds_context *ctx, Elf *elf, const char *name)
 	return false;
 }
 
-/* A dwz alt file's DWARF: what the DWARF of every file naming it reads
- * (GNU_ref_alt, GNU_strp_alt), opened once by whoever found the file (the
- * store) and shared.  Immutable once open: builders on any thread read it
- * without a lock. */
-struct ds__dwarf_alt {
-	struct dfile f;
-	uint64_t bytes;
-};
-
-int ds__dwarf_alt_open(struct ds_context *ctx, const struct ds_found *found,
-		       struct ds__dwarf_alt **out)
-{
-	struct abbrevs t = { .off = UINT64_MAX };
-	struct ds__dwarf_alt *A;
-	int err;
-
-	*out = NULL;
-	if (!found || !found->elf || !dwarf_plausible(ctx, found->elf, found->path))
-		return -ENODATA;
-	A = calloc(1, sizeof(*A));
-	if (!A)
-		return -ENOMEM;
-	err = load_sections(ctx, found->path, &A->bytes, found->elf, &A->f, false);
-	if (!err && !A->f.s[SEC_INFO].p)
-		err = -ENODATA;
-	if (!err)
-		err = scan_units(ctx, found->path, &A->bytes, &A->f, &t);
-	abbrevs_release(&t);
-	if (err) {
-		ds__dwarf_alt_close(A);
-		return err;
-	}
-	*out = A;
-	return 0;
-}
-
-void ds__dwarf_alt_close(struct ds__dwarf_alt *A)
-{
-	if (!A)
-		return;
-	dfile_release(&A->f);
-	free(A);
-}
-
-uint64_t ds__dwarf_alt_bytes(const struct ds__dwarf_alt *A)
-{
-	return A ? A->bytes + sizeof(*A) : 0;
-}
-
-/* The alt file debug names, as the caller found it (NULL: not found, or
- * debug names none).  Nothing is searched here: the store does that. */
-static void attach_alt(struct ds__dwarf *D, Elf *debug, const struct ds__dwarf_alt *alt)
-{
-	const char *name;
-	struct ds_build_id bid = { 0 };
-
-	if (!ds__elf_altlink(debug, &name, &bid))
-		return;
-	if (!alt) {
-		ds_warn(D->ctx, "%s: dwz alt file %s not found: names in it stay unknown", D->name,
-			name);
-		return;
-	}
-	D->alt = &alt->f;
-}
-
 /* ------------------------------------------------ split units: opening */
 
 /*
@@ -1467,20 +1408,18 @@ static void attach_alt(struct ds__dwarf *D, Elf *debug, const struct ds__dwarf_a
  * the line table, the CU's ranges and .debug_addr; its DIEs are in a
  * split unit of a .dwo file, or of a .dwp package of those files, which
  * the dwo id of both units ties together.  Here: the skeletons, found
- * with the other units, and the package, opened with the DWARF.  A split
- * unit is read when its CU is built (below ds__dwarf_build_unit()).
+ * with the other units, and the package, asked of the store with the
+ * DWARF.  A split unit is read when its CU is built (below
+ * ds__dwarf_build_unit()).
  */
 struct skel {
 	size_t unit; /* in D->main.units */
 	uint64_t id; /* the dwo id */
 	uint64_t ranges_base; /* DW_AT_GNU_ranges_base (DWARF 4) */
 	const char *dwo_name; /* in the binary's sections */
-};
-
-/* An opened .dwo or .dwp. */
-struct split_file {
-	int fd;
-	Elf *elf;
+	/* D's hold on the unit's .dwo, from its first build on (NULL: not
+	 * asked yet, or the store has none).  Set by the unit's builder. */
+	_Atomic(struct ds__aux *) dwo;
 };
 
 struct split_attrs {
@@ -1547,6 +1486,7 @@ static int scan_skeletons(struct ds__dwarf *D, struct abbrevs *scratch)
 				    f->be };
 		const struct abbrev *ab;
 		struct split_attrs sa;
+		struct skel *sk;
 		uint64_t code;
 
 		if (u->version >= 5 ? u->unit_type != DW_UT_skeleton : !f->s[SEC_ADDR].p)
@@ -1570,98 +1510,218 @@ static int scan_skeletons(struct ds__dwarf *D, struct abbrevs *scratch)
 				return -ENOMEM;
 			D->skels = v;
 		}
-		D->skels[D->nskels++] = (struct skel){ i, sa.dwo_id, sa.ranges_base, sa.dwo_name };
+		sk = &D->skels[D->nskels++];
+		sk->unit = i;
+		sk->id = sa.dwo_id;
+		sk->ranges_base = sa.ranges_base;
+		sk->dwo_name = sa.dwo_name;
+		atomic_init(&sk->dwo, NULL);
 	}
 	D->bytes += cap * sizeof(struct skel);
 	return 0;
 }
 
-static void split_file_close(struct split_file *h, struct dfile *f)
+/* The split compile unit of dwo id id in f: its header and top DIE into
+ * *u, its whole abbreviation table into *t.  false: none (or its table
+ * could not be read: no memory); *other: the id of a split unit there
+ * instead, *any set. */
+static bool find_split_unit(const struct dfile *f, uint64_t id, struct abbrevs *t, struct unit *u,
+			    uint64_t *other, bool *any)
 {
-	dfile_release(f);
-	if (h->elf)
-		elf_end(h->elf);
-	if (h->fd >= 0)
-		close(h->fd);
-	h->elf = NULL;
-	h->fd = -1;
+	const struct sec *info = &f->s[SEC_INFO];
+	uint64_t off = 0;
+
+	while (info->p && off < info->size) {
+		struct ctxu cu = { f, u, false, NULL };
+		uint64_t uid = 0;
+		bool has_id = false;
+
+		if (!read_unit(f, off, u, t))
+			return false;
+		off = u->end;
+		/* (read_unit() parses the table only up to the top DIE's code;
+		 * the split unit is built from it whole.) */
+		if (t->off != u->abbrev_off && abbrevs_read(f, u->abbrev_off, u, t))
+			t->off = UINT64_MAX; /* no memory */
+		if (u->version >= 5) {
+			if (u->unit_type != DW_UT_split_compile)
+				continue;
+			has_id = header_id(f, u, &uid);
+		} else if (t->off == u->abbrev_off) {
+			struct cursor c = { info->p + u->die, info->p + u->end, false, f->be };
+			uint64_t code = uleb(&c);
+			const struct abbrev *ab = code ? abbrev_get(t, code) : NULL;
+			struct split_attrs sa;
+
+			if (ab && read_split_attrs(&cu, t, ab, &c, &sa)) {
+				has_id = sa.has_id;
+				uid = sa.dwo_id;
+			}
+		}
+		if (!has_id)
+			continue;
+		if (uid != id) {
+			if (!*any)
+				*other = uid;
+			*any = true;
+			continue;
+		}
+		return t->off == u->abbrev_off;
+	}
+	return false;
 }
 
-/* Open path as a .dwo or .dwp: its sections into f (decompressed bytes
- * added to *bytes, and the file's size when size_too).  0; -ENOENT: no
- * such file; -ENODATA: no .debug_info.dwo in it (or not ELF, or not
- * plausible: logged); -ENOMEM. */
-static int split_file_open(struct ds_context *ctx, const char *path, struct split_file *h,
-			   struct dfile *f, uint64_t *bytes, bool size_too)
+/* An auxiliary file's DWARF: what the DWARF of every file naming it reads
+ * (an alt file's GNU_ref_alt and GNU_strp_alt, a package's or a .dwo's
+ * split units), opened once by the store and shared.  Immutable once
+ * open: builders on any thread read it without a lock. */
+struct ds__dwarf_aux {
+	struct dfile f;
+	struct ds__dwp_index ix; /* a package's unit index */
+	uint64_t bytes;
+	enum ds__aux_kind kind;
+};
+
+int ds__dwarf_aux_open(struct ds_context *ctx, enum ds__aux_kind kind, const struct ds_found *found,
+		       uint64_t dwo_id, const char *for_name, struct ds__dwarf_aux **out)
 {
-	struct stat st;
+	struct abbrevs t = { .off = UINT64_MAX };
+	struct ds__dwarf_aux *A;
+	char why[160];
 	int err;
 
-	memset(f, 0, sizeof(*f));
-	h->elf = NULL;
-	h->fd = ds__elf_open_fd(path);
-	if (h->fd < 0)
-		return h->fd == -ENOENT ? -ENOENT : -ENODATA;
-	h->elf = elf_begin(h->fd, ELF_C_READ_MMAP, NULL);
-	if (!h->elf || elf_kind(h->elf) != ELF_K_ELF) {
-		ds_warn(ctx, "%s: not an ELF file; not read", path);
+	*out = NULL;
+	if (!found || !found->elf || elf_kind(found->elf) != ELF_K_ELF ||
+	    !dwarf_plausible(ctx, found->elf, found->path))
+		return -ENODATA;
+	A = calloc(1, sizeof(*A));
+	if (!A)
+		return -ENOMEM;
+	A->kind = kind;
+	err = load_sections(ctx, found->path, &A->bytes, found->elf, &A->f, kind != DS__AUX_ALT,
+			    ALL_SECS);
+	if (!err && !A->f.s[SEC_INFO].p)
 		err = -ENODATA;
-	} else if (!dwarf_plausible(ctx, h->elf, path)) {
+	if (!err && kind == DS__AUX_ALT) {
+		err = scan_units(ctx, found->path, &A->bytes, &A->f, &t);
+	} else if (!err && kind == DS__AUX_DWP &&
+		   ds__dwp_index_read(A->f.s[SEC_CU_INDEX].p, A->f.s[SEC_CU_INDEX].size, A->f.be,
+				      &A->ix, why, sizeof(why))) {
+		ds_warn(ctx, "%s: .debug_cu_index: %s; the package is not read", found->path,
+			A->f.s[SEC_CU_INDEX].p ? why : "none");
 		err = -ENODATA;
-	} else {
-		err = load_sections(ctx, path, bytes, h->elf, f, true);
-		if (!err && !f->s[SEC_INFO].p)
-			err = -ENODATA;
+	} else if (!err && kind == DS__AUX_DWO) {
+		struct unit u;
+		uint64_t other = 0;
+		bool any = false;
+
+		if (!find_split_unit(&A->f, dwo_id, &t, &u, &other, &any)) {
+			if (any)
+				ds_warn(ctx,
+					"%s: %s is not the split unit of its skeleton (dwo id "
+					"%016llx, not %016llx): not used",
+					for_name ? for_name : "?", found->path,
+					(unsigned long long)other, (unsigned long long)dwo_id);
+			else
+				ds_warn(ctx, "%s: %s holds no split unit: not used",
+					for_name ? for_name : "?", found->path);
+			err = any ? -ESTALE : -ENODATA;
+		}
 	}
-	if (!err && size_too && fstat(h->fd, &st) == 0)
-		*bytes += (uint64_t)st.st_size;
-	if (err)
-		split_file_close(h, f);
-	return err;
+	abbrevs_release(&t);
+	if (err) {
+		ds__dwarf_aux_close(A);
+		return err;
+	}
+	*out = A;
+	return 0;
 }
 
-/* The package of the binary or of its debuginfo: <binary>.dwp, else
- * <debuginfo>.dwp; opened once per DWARF, read by every builder. */
+void ds__dwarf_aux_close(struct ds__dwarf_aux *A)
+{
+	if (!A)
+		return;
+	dfile_release(&A->f);
+	free(A);
+}
+
+uint64_t ds__dwarf_aux_bytes(const struct ds__dwarf_aux *A)
+{
+	return A ? A->bytes + sizeof(*A) : 0;
+}
+
+static int u64_cmp(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+int ds__dwarf_dwp_ids(const struct ds__dwarf_aux *A, uint64_t **ids, size_t *n)
+{
+	size_t k = 0;
+
+	*n = 0;
+	*ids = malloc((A->ix.nunits ? A->ix.nunits : 1) * sizeof(**ids));
+	if (!*ids)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < A->ix.nslots && k < A->ix.nunits; i++) {
+		uint64_t sig;
+
+		if (ds__dwp_index_slot(&A->ix, i, &sig))
+			(*ids)[k++] = sig;
+	}
+	qsort(*ids, k, sizeof(**ids), u64_cmp);
+	*n = k;
+	return 0;
+}
+
+/* The alt file debug names, from the store, pinned for D's life (none
+ * found: names in it stay unknown, and D->alt_missing says so). */
+static void attach_alt(struct ds__dwarf *D, Elf *debug)
+{
+	const struct ds__dwarf_aux *A = NULL;
+	struct ds_build_id bid = { 0 };
+	const char *name;
+	struct ds__aux *h;
+
+	if (!ds__elf_altlink(debug, &name, &bid))
+		return;
+	h = D->src.alt ? D->src.alt(D->src.arg, &bid, name) : NULL;
+	if (h && !(A = D->src.pin(D->src.arg, h)))
+		D->src.put(D->src.arg, h);
+	if (!A) {
+		D->alt_missing = true;
+		ds_warn(D->ctx, "%s: dwz alt file %s not found: names in it stay unknown", D->name,
+			name);
+		return;
+	}
+	D->alt_h = h;
+	D->alt = &A->f;
+}
+
+/* The package of the binary or of its debuginfo, held for D's life: the
+ * store's, which checks it holds some of the skeletons' ids. */
 static int attach_dwp(struct ds__dwarf *D)
 {
-	const char *bases[2] = { D->binary, D->name };
+	uint64_t *ids;
+	struct ds__dwp_want w;
 
-	for (int k = 0; k < 2; k++) {
-		struct split_file h = { .fd = -1 };
-		char path[PATH_MAX], why[160];
-		int err;
-
-		if (!bases[k] || (k == 1 && D->binary && !strcmp(D->binary, D->name)) ||
-		    snprintf(path, sizeof(path), "%s.dwp", bases[k]) >= (int)sizeof(path))
-			continue;
-		err = split_file_open(D->ctx, path, &h, &D->dwp, &D->bytes, true);
-		if (err == -ENOMEM)
-			return err;
-		if (err)
-			continue;
-		if (ds__dwp_index_read(D->dwp.s[SEC_CU_INDEX].p, D->dwp.s[SEC_CU_INDEX].size,
-				       D->dwp.be, &D->dwp_index, why, sizeof(why))) {
-			ds_warn(D->ctx, "%s: .debug_cu_index: %s; the package is not read", path,
-				D->dwp.s[SEC_CU_INDEX].p ? why : "none");
-			split_file_close(&h, &D->dwp);
-			continue;
-		}
-		D->dwp_file = malloc(sizeof(*D->dwp_file));
-		if (!D->dwp_file) {
-			split_file_close(&h, &D->dwp);
-			return -ENOMEM;
-		}
-		*D->dwp_file = h;
-		D->has_dwp = true;
-		ds_debug(D->ctx, "%s: split units from %s (%u units)", D->name, path,
-			 D->dwp_index.nunits);
+	if (!D->src.dwp)
 		return 0;
-	}
+	ids = malloc(D->nskels * sizeof(*ids));
+	if (!ids)
+		return -ENOMEM;
+	for (size_t i = 0; i < D->nskels; i++)
+		ids[i] = D->skels[i].id;
+	w = (struct ds__dwp_want){ D->binary, D->name, ids, D->nskels, D->name };
+	D->dwp_h = D->src.dwp(D->src.arg, &w);
+	free(ids);
 	return 0;
 }
 
 int ds__dwarf_open(struct ds_context *ctx, Elf *debug, const char *name, const char *binary,
-		   const struct ds__dwarf_alt *alt, struct ds__dwarf **out)
+		   const struct ds__aux_src *src, struct ds__dwarf **out)
 {
 	struct ds__dwarf *D;
 	struct abbrevs t = { .off = UINT64_MAX };
@@ -1674,10 +1734,12 @@ int ds__dwarf_open(struct ds_context *ctx, Elf *debug, const char *name, const c
 	if (!D)
 		return -ENOMEM;
 	D->ctx = ctx;
+	if (src)
+		D->src = *src;
 	D->name = strdup(name ? name : "debuginfo");
 	D->binary = binary ? strdup(binary) : NULL;
 	err = D->name && (D->binary || !binary)
-		      ? load_sections(ctx, D->name, &D->bytes, debug, &D->main, false)
+		      ? load_sections(ctx, D->name, &D->bytes, debug, &D->main, false, ALL_SECS)
 		      : -ENOMEM;
 	if (!err && !D->main.s[SEC_INFO].p)
 		err = -ENODATA;
@@ -1688,7 +1750,7 @@ int ds__dwarf_open(struct ds_context *ctx, Elf *debug, const char *name, const c
 	if (!err && D->nskels)
 		err = attach_dwp(D);
 	if (!err)
-		attach_alt(D, debug, alt);
+		attach_alt(D, debug);
 	abbrevs_release(&t);
 	if (!err)
 		err = map_units(D);
@@ -1704,16 +1766,113 @@ void ds__dwarf_close(struct ds__dwarf *D)
 {
 	if (!D)
 		return;
+	for (size_t i = 0; i < D->nskels; i++) {
+		struct ds__aux *h = atomic_load(&D->skels[i].dwo);
+
+		if (h)
+			D->src.put(D->src.arg, h);
+	}
+	if (D->dwp_h)
+		D->src.put(D->src.arg, D->dwp_h);
+	if (D->alt_h) {
+		D->src.unpin(D->src.arg, D->alt_h);
+		D->src.put(D->src.arg, D->alt_h);
+	}
 	dfile_release(&D->main);
-	if (D->dwp_file)
-		split_file_close(D->dwp_file, &D->dwp);
-	free(D->dwp_file);
 	free(D->skels);
 	free(D->code_units);
 	free(D->ranges);
 	free(D->binary);
 	free(D->name);
 	free(D);
+}
+
+bool ds__dwarf_partial(const struct ds__dwarf *D)
+{
+	return D && D->alt_missing;
+}
+
+/* Whether .debug_abbrev names a dwo attribute: a file without one has no
+ * skeleton unit.  Every table, every abbreviation, bounded by the
+ * section. */
+static bool abbrev_names_dwo(const struct dfile *f)
+{
+	const struct sec *s = &f->s[SEC_ABBREV];
+	struct cursor c = { s->p, s->p + s->size, false, f->be };
+
+	while (s->p && c.p < c.end && !c.bad) {
+		if (!uleb(&c))
+			continue; /* the end of a table */
+		uleb(&c); /* tag */
+		skip(&c, 1); /* children */
+		for (;;) {
+			uint64_t name = uleb(&c), form = uleb(&c);
+
+			if (c.bad || (!name && !form))
+				break;
+			if (name == DW_AT_dwo_name || name == DW_AT_GNU_dwo_name)
+				return true;
+			if (form == DW_FORM_implicit_const)
+				sleb(&c);
+		}
+	}
+	return false;
+}
+
+int ds__dwarf_skeletons(struct ds_context *ctx, Elf *debug, const char *name,
+			struct ds__skeleton **out, size_t *n)
+{
+	/* What the unit scan and a skeleton's top DIE read. */
+	const unsigned need = 1u << SEC_INFO | 1u << SEC_STR | 1u << SEC_LINE_STR |
+			      1u << SEC_STR_OFFSETS | 1u << SEC_ADDR;
+	struct abbrevs t = { .off = UINT64_MAX };
+	struct ds__dwarf *D;
+	size_t strbytes = 0;
+	char *p;
+	int err;
+
+	*out = NULL;
+	*n = 0;
+	if (!debug || !dwarf_plausible(ctx, debug, name))
+		return 0;
+	D = calloc(1, sizeof(*D));
+	if (!D)
+		return -ENOMEM;
+	D->ctx = ctx;
+	err = load_sections(ctx, name, &D->bytes, debug, &D->main, false, 1u << SEC_ABBREV);
+	/* (Without, .debug_info is not loaded: nothing is scanned.) */
+	if (!err && abbrev_names_dwo(&D->main))
+		err = load_sections(ctx, name, &D->bytes, debug, &D->main, false, need);
+	if (!err)
+		err = scan_units(ctx, name, &D->bytes, &D->main, &t);
+	if (!err)
+		err = scan_skeletons(D, &t);
+	abbrevs_release(&t);
+	for (size_t i = 0; !err && i < D->nskels; i++) {
+		const char *cd = D->main.units[D->skels[i].unit].comp_dir;
+
+		strbytes += strlen(D->skels[i].dwo_name) + 1 + (cd ? strlen(cd) + 1 : 0);
+	}
+	if (!err && D->nskels) {
+		*out = malloc(D->nskels * sizeof(**out) + strbytes);
+		if (!*out)
+			err = -ENOMEM;
+	}
+	p = *out ? (char *)(*out + D->nskels) : NULL;
+	for (size_t i = 0; !err && i < D->nskels; i++) {
+		const char *cd = D->main.units[D->skels[i].unit].comp_dir;
+		struct ds__skeleton *k = &(*out)[i];
+
+		k->id = D->skels[i].id;
+		k->dwo_name = strcpy(p, D->skels[i].dwo_name);
+		p += strlen(p) + 1;
+		k->comp_dir = cd ? strcpy(p, cd) : NULL;
+		p += cd ? strlen(p) + 1 : 0;
+	}
+	if (!err)
+		*n = D->nskels;
+	ds__dwarf_close(D);
+	return err;
 }
 
 size_t ds__dwarf_units(const struct ds__dwarf *D)
@@ -2490,8 +2649,6 @@ static int walk_unit(struct build *bd, const struct abbrevs *t, struct cursor *c
 struct split {
 	struct dfile f; /* what the split unit is read from */
 	struct unit u; /* the split unit, f's only unit */
-	struct dfile dwo; /* a .dwo file's own sections (open: h.fd >= 0) */
-	struct split_file h;
 };
 
 /* The DWARF worker's caches hold offsets and strings of one file: a split
@@ -2545,84 +2702,46 @@ static void split_sections(const struct ds__dwarf *D, const struct skel *sk, con
 static bool split_unit_find(struct ds__dwarf_worker *W, const struct skel *sk,
 			    const struct unit *sku, struct split *sp, uint64_t *other, bool *any)
 {
-	const struct sec *info = &sp->f.s[SEC_INFO];
 	struct unit *u = &sp->u;
-	uint64_t off = 0;
 
-	while (info->p && off < info->size) {
-		struct ctxu cu = { &sp->f, u, false, NULL };
-		uint64_t id = 0;
-		bool has_id = false;
-
-		if (!read_unit(&sp->f, off, u, &W->cur))
-			return false;
-		off = u->end;
-		/* (read_unit() parses the table only up to the top DIE's code;
-		 * the split unit is built from it whole.) */
-		if (W->cur.off != u->abbrev_off && abbrevs_read(&sp->f, u->abbrev_off, u, &W->cur))
-			W->cur.off = UINT64_MAX; /* no memory */
-		if (u->version >= 5) {
-			if (u->unit_type != DW_UT_split_compile)
-				continue;
-			has_id = header_id(&sp->f, u, &id);
-		} else if (W->cur.off == u->abbrev_off) {
-			struct cursor c = { info->p + u->die, info->p + u->end, false, sp->f.be };
-			uint64_t code = uleb(&c);
-			const struct abbrev *ab = code ? abbrev_get(&W->cur, code) : NULL;
-			struct split_attrs sa;
-
-			if (ab && read_split_attrs(&cu, &W->cur, ab, &c, &sa)) {
-				has_id = sa.has_id;
-				id = sa.dwo_id;
-			}
-		}
-		if (!has_id)
-			continue;
-		if (id != sk->id) {
-			if (!*any)
-				*other = id;
-			*any = true;
-			continue;
-		}
-		if (W->cur.off != u->abbrev_off)
-			return false; /* its table could not be read (no memory) */
-		u->addr_base = sku->addr_base;
-		u->base = sku->base;
-		u->stmt_list = UINT64_MAX;
-		if (!u->comp_dir)
-			u->comp_dir = sku->comp_dir;
-		sp->f.units = u;
-		sp->f.nunits = 1;
-		return true;
-	}
-	return false;
+	if (!find_split_unit(&sp->f, sk->id, &W->cur, u, other, any))
+		return false;
+	u->addr_base = sku->addr_base;
+	u->base = sku->base;
+	u->stmt_list = UINT64_MAX;
+	if (!u->comp_dir)
+		u->comp_dir = sku->comp_dir;
+	sp->f.units = u;
+	sp->f.nunits = 1;
+	return true;
 }
 
-/* The split unit of sk in the package, if it has it. */
-static bool split_from_dwp(struct ds__dwarf_worker *W, const struct skel *sk,
-			   const struct unit *sku, struct split *sp)
+/* The split unit of sk in the package pkg, if it has it. */
+static bool split_from_dwp(struct ds__dwarf_worker *W, const struct ds__dwarf_aux *pkg,
+			   const struct skel *sk, const struct unit *sku, struct split *sp)
 {
 	struct ds__dwarf *D = W->D;
+	const struct dfile *dwp = &pkg->f;
 	struct ds__dwp_slice sl[DS_DWP_SECT_MAX + 1];
 	uint64_t size[DS_DWP_SECT_MAX + 1], other = 0;
 	uint32_t row;
 	bool any = false;
 
-	if (!D->has_dwp || !(row = ds__dwp_index_find(&D->dwp_index, sk->id)))
+	if (!(row = ds__dwp_index_find(&pkg->ix, sk->id)))
 		return false;
 	for (int i = 0; i <= DS_DWP_SECT_MAX; i++)
 		size[i] = UINT64_MAX; /* not read */
-	size[DS_DWP_INFO] = D->dwp.s[SEC_INFO].size;
-	size[DS_DWP_ABBREV] = D->dwp.s[SEC_ABBREV].size;
-	size[DS_DWP_STR_OFFSETS] = D->dwp.s[SEC_STR_OFFSETS].size;
-	size[DS_DWP_RNGLISTS] = D->dwp.s[SEC_RNGLISTS].size;
-	size[DS_DWP_LINE] = D->dwp.s[SEC_LINE].size;
-	if (!ds__dwp_index_row(&D->dwp_index, row, size, sl)) {
+	size[DS_DWP_INFO] = dwp->s[SEC_INFO].size;
+	size[DS_DWP_ABBREV] = dwp->s[SEC_ABBREV].size;
+	size[DS_DWP_STR_OFFSETS] = dwp->s[SEC_STR_OFFSETS].size;
+	size[DS_DWP_RNGLISTS] = dwp->s[SEC_RNGLISTS].size;
+	size[DS_DWP_LINE] = dwp->s[SEC_LINE].size;
+	if (!ds__dwp_index_row(&pkg->ix, row, size, sl)) {
 		ds_warn(D->ctx, "%s: the .dwp's unit %016llx lies outside its sections; not read",
 			D->name, (unsigned long long)sk->id);
 		return false;
 	}
-	split_sections(D, sk, &D->dwp, sl, sp);
+	split_sections(D, sk, dwp, sl, sp);
 	if (split_unit_find(W, sk, sku, sp, &other, &any))
 		return true;
 	ds_warn(D->ctx, "%s: the .dwp's unit %016llx is not a split unit of that id; not read",
@@ -2630,40 +2749,26 @@ static bool split_from_dwp(struct ds__dwarf_worker *W, const struct skel *sk,
 	return false;
 }
 
-struct dwo_try {
-	struct ds__dwarf_worker *W;
-	const struct skel *sk;
-	const struct unit *sku;
-	struct split *sp;
-};
-
-static bool dwo_try(void *arg, const char *path)
+/* The .dwo of sk, pinned (its hold D's from the first build on; the store
+ * checked its id when it opened it); NULL: none.  One that cannot be
+ * opened again where it was (moved since the budget closed it) is asked
+ * for anew.  Only the unit's builder (one at a time) sets sk->dwo. */
+static const struct ds__dwarf_aux *dwo_pin(struct ds__dwarf *D, struct skel *sk,
+					   const struct unit *sku)
 {
-	struct dwo_try *t = arg;
-	struct ds__dwarf *D = t->W->D;
-	uint64_t bytes = 0, other = 0;
-	bool any = false;
-	int err = split_file_open(D->ctx, path, &t->sp->h, &t->sp->dwo, &bytes, false);
+	struct ds__dwo_want w = { sk->id, sk->dwo_name, sku->comp_dir, D->binary, D->name, D->name };
+	struct ds__aux *h = atomic_load(&sk->dwo);
+	const struct ds__dwarf_aux *A;
 
-	if (err) {
-		ds_debug(D->ctx, "%s: %s", path, err == -ENOENT ? "absent" : "not read");
-		return false;
-	}
-	split_sections(D, t->sk, &t->sp->dwo, NULL, t->sp);
-	if (split_unit_find(t->W, t->sk, t->sku, t->sp, &other, &any)) {
-		ds_debug(D->ctx, "%s: split unit %016llx from %s", D->name,
-			 (unsigned long long)t->sk->id, path);
-		return true;
-	}
-	if (any)
-		ds_warn(D->ctx,
-			"%s: %s is not the split unit of its skeleton (dwo id %016llx, not "
-			"%016llx): not used",
-			D->name, path, (unsigned long long)other, (unsigned long long)t->sk->id);
-	else
-		ds_warn(D->ctx, "%s: %s holds no split unit: not used", D->name, path);
-	split_file_close(&t->sp->h, &t->sp->dwo);
-	return false;
+	if (!D->src.dwo)
+		return NULL;
+	if (h && (A = D->src.pin(D->src.arg, h)))
+		return A;
+	if (h)
+		D->src.put(D->src.arg, h);
+	h = D->src.dwo(D->src.arg, &w);
+	atomic_store(&sk->dwo, h);
+	return h ? D->src.pin(D->src.arg, h) : NULL;
 }
 
 static int skel_cmp(const void *key, const void *elem)
@@ -2674,27 +2779,36 @@ static int skel_cmp(const void *key, const void *elem)
 }
 
 /* The skeleton of unit (D->skels are in unit order), NULL: none. */
-static const struct skel *skel_of(const struct ds__dwarf *D, size_t unit)
+static struct skel *skel_of(const struct ds__dwarf *D, size_t unit)
 {
 	return D->nskels ? bsearch(&unit, D->skels, D->nskels, sizeof(*D->skels), skel_cmp) : NULL;
 }
 
 /* Build skeleton unit sku's scopes from its split unit (the line rows are
- * read already).  Without one (no .dwo, no .dwp, or the wrong id), none:
- * its addresses get the skeleton's lines and ELF symbols, and B is marked
+ * read already): its row of the package, else its .dwo, both pinned for
+ * the build.  Without one (no .dwo, no .dwp, or the wrong id), none: its
+ * addresses get the skeleton's lines and ELF symbols, and B is marked
  * partial (an index without them is not saved). */
-static int split_walk(struct build *bd, const struct skel *sk, const struct unit *sku)
+static int split_walk(struct build *bd, struct skel *sk, const struct unit *sku)
 {
 	struct ds__dwarf_worker *W = bd->W;
 	struct ds__dwarf *D = W->D;
-	struct split sp = { .h = { .fd = -1 } };
-	struct dwo_try t = { W, sk, sku, &sp };
+	const struct ds__dwarf_aux *pkg = NULL, *dwo = NULL;
+	struct split sp;
+	bool found = false;
 	int err = 0;
 
 	worker_forget(W);
-	if (split_from_dwp(W, sk, sku, &sp) ||
-	    ds__dwo_candidates(D->ctx, sk->dwo_name, sku->comp_dir, D->binary, D->name, dwo_try,
-			       &t)) {
+	if (D->dwp_h && (pkg = D->src.pin(D->src.arg, D->dwp_h)))
+		found = split_from_dwp(W, pkg, sk, sku, &sp);
+	if (!found && (dwo = dwo_pin(D, sk, sku))) {
+		uint64_t other = 0;
+		bool any = false;
+
+		split_sections(D, sk, &dwo->f, NULL, &sp);
+		found = split_unit_find(W, sk, sku, &sp, &other, &any);
+	}
+	if (found) {
 		struct ctxu cu = { &sp.f, &sp.u, false, NULL };
 		const struct sec *info = &sp.f.s[SEC_INFO];
 		struct cursor c = { info->p + sp.u.die, info->p + sp.u.end, false, sp.f.be };
@@ -2720,8 +2834,10 @@ static int split_walk(struct build *bd, const struct skel *sk, const struct unit
 			ds_debug(D->ctx, "%s: split unit %s (dwo id %016llx) not found", D->name,
 				 sk->dwo_name, (unsigned long long)sk->id);
 	}
-	if (sp.h.fd >= 0)
-		split_file_close(&sp.h, &sp.dwo);
+	if (dwo)
+		D->src.unpin(D->src.arg, atomic_load(&sk->dwo));
+	if (pkg)
+		D->src.unpin(D->src.arg, D->dwp_h);
 	worker_forget(W);
 	return err;
 }
@@ -2733,7 +2849,7 @@ int ds__dwarf_build_unit(struct ds__dwarf_worker *W, size_t unit, struct sym_bui
 	const struct unit *u;
 	struct ctxu cu;
 	struct build bd = { .W = W, .B = B, .cu = &cu };
-	const struct skel *sk;
+	struct skel *sk;
 	struct cursor c;
 	uint64_t code;
 	int err = 0;

@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
 
@@ -116,14 +117,14 @@ struct ds__symfile_key {
  * NULL: none).  0, or a negative errno. */
 int ds__symfile_key(struct ds__symfile_key *k, const struct ds_build_id *bid, int debug_fd,
 		    struct Elf *debug, int binary_fd, struct Elf *binary);
-struct ds__alt_src;
+struct ds__aux_src;
 /* The saved index of di for key, mapped: 0 and *out; -ENOENT none;
  * -ENOTSUP switched off; -ESTALE a file of other inputs or another
  * version; -EBADMSG a damaged one (logged, to be overwritten by the next
  * save); other negative errnos.  A damaged CU is built from di's DWARF,
- * with the alt file from alts (ds__symbols_fallback()). */
+ * with its auxiliary files from aux (ds__symbols_fallback()). */
 int ds__symfile_load(struct ds_context *ctx, const struct ds_debuginfo *di,
-		     const struct ds__symfile_key *key, const struct ds__alt_src *alts,
+		     const struct ds__symfile_key *key, const struct ds__aux_src *aux,
 		     struct ds_symbols **out);
 /* Save S (completed first: every CU) for di, atomically; its path in
  * *path_out when not NULL (malloc()ed).  0, or a negative errno (logged
@@ -296,6 +297,14 @@ void ds__found_release(struct ds_found *found);
 bool ds__dwo_candidates(struct ds_context *ctx, const char *dwo_name, const char *comp_dir,
 			const char *binary, const char *debug,
 			bool (*try)(void *arg, const char *path), void *arg);
+/* The places a split binary's .dwp package may be, in order, each passed
+ * to try as above: <binary>.dwp, then <debug>.dwp (either may be NULL). */
+bool ds__dwp_candidates(const char *binary, const char *debug,
+			bool (*try)(void *arg, const char *path), void *arg);
+/* Open path as a split DWARF file (a .dwo or .dwp: an ELF file with no
+ * build ID to check) into *found; st (may be NULL) gets its fstat().
+ * -ENOENT: none; -ENOEXEC: not a regular ELF file; other open errors. */
+int ds__open_split(const char *path, struct ds_found *found, struct stat *st);
 
 /* ---- perf sessions (lib/perfsession.c), for the profile room */
 
@@ -349,35 +358,87 @@ bool ds__kallsyms_ref(const struct ds__kallsyms *k, uint64_t *addr);
  * debuginfo, or a negative error. */
 int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts *opts);
 
-/* ---- auxiliary debug files: dwz alt files (lib/dwarf.c opens, lib/store.c owns)
+/* ---- auxiliary debug files (lib/dwarf.c reads them, lib/store.c owns them)
  *
- * An alt file belongs to the store, like a DSO's debuginfo: found once per
- * build ID for the whole store (locally, then debuginfod), opened once,
- * shared by every DSO index that names it, counted once in the budget,
- * freed with its last user.  The index rooms never search: they ask the
- * store through a struct ds__alt_src. */
+ * dwz alt files (by build ID), .dwp packages (by file: resolved path and
+ * identity) and .dwo files (by dwo id) belong to the store, like a DSO's
+ * debuginfo: found once for the whole store (alt files locally, then
+ * debuginfod; split DWARF locally only: debuginfod serves no .dwo), opened
+ * once, shared by every DSO index that names them, counted once in the
+ * budget (bytes_held), freed with their last user.  The index rooms never
+ * search or open files: they ask the store through a struct ds__aux_src. */
 
-struct ds__dwarf_alt;
-/* The DWARF of an opened alt file (found stays the caller's and must stay
- * open as long as the result, whose sections point into its map):
- * sections loaded (decompressed) and units scanned, immutable after, read
- * by any number of threads.  0; -ENODATA: no DWARF in it (or implausible,
- * logged); -ENOMEM. */
-int ds__dwarf_alt_open(struct ds_context *ctx, const struct ds_found *found,
-		       struct ds__dwarf_alt **out);
-void ds__dwarf_alt_close(struct ds__dwarf_alt *alt);
-/* Memory it holds (decompressed sections, its unit table). */
-uint64_t ds__dwarf_alt_bytes(const struct ds__dwarf_alt *alt);
+enum ds__aux_kind { DS__AUX_ALT, DS__AUX_DWP, DS__AUX_DWO };
 
-struct ds__alt_src {
-	/* A reference on the opened alt file of bid (name: the
-	 * .gnu_debugaltlink path, for messages); NULL when it cannot be had
-	 * (the store said why, once).  May block on another thread's search
-	 * of the same build ID. */
-	const struct ds__dwarf_alt *(*get)(void *arg, const struct ds_build_id *bid,
-					   const char *name);
-	/* Give back what get returned (not NULL). */
-	void (*put)(void *arg, const struct ds__dwarf_alt *alt);
+struct ds__dwarf_aux;
+/* The DWARF of an opened auxiliary file (found stays the caller's, open as
+ * long as the result, whose sections point into its map): its sections
+ * loaded (decompressed) and, by kind, an alt file's units scanned, a
+ * package's unit index read and checked, a .dwo checked to hold the split
+ * compile unit dwo_id (for_name: the file whose skeleton names it, for the
+ * warning when it holds another).  Immutable after, read by any number of
+ * threads.  0; -ENODATA: no DWARF in it (or implausible, or a package
+ * without a valid index: logged); -ESTALE: a .dwo of another unit (warned);
+ * -ENOMEM. */
+int ds__dwarf_aux_open(struct ds_context *ctx, enum ds__aux_kind kind, const struct ds_found *found,
+		       uint64_t dwo_id, const char *for_name, struct ds__dwarf_aux **out);
+void ds__dwarf_aux_close(struct ds__dwarf_aux *A);
+/* Memory it holds (decompressed sections, tables; not the file's map). */
+uint64_t ds__dwarf_aux_bytes(const struct ds__dwarf_aux *A);
+/* A package's units: their dwo ids, sorted, in a malloc()ed *ids.  0 or
+ * -ENOMEM. */
+int ds__dwarf_dwp_ids(const struct ds__dwarf_aux *A, uint64_t **ids, size_t *n);
+
+/* A skeleton unit: the split unit it needs, by its dwo id, DW_AT_dwo_name
+ * (or the GNU one) and DW_AT_comp_dir (NULL: none). */
+struct ds__skeleton {
+	uint64_t id;
+	const char *dwo_name, *comp_dir;
+};
+/* The skeleton units of debug's DWARF (name: its path, for messages) in a
+ * malloc()ed *out that holds their strings too (NULL, 0: none: no DWARF,
+ * or none split).  A file whose .debug_abbrev names no dwo attribute is
+ * not read further.  0 or -ENOMEM. */
+int ds__dwarf_skeletons(struct ds_context *ctx, struct Elf *debug, const char *name,
+			struct ds__skeleton **out, size_t *n);
+
+/* What a DWARF asks of the store.  for_name: the debuginfo's path, for
+ * messages. */
+struct ds__dwp_want {
+	const char *binary, *debug; /* paths; binary may be NULL */
+	const uint64_t *ids; /* the skeletons' dwo ids */
+	size_t nids;
+	const char *for_name;
+};
+struct ds__dwo_want {
+	uint64_t id;
+	const char *dwo_name, *comp_dir; /* the skeleton's */
+	const char *binary, *debug;
+	const char *for_name;
+};
+
+/* A hold on one of the store's auxiliary files (opaque). */
+struct ds__aux;
+struct ds__aux_src {
+	/* The alt file of bid (name: the .gnu_debugaltlink path), opened. */
+	struct ds__aux *(*alt)(void *arg, const struct ds_build_id *bid, const char *name);
+	/* The first package of w's places (<binary>.dwp, <debug>.dwp) that
+	 * holds one of its ids at least (one that holds none is refused with
+	 * a warning). */
+	struct ds__aux *(*dwp)(void *arg, const struct ds__dwp_want *w);
+	/* The .dwo of a skeleton, found where ds__dwo_candidates() says, of
+	 * its dwo id (one of another id is refused with a warning). */
+	struct ds__aux *(*dwo)(void *arg, const struct ds__dwo_want *w);
+	/* Each returns a hold, NULL when there is none (the store said why);
+	 * each may block on another thread's search of the same file.  Holds
+	 * keep the file's record (where it is); the file itself is only
+	 * sure to stay open while pinned: pin gives its DWARF, opened again
+	 * if the budget closed it (NULL: it cannot be, the store said why),
+	 * unpin ends the pin.  Pins nest; put gives the hold back, the last
+	 * one closes the file. */
+	const struct ds__dwarf_aux *(*pin)(void *arg, struct ds__aux *h);
+	void (*unpin)(void *arg, struct ds__aux *h);
+	void (*put)(void *arg, struct ds__aux *h);
 	void *arg;
 };
 
@@ -385,12 +446,12 @@ struct ds__alt_src {
 
 struct ds_symbols;
 /* dwarf: read the debuginfo's DWARF too; without, the index holds ELF
- * symbols only (the names-only tier).  alts: where the dwz alt file the
- * DWARF names comes from (copied; NULL: nowhere), asked when the DWARF is
- * opened, its reference given back when the DWARF is let go. */
+ * symbols only (the names-only tier).  aux: where the auxiliary files the
+ * DWARF names come from (copied; NULL: nowhere: no alt file, no split
+ * units), asked by the DWARF, their holds given back when it is let go. */
 int ds__symbols_build(struct ds_context *ctx, struct Elf *debug, const char *debug_name,
 		      struct Elf *binary, const char *binary_name, bool dwarf,
-		      const struct ds__alt_src *alts, struct ds_symbols **out);
+		      const struct ds__aux_src *aux, struct ds_symbols **out);
 /* S holds all its DSO can give: its DWARF was read, or there was none. */
 bool ds__symbols_full(const struct ds_symbols *S);
 /* Its DWARF was read. */

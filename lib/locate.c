@@ -380,3 +380,44 @@ bool ds__dwo_candidates(struct ds_context *ctx, const char *dwo_name, const char
 			return true;
 	return false;
 }
+
+bool ds__dwp_candidates(const char *binary, const char *debug,
+			bool (*try)(void *arg, const char *path), void *arg)
+{
+	const char *bases[2] = { binary, debug };
+	char path[PATH_MAX];
+
+	for (int k = 0; k < 2; k++) {
+		if (!bases[k] || (k == 1 && binary && !strcmp(binary, debug)) ||
+		    snprintf(path, sizeof(path), "%s.dwp", bases[k]) >= (int)sizeof(path))
+			continue;
+		if (try(arg, path))
+			return true;
+	}
+	return false;
+}
+
+int ds__open_split(const char *path, struct ds_found *found, struct stat *st)
+{
+	struct stat sb;
+	int fd = ds__elf_open_fd(path);
+
+	*found = (struct ds_found){ .fd = -1 };
+	if (fd < 0)
+		return fd == -EISDIR ? -ENOEXEC : fd;
+	found->fd = fd;
+	found->elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	found->path = strdup(path);
+	if (!found->path) {
+		ds__found_release(found);
+		return -ENOMEM;
+	}
+	if (!found->elf || elf_kind(found->elf) != ELF_K_ELF || fstat(fd, &sb) != 0) {
+		ds__found_release(found);
+		return -ENOEXEC;
+	}
+	found->size = (uint64_t)sb.st_size;
+	if (st)
+		*st = sb;
+	return 0;
+}

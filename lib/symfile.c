@@ -528,7 +528,7 @@ static void unmap(void *arg)
 }
 
 int ds__symfile_load(struct ds_context *ctx, const struct ds_debuginfo *di,
-		     const struct ds__symfile_key *key, const struct ds__alt_src *alts,
+		     const struct ds__symfile_key *key, const struct ds__aux_src *aux,
 		     struct ds_symbols **out)
 {
 	struct ds__symbols_parts parts;
@@ -600,7 +600,7 @@ int ds__symfile_load(struct ds_context *ctx, const struct ds_debuginfo *di,
 	m = NULL; /* the index's now */
 	/* A damaged CU is built from the debuginfo (open as long as the
 	 * index: the store drops it with its debuginfo). */
-	ds__symbols_fallback(*out, ctx, di->elf, atomic_load(&di->path), NULL, alts);
+	ds__symbols_fallback(*out, ctx, di->elf, atomic_load(&di->path), NULL, aux);
 	/* Mapping it is a use: cleaning goes by access time, which a
 	 * mapping does not always move (relatime, noatime). */
 	futimens(fd, (struct timespec[2]){ { .tv_nsec = UTIME_NOW }, { .tv_nsec = UTIME_OMIT } });

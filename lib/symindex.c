@@ -703,37 +703,17 @@ static struct ds_symbols *symbols_new(void)
 	return S;
 }
 
-/* debug's DWARF into S->dwarf, with the alt file it names from S->alts
- * (its reference in S->dwarf_alt).  Without that file the DWARF is read
- * all the same (names in it stay unknown), and S is not saved. */
+/* debug's DWARF into *D, its auxiliary files from S->aux.  Without the
+ * alt file it names the DWARF is read all the same (names in it stay
+ * unknown), and S is not saved. */
 static int dwarf_open(struct ds_symbols *S, struct ds_context *ctx, Elf *debug, const char *name,
-		      const char *binary, struct ds__dwarf **D, const struct ds__dwarf_alt **alt)
+		      const char *binary, struct ds__dwarf **D)
 {
-	struct ds_build_id bid;
-	const char *altname;
-	int err;
+	int err = ds__dwarf_open(ctx, debug, name, binary, S->aux.pin ? &S->aux : NULL, D);
 
-	*alt = NULL;
-	if (debug && ds__elf_altlink(debug, &altname, &bid)) {
-		if (S->alts.get)
-			*alt = S->alts.get(S->alts.arg, &bid, altname);
-		if (!*alt)
-			atomic_store(&S->partial, true);
-	}
-	err = ds__dwarf_open(ctx, debug, name, binary, *alt, D);
-	if (err && *alt) {
-		S->alts.put(S->alts.arg, *alt);
-		*alt = NULL;
-	}
+	if (!err && ds__dwarf_partial(*D))
+		atomic_store(&S->partial, true);
 	return err;
-}
-
-/* Let D go, and the reference on the alt file it read. */
-static void dwarf_close(struct ds_symbols *S, struct ds__dwarf *D, const struct ds__dwarf_alt *alt)
-{
-	ds__dwarf_close(D);
-	if (alt)
-		S->alts.put(S->alts.arg, alt);
 }
 
 void ds__symbols_free(struct ds_symbols *S)
@@ -754,7 +734,7 @@ void ds__symbols_free(struct ds_symbols *S)
 	free(S->range_maxhi);
 	if (S->elf_own)
 		free((void *)S->elf_blob.data);
-	dwarf_close(S, S->dwarf, S->dwarf_alt);
+	ds__dwarf_close(S->dwarf);
 	ds__go_close(S->go);
 	free(S->fb_name);
 	free(S->fb_binary);
@@ -871,7 +851,7 @@ static int go_symbols(struct ds_context *ctx, struct sym_build *B, Elf *elf, con
  * sources, same order), so a names-only answer is the same from either
  * tier. */
 int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name, Elf *binary,
-		      const char *binary_name, bool dwarf, const struct ds__alt_src *alts,
+		      const char *binary_name, bool dwarf, const struct ds__aux_src *aux,
 		      struct ds_symbols **out)
 {
 	struct ds_symbols *S = symbols_new();
@@ -892,10 +872,10 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 		binary_name = "binary";
 	S->full = dwarf || !debug;
 	S->read_dwarf = dwarf && debug;
-	if (alts)
-		S->alts = *alts;
+	if (aux)
+		S->aux = *aux;
 	if (debug && dwarf) {
-		err = dwarf_open(S, ctx, debug, debug_name, binary_path, &S->dwarf, &S->dwarf_alt);
+		err = dwarf_open(S, ctx, debug, debug_name, binary_path, &S->dwarf);
 		if (err == -ENODATA)
 			err = 0;
 	}
@@ -948,9 +928,8 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 		if (!err)
 			err = set_ranges(S);
 		if (!err && !S->ncus) {
-			dwarf_close(S, S->dwarf, S->dwarf_alt); /* DWARF without code */
+			ds__dwarf_close(S->dwarf); /* DWARF without code */
 			S->dwarf = NULL;
-			S->dwarf_alt = NULL;
 		}
 	}
 	/* No DWARF with code: Go's table, if there is one, gives the units
@@ -971,7 +950,7 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 	/* CUs trimmed are built again from it (it lives as long); Go's
 	 * units are not trimmed (the binary is not kept open). */
 	if (S->ncus && !S->go_units)
-		ds__symbols_fallback(S, ctx, debug, debug_name, binary_path, alts);
+		ds__symbols_fallback(S, ctx, debug, debug_name, binary_path, aux);
 	atomic_fetch_add(&S->bytes, size + S->ncus * sizeof(*S->cus) +
 					    S->nranges * (sizeof(*S->ranges) + sizeof(uint64_t)) +
 					    ds__dwarf_bytes(S->dwarf) + ds__go_bytes(S->go));
@@ -994,7 +973,6 @@ static int threads_wanted(void)
 static void unit_settled(struct ds_symbols *S)
 {
 	struct ds__dwarf *D = NULL;
-	const struct ds__dwarf_alt *alt = NULL;
 	struct ds__go *G = NULL;
 
 	pthread_mutex_lock(&S->mu);
@@ -1002,8 +980,6 @@ static void unit_settled(struct ds_symbols *S)
 		S->complete = true;
 		D = S->dwarf;
 		S->dwarf = NULL;
-		alt = S->dwarf_alt;
-		S->dwarf_alt = NULL;
 		G = S->go;
 		S->go = NULL;
 	}
@@ -1011,7 +987,7 @@ static void unit_settled(struct ds_symbols *S)
 	pthread_mutex_unlock(&S->mu);
 	if (D) {
 		account(S, -(int64_t)ds__dwarf_bytes(D), false);
-		dwarf_close(S, D, alt);
+		ds__dwarf_close(D);
 	}
 	if (G) {
 		account(S, -(int64_t)ds__go_bytes(G), false);
@@ -1067,17 +1043,15 @@ static struct ds__dwarf *dwarf_locked(struct ds_symbols *S)
 {
 	if (!S->dwarf && S->fb_elf && !S->fb_failed) {
 		struct ds__dwarf *D = NULL;
-		const struct ds__dwarf_alt *alt = NULL;
 
-		if (dwarf_open(S, S->fb_ctx, S->fb_elf, S->fb_name, S->fb_binary, &D, &alt) == 0 &&
+		if (dwarf_open(S, S->fb_ctx, S->fb_elf, S->fb_name, S->fb_binary, &D) == 0 &&
 		    ds__dwarf_units(D) == S->ncus) {
 			S->dwarf = D;
-			S->dwarf_alt = alt;
 			atomic_fetch_add(&S->bytes, ds__dwarf_bytes(D));
 			if (S->acct_bytes)
 				atomic_fetch_add(S->acct_bytes, ds__dwarf_bytes(D));
 		} else {
-			dwarf_close(S, D, alt);
+			ds__dwarf_close(D);
 			S->fb_failed = true;
 		}
 	}
@@ -1134,10 +1108,10 @@ static void unit_check(struct ds_symbols *S, size_t i)
 }
 
 void ds__symbols_fallback(struct ds_symbols *S, struct ds_context *ctx, struct Elf *debug,
-			  const char *name, const char *binary, const struct ds__alt_src *alts)
+			  const char *name, const char *binary, const struct ds__aux_src *aux)
 {
-	if (alts)
-		S->alts = *alts;
+	if (aux)
+		S->aux = *aux;
 	S->fb_ctx = ctx;
 	S->fb_elf = debug;
 	S->fb_name = name ? strdup(name) : NULL;

@@ -62,11 +62,11 @@ int ds__symbols_from_parts(const struct ds__symbols_parts *parts, void (*release
 			   void *arg, struct ds_symbols **out);
 /* A CU of that index that fails its check is built from debug's DWARF
  * instead (which must stay open as long as the index, and give the same
- * CUs), with the alt file from alts (NULL: none); without this, its
+ * CUs), with its auxiliary files from aux (NULL: none); without this, its
  * addresses fall back to ELF symbols.  binary (may be NULL): the binary's
  * path, where split DWARF is also looked for. */
 void ds__symbols_fallback(struct ds_symbols *S, struct ds_context *ctx, struct Elf *debug,
-			  const char *name, const char *binary, const struct ds__alt_src *alts);
+			  const char *name, const char *binary, const struct ds__aux_src *aux);
 /* A CU of S was built without its split unit (.dwo or .dwp not found),
  * or its DWARF without the dwz alt file it names: S is not worth saving. */
 bool ds__symbols_partial(const struct ds_symbols *S);
@@ -225,10 +225,9 @@ struct ds_symbols {
 	struct Elf *fb_elf;
 	char *fb_name, *fb_binary;
 	bool fb_failed;
-	/* Where the DWARF's dwz alt file comes from (the store), and the
-	 * one S->dwarf reads (a reference, given back with S->dwarf). */
-	struct ds__alt_src alts;
-	const struct ds__dwarf_alt *dwarf_alt;
+	/* Where the DWARF's auxiliary files come from (the store; S->dwarf
+	 * holds what it reads, and gives it back when it is let go). */
+	struct ds__aux_src aux;
 	atomic_bool partial; /* see ds__symbols_partial() */
 };
 
@@ -292,15 +291,20 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 
 /* ---- dwarf (lib/dwarf.c) */
 
-/* Open debug's DWARF (and the .dwp package of its split units) for CU
- * builds; name is debug's path, binary the binary's (may be NULL): split
- * DWARF is looked for beside both.  alt: the dwz alt file debug names, as
- * the store found and opened it (NULL: none found, and names in it stay
- * unknown); D reads it, so it must outlive D.  0; -ENODATA: no DWARF to
+/* Open debug's DWARF for CU builds; name is debug's path, binary the
+ * binary's (may be NULL): split DWARF is looked for beside both.  src
+ * (copied; NULL: none) gives the auxiliary files: the dwz alt file debug
+ * names (held and pinned as long as D; not found: names in it stay
+ * unknown, and ds__dwarf_partial() says so), the .dwp package of its
+ * split units (held as long as D), and each unit's .dwo (held from its
+ * first build); src's store must outlive D.  0; -ENODATA: no DWARF to
  * read; -ENOMEM. */
 int ds__dwarf_open(struct ds_context *ctx, struct Elf *debug, const char *name,
-		   const char *binary, const struct ds__dwarf_alt *alt, struct ds__dwarf **out);
+		   const char *binary, const struct ds__aux_src *src, struct ds__dwarf **out);
+/* Let D go, and its holds on auxiliary files. */
 void ds__dwarf_close(struct ds__dwarf *D);
+/* D names a dwz alt file it was not given. */
+bool ds__dwarf_partial(const struct ds__dwarf *D);
 /* The CUs that have code (numbered 0..n-1) and their address ranges,
  * sorted by (lo, hi, cu); *ranges is malloc()ed. */
 size_t ds__dwarf_units(const struct ds__dwarf *D);
@@ -315,8 +319,9 @@ struct ds__dwarf_worker *ds__dwarf_worker_new(struct ds__dwarf *D);
 void ds__dwarf_worker_free(struct ds__dwarf_worker *W);
 /* Add unit's scopes and line rows to B (reset first).  0 or -ENOMEM;
  * malformed DWARF ends what is read of the unit, never the build.  A
- * skeleton unit's scopes come from its split unit, opened for the build
- * (a .dwo) or with D (a .dwp); B->partial when it was not found. */
+ * skeleton unit's scopes come from its split unit, in the package or its
+ * .dwo (the store's, pinned for the build); B->partial when it was not
+ * found. */
 int ds__dwarf_build_unit(struct ds__dwarf_worker *W, size_t unit, struct sym_build *B);
 
 /* ---- gopclntab (lib/gopclntab.c): Go's table, units like DWARF CUs */
