@@ -424,6 +424,19 @@ DS_API int ds_perf_cache_install(struct ds_context *ctx, const char *dso_path,
 DS_API int ds_perf_cache_install_alt(struct ds_context *ctx, const char *installed,
 				     const char *alt_file, char **placed);
 
+/* The .dwp package of a split debug file installed by
+ * ds_perf_cache_install() (installed: the path it gave), put beside it as
+ * <installed>.dwp: where gdb and llvm-symbolizer look for the package of
+ * the file they read (<file>.dwp), and dsostore too.  perf 6.1 reads none
+ * (its srcline runs binutils' addr2line, which reads no split DWARF; libdw
+ * 0.188 reads .dwo files, not packages).  A hard link when on the same
+ * file system, else a copy, written atomically; the same file there
+ * already is left.  -EBADMSG: dwp_file is not an ELF file; -EINVAL:
+ * installed is not such a path.  *placed (may be NULL) gets the
+ * malloc()ed path. */
+DS_API int ds_perf_cache_install_dwp(struct ds_context *ctx, const char *installed,
+				     const char *dwp_file, char **placed);
+
 /* ------------------------------------------------------------------ store */
 
 struct ds_store;

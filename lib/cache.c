@@ -1143,13 +1143,13 @@ static int copy_fd(int from, int to)
  * rename over the source path in between does not matter) under a
  * temporary name; -EXDEV, -EPERM (protected_hardlinks), -ENOENT (no /proc)
  * and the like mean: copy instead. */
-static int link_tmp(int srcfd, int entryfd, char *tmpname, size_t len)
+static int link_tmp(int srcfd, int entryfd, const char *name, char *tmpname, size_t len)
 {
 	char proc[64];
 
 	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", srcfd);
 	for (int attempt = 0; attempt < 100; attempt++) {
-		int err = tmp_name("debug", attempt, tmpname, len);
+		int err = tmp_name(name, attempt, tmpname, len);
 
 		if (err)
 			return err;
@@ -1162,14 +1162,16 @@ static int link_tmp(int srcfd, int entryfd, char *tmpname, size_t len)
 }
 
 /* A copy of srcfd under a temporary name, fsync()ed and checked again
- * (the source could change while we copy). */
-static int copy_tmp(int srcfd, int entryfd, const struct ds_build_id *bid, char *tmpname,
-		    size_t len)
+ * (the source could change while we copy): its build ID bid, or (bid
+ * NULL: a file without one) the source's size. */
+static int copy_tmp(int srcfd, int entryfd, const char *name, const struct ds_build_id *bid,
+		    char *tmpname, size_t len)
 {
 	struct ds_build_id got;
+	struct stat a, b;
 	int fd, err;
 
-	fd = tmp_open_mode(entryfd, "debug", 0644, tmpname, len);
+	fd = tmp_open_mode(entryfd, name, 0644, tmpname, len);
 	if (fd < 0) {
 		tmpname[0] = 0;
 		return fd;
@@ -1177,7 +1179,9 @@ static int copy_tmp(int srcfd, int entryfd, const struct ds_build_id *bid, char 
 	err = copy_fd(srcfd, fd);
 	if (!err && fsync(fd) != 0)
 		err = -errno;
-	if (!err && (ds_build_id_read_fd(fd, &got) != 0 || !ds_build_id_equal(&got, bid)))
+	if (!err && bid && (ds_build_id_read_fd(fd, &got) != 0 || !ds_build_id_equal(&got, bid)))
+		err = -EBADMSG;
+	if (!err && !bid && (fstat(srcfd, &a) != 0 || fstat(fd, &b) != 0 || a.st_size != b.st_size))
 		err = -EBADMSG;
 	close(fd);
 	if (err) {
@@ -1187,21 +1191,21 @@ static int copy_tmp(int srcfd, int entryfd, const struct ds_build_id *bid, char 
 	return err;
 }
 
-/* <entry>/debug made the verified file. */
-static int perf_place_debug(struct ds_context *ctx, int srcfd, int entryfd,
-			    const struct ds_build_id *bid)
+/* <entry>/<name> made the verified file (bid: see copy_tmp()). */
+static int perf_place_file(struct ds_context *ctx, int srcfd, int entryfd, const char *name,
+			   const struct ds_build_id *bid)
 {
 	char tmpname[NAME_MAX + 1];
 	int err;
 
-	err = link_tmp(srcfd, entryfd, tmpname, sizeof(tmpname));
+	err = link_tmp(srcfd, entryfd, name, tmpname, sizeof(tmpname));
 	if (err) {
 		ds_debug(ctx, "perf cache: no hard link (%s), copying", strerror(-err));
-		err = copy_tmp(srcfd, entryfd, bid, tmpname, sizeof(tmpname));
+		err = copy_tmp(srcfd, entryfd, name, bid, tmpname, sizeof(tmpname));
 		if (err)
 			return err;
 	}
-	if (renameat(entryfd, tmpname, entryfd, "debug") != 0) {
+	if (renameat(entryfd, tmpname, entryfd, name) != 0) {
 		err = -errno;
 		unlinkat(entryfd, tmpname, 0);
 		return err;
@@ -1362,7 +1366,7 @@ DS_API int ds_perf_cache_install(struct ds_context *ctx, const char *dso_path,
 		goto out;
 	}
 	if (!perf_debug_present(entryfd, bid)) {
-		err = perf_place_debug(ctx, srcfd, entryfd, bid);
+		err = perf_place_file(ctx, srcfd, entryfd, "debug", bid);
 		if (err) {
 			ds_debug(ctx, "perf cache: %s: %s", path, strerror(-err));
 			prune_dirs_at(rootfd, entry);
@@ -1467,6 +1471,20 @@ static int perf_place_alt_link(int rootfd, const char *rel, const char *target,
 	return err;
 }
 
+/* The entry (relative to root) of installed, <root>/<entry>/debug as
+ * ds_perf_cache_install() gives it, into entry.  -EINVAL: not that. */
+static int perf_installed_entry(const char *root, const char *installed, char *entry, size_t len)
+{
+	size_t rootlen = strlen(root), ilen = strlen(installed);
+
+	if (strncmp(installed, root, rootlen) != 0 || installed[rootlen] != '/' ||
+	    ilen < rootlen + 7 || strcmp(installed + ilen - 6, "/debug") != 0 ||
+	    snprintf(entry, len, "%.*s", (int)(ilen - rootlen - 7), installed + rootlen + 1) >=
+		    (int)len)
+		return -EINVAL;
+	return 0;
+}
+
 DS_API int ds_perf_cache_install_alt(struct ds_context *ctx, const char *installed,
 				     const char *alt_file, char **placed)
 {
@@ -1474,7 +1492,7 @@ DS_API int ds_perf_cache_install_alt(struct ds_context *ctx, const char *install
 	char *alt_installed = NULL;
 	struct ds_build_id bid, got;
 	const char *root;
-	size_t rootlen, ilen, depth = 0, tn = 0;
+	size_t rootlen, depth = 0, tn = 0;
 	int rootfd = -1, err;
 
 	if (placed)
@@ -1482,13 +1500,8 @@ DS_API int ds_perf_cache_install_alt(struct ds_context *ctx, const char *install
 	if (!ctx || !installed || !alt_file || !(root = ctx->perf_buildid_dir))
 		return -EINVAL;
 	rootlen = strlen(root);
-	ilen = strlen(installed);
-	/* <root>/<entry>/debug, as ds_perf_cache_install() gave it. */
-	if (strncmp(installed, root, rootlen) != 0 || installed[rootlen] != '/' ||
-	    ilen < rootlen + 7 || strcmp(installed + ilen - 6, "/debug") != 0)
+	if (perf_installed_entry(root, installed, entry_dir, sizeof(entry_dir)))
 		return -EINVAL;
-	snprintf(entry_dir, sizeof(entry_dir), "%.*s", (int)(ilen - rootlen - 7),
-		 installed + rootlen + 1);
 	err = ds__elf_file_altlink(installed, name, sizeof(name), &bid);
 	if (err)
 		return err;
@@ -1538,5 +1551,63 @@ out:
 	if (rootfd >= 0)
 		close(rootfd);
 	free(alt_installed);
+	return err;
+}
+
+DS_API int ds_perf_cache_install_dwp(struct ds_context *ctx, const char *installed,
+				     const char *dwp_file, char **placed)
+{
+	char entry[PATH_MAX];
+	struct stat src, cur;
+	struct ds_found found;
+	int srcfd = -1, rootfd = -1, entryfd = -1, err;
+	const char *root;
+
+	if (placed)
+		*placed = NULL;
+	if (!ctx || !installed || !dwp_file || !(root = ctx->perf_buildid_dir) ||
+	    perf_installed_entry(root, installed, entry, sizeof(entry)))
+		return -EINVAL;
+	/* A split DWARF file (an ELF file without a build ID to check). */
+	err = ds__open_split(dwp_file, &found, NULL);
+	ds__found_release(&found);
+	if (err)
+		return err == -ENOEXEC ? -EBADMSG : err;
+	srcfd = open(dwp_file, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (srcfd < 0 || fstat(srcfd, &src) != 0) {
+		err = -errno;
+		goto out;
+	}
+	err = open_perf_root(root, &rootfd);
+	if (!err)
+		err = open_dirs_at(rootfd, entry, &entryfd);
+	if (err) {
+		ds_debug(ctx, "perf cache: %s/%s: %s", root, entry, strerror(-err));
+		goto out;
+	}
+	/* (The same file there already: left as it is.) */
+	if (fstatat(entryfd, "debug.dwp", &cur, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    cur.st_dev == src.st_dev && cur.st_ino == src.st_ino) {
+		ds_info(ctx, "perf cache: %s.dwp already there", installed);
+	} else {
+		err = perf_place_file(ctx, srcfd, entryfd, "debug.dwp", NULL);
+		if (err) {
+			ds_debug(ctx, "perf cache: %s.dwp: %s", installed, strerror(-err));
+			goto out;
+		}
+		ds_info(ctx, "perf cache: %s.dwp installed (the package of %s)", installed,
+			installed);
+	}
+	if (placed && asprintf(placed, "%s.dwp", installed) < 0) {
+		*placed = NULL;
+		err = -ENOMEM;
+	}
+out:
+	if (entryfd >= 0)
+		close(entryfd);
+	if (rootfd >= 0)
+		close(rootfd);
+	if (srcfd >= 0)
+		close(srcfd);
 	return err;
 }

@@ -15,7 +15,8 @@ static const char prefetch_help[] =
 	"the recordings: on this machine first (the binary itself, debug\n"
 	"directories, debuglink, perf's build-id cache, the debuginfod cache), then\n"
 	"from the servers of $DEBUGINFOD_URLS, all at once; then the dwz alt files\n"
-	"that debuginfo names, the same way.  Ends with a summary,\n"
+	"that debuginfo names, the same way, and the .dwp and .dwo files of its split\n"
+	"DWARF, on this machine (no server has them).  Ends with a summary,\n"
 	"and a line for each DSO left without debuginfo.  Exit status 1 when a fetch\n"
 	"failed (a server error, not \"no server has it\"), 2 on bad usage or an\n"
 	"unreadable recording.\n"
@@ -26,7 +27,9 @@ static const char prefetch_help[] =
 	"                          build-id cache (--perf-buildid-dir, else\n"
 	"                          $PERF_BUILDID_DIR, else ~/.debug) so that perf\n"
 	"                          report finds it offline, with the dwz alt file\n"
-	"                          it names where perf's addr2line looks for it\n"
+	"                          it names where perf's addr2line looks for it, and\n"
+	"                          its .dwp beside it (where gdb and llvm-symbolizer\n"
+	"                          look)\n"
 	"  --progress, --no-progress   a progress bar on stderr (default: on a terminal)\n"
 	"  -q, --quiet             only the lines for DSOs left without debuginfo\n" CLI_COMMON_HELP;
 
@@ -35,6 +38,10 @@ struct tally {
 	/* dwz alt files, each counted once: found, missing, into perf's cache */
 	struct ds_build_id *alts;
 	size_t nalts, alts_missing, alts_installed;
+	/* split DWARF: DSOs with skeleton units, their units and where they
+	 * are, packages put into perf's cache */
+	size_t split_dsos, dwps_installed;
+	uint64_t units, in_dwp, in_dwo, units_missing;
 };
 
 /* Installs d's debuginfo; returns its path in perf's cache (malloc()ed),
@@ -113,6 +120,43 @@ static void alt_file(struct ds_context *ctx, const struct ds_perf_dso *d, const 
 	free(path);
 }
 
+/* The split DWARF d's debuginfo needs (prefetch's split round looked for
+ * it): counted, a line when units are missing; with installed, its .dwp
+ * put beside it. */
+static void split_files(struct ds_context *ctx, const struct ds_perf_dso *d, const char *installed,
+			struct tally *t, int *status)
+{
+	struct ds_split_files sf;
+	int rc = ds_dso_split_files(d->dso, &sf);
+
+	if (rc) {
+		if (rc != -ENODATA) {
+			cli_error("%s: split DWARF: %s", d->path, ds_strerror(rc));
+			*status = 1;
+		}
+		return;
+	}
+	t->split_dsos++;
+	t->units += sf.units;
+	t->in_dwp += sf.in_dwp;
+	t->in_dwo += sf.in_dwo;
+	t->units_missing += sf.missing;
+	if (sf.missing)
+		printf("missing  %llu of %llu split units of %s (no .dwo or .dwp of their id)\n",
+		       (unsigned long long)sf.missing, (unsigned long long)sf.units, d->path);
+	if (sf.dwp && installed) {
+		rc = ds_perf_cache_install_dwp(ctx, installed, sf.dwp, NULL);
+		if (rc) {
+			cli_error("%s: perf cache: its package %s: %s", d->path, sf.dwp,
+				  ds_strerror(rc));
+			*status = 1;
+		} else {
+			t->dwps_installed++;
+		}
+	}
+	free(sf.dwp);
+}
+
 static int prefetch_one(struct ds_context *ctx, const char *path, bool all, bool kernel,
 			bool perf_cache, bool progress, bool quiet)
 {
@@ -184,6 +228,7 @@ static int prefetch_one(struct ds_context *ctx, const char *path, bool all, bool
 			}
 			where = perf_cache ? install(ctx, d, di, &t, &status) : NULL;
 			alt_file(ctx, d, where, &t, &status);
+			split_files(ctx, d, where, &t, &status);
 			free(where);
 			continue;
 		}
@@ -216,10 +261,18 @@ static int prefetch_one(struct ds_context *ctx, const char *path, bool all, bool
 			       t.nobid);
 		if (t.nalts)
 			printf("  dwz alt files      %zu  (%zu missing)\n", t.nalts, t.alts_missing);
+		if (t.split_dsos)
+			printf("  split DWARF units  %llu  (of %zu DSOs: %llu in .dwp, %llu in .dwo, "
+			       "%llu missing)\n",
+			       (unsigned long long)t.units, t.split_dsos,
+			       (unsigned long long)t.in_dwp, (unsigned long long)t.in_dwo,
+			       (unsigned long long)t.units_missing);
 		if (perf_cache)
 			printf("  into perf's cache  %zu\n", t.installed);
 		if (perf_cache && t.nalts)
 			printf("  alt files there    %zu\n", t.alts_installed);
+		if (perf_cache && t.split_dsos)
+			printf("  .dwp files there   %zu\n", t.dwps_installed);
 	}
 	free(t.alts);
 	ds_perf_session_free(sess);
