@@ -12,6 +12,9 @@
  * are off, and the debuginfod cache path points there too.  The input
  * file lives in that directory as well (its name is reused for every
  * input), so a .gnu_debuglink can only name files of that directory.
+ * (A mutated skeleton unit may name an absolute .dwo path or comp_dir:
+ * that file is opened read-only and read as an ELF file, like any
+ * candidate; nothing is written outside the directory.)
  *
  * The addresses: the first 8 bytes (usually garbage), 0x1000, 0, and a
  * sweep of e_entry - 128 to e_entry + 896 (e_entry read little-endian, 32
@@ -19,7 +22,9 @@
  * and the functions it inlines are.  The last one is also tried as a file offset.
  * A success is checked for sanity (the frames' strings are
  * readable, only the outer frame is not inlined), and the batch form must
- * agree with single calls, in order and reversed, one batch reused.
+ * agree with single calls, in order and reversed, one batch reused.  The
+ * split units its skeletons name are asked for (ds_dso_split_files()),
+ * and must add up.
  *
  * Built with -fsanitize=fuzzer by scripts/fuzz, and linked with
  * fuzz/replay.c for make check.
@@ -276,6 +281,21 @@ static void symbolize(struct ds_dso *dso, const uint64_t *addrs)
 		ds_sym_result_release(&one[i]);
 }
 
+/* The split units the skeletons name (looked for beside the input, and
+ * under their comp_dir: a seed's is "."): each counted once. */
+static void split_files(struct ds_dso *dso)
+{
+	struct ds_split_files sf;
+	int rc = ds_dso_split_files(dso, &sf);
+
+	if (rc > 0 || (rc && rc != -ENODATA && rc != -ENOMEM))
+		abort();
+	if (rc == 0 && (sf.in_dwp + sf.in_dwo + sf.missing != sf.units || !sf.units))
+		abort();
+	if (rc == 0)
+		free(sf.dwp);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *dirs[2] = {debug_dir, NULL};
@@ -311,6 +331,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!dso)
 		abort();
 	symbolize(dso, addrs);
+	split_files(dso);
 	ds_dso_put(dso);
 	ds_store_free(store);
 	ds_context_free(ctx);

@@ -9,7 +9,7 @@
 # Each seed is one way a DSO reaches the index builder: gcc and clang,
 # DWARF 4 and 5, -O0 and -O2 with always_inline chains, C++ (templates,
 # namespaces: demangling), 32 bit, compressed debug sections, a shared
-# library, dwz, debug info only, symbols only, .dynsym only,
+# library, split DWARF's skeletons, dwz, debug info only, symbols only, .dynsym only,
 # MiniDebugInfo (.gnu_debugdata), truncated copies (inside the
 # section headers, inside .debug_info), and a .debug_info of zeros or
 # claiming 1000 times its compressed size.  Small on purpose: every input is
@@ -71,6 +71,23 @@ seed clang-O2-dwarf4 clang -gdwarf-4 -O2 "$tmp/prog.c" || true
 seed clang-O2-fsections clang -gdwarf-5 -O2 -ffunction-sections "$tmp/prog.c" || true
 seed gxx-O1-g g++ -g -O1 "$tmp/prog.cc" || true
 seed gcc-lib.so gcc -g -O2 -shared -fPIC "$tmp/lib.c" || true
+# Split DWARF: skeleton units, DWARF 4 (GNU) and 5; their .dwo files are
+# not seeds, and comp_dir is "." so that nothing outside the harness's
+# directory is looked for.
+split_seed() {
+	local name=$1 cc=$2
+	shift 2
+	command -v "$cc" >/dev/null || return 1
+	if (cd "$tmp" && "$cc" "$@" -gsplit-dwarf -fdebug-prefix-map="$tmp"=. -c prog.c -o "$name.o" &&
+		"$cc" -Wl,-z,noseparate-code -o "$out/$name" "$name.o") 2>/dev/null; then
+		n=$((n + 1))
+	else
+		rm -f "$out/$name"
+		return 1
+	fi
+}
+split_seed gcc-O2-split4 gcc -O2 -gdwarf-4 || true
+split_seed clang-O2-split5 clang -O2 -gdwarf-5 || true
 
 if [ -f "$out/gcc-O2-g" ]; then
 	g=$out/gcc-O2-g
