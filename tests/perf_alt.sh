@@ -58,17 +58,8 @@ static __attribute__((noinline)) unsigned long ${p}_spin(unsigned long x)
 	return cm_mix(x) + 1;
 }
 
-int main(void)
-{
-	double end = now() + 0.3;
-	unsigned long h = 1;
-
-	while (now() < end)
-		h = ${p}_spin(h);
-	printf("%lx\n", h);
-	return 0;
-}
 EOF
+	tl_spin_main $p >>$p.c
 	gcc -O2 -g -Wl,--build-id=sha1 -o bin/$p $p.c && cp bin/$p plain/$p &&
 		objcopy --only-keep-debug bin/$p srv/$p.debug && strip --strip-all bin/$p || {
 		fail "could not build $p"

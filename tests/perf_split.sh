@@ -72,17 +72,8 @@ EOF
 #include <stdio.h>
 #include "common.h"
 unsigned long ${p}_spin(unsigned long x);
-int main(void)
-{
-	double end = now() + 0.3;
-	unsigned long h = 1;
-
-	while (now() < end)
-		h = ${p}_spin(h);
-	printf("%lx\n", h);
-	return 0;
-}
 EOF
+	tl_spin_main $p >>${p}_main.c
 done
 # Every object compiled here, from the same names: the plain build's file
 # names are the split build's.

@@ -48,20 +48,6 @@ static const char *debug_dirs[2];
 static char *bins[2], *plain[2]; /* stripped; unstripped before dwz */
 static uint64_t spin_lo[2], spin_hi[2];
 
-static void symbol_range(const char *file, const char *name, uint64_t *lo, uint64_t *hi)
-{
-	FILE *f = t_popen("nm -S '%s' | awk '$4 == \"%s\" { print $1, $2 }'", file, name);
-	unsigned long long a = 0, n = 0;
-
-	if (fscanf(f, "%llx %llx", &a, &n) != 2 || !n) {
-		fprintf(stderr, "no symbol %s in %s\n", name, file);
-		exit(1);
-	}
-	pclose(f);
-	*lo = a;
-	*hi = a + n;
-}
-
 static void setup(void)
 {
 	const char *dir = t_tmpdir();
@@ -97,7 +83,7 @@ static void setup(void)
 			fprintf(stderr, "building p%d failed\n", i);
 			exit(1);
 		}
-		symbol_range(plain[i], i ? "pb_spin" : "pa_spin", &spin_lo[i], &spin_hi[i]);
+		t_symbol_range(plain[i], i ? "pb_spin" : "pa_spin", &spin_lo[i], &spin_hi[i]);
 	}
 	/* The name dwz records leads nowhere: found by build ID only. */
 	if (t_sh("cd '%s' && dwz -m common.debug -M /nonexistent/common.debug p0.debug p1.debug "

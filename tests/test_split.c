@@ -71,12 +71,12 @@ static const struct variant variants[] = {
 static const char *const funcs[] = { "lib_a", "lib_b" };
 static uint64_t lo[2][2], hi[2][2]; /* [program][func] */
 
-static struct ds_context *new_ctx(const char *const *dirs, void (*log)(void *, enum ds_log_level,
-								       const char *),
-				  void *user)
+/* No debug directory, no server, no saved index; log: where warnings go
+ * (NULL: nowhere). */
+static struct ds_context *new_ctx(void (*log)(void *, enum ds_log_level, const char *), void *user)
 {
 	static const char *const none[] = { NULL };
-	DS_OPTS(ds_context_opts, o, .debug_dirs = dirs ? dirs : none, .perf_buildid_dir = "",
+	DS_OPTS(ds_context_opts, o, .debug_dirs = none, .perf_buildid_dir = "",
 		.urls = "", .symindex = -1, .log_fn = log, .log_user = user,
 		.log_level = DS_LOG_WARN);
 	struct ds_context *ctx = ds_context_new(&o);
@@ -86,20 +86,6 @@ static struct ds_context *new_ctx(const char *const *dirs, void (*log)(void *, e
 		exit(1);
 	}
 	return ctx;
-}
-
-static void symbol_range(const char *file, const char *name, uint64_t *l, uint64_t *h)
-{
-	FILE *f = t_popen("nm -S '%s' | awk '$4 == \"%s\" { print $1, $2 }'", file, name);
-	unsigned long long a = 0, n = 0;
-
-	if (fscanf(f, "%llx %llx", &a, &n) != 2 || !n) {
-		fprintf(stderr, "no symbol %s in %s\n", name, file);
-		exit(1);
-	}
-	pclose(f);
-	*l = a;
-	*h = a + n;
 }
 
 /* V/{plain,dwo,pkg}/p{1,2} for variant V: plain, with .dwo files beside
@@ -224,7 +210,7 @@ static char *want[2];
 
 static void oracle(const struct variant *v)
 {
-	struct ds_context *ctx = new_ctx(NULL, NULL, NULL);
+	struct ds_context *ctx = new_ctx(NULL, NULL);
 	struct ds_store *s = t_store_new(ctx, 0);
 
 	for (int i = 0; i < 2; i++) {
@@ -233,7 +219,7 @@ static void oracle(const struct variant *v)
 		bool inl = false;
 
 		for (int k = 0; k < 2; k++)
-			symbol_range(plain, funcs[k], &lo[i][k], &hi[i][k]);
+			t_symbol_range(plain, funcs[k], &lo[i][k], &hi[i][k]);
 		want[i] = answers(d, i, 3, &inl);
 		CHECK(inl);
 		ds_dso_put(d);
@@ -273,7 +259,7 @@ static char *want_of(int i, unsigned fs)
 
 static void test_shared_package(const struct variant *v)
 {
-	struct ds_context *ctx = new_ctx(NULL, NULL, NULL);
+	struct ds_context *ctx = new_ctx(NULL, NULL);
 	struct ds_store *s = t_store_new(ctx, 0);
 	struct job jobs[2];
 	pthread_t tid[2];
@@ -322,7 +308,7 @@ static void test_shared_package(const struct variant *v)
 
 static void test_shared_dwo(const struct variant *v)
 {
-	struct ds_context *ctx = new_ctx(NULL, NULL, NULL);
+	struct ds_context *ctx = new_ctx(NULL, NULL);
 	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_dso *d[2];
 	struct ds_store_stats st;
@@ -371,7 +357,7 @@ static void test_shared_dwo(const struct variant *v)
  * next needs (so every 5th address only). */
 static void test_budget(const struct variant *v)
 {
-	struct ds_context *ctx = new_ctx(NULL, NULL, NULL);
+	struct ds_context *ctx = new_ctx(NULL, NULL);
 	struct ds_store *s = t_store_new(ctx, 1);
 	struct ds_dso *d[2];
 	struct ds_store_stats st;
@@ -490,7 +476,7 @@ static void test_wrong_and_missing(const struct variant *v)
 		exit(1);
 	}
 	lg.f = open_memstream(&lg.text, &lg.len);
-	ctx = new_ctx(NULL, log_keep, &lg);
+	ctx = new_ctx(log_keep, &lg);
 	s = t_store_new(ctx, 0);
 	d = ds_store_findnew(s, bin, NULL);
 	/* (comp_dir names the dwo/ directory: the copies must be looked
@@ -520,7 +506,7 @@ static void test_wrong_and_missing(const struct variant *v)
 	lg.text = NULL;
 	lg.f = open_memstream(&lg.text, &lg.len);
 	CHECK_EQ_INT(t_sh("rm '%s/%s/bad/a.dwo'", t_tmpdir(), v->name), 0);
-	ctx = new_ctx(NULL, log_keep, &lg);
+	ctx = new_ctx(log_keep, &lg);
 	s = t_store_new(ctx, 0);
 	d = ds_store_findnew(s, bin, NULL);
 	check_a2l(d, bin, lo[0][0], hi[0][0]);
@@ -551,7 +537,7 @@ static void test_wrong_and_missing(const struct variant *v)
  * built after opens them where prefetch found them: no search. */
 static void test_prefetch(const struct variant *v)
 {
-	struct ds_context *ctx = new_ctx(NULL, NULL, NULL);
+	struct ds_context *ctx = new_ctx(NULL, NULL);
 	struct ds_store *s = t_store_new(ctx, 0);
 	struct ds_dso *d[2];
 	struct ds_split_files sf;

@@ -148,6 +148,24 @@ tl_cleanup() {
 	fi
 }
 
+# tl_spin_main NAME: on stdout, the main() of a perf workload that calls
+# NAME_spin(h) for 0.3 s (now(): seconds, and NAME_spin must be declared
+# before it), printing the result so that nothing is optimized away.
+tl_spin_main() {
+	cat <<EOF
+int main(void)
+{
+	double end = now() + 0.3;
+	unsigned long h = 1;
+
+	while (now() < end)
+		h = $1_spin(h);
+	printf("%lx\\n", h);
+	return 0;
+}
+EOF
+}
+
 # tl_perf_or_skip: skip (77), showing perf's words, unless this user may
 # `perf record -e cpu-clock` (perf_event_paranoid, containers).  -N: no
 # write to the build-id cache.

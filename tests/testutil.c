@@ -208,6 +208,20 @@ const char *t_readelf_build_id(const char *path)
 	return hex;
 }
 
+void t_symbol_range(const char *file, const char *name, uint64_t *lo, uint64_t *hi)
+{
+	FILE *f = t_popen("nm -S '%s' | awk '$4 == \"%s\" { print $1, $2 }'", file, name);
+	unsigned long long a = 0, n = 0;
+
+	if (fscanf(f, "%llx %llx", &a, &n) != 2 || !n) {
+		fprintf(stderr, "no symbol %s in %s\n", name, file);
+		exit(1);
+	}
+	pclose(f);
+	*lo = a;
+	*hi = a + n;
+}
+
 int t_done(const char *name)
 {
 	if (t_failures) {

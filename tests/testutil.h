@@ -58,6 +58,9 @@ int t_sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Compile C source text with cc and flags into out; exits the test with 77
  * (skip) if the compiler is missing, fails it if compilation fails. */
 void t_compile(const char *cc, const char *flags, const char *source, const char *out);
+/* [lo, hi) of symbol name in file, as nm -S gives it; exits the test if
+ * it has none. */
+void t_symbol_range(const char *file, const char *name, uint64_t *lo, uint64_t *hi);
 /* The build ID of a file as eu-readelf -n reports it ("" when none). */
 const char *t_readelf_build_id(const char *path);
 /* A result as addr2line -f [-i] prints it, malloc()ed: "??"/"??:0" when
