@@ -30,6 +30,7 @@
 #define CONTEXT_HV ((uint64_t)-32)
 #define CONTEXT_KERNEL ((uint64_t)-128)
 #define CONTEXT_USER ((uint64_t)-512)
+#define CONTEXT_GUEST ((uint64_t)-2048)
 #define CONTEXT_GUEST_KERNEL ((uint64_t)-2176)
 #define CONTEXT_GUEST_USER ((uint64_t)-2560)
 #define CONTEXT_MAX ((uint64_t)-4095)
@@ -856,6 +857,21 @@ static int do_sample(struct ds_perf_session *s, const struct ds__perf_rec *r)
 				    "the record's %u bytes",
 				    (unsigned long long)r->file_off, (unsigned long long)nr, r->size);
 		mode = sm->cpumode;
+		/* A context perf does not know (0xffffffffffffffff, written
+		 * where an unwind went wrong) is a corrupted callchain: perf
+		 * (add_callchain_ip()) discards all of it and keeps the sample,
+		 * and so do we. */
+		for (uint64_t i = 0; i < nr; i++) {
+			uint64_t ip = ds__perf_rd64(p, q + pos + 8 * i);
+
+			if (ip >= CONTEXT_MAX && ip != CONTEXT_KERNEL && ip != CONTEXT_USER &&
+			    ip != CONTEXT_GUEST_KERNEL && ip != CONTEXT_GUEST_USER && ip != CONTEXT_HV &&
+			    ip != CONTEXT_GUEST) {
+				pos += 8 * nr;
+				nr = 0;
+				break;
+			}
+		}
 		for (uint64_t i = 0; i < nr; i++, pos += 8) {
 			uint64_t ip = ds__perf_rd64(p, q + pos), off = 0;
 			uint32_t dso = UINT32_MAX;

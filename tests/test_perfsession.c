@@ -333,6 +333,13 @@ static const char gen[] =
 	"r.sample(100, 100, 0x400020, 4)\n"
 	"r.sample(100, 100, 0x400020, 5)\n"
 	"r.write(d + '/guest.data')\n"
+	/* a corrupted callchain (an unknown context, as unwinds leave
+	 * 0xffffffffffffffff behind): perf drops it all, keeps the sample */
+	"r = Recording(callchain=True)\n"
+	"r.mmap2(100, 100, 0x400000, 0x1000, 0, '/a/libA.so', 1)\n"
+	"r.sample(100, 100, 0x400100, 2, callchain=[0x400100, 0x400200, 0xffffffffffffffff])\n"
+	"r.sample(100, 100, 0x400100, 3, callchain=[0x400100, 0x400200])\n"
+	"r.write(d + '/corrupt.data')\n"
 	/* zstd: 20,000 samples (about 1 MB of records) in one compressed
 	 * record of under 64 KiB: many output buffers from one input (a decode
 	 * stress; zstd here keeps input back, so it passed before the reader
@@ -460,6 +467,14 @@ int main(void)
 		CHECK_EQ_INT(r.got.v[2].dso, 3);
 		close_rec(&r);
 	}
+	if (open_rec(ctx, "corrupt", &r)) {
+		CHECK_EQ_INT(r.got.n, 2);
+		CHECK_SAMPLE(&r, 0, "/a/libA.so", 0x100);
+		CHECK_EQ_INT(r.got.v[0].ncc, 0);
+		CHECK_SAMPLE(&r, 1, "/a/libA.so", 0x100);
+		CHECK_EQ_INT(r.got.v[1].ncc, 2);
+		close_rec(&r);
+	}
 	/* One compressed record holding far more than one output buffer. */
 	if (open_rec(ctx, "zbig", &r)) {
 		struct ds_perf_info info;
@@ -477,7 +492,7 @@ int main(void)
 	}
 	{
 		static const char *const names[] = { "overlap", "fork", "order", "mixed",
-						      "mixed-pipe", "zbig" };
+						      "mixed-pipe", "corrupt", "zbig" };
 		char guest[256] = "";
 
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)

@@ -412,6 +412,7 @@ struct collapse {
 	size_t len, cap;
 	uint32_t *frames;
 	size_t nframes_cap;
+	bool callchains; /* a -g recording: some sample of the event has a callchain */
 };
 
 static int put(struct collapse *c, const char *s, size_t n)
@@ -548,8 +549,9 @@ static int collapse_sample(struct collapse *c, const struct ds_profile_sample *s
 		return -ENOMEM;
 	c->frames[n++] = (uint32_t)id;
 	/* perf script prints the callchain, whose first entry is where the
-	 * sample was taken: locs[0], then the callers. */
-	for (size_t i = s->nlocs; i-- > 0;) {
+	 * sample was taken: locs[0], then the callers; in a -g recording, a
+	 * sample the kernel could not unwind at all (no entry) prints none. */
+	for (size_t i = c->callchains && !s->callchain ? 0 : s->nlocs; i-- > 0;) {
 		id = loc_frame(c, s->locs[i], java);
 		if (id < 0)
 			return -ENOMEM;
@@ -604,6 +606,8 @@ static int collapse_profile(struct folded *f, const struct ds_profile *p,
 	c.ids[1] = calloc(nl ? nl : 1, sizeof(uint32_t));
 	if (!c.ids[0] || !c.ids[1])
 		goto oom;
+	for (size_t i = 0; i < n && !c.callchains; i++)
+		c.callchains = smp[i].attr == (unsigned)attr && smp[i].callchain;
 	for (size_t i = 0; i < n && !rc; i++) {
 		if (smp[i].attr != (unsigned)attr)
 			f->skipped += smp[i].count;
