@@ -580,10 +580,30 @@ def addr2line_of_copy(binary, addrs, demangle, inlines, objcopy_args):
 def llvm_symbolizer(binary, addrs, demangle):
     """{addr: [block lines, address line first]} of `llvm-symbolizer -a
     --inlines` (LLVM style: function, FILE:LINE:COLUMN per frame)."""
-    cmd = ["llvm-symbolizer", "-a", "--inlines", "-e", binary]
-    if not demangle:
-        cmd.insert(1, "--no-demangle")
-    return llvm_blocks(run(cmd, "".join("0x%x\n" % a for a in addrs)))
+    return llvm_symbolizer_cmd([] if demangle else ["--no-demangle"], binary, addrs)
+
+
+def llvm_short_names(binary, addrs):
+    """{addr: [function per frame]} of `llvm-symbolizer --functions=short
+    --inlines`: each frame's DW_AT_name, the outermost one too (with
+    short names it does not take the ELF symbol's name, which it does
+    for linkage names)."""
+    out = llvm_symbolizer_cmd(["--functions=short", "--no-demangle"], binary, addrs)
+    return {a: [f for f, _, _, _ in llvm_frames(b)] for a, b in out.items()}
+
+
+def llvm_symbolizer_cmd(opts, binary, addrs):
+    return llvm_blocks(run(["llvm-symbolizer", "-a", "--inlines"] + opts + ["-e", binary],
+                           "".join("0x%x\n" % a for a in addrs)))
+
+
+def cu_covers(binary, a):
+    """Does a compile unit's DW_AT_low_pc/high_pc or DW_AT_ranges (or
+    .debug_aranges) cover address a?  `llvm-dwarfdump --lookup` prints the
+    unit if one does, and exits 1 without one."""
+    p = subprocess.run(["llvm-dwarfdump", "--lookup=0x%x" % a, binary], capture_output=True,
+                       text=True)
+    return "Compile Unit:" in p.stdout
 
 
 def llvm_frames(lines):
