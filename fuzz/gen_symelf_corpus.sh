@@ -88,6 +88,18 @@ split_seed() {
 }
 split_seed gcc-O2-split4 gcc -O2 -gdwarf-4 || true
 split_seed clang-O2-split5 clang -O2 -gdwarf-5 || true
+# C++ names LLVM style respells (empty packs, '>' '>' after one, closure
+# constructors, cv-qualified function types, inheriting constructors) and
+# names that look like them.
+i=0
+for name in _Z1fIJEiEvv _Z1fIiJEiEvv _ZN3FooUt_C2Ev _ZZ4mainENKUlvE_C2EOS_ _Z1fIFivEEvRKT_ \
+	_ZN1DCI41BEi _ZrsIiEvv _ZN1AIiEgtIiEEbv \
+	_ZSt12__get_helperILm1ESt14default_deleteIKiEJEERT0_RSt11_Tuple_implIXT_EJS3_DpT1_EE; do
+	echo "int f$i(int) __asm__(\"$name\"); int f$i(int x) { return x + $i; }"
+	i=$((i + 1))
+done >"$tmp/names.c"
+echo 'int main(void) { return 0; }' >>"$tmp/names.c"
+seed gcc-cxx-names gcc -O1 "$tmp/names.c" || true
 
 if [ -f "$out/gcc-O2-g" ]; then
 	g=$out/gcc-O2-g

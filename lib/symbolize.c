@@ -10,6 +10,7 @@
 #define _GNU_SOURCE
 #include "symindex.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <libiberty/demangle.h>
 #include <limits.h>
@@ -480,13 +481,139 @@ static bool llvm_clones(char *from)
 	return true;
 }
 
+/* The operator spelled at s right after "operator" (libiberty puts a
+ * space between "operator<" and its template arguments): its length, 0
+ * for none (a conversion operator's type, "new"). */
+static size_t operator_len(const char *s)
+{
+	static const char *const ops[] = {
+		"<<=", ">>=", "<=>", "->*", "<<", ">>", "<=", ">=", "->", "==", "!=", "&&",
+		"||",  "++",  "--",  "+=",  "-=", "*=", "/=", "%=", "&=", "|=", "^=", "()",
+		"[]",  "<",   ">",   "=",   "!",  "~",  "+",  "-",  "*",  "/",  "%",  "&",
+		"|",   "^",   ",",
+	};
+
+	for (size_t i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
+		if (!strncmp(s, ops[i], strlen(ops[i])))
+			return strlen(ops[i]);
+	return 0;
+}
+
+/* Is s (within base) at the keyword "operator"? */
+static bool at_operator(const char *base, const char *s)
+{
+	return !strncmp(s, "operator", 8) &&
+	       (s == base || !(isalnum((unsigned char)s[-1]) || s[-1] == '_'));
+}
+
+/* libiberty's s, into w (if not NULL), with a space between two '>' that
+ * close template argument lists ("f<g<int>>(...)" -> "f<g<int> >(...)"),
+ * as LLVM always writes them.  libiberty does too, except after an empty
+ * pack, whose ", " it takes back while still believing ' ' the last
+ * character written ("std::__get_helper<1ul, std::default_delete<int
+ * const>>(...)").  A '<' opens a list and a '>' closes one, unless it
+ * belongs to an operator's name ("operator>>", "->") or stands inside
+ * parentheses opened within the list (an expression).  Returns the
+ * spaces to insert; -1 where that reading does not balance (s is then
+ * better left as it is).  w, if given, has room for s and the spaces. */
+static long template_closes(const char *s, char *w)
+{
+	char stack[64];
+	size_t depth = 0;
+	const char *last_close = NULL;
+	long n = 0;
+
+	for (const char *r = s; *r; r++) {
+		if (at_operator(s, r)) {
+			size_t k = 8 + operator_len(r + 8);
+
+			if (w) {
+				memcpy(w, r, k);
+				w += k;
+			}
+			r += k - 1;
+			continue;
+		}
+		if (*r == '<' || *r == '(') {
+			if (depth == sizeof(stack))
+				return -1;
+			stack[depth++] = *r;
+		} else if (*r == ')') {
+			if (!depth || stack[--depth] != '(')
+				return -1;
+		} else if (*r == '>' && r > s && r[-1] != '-' && depth && stack[depth - 1] == '<') {
+			depth--;
+			if (last_close == r - 1) {
+				n++;
+				if (w)
+					*w++ = ' ';
+			}
+			last_close = r;
+		}
+		if (w)
+			*w++ = *r;
+	}
+	if (w)
+		*w = 0;
+	return depth ? -1 : n;
+}
+
+/* template_closes() of s, malloc()ed (s itself copied where there is
+ * nothing to do); NULL: no memory. */
+static char *llvm_template_closes(const char *s)
+{
+	long n = template_closes(s, NULL);
+	size_t len = strlen(s);
+	char *out = malloc(len + (n > 0 ? (size_t)n : 0) + 1);
+
+	if (!out)
+		return NULL;
+	if (n > 0)
+		template_closes(s, out);
+	else
+		memcpy(out, s, len + 1);
+	return out;
+}
+
+/* r at libiberty's "( const&)(" (a reference or pointer to a
+ * cv-qualified function type, "int ( const&)()"): LLVM's spelling of the
+ * same length, " const(&)(" ("int  const(&)()"), written at w; the bytes
+ * written, 0 if r is not that. */
+static size_t llvm_cv_function(const char *r, char *w)
+{
+	static const char *const cv[] = { " const", " volatile", " restrict" };
+	size_t q = 1, p;
+
+	for (bool more = true; more;) {
+		more = false;
+		for (size_t i = 0; i < sizeof(cv) / sizeof(cv[0]); i++) {
+			size_t n = strlen(cv[i]);
+
+			if (!strncmp(r + q, cv[i], n)) {
+				q += n;
+				more = true;
+			}
+		}
+	}
+	for (p = q; r[p] == '&' || r[p] == '*'; p++)
+		;
+	if (q == 1 || p == q || r[p] != ')' || r[p + 1] != '(')
+		return 0;
+	memcpy(w, r + 1, q - 1);
+	w[q - 1] = '(';
+	memcpy(w + q, r + q, p - q);
+	w[p] = ')';
+	return p + 1;
+}
+
 /* libiberty's Itanium spelling s as LLVM 14's demangler prints it, where
  * the difference is one of spelling: clone suffixes "f() (.cold)",
  * lambdas and unnamed types "'lambda0'(int)", "'unnamed'",
- * "operator<<<int>" without libiberty's space, "std::nullptr_t".
- * Generic lambdas ("auto:1") and expressions in decltype stay as
- * libiberty has them (docs/oracles.md).  Every change shortens, so the
- * result (malloc()ed; NULL: no memory) is no longer than s. */
+ * "operator<<<int>" without libiberty's space, "std::nullptr_t", no
+ * empty pack ("f<, int>"), "int  const(&)()" for "int ( const&)()".
+ * Generic lambdas ("auto:1") and expressions stay as libiberty has them
+ * (docs/oracles.md).  No change lengthens, so the result (malloc()ed;
+ * NULL: no memory) is no longer than s. */
 static char *llvm_respell(const char *s)
 {
 	static const char lambda[] = "{lambda(", unnamed[] = "{unnamed type";
@@ -526,6 +653,14 @@ static char *llvm_respell(const char *s)
 			memcpy(w, "std::nullptr_t", 14);
 			w += 14;
 			r += sizeof(nullptr_t) - 1;
+		} else if (r[0] == ',' && r[1] == ' ' && w > out &&
+			   (w[-1] == '<' || (w - out >= 2 && w[-2] == ',' && w[-1] == ' '))) {
+			/* An empty pack: "f<, int>", "f<int, , int>" are
+			 * LLVM's "f<int>", "f<int, int>". */
+			r += 2;
+		} else if (*r == '(' && (used = llvm_cv_function(r, w))) {
+			w += used;
+			r += used;
 		} else {
 			*w++ = *r++;
 		}
@@ -564,8 +699,9 @@ static char *llvm_with_suffix(const char *name, size_t len, char *(*demangle)(co
  * is demangled by LLVM alone.  So where the whole name fails, each '.'
  * in turn is tried as the suffix's start (a source name may hold dots:
  * Rust's "vtable.shim"). */
-/* An inheriting constructor ("CI1"/"CI2" and the base class in the
- * mangled name): libiberty names it after the base ("D<T>::B(B args)"),
+/* An inheriting constructor ("CI1"/"CI2", and gcc's "CI4" in DWARF
+ * linkage names, with the base class in the mangled name): libiberty
+ * names it after the base ("D<T>::B(B args)"),
  * LLVM after its own class ("D<T>::D(B args)").  d (demangled) rewritten
  * in place when it has that shape: the last "::" at nesting depth 0
  * before the parameters' '(', the name before it D, template arguments
@@ -576,7 +712,7 @@ static void llvm_inheriting_ctor(const char *mangled, char *d)
 	const char *cls = d, *sep = NULL, *open = NULL;
 	size_t depth = 0, clen, blen;
 
-	if (!strstr(mangled, "CI1") && !strstr(mangled, "CI2"))
+	if (!strstr(mangled, "CI1") && !strstr(mangled, "CI2") && !strstr(mangled, "CI4"))
 		return;
 	for (const char *p = d; *p && !open; p++) {
 		if (!depth && !strncmp(p, anon, sizeof(anon) - 1)) {
@@ -607,6 +743,48 @@ static void llvm_inheriting_ctor(const char *mangled, char *d)
 	memmove((char *)sep + 2 + clen, open, strlen(open) + 1);
 }
 
+/* A constructor or destructor of a closure or unnamed type (mangled
+ * "...UlvE_C2E...", "...Ut_D1E..."): libiberty names it after the last
+ * name it printed ("main::{lambda()#1}::main()", "Foo::{unnamed
+ * type#1}::~Foo()"), LLVM gives it none ("main::'lambda'()::()",
+ * "Foo::'unnamed'::~()").  d, respelled, rewritten in place where its
+ * last "'lambda...'(...)" or "'unnamed...'" is followed by "::", that
+ * name and '('. */
+static void llvm_closure_structor(const char *mangled, char *d)
+{
+	static const char *const marks[] = { "_C1E", "_C2E", "_C3E", "_D0E", "_D1E", "_D2E" };
+	char *name = NULL, *end;
+	bool found = false;
+
+	for (size_t i = 0; i < sizeof(marks) / sizeof(marks[0]) && !found; i++)
+		found = strstr(mangled, marks[i]) != NULL;
+	if (!found)
+		return;
+	/* The last closure or unnamed type that is a scope (the parameters
+	 * may name closures too). */
+	for (char *p = strchr(d, '\''); p; p = strchr(p + 1, '\'')) {
+		if (strncmp(p, "'lambda", 7) && strncmp(p, "'unnamed", 8))
+			continue;
+		if (!(end = strchr(p + 1, '\'')))
+			return;
+		end++;
+		if (*end == '(' && !(end = (char *)closing(end)))
+			return;
+		if (*end == ')')
+			end++;
+		if (!strncmp(end, "::", 2))
+			name = end + 2 + (end[2] == '~');
+		p = end - 1;
+	}
+	if (!name)
+		return;
+	for (end = name; isalnum((unsigned char)*end) || *end == '_'; end++)
+		;
+	if (end == name || *end != '(' || !strncmp(name, "operator", 8))
+		return;
+	memmove(name, end, strlen(end) + 1);
+}
+
 static char *llvm_itanium(const char *name)
 {
 	char *res = cplus_demangle_v3(name, DMGL_PARAMS | DMGL_ANSI), *out;
@@ -615,10 +793,17 @@ static char *llvm_itanium(const char *name)
 		res = llvm_with_suffix(name, (size_t)(dot - name), cplus_demangle_v3);
 	if (!res)
 		return NULL;
+	out = llvm_template_closes(res);
+	free(res);
+	if (!out)
+		return NULL;
+	res = out;
 	out = llvm_respell(res);
 	free(res);
-	if (out)
+	if (out) {
 		llvm_inheriting_ctor(name, out);
+		llvm_closure_structor(name, out);
+	}
 	return out;
 }
 

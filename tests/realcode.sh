@@ -142,20 +142,28 @@ def gnu_vs_llvm(llvm, mine, a2l, opts, outer_is_elf, aliases, short):
 
 def respelled(got, llvm, raw, mine, outer_is_elf):
     """Our LLVM block differs from llvm-symbolizer's (demangled) only in
-    names whose raw (mangled) spelling is the same on both sides: ours
-    from our GNU answer (mine), theirs not demangled (raw); the outermost
-    frame may be the ELF symbol's name (sg.llvm_why)."""
+    names whose raw (mangled) spelling is the same on both sides (ours
+    from our GNU answer, mine; theirs not demangled, raw) and that LLVM
+    style spells as libiberty does for a known reason
+    (sg.llvm_spelling_kind); the outermost frame may be the ELF symbol's
+    name (sg.llvm_why).  The set of reasons, or None."""
     g, r, m = sg.llvm_frames(got or []), sg.llvm_frames(llvm or []), sg.gnu_pairs(mine or [])
     rr = sg.llvm_frames(raw or [])
     if not g or not (len(g) == len(r) == len(rr) == len(m)):
-        return False
+        return None
+    kinds = set()
     for i, (x, y) in enumerate(zip(g, r)):
         if x[1:] != y[1:]:
-            return False
-        if x[0] != y[0] and rr[i][0] != m[i][0] and not (i == len(g) - 1 and outer_is_elf) \
-                and sg.CLONE.sub("", rr[i][0]) != sg.CLONE.sub("", m[i][0]):
-            return False
-    return True
+            return None
+        if x[0] == y[0] or (i == len(g) - 1 and outer_is_elf):
+            continue
+        if rr[i][0] != m[i][0] and sg.CLONE.sub("", rr[i][0]) != sg.CLONE.sub("", m[i][0]):
+            return None
+        k = sg.llvm_spelling_kind(x[0], y[0], rr[i][0])
+        if k is None:
+            return None
+        kinds.add(k)
+    return kinds
 
 
 def llvm_style(binary, addrs, mine, blocks=False):
@@ -168,12 +176,15 @@ def llvm_style(binary, addrs, mine, blocks=False):
                                         demangle=True)
     raw = sg.llvm_symbolizer(binary, addrs, False)
     syms = sg.func_symbols(binary)
-    spelled = [a for a in bad if respelled(got.get(a), llvm.get(a), raw.get(a), mine.get(a),
-                                           sg.elf_outer(syms, a, raw.get(a)))]
-    if spelled:
-        bad = [a for a in bad if a not in spelled]
-        count(why, "demangler spelling", len(spelled))
-    return (bad, why, got, llvm, raw) if blocks else (bad, why)
+    left = []
+    for a in bad:
+        kinds = respelled(got.get(a), llvm.get(a), raw.get(a), mine.get(a),
+                          sg.elf_outer(syms, a, raw.get(a)))
+        if kinds is None:
+            left.append(a)
+        else:
+            count(why, "demangler spelling (%s)" % ", ".join(sorted(kinds)))
+    return (left, why, got, llvm, raw) if blocks else (left, why)
 
 
 def a2l_kind(mine, ref, why, at):

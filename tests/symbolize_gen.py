@@ -736,6 +736,34 @@ def llvm_diffs(binary, addrs, ours_text, demangle=False):
     return bad, got, ref, why
 
 
+def _llvm_parm(m):
+    n = int(m.group(1))
+    return "fp" + ("" if n == 1 else str(n - 2))
+
+
+def llvm_spelling_kind(ours, theirs, raw):
+    """Why LLVM style (ours) may spell the C++ name raw otherwise than
+    LLVM 14's demangler (theirs): the kinds it does not follow
+    (docs/oracles.md, "Names"), each by a rule that holds for that kind
+    alone; None for anything else."""
+    def expr_norm(s):
+        # LLVM's fp, fp0, fp1 for libiberty's {parm#1}, {parm#2},
+        # {parm#3}; parentheses and spaces are where the two print
+        # expressions apart.
+        return re.sub(r"[() ]", "", re.sub(r"\{parm#(\d+)\}", _llvm_parm, s))
+    if ours == raw or theirs == raw:
+        return "only one demangler takes the name"
+    if re.search(r"DT|Dt|X[a-z]{2}", raw) and expr_norm(ours) == expr_norm(theirs):
+        return "expressions"
+    if raw.startswith("_ZZ") and theirs.endswith(ours) and theirs[:-len(ours)].endswith(" "):
+        return "return type of a local entity's function template"
+    if "'lambda" in theirs and "auto" in ours:
+        return "generic lambdas"
+    if re.search(r"(?<!operator)><", theirs):
+        return "LLVM's misread substitution"
+    return None
+
+
 def gnu_pairs(lines):
     return list(zip(lines[0::2], (DISCR.sub("", x) for x in lines[1::2])))
 
