@@ -32,6 +32,9 @@ static const char symbolize_help[] =
 	"  --file-offset           addresses are file offsets (perf, /proc/PID/maps)\n"
 	"  --batch N               without -e: distinct binaries per batch (4096; at\n"
 	"                          most 16384): memory is bounded by it\n"
+	"  --mem-budget SIZE       bytes of debuginfo and indexes to keep open (K, M, G\n"
+	"                          suffixes: KiB...); over it, what was used least\n"
+	"                          recently is closed and opened again when asked\n"
 	"  --output-style=STYLE    GNU (addr2line, default), LLVM (llvm-symbolizer) or\n"
 	"                          JSON (one object per address)\n" CLI_COMMON_HELP;
 
@@ -941,6 +944,31 @@ static int run_stream(const struct opts *o, struct ds_store *store, size_t max_d
 	return status;
 }
 
+/* "SIZE" as bytes: a decimal number, a K, M or G (KiB, MiB, GiB) after it
+ * allowed; false for anything else, or past 2^64. */
+static bool parse_size(const char *v, uint64_t *out)
+{
+	unsigned shift = 0;
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || end == v || v[0] == '-')
+		return false;
+	if (*end) {
+		const char *units = "KMG", *u = strchr(units, *end);
+
+		if (!u || end[1])
+			return false;
+		shift = 10 * (unsigned)(u - units + 1);
+	}
+	if (shift && n > UINT64_MAX >> shift)
+		return false;
+	*out = (uint64_t)n << shift;
+	return true;
+}
+
 int cmd_symbolize(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
@@ -950,6 +978,7 @@ int cmd_symbolize(int argc, char **argv)
 	struct ds_store *store;
 	char **addrs = calloc(argc, sizeof(*addrs));
 	size_t batch = CHUNK_DSOS_DEFAULT;
+	uint64_t budget = 0;
 	int naddrs = 0, status;
 
 	for (int i = 1; i < argc; i++) {
@@ -991,6 +1020,16 @@ int cmd_symbolize(int argc, char **argv)
 				return 2;
 			}
 			batch = n;
+		} else if ((!strcmp(a, "--mem-budget") && i + 1 < argc) ||
+			   !strncmp(a, "--mem-budget=", 13)) {
+			const char *v = a[12] == '=' ? a + 13 : argv[++i];
+
+			if (!parse_size(v, &budget) || !budget) {
+				cli_error("symbolize: --mem-budget needs a size in bytes (K, M or G "
+					  "after it allowed), not '%s'",
+					  v);
+				return 2;
+			}
 		} else if (!strcmp(a, "--file-offset")) {
 			o.file_offset = true;
 		} else if (!strcmp(a, "--functions")) {
@@ -1028,7 +1067,11 @@ int cmd_symbolize(int argc, char **argv)
 		return 2;
 	}
 	ctx = cli_context(&common);
-	store = ds_store_new(ctx, "host", NULL);
+	{
+		DS_OPTS(ds_store_opts, so, .mem_budget = budget);
+
+		store = ds_store_new(ctx, "host", &so);
+	}
 	ds_context_free(ctx);
 	if (!store) {
 		cli_error("cannot create a store: %s", ds_strerror(-errno));
