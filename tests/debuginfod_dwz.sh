@@ -20,6 +20,9 @@
 #     and the lines alternating between them: the alt file is closed with
 #     its last reader and opened again (the store's debug log says so),
 #     from the cache (no request), and every answer is the same.
+#   - dwz -r in perf's cache: `prefetch --perf-cache` puts the alt file
+#     where the relative name leads from the cached debug file, and
+#     eu-addr2line on that file reads it.
 #
 # Debian's 0.188 server listens on every address and refuses -p 0, so this
 # script re-runs itself inside a network namespace with only loopback up.
@@ -29,7 +32,8 @@ tl_no_proxy
 export PATH=$PATH:/usr/sbin:/sbin
 
 : "${DSOSTORE:?DSOSTORE must name the dsostore CLI}"
-tl_need debuginfod gcc objcopy strip dwz addr2line nm curl eu-readelf cmp unshare ip python3
+tl_need debuginfod gcc objcopy strip dwz addr2line eu-addr2line nm curl eu-readelf cmp unshare ip \
+	python3
 tl_netns_reexec --skip "cannot create a network namespace (unshare -n / -rn failed); the real \
 debuginfod 0.188 listens on every address, so it is only run isolated" "$0" "$@"
 tl_tmpdir dsdwz
@@ -192,5 +196,40 @@ for s in m r; do
 		fail "$s: the alt file was opened $opens times and $evicted debuginfos evicted: want it closed and opened again"
 	tl_case_end "[alt file opened $opens times, $evicted evictions]" || true
 done
+
+# dwz -r in perf's cache: `prefetch --perf-cache` of a recording of the
+# r programs (tests/perfgen.py: their build IDs in its header) puts the
+# alt file where the relative name leads from the cached debug file, as
+# libdw (and binutils, perf's addr2line) look for it; eu-addr2line on
+# that file names cm_mix from the alt file, and does not once the link
+# is moved away (so the link is what counts).
+tl_case "r: prefetch --perf-cache"
+export DEBUGINFOD_CACHE_PATH=$tmp/cache-pc
+python3 "$DS_SRC/tests/perfgen.py" --dsos-from bin/r --out r.data >perfgen.out 2>&1 ||
+	fail "perfgen: $(tail -2 perfgen.out)"
+tl_prefetch pc --perf-cache --perf-buildid-dir "$tmp/pc" r.data
+[ "$rc" -eq 0 ] || fail "prefetch: exit $rc: $(head -3 pc.err)"
+[ "$(tl_summary_field pc "dwz alt files")" = 1 ] ||
+	fail "prefetch: $(tl_summary_field pc "dwz alt files") dwz alt files, want 1: $(cat pc.out)"
+abid=$(tl_build_id bin/r/a)
+entry=$(readlink -f "$tmp/pc/.build-id/${abid:0:2}/${abid:2}")
+# The first byte of a_spin whose frames include cm_mix (addr2line -i on
+# the plain build says which).
+addr=$(awk '/^0x/ {a = $1} $0 == "cm_mix" {print a; exit}' r.seq.want)
+[ -n "$addr" ] || fail "no address of r/a has a cm_mix frame"
+if [ ! -e "$entry/.dwz/common.debug" ]; then
+	fail "no $entry/.dwz/common.debug: $(find "$tmp/pc" | head -20)"
+elif ! cmp -s "$entry/.dwz/common.debug" "${alt[r]}"; then
+	fail "$entry/.dwz/common.debug is not the alt file"
+else
+	# (Without DEBUGINFOD_URLS: libdw would fetch the alt file itself.)
+	with=$(env -u DEBUGINFOD_URLS eu-addr2line -f -i -e "$entry/debug" "$addr" 2>&1)
+	mv "$entry/.dwz" "$tmp/moved-dwz"
+	without=$(env -u DEBUGINFOD_URLS eu-addr2line -f -i -e "$entry/debug" "$addr" 2>&1)
+	mv "$tmp/moved-dwz" "$entry/.dwz"
+	grep -q "^cm_mix inlined" <<<"$with" || fail "eu-addr2line on the cached debug file: no cm_mix: $with"
+	! grep -q "^cm_mix inlined" <<<"$without" || fail "eu-addr2line names cm_mix without the alt file: the case proves nothing"
+fi
+tl_case_end || true
 
 tl_finish debuginfod_dwz
