@@ -897,6 +897,52 @@ DS_API size_t ds_annotation_funcs(const struct ds_annotation *a,
 				  const struct ds_annotate_func **out);
 DS_API void ds_annotation_free(struct ds_annotation *a);
 
+/* ------------------------------------------------------------ call tree */
+
+/* Stacks of a profile aggregated into a call tree keyed by function, the
+ * tree perf report draws its call graphs from: a path of frames added
+ * walks down from the root, one node per function (a named frame is its
+ * (DSO, function), wherever in the function the address is; an unnamed
+ * one its (DSO, raw address)), each node counting the samples and period
+ * of the paths through it and of those that end at it.  Node 0 is the
+ * root: no function, the sum of every path added. */
+struct ds_calltree;
+
+/* The paths start at the outermost caller and run toward the sampled
+ * function (perf's caller order); without, they start at the sampled
+ * function and run outward through its callers (callee order). */
+#define DS_CALLTREE_CALLER (1u << 0)
+
+struct ds_calltree_node {
+	size_t dso; /* index into ds_perf_session_dsos(); SIZE_MAX: no map */
+	const char *function; /* the profile's name; NULL: unnamed (and the root) */
+	/* Named: the function's start (function_start of its locations);
+	 * unnamed: the address as sampled (ds_profile_sample ips). */
+	uint64_t addr;
+	uint32_t loc; /* the location that made it first; UINT32_MAX: the root */
+	uint32_t parent; /* UINT32_MAX: the root */
+	uint64_t count, period; /* of the paths through the node */
+	uint64_t self_count, self_period; /* of the paths that end at it */
+	uint32_t nchildren;
+	/* Heaviest (period) first; ties in descending (dso, addr), the order
+	 * perf prints them in. */
+	const uint32_t *children;
+};
+
+/* An empty tree over the profile's locations (the profile must outlive
+ * it).  NULL with errno EINVAL or ENOMEM; free accepts NULL. */
+DS_API struct ds_calltree *ds_calltree_new(const struct ds_profile *p, unsigned int flags);
+DS_API void ds_calltree_free(struct ds_calltree *t);
+/* Add the frames [first, first + n) of the stack s (leaf first, as
+ * s->locs), with its count and period.  n 0 adds nothing.  0; -EINVAL
+ * (frames outside the stack, locations the profile does not have) or
+ * -ENOMEM, the tree unchanged. */
+DS_API int ds_calltree_add(struct ds_calltree *t, const struct ds_profile_sample *s,
+			   size_t first, size_t n);
+/* The nodes, *out[0] the root; borrowed, children included, until the next
+ * ds_calltree_add() or ds_calltree_free(). */
+DS_API size_t ds_calltree_nodes(struct ds_calltree *t, const struct ds_calltree_node **out);
+
 #ifdef __cplusplus
 }
 #endif
