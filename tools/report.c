@@ -3,6 +3,7 @@
  * DSOs' debuginfo found by build ID (locally, then from debuginfod, all at
  * once) before the first address is looked up. */
 #define _GNU_SOURCE
+#include "callgraph.h"
 #include "cli.h"
 #include "folded.h"
 
@@ -40,6 +41,16 @@ static const char report_help[] =
 	"                          recording has callchains (perf record -g), as perf\n"
 	"  -n, --show-nr-samples   a column with the number of samples\n"
 	"  --top N                 only the first N rows of each table\n"
+	"  -g, --call-graph [MODE,THRESHOLD,LIMIT,ORDER,VALUE]   under each row, its\n"
+	"                          call graph as perf draws it (recordings with -g):\n"
+	"                          graph (default), fractal, flat, folded or none;\n"
+	"                          a threshold in percent (0.5), a limit of entries\n"
+	"                          per level, caller or callee order (default: caller\n"
+	"                          with --children, else callee), percent, period or\n"
+	"                          count; bare -g: graph,0.5,caller\n"
+	"  -G, --inverted          caller order\n"
+	"  --percent-limit N       only rows of at least N% (their Children share with\n"
+	"                          --children); the graphs' threshold too\n"
 	"  --inline                under each row, each inline chain its samples are\n"
 	"                          in: its share, then one line per frame, innermost\n"
 	"                          first (\"FUNC (inlined) FILE:LINE\"), the last one the\n"
@@ -68,6 +79,9 @@ struct opts {
 	bool show_nr, inlines, json, no_fetch, progress;
 	size_t top; /* 0: all */
 	int verbose;
+	struct cg_opts graph; /* -g */
+	bool inverted; /* -G */
+	float percent_limit; /* perf's is a float, and so is the row's share it is compared with */
 };
 
 /* One frame of an inline chain. */
@@ -156,6 +170,8 @@ struct report {
 	const struct ds_profile_loc *pl; /* the profile's */
 	bool any_callchain;
 	bool children_on; /* the table has perf's Children column */
+	struct cg_opts graph_opts; /* -g, the order resolved */
+	struct callgraph *graph; /* of the table being printed */
 };
 
 static _Noreturn void oom(void)
@@ -407,23 +423,28 @@ static void locs_of(struct report *r)
 }
 
 /* A caller's level: its DSO's, kernel or user; with no map, perf keeps the
- * level of the entry it filled before, walking from the outermost caller,
- * starting with the sample's.  Into levels[1..nlocs); returns the level of
- * the callchain's own copy of the sampled address (see stack_site()). */
+ * level of the entry it filled before, walking from the outermost caller
+ * (-g callee: from the sample), starting with the sample's.  Into
+ * levels[1..nlocs); returns the level of the callchain's own copy of the
+ * sampled address (see stack_site()). */
 static char caller_levels(const struct report *r, const struct ds_profile_sample *ps,
 			  const struct ds_profile_loc *pl, char *levels)
 {
-	char cur = level_of(ps->cpumodes[0]);
+	char cur = level_of(ps->cpumodes[0]), dup = cur;
+	/* perf walks in the call graph's order: -g callee from the sample out */
+	bool callee = !r->o->graph.order && !r->o->inverted;
 
-	for (size_t i = ps->nlocs; i-- > 0;) {
-		size_t d = pl[ps->locs[i]].dso;
+	for (size_t j = 0; j < ps->nlocs; j++) {
+		size_t i = callee ? j : ps->nlocs - 1 - j, d = pl[ps->locs[i]].dso;
 
 		if (d < r->ndsos)
 			cur = r->dsos[d].kernel ? 'k' : '.';
 		if (i)
 			levels[i] = cur;
+		else
+			dup = cur;
 	}
-	return cur;
+	return dup;
 }
 
 /* The site of element i of stack p (levels: its callers', from
@@ -907,6 +928,14 @@ static struct widths column_widths(const struct opts *o, const struct entry *e, 
 	return w;
 }
 
+/* --percent-limit: perf compares the row's share as a float. */
+static bool row_shown(const struct report *r, const struct entry *e, uint64_t total)
+{
+	uint64_t period = r->children_on ? e->children : e->period;
+
+	return !r->o->percent_limit || (float)share(period, total) >= r->o->percent_limit;
+}
+
 static void print_chains(const struct entry *e, uint64_t total)
 {
 	for (size_t i = 0; i < e->nchains; i++) {
@@ -960,6 +989,8 @@ static void print_table(const struct report *r, const char *event, unsigned attr
 	for (size_t i = 0; i < n && (!o->top || i < o->top); i++) {
 		const struct site *s = e[i].s;
 
+		if (!row_shown(r, &e[i], t->period))
+			continue;
 		if (r->children_on)
 			printf("  %7.2f%%", share(e[i].children, t->period));
 		printf("  %7.2f%%", share(e[i].period, t->period));
@@ -993,6 +1024,10 @@ static void print_table(const struct report *r, const char *event, unsigned attr
 		putchar('\n');
 		if (o->inlines)
 			print_chains(&e[i], t->period);
+		if (r->graph)
+			callgraph_print(r->graph, s->entry,
+					r->children_on ? e[i].children : e[i].period, t->period,
+					o->keys[0] == KEY_SYM);
 	}
 	putchar('\n');
 }
@@ -1067,6 +1102,8 @@ static void json_entry(const struct report *r, const struct entry *e, uint64_t t
 		}
 		printf("]");
 	}
+	if (r->graph)
+		callgraph_json(r->graph, s->entry, total);
 	putchar('}');
 }
 
@@ -1096,6 +1133,38 @@ static void warn_verbose(void *user, enum ds_log_level level, const char *msg)
 	cli_error("%s", msg);
 }
 
+/* The call graph's rows (entries_of()'s indexes, before its sort) of a
+ * stack: its own, or that of element i of perf's callchain, the sampled
+ * address again (i 0) and the callers (the stack's own sites, found). */
+struct graph_rows {
+	struct report *r;
+	unsigned attr;
+	const struct ds_profile_sample *ps;
+	size_t k; /* whose levels are in levels */
+	char *levels, dup;
+	size_t nlevels;
+};
+
+static size_t graph_row(void *user, size_t k, size_t i, bool own)
+{
+	struct graph_rows *g = user;
+	const struct ds_profile_sample *p = &g->ps[k];
+
+	if (p->attr != g->attr)
+		return SIZE_MAX;
+	if (own)
+		return stack_site(g->r, p, 0, NULL, 0)->entry;
+	if (g->k != k) {
+		if (p->nlocs > g->nlevels) {
+			g->nlevels = p->nlocs;
+			g->levels = xrealloc(g->levels, g->nlevels, 1);
+		}
+		g->dup = caller_levels(g->r, p, g->r->pl, g->levels);
+		g->k = k;
+	}
+	return stack_site(g->r, p, i ? i : p->nlocs, g->levels, g->dup)->entry;
+}
+
 static void output(struct report *r, const struct ds_perf_info *info,
 		   const struct ds_perf_data *pd)
 {
@@ -1120,13 +1189,23 @@ static void output(struct report *r, const struct ds_perf_info *info,
 		if (!r->ev[a].samples) /* perf skips an event without samples */
 			continue;
 		e = entries_of(r, a, &n);
+		if (r->graph_opts.mode != CG_NONE && r->any_callchain) {
+			struct graph_rows g = { .r = r, .attr = a, .k = SIZE_MAX };
+
+			ds_profile_samples(r->prof, &g.ps);
+			r->graph = callgraph_new(r->prof, &r->graph_opts, r->children_on, n,
+						 graph_row, &g);
+			free(g.levels);
+		}
 		if (o->json) {
 			printf("%s{\"attr\":%u,\"event\":", first ? "" : ",", a);
 			cli_json_string(ds_perf_data_event_name(pd, a));
 			printf(",\"samples\":%" PRIu64 ",\"event_count\":%" PRIu64 ",\"entries\":[",
 			       r->ev[a].samples, r->ev[a].period);
-			for (size_t i = 0; i < n && (!o->top || i < o->top); i++) {
-				if (i)
+			for (size_t i = 0, any = 0; i < n && (!o->top || i < o->top); i++) {
+				if (!row_shown(r, &e[i], r->ev[a].period))
+					continue;
+				if (any++)
 					putchar(',');
 				json_entry(r, &e[i], r->ev[a].period);
 			}
@@ -1135,6 +1214,8 @@ static void output(struct report *r, const struct ds_perf_info *info,
 			print_table(r, ds_perf_data_event_name(pd, a), a, e, n);
 		}
 		first = false;
+		callgraph_free(r->graph);
+		r->graph = NULL;
 		for (size_t i = 0; i < n; i++)
 			free(e[i].chains);
 		free(e);
@@ -1157,7 +1238,8 @@ static int run(const struct opts *o, const struct cli_common *common)
 	 * libc, ld.so and the rest is never read. */
 	DS_OPTS(ds_profile_opts, po,
 		.flags = (has_key(o, KEY_SRCLINE) || o->inlines ? DS_PROFILE_LINES : 0) |
-			 (o->children ? DS_PROFILE_CALLCHAINS : 0),
+			 (o->children || o->graph.mode != CG_NONE ? DS_PROFILE_CALLCHAINS
+								  : 0),
 		.warn = o->verbose ? warn_verbose : NULL);
 
 	if (cli_recording_open(&rec, o->path, common, o->no_fetch, &po) ||
@@ -1171,6 +1253,10 @@ static int run(const struct opts *o, const struct cli_common *common)
 	collect(&r);
 	/* perf's default: a Children column when the samples have callchains. */
 	r.children_on = o->children > 0 || (o->children < 0 && r.any_callchain);
+	/* perf's order: caller with children, unless -g says; -G: caller. */
+	r.graph_opts = o->graph;
+	if (o->inverted || r.graph_opts.order < 0)
+		r.graph_opts.order = o->inverted || r.children_on;
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
 	output(&r, &info, rec.pd);
 	status = fflush(stdout) ? 1 : 0;
@@ -1216,7 +1302,9 @@ bad:
 int cmd_report(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
-	struct opts o = { .keys = { KEY_DSO, KEY_SYM }, .nkeys = 2, .children = -1 };
+	struct opts o = {
+		.keys = { KEY_DSO, KEY_SYM }, .nkeys = 2, .children = -1, .graph = CG_OPTS_DEFAULT
+	};
 	struct folded_opts fo = { 0 };
 	int progress = -1;
 	const char *pprof = NULL; /* --pprof FILE: tools/pprof.c writes it instead */
@@ -1255,6 +1343,31 @@ int cmd_report(int argc, char **argv)
 				return 2;
 			}
 			o.top = (size_t)n;
+		} else if (!strcmp(a, "-g") || !strcmp(a, "--call-graph")) {
+			/* perf's argument is optional: the next word, when it is one */
+			if (i + 1 < argc && !cg_parse(&o.graph, argv[i + 1], true))
+				i++;
+			else
+				cg_parse(&o.graph, NULL, false);
+		} else if (!strncmp(a, "--call-graph=", 13) || (!strncmp(a, "-g", 2) && a[2])) {
+			if (cg_parse(&o.graph, a[1] == '-' ? a + 13 : a + 2, false))
+				return 2;
+		} else if (!strcmp(a, "-G") || !strcmp(a, "--inverted")) {
+			o.inverted = true;
+		} else if ((!strcmp(a, "--percent-limit") && i + 1 < argc) ||
+			   !strncmp(a, "--percent-limit=", 16)) {
+			const char *v = a[15] == '=' ? a + 16 : argv[++i];
+			char *end;
+			float f = strtof(v, &end);
+
+			if (end == v || *end || !(f >= 0)) {
+				cli_error("report: --percent-limit needs a percentage, not '%s'",
+					  v);
+				return 2;
+			}
+			/* perf: the rows' limit, and the graphs' threshold too */
+			o.percent_limit = f;
+			o.graph.min_percent = f;
 		} else if (!strcmp(a, "--inline")) {
 			o.inlines = true;
 		} else if (!strcmp(a, "--json")) {
