@@ -818,6 +818,9 @@ struct ds_profile_sample {
 	unsigned int attr; /* which event */
 	const char *comm; /* the thread's name then; NULL: unknown */
 	bool callchain; /* the samples had a callchain (of the address alone, maybe) */
+	/* Its first entry was the sampled address, left out of locs (perf's
+	 * callchains of cpu-clock and frame pointers always begin so). */
+	bool leaf_in_callchain;
 	size_t nlocs;
 	const uint32_t *locs; /* indexes of ds_profile_locs() */
 	const uint64_t *ips;

@@ -268,7 +268,8 @@ static bool stack_equal(const struct ds_profile *p, const struct ds_profile_samp
 			size_t at, const struct ds_profile_sample *b, size_t bt)
 {
 	return a->attr == b->attr && a->pid == b->pid && a->tid == b->tid && a->comm == b->comm &&
-	       a->nlocs == b->nlocs && a->callchain == b->callchain && !memcmp(p->ids + at, p->ids + bt, a->nlocs * sizeof(*p->ids)) &&
+	       a->nlocs == b->nlocs && a->callchain == b->callchain &&
+	       a->leaf_in_callchain == b->leaf_in_callchain && !memcmp(p->ids + at, p->ids + bt, a->nlocs * sizeof(*p->ids)) &&
 	       !memcmp(p->ips + at, p->ips + bt, a->nlocs * sizeof(*p->ips)) &&
 	       !memcmp(p->modes + at, p->modes + bt, a->nlocs * sizeof(*p->modes));
 }
@@ -308,7 +309,8 @@ static int on_sample(void *user, const struct ds_perf_sample *smp)
 					 .attr = smp->attr,
 					 .comm = smp->comm,
 					 .nlocs = n,
-					 .callchain = cc && smp->nr_callchain };
+					 .callchain = cc && smp->nr_callchain,
+					 .leaf_in_callchain = skip };
 	uint64_t h;
 
 	if (smp->time) {

@@ -499,7 +499,7 @@ static void collect(struct report *r)
 				levels = xrealloc(levels, nlevels, 1);
 			}
 			dup = caller_levels(r, p, r->pl, levels);
-			for (size_t i = 1; i <= p->nlocs; i++)
+			for (size_t i = 1; i < p->nlocs + p->leaf_in_callchain; i++)
 				stack_site(r, p, i, levels, dup);
 		}
 		if (p->attr >= r->nev) {
@@ -703,7 +703,7 @@ static void add_children(struct report *r, unsigned attr, struct entry *e, size_
 		}
 		char dup = caller_levels(r, p, r->pl, levels);
 
-		for (size_t i = 0; i < p->nlocs + p->callchain; i++) {
+		for (size_t i = 0; i < p->nlocs + p->leaf_in_callchain; i++) {
 			size_t id = stack_site(r, p, i, levels, dup)->entry;
 
 			if (stamp[id] != k + 1) {
@@ -1162,7 +1162,11 @@ static size_t graph_row(void *user, size_t k, size_t i, bool own)
 		g->dup = caller_levels(g->r, p, g->r->pl, g->levels);
 		g->k = k;
 	}
-	return stack_site(g->r, p, i ? i : p->nlocs, g->levels, g->dup)->entry;
+	/* The chain's first entry: its own caller entry when the callchain
+	 * held the sampled address too (the profile left it out), else the
+	 * sample's own row. */
+	return stack_site(g->r, p, i ? i : p->leaf_in_callchain ? p->nlocs : 0, g->levels, g->dup)
+		->entry;
 }
 
 static void output(struct report *r, const struct ds_perf_info *info,
