@@ -1687,7 +1687,7 @@ static void attach_alt(struct ds__dwarf *D, Elf *debug)
 
 	if (!ds__elf_altlink(debug, &name, &bid))
 		return;
-	h = D->src.alt ? D->src.alt(D->src.arg, &bid, name) : NULL;
+	h = D->src.alt ? D->src.alt(D->src.arg, &bid, name, D->name) : NULL;
 	if (h && !(A = D->src.pin(D->src.arg, h)))
 		D->src.put(D->src.arg, h);
 	if (!A) {

@@ -420,8 +420,11 @@ struct ds__dwo_want {
 /* A hold on one of the store's auxiliary files (opaque). */
 struct ds__aux;
 struct ds__aux_src {
-	/* The alt file of bid (name: the .gnu_debugaltlink path), opened. */
-	struct ds__aux *(*alt)(void *arg, const struct ds_build_id *bid, const char *name);
+	/* The alt file of bid (name: the .gnu_debugaltlink path, looked at
+	 * first, relative to the directory of from, the debug file naming
+	 * it, when it is relative), opened. */
+	struct ds__aux *(*alt)(void *arg, const struct ds_build_id *bid, const char *name,
+			       const char *from);
 	/* The first package of w's places (<binary>.dwp, <debug>.dwp) that
 	 * holds one of its ids at least (one that holds none is refused with
 	 * a warning). */

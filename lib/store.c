@@ -413,7 +413,8 @@ static void improve_id(struct ds_store *s, struct ds_dso *d, const struct ds_dso
 /* ------------------------------------------------------------- the store */
 
 static void aux_free_all(struct ds_store *s);
-static struct ds__aux *alt_get(void *arg, const struct ds_build_id *bid, const char *name);
+static struct ds__aux *alt_get(void *arg, const struct ds_build_id *bid, const char *name,
+			       const char *from);
 static struct ds__aux *dwp_get(void *arg, const struct ds__dwp_want *w);
 static struct ds__aux *dwo_get(void *arg, const struct ds__dwo_want *w);
 static const struct ds__dwarf_aux *aux_pin(void *arg, struct ds__aux *h);
@@ -1259,23 +1260,52 @@ static int aux_open_at(struct ds_store *s, const struct aux_key *k, const char *
 	return err;
 }
 
-/* An alt file's search proper, with no lock held: the rules of debuginfo
- * (this machine, then debuginfod's cache and servers unless local_only). */
-static int aux_search(struct ds_store *s, const struct ds_build_id *bid, bool local_only,
-		      struct ds_found *found, struct ds_strbuf *why)
+/* An alt file's search proper, with no lock held: the path its debug file
+ * names (named: resolved by alt_path(); NULL: none), then the rules of
+ * debuginfo (this machine, then debuginfod's cache and servers unless
+ * local_only). */
+static int aux_search(struct ds_store *s, const struct ds_build_id *bid, const char *named,
+		      bool local_only, struct ds_found *found, struct ds_strbuf *why)
 {
+	const char *reason = "";
 	int err;
 
 	atomic_fetch_add(&s->aux_searches, 1);
+	/* Where the debug file says it is (dwz -r's relative names too),
+	 * if its build ID is the one asked for; then by build ID. */
+	if (named && ds__open_candidate(named, bid, DS_ARTIFACT_DEBUGINFO, found, &reason) == 0)
+		return 0;
+	if (named && why)
+		ds__strbuf_addf(why, " (at %s: %s)", named, *reason ? reason : "not there");
 	err = ds__locate(s->ctx, bid, NULL, DS_ARTIFACT_DEBUGINFO, found, why);
 	if (err == -ENOENT && !local_only)
 		err = ds__fetch_found(s->ctx, bid, found, why);
 	return err;
 }
 
+/* The path an alt file's name (from .gnu_debugaltlink) stands for: as it
+ * is when absolute, else relative to the directory of the debug file that
+ * names it (from; dwz -r writes such names).  NULL: none, or no memory. */
+static char *alt_path(const char *name, const char *from)
+{
+	const char *slash = from ? strrchr(from, '/') : NULL;
+	char *p;
+
+	if (!name || !*name)
+		return NULL;
+	if (name[0] == '/')
+		return strdup(name);
+	if (!slash)
+		return NULL;
+	if (asprintf(&p, "%.*s/%s", (int)(slash - from), from, name) < 0)
+		return NULL;
+	return p;
+}
+
 /* The indexes' alt files (struct ds__aux_src): a hold on the opened DWARF
  * of bid, searched and opened by the first asker. */
-static struct ds__aux *alt_get(void *arg, const struct ds_build_id *bid, const char *name)
+static struct ds__aux *alt_get(void *arg, const struct ds_build_id *bid, const char *name,
+			       const char *from)
 {
 	struct ds_store *s = arg;
 	struct aux_key k = { .kind = DS__AUX_ALT, .bid = *bid };
@@ -1310,7 +1340,10 @@ static struct ds__aux *alt_get(void *arg, const struct ds_build_id *bid, const c
 		free(path);
 	}
 	if (err && err != -ENOMEM) {
-		err = aux_search(s, bid, false, &found, &why);
+		char *named = alt_path(name, from);
+
+		err = aux_search(s, bid, named, false, &found, &why);
+		free(named);
 		if (!err)
 			err = ds__dwarf_aux_open(s->ctx, DS__AUX_ALT, &found, 0, NULL, &dw);
 	}
@@ -1664,15 +1697,21 @@ static void aux_free_all(struct ds_store *s)
 }
 
 /* The alt file d's debuginfo names (size 0: none, or no debuginfo). */
-static void altlink_of(struct ds_dso *d, struct ds_build_id *bid)
+/* The alt file d's debuginfo names: its build ID, and (named, may be
+ * NULL) the path the name stands for, malloc()ed. */
+static void altlink_of(struct ds_dso *d, struct ds_build_id *bid, char **named)
 {
 	const char *name;
 
 	bid->size = 0;
+	if (named)
+		*named = NULL;
 	if (ds_dso_pin(d) != 0)
 		return;
 	if (!ds__elf_altlink(d->di.elf, &name, bid))
 		bid->size = 0;
+	else if (named)
+		*named = alt_path(name, atomic_load(&d->di.path));
 	ds_dso_unpin(d);
 }
 
@@ -1682,6 +1721,7 @@ DS_API int ds_dso_alt_file(struct ds_dso *d, struct ds_build_id *bid, char **pat
 	struct aux_key k = { .kind = DS__AUX_ALT };
 	struct ds_found found = { .fd = -1 };
 	struct ds_strbuf why = { 0 };
+	char *named = NULL;
 	struct aux *e;
 	int prev, err;
 
@@ -1690,7 +1730,7 @@ DS_API int ds_dso_alt_file(struct ds_dso *d, struct ds_build_id *bid, char **pat
 	if (!d || !bid)
 		return -EINVAL;
 	s = d->store;
-	altlink_of(d, bid);
+	altlink_of(d, bid, &named);
 	if (!bid->size)
 		return -ENODATA;
 	k.bid = *bid;
@@ -1698,11 +1738,12 @@ DS_API int ds_dso_alt_file(struct ds_dso *d, struct ds_build_id *bid, char **pat
 	e = aux_entry(s, &k, true);
 	if (!e) {
 		pthread_mutex_unlock(&s->aux_lock);
+		free(named);
 		return -ENOMEM;
 	}
 	if (aux_claim(s, e, false, NULL, &prev)) {
 		pthread_mutex_unlock(&s->aux_lock);
-		err = aux_search(s, bid, false, &found, &why);
+		err = aux_search(s, bid, named, false, &found, &why);
 		pthread_mutex_lock(&s->aux_lock);
 		if (err)
 			aux_missed(s, e, err, NULL, why.buf);
@@ -1715,6 +1756,7 @@ DS_API int ds_dso_alt_file(struct ds_dso *d, struct ds_build_id *bid, char **pat
 	pthread_mutex_unlock(&s->aux_lock);
 	ds__found_release(&found);
 	ds__strbuf_release(&why);
+	free(named);
 	return err;
 }
 
@@ -1748,7 +1790,9 @@ static int prefetch_alts(struct ds_dso **dsos, size_t n, const struct ds_fetch_o
 		bool mine = false;
 		int lerr, prev;
 
-		altlink_of(dsos[i], &k.bid);
+		char *named = NULL;
+
+		altlink_of(dsos[i], &k.bid, &named);
 		if (!k.bid.size)
 			continue;
 		pthread_mutex_lock(&s->aux_lock);
@@ -1758,10 +1802,13 @@ static int prefetch_alts(struct ds_dso **dsos, size_t n, const struct ds_fetch_o
 			mine = want[j].e == e;
 		if (!e || mine || !aux_claim(s, e, false, NULL, &prev)) {
 			pthread_mutex_unlock(&s->aux_lock);
+			free(named);
 			continue; /* known already (or no memory: asked later) */
 		}
 		pthread_mutex_unlock(&s->aux_lock);
-		lerr = aux_search(s, &k.bid, true, &found, NULL);
+		lerr = aux_search(s, &k.bid, named, true, &found, NULL);
+		free(named);
+		named = NULL;
 		want[nwant] = (struct alt_want){ s, e, SIZE_MAX };
 		if (lerr == -ENOENT) {
 			for (size_t j = 0; j < nreq; j++)
