@@ -1215,6 +1215,10 @@ static void output(struct report *r, const struct ds_perf_info *info,
 			}
 			printf("]}");
 		} else {
+			/* perf ends each event's table with a blank line more
+			 * when another follows */
+			if (!first)
+				putchar('\n');
 			print_table(r, ds_perf_data_event_name(pd, a), a, e, n);
 		}
 		first = false;
