@@ -47,7 +47,8 @@ struct strtab {
 struct ds_profile {
 	struct ds_perf_session *s;
 	bool own_session; /* ds_profile_open()'s, freed with the profile */
-	bool resolved;
+	bool resolved; /* ds_profile_resolve() ran; resolve_err its outcome */
+	int resolve_err;
 	struct ds_context *ctx;
 	const struct ds_perf_dso *dsos;
 	size_t ndsos;
@@ -312,6 +313,7 @@ static int on_sample(void *user, const struct ds_perf_sample *smp)
 					 .callchain = cc && smp->nr_callchain,
 					 .leaf_in_callchain = skip };
 	uint64_t h;
+	size_t i;
 
 	if (smp->time) {
 		if (!p->any_time || smp->time < p->first_time)
@@ -321,8 +323,7 @@ static int on_sample(void *user, const struct ds_perf_sample *smp)
 		p->any_time = true;
 	}
 	h = mix(((uint64_t)smp->attr << 32 ^ (uint32_t)smp->pid) ^
-			 ((uint64_t)(uint32_t)smp->tid << 20) ^ (uintptr_t)smp->comm);
-	size_t i;
+		((uint64_t)(uint32_t)smp->tid << 20) ^ (uintptr_t)smp->comm);
 
 	while (p->nids + n > p->idcap) {
 		size_t cap = p->idcap ? 2 * p->idcap : 16384;
@@ -759,8 +760,9 @@ static struct ds_profile *profile_alloc(const struct ds_profile_opts *opts)
 }
 
 /* The samples are in: the hash tables go (nothing is added now), the
- * arrays shrink to their size, and offsets into them become pointers. */
-static void collected(struct ds_profile *p)
+ * arrays shrink to their size, offsets into them become pointers, and
+ * the DSOs get their short names.  0 or -ENOMEM. */
+static int collected(struct ds_profile *p)
 {
 	free(p->loc_slots);
 	free(p->stack_slots);
@@ -783,6 +785,13 @@ static void collected(struct ds_profile *p)
 	}
 	free(p->stacks);
 	p->stacks = NULL;
+	/* The DSOs' short names (the session's DSOs are all known now). */
+	if (!(p->short_names = calloc(p->ndsos ? p->ndsos : 1, sizeof(*p->short_names))))
+		return -ENOMEM;
+	for (size_t i = 0; i < p->ndsos; i++)
+		if (!(p->short_names[i] = short_name(&p->dsos[i])))
+			return -ENOMEM;
+	return 0;
 }
 
 DS_API struct ds_profile *ds_profile_open(struct ds_context *ctx, const struct ds_perf_data *pd,
@@ -817,7 +826,9 @@ DS_API struct ds_profile *ds_profile_open(struct ds_context *ctx, const struct d
 	for (size_t i = 0; i < p->nlocs; i++)
 		if (p->locs[i].dso != SIZE_MAX)
 			p->locs[i].dso = rank[p->locs[i].dso];
-	collected(p);
+	rc = collected(p);
+	if (rc)
+		goto fail;
 	return p;
 fail:
 	ds_profile_free(p);
@@ -837,23 +848,24 @@ DS_API int ds_profile_resolve(struct ds_profile *p)
 	if (!p)
 		return -EINVAL;
 	if (p->resolved)
-		return 0;
-	if (!(p->short_names = calloc(p->ndsos ? p->ndsos : 1, sizeof(*p->short_names))))
-		return -ENOMEM;
-	for (size_t i = 0; i < p->ndsos; i++)
-		if (!(p->short_names[i] = short_name(&p->dsos[i])))
-			return -ENOMEM;
+		return p->resolve_err; /* once, whatever came of it */
+	p->resolved = true;
 	kernel_start(p);
 	rc = name_all(p);
 	kernel_wait(p);
-	if (rc)
-		return rc;
+	if (rc) {
+		/* No frames rather than offsets that are no pointers. */
+		for (size_t i = 0; i < p->nlocs; i++) {
+			p->locs[i].frames = NULL;
+			p->locs[i].nframes = 0;
+		}
+		return p->resolve_err = rc;
+	}
 	/* Offsets into the frames become pointers: nothing moves now. */
 	for (size_t i = 0; i < p->nlocs; i++)
 		p->locs[i].frames = p->locs[i].nframes
 					    ? p->frames + (uintptr_t)p->locs[i].frames
 					    : NULL;
-	p->resolved = true;
 	return 0;
 }
 
@@ -875,9 +887,10 @@ DS_API struct ds_profile *ds_profile_new(struct ds_perf_session *s,
 	rc = ds_perf_session_samples(s, on_sample, p);
 	if (p->err)
 		rc = p->err;
+	if (!rc)
+		rc = collected(p);
 	if (rc)
 		goto fail;
-	collected(p);
 	rc = ds_profile_resolve(p);
 	if (rc)
 		goto fail;
