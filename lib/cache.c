@@ -857,9 +857,10 @@ int ds__cache_stats(struct ds_cache *c, struct ds_cache_stats *out)
 	return err;
 }
 
-/* The saved indexes of local debuginfo, by the entries' rules: an index
- * unused (not mapped) for max_unused_age_s goes, and so does a temporary
- * file of a writer that died an hour ago.  Names not ours stay. */
+/* The saved indexes of local debuginfo (and kernels' symbols, lib/kernel.c),
+ * by the entries' rules: a file unused (not mapped) for max_unused_age_s
+ * goes, and so does a temporary file of a writer that died an hour ago.
+ * Names not ours stay. */
 static void clean_symindex(struct ds_cache *c, time_t now, struct clean_counts *n)
 {
 	struct dirent *de;
@@ -889,7 +890,9 @@ static void clean_symindex(struct ds_cache *c, time_t now, struct clean_counts *
 			continue;
 		if (is_tmp_file(de->d_name, &st))
 			remove = now - st.st_mtime > 3600;
-		else if (!de->d_name[len])
+		else if (!de->d_name[len] || !strcmp(de->d_name + len, ".kallsyms"))
+			/* a saved index, or a kernel's symbols (lib/kernel.c):
+			 * a kernel no longer booted leaves its file unused */
 			remove = now - st.st_atime > c->max_unused_age_s;
 		else
 			continue;

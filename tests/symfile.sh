@@ -243,7 +243,7 @@ cmp -s expected fetched2.out || fail "answers: $(diff expected fetched2.out | he
 grep -q "saved index $entry: loaded" fetched2.log || fail "not loaded from the entry"
 tl_case_end
 
-tl_case "cache clean: indexes unused for max_unused_age_s go, used ones stay"
+tl_case "cache clean: indexes (and kernel symbols) unused for max_unused_age_s go, used ones stay"
 ds index prog >/dev/null 2>&1
 touch -a -d '8 days ago' "$entry" "$T/dcache/$bid/debuginfo"
 ds cache clean >clean.out 2>clean.err || fail "clean: $(cat clean.err)"
@@ -254,8 +254,16 @@ touch -a -d '8 days ago' "$idx"
 answers touched
 [ "$(($(date +%s) - $(stat -c %X "$idx")))" -lt 3600 ] || fail "loading did not touch its atime"
 touch -a -d '8 days ago' "$idx"
+# A kernel's cached symbols (lib/kernel.c) go by the same rule; a name
+# that is not ours stays.
+kdir=$(dirname "$idx")
+echo x >"$kdir/$bid.kallsyms"
+echo x >"$kdir/$bid.other"
+touch -a -d '8 days ago' "$kdir/$bid.kallsyms" "$kdir/$bid.other"
 ds cache clean >/dev/null 2>&1
 [ -e "$idx" ] && fail "an old local index stayed"
+[ -e "$kdir/$bid.kallsyms" ] && fail "an old kernel symbol file stayed"
+[ -e "$kdir/$bid.other" ] || fail "a file not ours went"
 tl_case_end
 
 tl_finish symfile
