@@ -946,6 +946,90 @@ DS_API int ds_calltree_add(struct ds_calltree *t, const struct ds_profile_sample
  * ds_calltree_add() or ds_calltree_free(). */
 DS_API size_t ds_calltree_nodes(struct ds_calltree *t, const struct ds_calltree_node **out);
 
+/* ---------------------------------------------------------- report tables */
+
+/* perf report's tables: the samples of one event of a profile gathered
+ * into rows by sort keys (perf's --sort), in perf's order.  Two samples
+ * are one row when every key is equal: the DSO's short name; the symbol
+ * (the function of that DSO, or an unnamed address); perf's srcline;
+ * the thread's name.  With DS_TABLE_CHILDREN, the callers of each sample
+ * are rows too, and each row gets perf's Children period: that of every
+ * sample whose address or callchain passes through it, once a sample. */
+enum ds_sort_key {
+	DS_SORT_DSO,
+	DS_SORT_SYM,
+	DS_SORT_SRCLINE, /* needs a profile made with DS_PROFILE_LINES */
+	DS_SORT_COMM,
+};
+
+/* perf's --children (the profile made with DS_PROFILE_CALLCHAINS). */
+#define DS_TABLE_CHILDREN (1u << 0)
+/* Each row's inline chains (perf's --inline): needs DS_PROFILE_LINES. */
+#define DS_TABLE_INLINES (1u << 1)
+/* The callchains are walked from the sample outward (perf's -g callee):
+ * with children, a caller without a map takes the level of the entry perf
+ * filled before it, so the order decides it. */
+#define DS_TABLE_CALLEE (1u << 2)
+
+struct ds_table_opts {
+	size_t sz;
+	const enum ds_sort_key *keys; /* NULL: perf's default, dso then sym */
+	size_t nkeys; /* at most 8 */
+	unsigned int flags; /* DS_TABLE_* */
+};
+
+/* The samples of one row at one inline chain (innermost frame first, the
+ * last the function holding them; the profile's frames). */
+struct ds_table_inline {
+	uint64_t samples, period;
+	size_t nframes;
+	const struct ds_frame *frames;
+};
+
+/* One row; what it shows is that of its first sample.  Strings belong to
+ * the profile or the table. */
+struct ds_table_row {
+	uint64_t samples, period;
+	uint64_t children; /* DS_TABLE_CHILDREN: perf's Children period */
+	size_t dso; /* index into ds_perf_session_dsos(); SIZE_MAX: no map */
+	const char *dso_name; /* perf's short name; NULL: no map ("[unknown]") */
+	/* perf's level: 'k' kernel, '.' user, 'g' and 'u' guest, 'H' other */
+	char level;
+	const char *function; /* NULL: unnamed */
+	uint64_t function_start;
+	/* The address perf shows for an unnamed row: the file offset of a
+	 * sample, the raw address of a caller. */
+	uint64_t ip;
+	/* DS_SORT_SRCLINE: perf's srcline ("file:line", "SYM+OFFSET",
+	 * "DSO[ADDR]", "??:0"); else NULL. */
+	const char *srcline;
+	const char *comm; /* the thread's name; NULL: none (perf's ":PID") */
+	int32_t pid;
+	/* DS_TABLE_INLINES: the row's samples in inlined code, by chain,
+	 * heaviest first. */
+	size_t ninlines;
+	const struct ds_table_inline *inlines;
+};
+
+struct ds_table;
+
+/* The table of event attr (the profile must outlive it).  NULL with errno
+ * EINVAL (keys) or ENOMEM. */
+DS_API struct ds_table *ds_table_new(const struct ds_profile *p, unsigned int attr,
+				     const struct ds_table_opts *opts);
+DS_API void ds_table_free(struct ds_table *t);
+/* The rows in perf's order (hists__output_resort(): the Children period
+ * with children, then the period, descending; then by key); borrowed. */
+DS_API size_t ds_table_rows(const struct ds_table *t, const struct ds_table_row **out);
+/* The event's samples and period (every sample of it counted once). */
+DS_API void ds_table_total(const struct ds_table *t, uint64_t *samples, uint64_t *period);
+/* The row (index of ds_table_rows()) that stack `stack` of the profile
+ * counts for: own, the sample's own row; else that of element `frame` of
+ * perf's callchain (frame 0 the callchain's copy of the sampled address,
+ * then the stack's callers; the rows exist with DS_TABLE_CHILDREN).
+ * SIZE_MAX: another event's stack, or a frame it does not have. */
+DS_API size_t ds_table_row_of(struct ds_table *t, size_t stack, size_t frame, bool own);
+
 #ifdef __cplusplus
 }
 #endif

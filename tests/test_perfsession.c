@@ -199,6 +199,84 @@ static const char *loc_path(const struct ds_perf_dso *dsos, size_t n, size_t d)
 	return d == SIZE_MAX ? "" : d < n ? dsos[d].path : "(out of range)";
 }
 
+/* perf report's tables of a profile (ds_table_*), from first principles:
+ * the rows of one event share out its samples and period; with the
+ * default keys (dso, sym) and no file to name them, one row per distinct
+ * (DSO name, address) sampled; with children, each row's Children period
+ * is at least its own and at most the event's, the rows ordered by it,
+ * and every stack's own row and callers' rows are found again. */
+static void check_tables(struct ds_profile *p, const char *name)
+{
+	const struct ds_profile_sample *ps;
+	const struct ds_profile_loc *pl;
+	size_t ns = ds_profile_samples(p, &ps);
+
+	ds_profile_locs(p, &pl);
+	for (unsigned attr = 0; attr < 2; attr++) {
+		for (int children = 0; children < 2; children++) {
+			DS_OPTS(ds_table_opts, to, .flags = children ? DS_TABLE_CHILDREN : 0);
+			struct ds_table *t = ds_table_new(p, attr, &to);
+			const struct ds_table_row *rows;
+			uint64_t samples = 0, period = 0, ts, tp, want_s = 0, want_p = 0;
+			size_t nr, distinct = 0;
+
+			CHECK(t != NULL);
+			if (!t)
+				return;
+			nr = ds_table_rows(t, &rows);
+			ds_table_total(t, &ts, &tp);
+			for (size_t k = 0; k < ns; k++) {
+				bool seen = false;
+
+				if (ps[k].attr != attr)
+					continue;
+				want_s += ps[k].count;
+				want_p += ps[k].period;
+				for (size_t j = 0; j < k && !seen; j++)
+					seen = ps[j].attr == attr &&
+					       !strcmp(ds_profile_dso_name(p, pl[ps[j].locs[0]].dso),
+						       ds_profile_dso_name(p, pl[ps[k].locs[0]].dso)) &&
+					       pl[ps[j].locs[0]].ip == pl[ps[k].locs[0]].ip;
+				distinct += !seen;
+				size_t own = ds_table_row_of(t, k, 0, true);
+
+				CHECK(own < nr);
+				if (own < nr)
+					CHECK(rows[own].dso == pl[ps[k].locs[0]].dso ||
+					      !strcmp(rows[own].dso_name ? rows[own].dso_name : "",
+						      ds_profile_dso_name(p, pl[ps[k].locs[0]].dso)));
+				for (size_t i = 1; children && ps[k].callchain && i < ps[k].nlocs; i++)
+					CHECK(ds_table_row_of(t, k, i, false) < nr);
+			}
+			CHECK_EQ_INT(ts, want_s);
+			CHECK_EQ_INT(tp, want_p);
+			for (size_t i = 0; i < nr; i++) {
+				samples += rows[i].samples;
+				period += rows[i].period;
+				if (children) {
+					CHECK(rows[i].children >= rows[i].period);
+					CHECK(rows[i].children <= tp);
+					if (i)
+						CHECK(rows[i - 1].children >= rows[i].children);
+				} else if (i) {
+					CHECK(rows[i - 1].period >= rows[i].period);
+				}
+			}
+			CHECK_EQ_INT(samples, want_s);
+			CHECK_EQ_INT(period, want_p);
+			/* Callers add rows of their own, with no sample of theirs. */
+			if (!children)
+				CHECK_EQ_INT(nr, distinct);
+			else
+				CHECK(nr >= distinct);
+			if (nr < distinct)
+				fprintf(stderr, "%s: %zu rows for %zu addresses\n", name, nr,
+					distinct);
+			ds_table_free(t);
+		}
+	}
+}
+
 /* The profile of name both ways, against the session's samples and each
  * other.  *guest_path (may be NULL) gets the DSO of the first stack whose
  * pid is guest_pid. */
@@ -268,6 +346,7 @@ static void check_profile(struct ds_context *ctx, const char *name, int32_t gues
 	/* Every sample in exactly one stack. */
 	CHECK_EQ_INT(count, t.samples);
 	CHECK_EQ_INT(period, t.period);
+	check_tables(streamed, name);
 out:
 	ds_profile_free(stored);
 	ds_profile_free(streamed);
