@@ -165,6 +165,21 @@ for comm in gcc cc1 as; do
 done
 tl_case_end "($(wc -l <cc.ours) stacks)"
 
+tl_case "perf record -z, and pipe mode"
+if record z -z -e cpu-clock -F 4000 -- ./fg; then
+	ours z z.data
+	theirs z z.data "$samples_fields"
+	same z
+fi
+if perf record -N -g -e cpu-clock -F 4000 -o - -- ./fg >pipe.data 2>pipe.rec; then
+	ours pipe pipe.data
+	theirs pipe pipe.data "$samples_fields"
+	same pipe
+else
+	fail "perf record -o -: $(tail -3 pipe.rec)"
+fi
+tl_case_end "($(wc -l <z.ours) and $(wc -l <pipe.ours) stacks)"
+
 tl_case "two events: the first by default, --event either"
 ours two two.data
 theirs two two.data "$samples_fields"

@@ -289,6 +289,20 @@ if record g -g -e cpu-clock -F 4000 -- ./w && write g g.data; then
 fi
 tl_case_end
 
+# ------------------------------------------------- -z and pipe mode
+# The same writer over a zstd-compressed recording (PERF_RECORD_COMPRESSED)
+# and a pipe-mode one (header and attrs as records, no build-ID table).
+tl_case "call graph: perf record -z, and pipe mode"
+if record z -g -z -e cpu-clock -F 4000 -- ./w && write z z.data; then
+	compare "-z" traces z.pb.gz z.data
+fi
+if perf record -N -g -e cpu-clock -F 4000 -o - -- ./w >pipe.data 2>pipe.rec; then
+	write pipe pipe.data && compare "pipe mode" traces pipe.pb.gz pipe.data
+else
+	fail "perf record -o -: $(tail -3 pipe.rec)"
+fi
+tl_case_end
+
 # --------------------------------------------------------- no callchain
 tl_case "no callchain"
 if record flat -e cpu-clock -F 4000 -- ./w && write flat flat.data; then
