@@ -449,6 +449,14 @@ struct ds_store_opts {
 	 * it, the debuginfo of DSOs not used recently is closed (CLOCK order,
 	 * the usual write-free approximation of LRU) and reopened on demand. */
 	uint64_t mem_budget;
+	/* Files the store may keep open (each debuginfo, dwz alt file and
+	 * .dwp package holds a descriptor; a .dwo's is closed once mapped); 0
+	 * is unlimited.  Over it, the same CLOCK order closes what was not
+	 * used recently: a long-running profiler otherwise meets
+	 * RLIMIT_NOFILE before any memory limit.  A debuginfo that is pinned
+	 * stays open, so a budget below the number of DSOs pinned at once is
+	 * exceeded by that many. */
+	unsigned int fd_budget;
 };
 
 /* A store for one machine ("host", a guest or container name; copied).
@@ -743,6 +751,7 @@ struct ds_store_stats {
 	uint64_t dwp_opens; /* of aux_opens: .dwp packages */
 	uint64_t dwo_opens; /* of aux_opens: .dwo files */
 	uint64_t dwo_searches; /* of aux_searches: .dwo files */
+	uint64_t files_open; /* descriptors held now (what fd_budget bounds) */
 };
 
 DS_API void ds_store_stats(struct ds_store *store, struct ds_store_stats *out);

@@ -149,6 +149,7 @@ struct ds_store {
 	struct ds_context *ctx;
 	char *machine;
 	uint64_t budget;
+	unsigned int fd_budget;
 
 	pthread_rwlock_t lock;
 	struct htab by_bid, by_path, by_ino;
@@ -167,7 +168,7 @@ struct ds_store {
 	atomic_uint_fast64_t n_dsos, n_open, bytes_held, searches, hits, misses, evictions, reopens,
 	    symtab_builds, dwarf_builds, units_built, symindex_loads, symindex_saves,
 	    units_trimmed, aux_open, aux_bytes, aux_searches, aux_opens, aux_closes, aux_reopens,
-	    dwp_opens, dwo_opens, dwo_searches;
+	    dwp_opens, dwo_opens, dwo_searches, aux_fds;
 };
 
 /* ------------------------------------------------------------- hashing */
@@ -460,6 +461,7 @@ DS_API struct ds_store *ds_store_new(struct ds_context *ctx, const char *machine
 	atomic_init(&s->refcnt, 1);
 	s->ctx = ds__context_get(ctx);
 	s->budget = DS_OPT(opts, mem_budget, 0);
+	s->fd_budget = DS_OPT(opts, fd_budget, 0);
 	pthread_rwlock_init(&s->lock, NULL);
 	pthread_mutex_init(&s->di_lock, NULL);
 	pthread_cond_init(&s->di_cond, NULL);
@@ -517,6 +519,7 @@ DS_API void ds_store_stats(struct ds_store *s, struct ds_store_stats *out)
 	out->dwp_opens = atomic_load(&s->dwp_opens);
 	out->dwo_opens = atomic_load(&s->dwo_opens);
 	out->dwo_searches = atomic_load(&s->dwo_searches);
+	out->files_open = atomic_load(&s->n_open) + atomic_load(&s->aux_fds);
 }
 
 /* --------------------------------------------------------------- DSOs */
@@ -542,7 +545,7 @@ static struct ds_dso *dso_new(struct ds_store *s, struct path_key *pk)
 	atomic_init(&d->sym, NULL);
 	atomic_init(&d->sym_state, SYM_NONE);
 	atomic_init(&d->sym_from_debuginfo, false);
-	d->track_use = s->budget != 0;
+	d->track_use = s->budget || s->fd_budget;
 	ds__debuginfo_init(&d->di, &d->id.build_id);
 	d->store = s;
 	atomic_fetch_add(&s->refcnt, 1);
@@ -785,6 +788,28 @@ static void try_trim(struct ds_store *s, struct ds_dso *d)
 
 static void aux_trim(struct ds_store *s);
 
+static bool has_budget(const struct ds_store *s)
+{
+	return s->budget || s->fd_budget;
+}
+
+static bool over_mem(struct ds_store *s)
+{
+	return s->budget && atomic_load(&s->bytes_held) > s->budget;
+}
+
+/* Descriptors held: one per open debuginfo, and the auxiliary files'. */
+static bool over_fds(struct ds_store *s)
+{
+	return s->fd_budget &&
+	       atomic_load(&s->n_open) + atomic_load(&s->aux_fds) > (uint64_t)s->fd_budget;
+}
+
+static bool over_budget(struct ds_store *s)
+{
+	return over_mem(s) || over_fds(s);
+}
+
 /* Over the budget, first the CUs of indexes nobody reads that were not
  * looked up lately (CLOCK: two passes, the second takes what the first
  * spared), then the auxiliary files no build reads now (aux_trim()),
@@ -795,18 +820,18 @@ static void enforce_budget(struct ds_store *s, struct ds_dso *keep)
 {
 	size_t steps = 2 * (size_t)atomic_load(&s->n_open) + 2;
 
-	for (int pass = 0; pass < 2 && atomic_load(&s->bytes_held) > s->budget; pass++) {
+	/* Trimming CUs frees memory, no descriptor. */
+	for (int pass = 0; pass < 2 && over_mem(s); pass++) {
 		struct ds_dso *d = s->ring_hand;
 
-		for (size_t k = 0; d && k < (size_t)atomic_load(&s->n_open) &&
-				   atomic_load(&s->bytes_held) > s->budget;
+		for (size_t k = 0; d && k < (size_t)atomic_load(&s->n_open) && over_mem(s);
 		     k++, d = d->ring_next)
 			try_trim(s, d);
 	}
-	if (atomic_load(&s->bytes_held) > s->budget)
+	if (over_budget(s))
 		aux_trim(s);
 
-	while (atomic_load(&s->bytes_held) > s->budget && s->ring_hand && steps--) {
+	while (over_budget(s) && s->ring_hand && steps--) {
 		struct ds_dso *d = s->ring_hand;
 
 		s->ring_hand = d->ring_next;
@@ -887,7 +912,7 @@ static int publish(struct ds_dso *d, int err, struct ds_strbuf *why)
 		atomic_fetch_add(&s->bytes_held, d->di.size);
 		atomic_fetch_add(&s->n_open, 1);
 		atomic_store_explicit(&d->di_state, DI_READY, memory_order_release);
-		if (s->budget)
+		if (has_budget(s))
 			enforce_budget(s, d);
 		return 0;
 	}
@@ -1192,6 +1217,8 @@ static bool aux_opened(struct ds_store *s, struct aux *e, struct ds_found *found
 	atomic_fetch_add(&s->aux_bytes, e->bytes);
 	atomic_fetch_add(&s->aux_open, 1);
 	atomic_fetch_add(&s->aux_opens, 1);
+	if (e->found.fd >= 0)
+		atomic_fetch_add(&s->aux_fds, 1);
 	if (e->key.kind == DS__AUX_DWP)
 		atomic_fetch_add(&s->dwp_opens, 1);
 	else if (e->key.kind == DS__AUX_DWO)
@@ -1208,6 +1235,8 @@ static void aux_close(struct ds_store *s, struct aux *e)
 	atomic_fetch_sub(&s->bytes_held, e->bytes);
 	atomic_fetch_sub(&s->aux_bytes, e->bytes);
 	atomic_fetch_sub(&s->aux_open, 1);
+	if (e->found.fd >= 0)
+		atomic_fetch_sub(&s->aux_fds, 1);
 	ds__dwarf_aux_close(e->dw);
 	ds__found_release(&e->found);
 	e->dw = NULL;
@@ -1657,12 +1686,15 @@ static void aux_put(void *arg, struct ds__aux *h)
 static void aux_trim(struct ds_store *s)
 {
 	pthread_mutex_lock(&s->aux_lock);
-	for (int pass = 0; pass < 2 && atomic_load(&s->bytes_held) > s->budget; pass++) {
+	for (int pass = 0; pass < 2 && over_budget(s); pass++) {
 		for (size_t b = 0; b <= s->aux_mask; b++) {
 			for (struct aux *e = s->aux_tab[b]; e; e = e->next) {
-				if (atomic_load(&s->bytes_held) <= s->budget)
+				if (!over_budget(s))
 					goto out;
 				if (e->state != AUX_OPEN || e->pins)
+					continue;
+				/* Over the descriptors alone: a mapped .dwo holds none. */
+				if (!over_mem(s) && e->found.fd < 0)
 					continue;
 				if (pass == 0 && e->recent) {
 					e->recent = false;
@@ -2167,7 +2199,7 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di, bool fu
 		d->sym_err = 0;
 		atomic_store_explicit(&d->sym, S, memory_order_release);
 		atomic_store(&d->sym_state, SYM_READY);
-		if (s->budget)
+		if (has_budget(s))
 			enforce_budget(s, d);
 	} else {
 		d->sym_err = err;
@@ -2228,7 +2260,7 @@ static void symbols_budget(struct ds_dso *d)
 {
 	struct ds_store *s = d->store;
 
-	if (!s->budget || atomic_load(&s->bytes_held) <= s->budget)
+	if (!over_budget(s))
 		return;
 	pthread_mutex_lock(&s->di_lock);
 	enforce_budget(s, d);

@@ -251,4 +251,36 @@ cmp -s mid.want mid.urls ||
 	fail "requests are not one per new ID: $(diff mid.want mid.urls | head -5) ($(wc -l <mid.urls) URLs)"
 tl_case_end
 
+# A stream over more binaries than the process may open files: 40
+# programs, each asked twice around, under `ulimit -n 20`.  Without a
+# budget the store runs into EMFILE (shown, as the case for the option);
+# with --fd-budget 8 every answer is addr2line's on the same binary.
+tl_case "40 binaries under ulimit -n 20: --fd-budget 8"
+mkdir -p fdb
+for i in $(seq 1 40); do
+	printf 'int f%d(int x) { return x * %d + 1; }\nint main(int c, char **v) { return f%d(c); }\n' \
+		"$i" "$i" "$i" >"fdb/p$i.c"
+	gcc -O1 -g "-Wl,--build-id=0x$(printf '%040x' $((i + 4096)))" "fdb/p$i.c" -o "fdb/p$i" ||
+		fail "gcc p$i.c"
+done
+for r in 1 2; do
+	for i in $(seq 1 40); do
+		echo "$PWD/fdb/p$i 0x$(nm "fdb/p$i" | awk -v f="f$i" '$3 == f { print $1 }')"
+	done
+done >fdb.in
+while read -r bin addr; do
+	addr2line -f -e "$bin" "$addr"
+done <fdb.in >fdb.want
+(
+	ulimit -n 20
+	DEBUGINFOD_URLS= "$DSOSTORE" symbolize -f <fdb.in >fdb.nobudget 2>fdb.nobudget.err
+	DEBUGINFOD_URLS= "$DSOSTORE" symbolize -f --fd-budget 8 <fdb.in >fdb.out 2>fdb.err
+	echo $? >fdb.rc
+)
+[ "$(cat fdb.rc)" = 0 ] || fail "--fd-budget 8: exit status $(cat fdb.rc): $(head -3 fdb.err)"
+cmp -s fdb.want fdb.out || fail "--fd-budget 8: answers differ from addr2line's: $(diff fdb.want fdb.out | head -6)"
+grep -q 'Too many open files' fdb.nobudget.err ||
+	echo "note: without --fd-budget the stream did not run out of descriptors" >&2
+tl_case_end "($(grep -c 'Too many open files' fdb.nobudget.err) EMFILE failures without it)"
+
 tl_finish symbolize_stream

@@ -14,6 +14,7 @@
 #include "dsostore.h"
 #include "testutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -1004,6 +1005,64 @@ static void test_budget_eviction(void)
 	ds_context_free(ctx);
 }
 
+/* Descriptors this process has open, as the kernel lists them. */
+static int fds_open(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* A budget of two descriptors over three DSOs: the third debuginfo closes
+ * the least recently used one, the process holds two more descriptors
+ * than before (the kernel's count, not ours), and the one closed is opened
+ * again, right, when it is asked for. */
+static void test_fd_budget(void)
+{
+	struct ds_context *ctx = new_ctx(0);
+	DS_OPTS(ds_store_opts, o, .fd_budget = 2);
+	struct ds_store *s = ds_store_new(ctx, "host", &o);
+	struct ds_dso *d[3];
+	const struct ds_debuginfo *x;
+	struct ds_store_stats st;
+	int base = fds_open();
+
+	if (!s)
+		exit(1);
+	for (int i = 0; i < 3; i++) {
+		d[i] = findnew_bin(s, i);
+		debuginfo_of(d[i], i);
+		CHECK(STATS(s).files_open <= 2);
+		CHECK(fds_open() <= base + 2);
+	}
+	st = STATS(s);
+	CHECK_EQ_INT(st.files_open, 2);
+	CHECK_EQ_INT(st.debuginfos_open, 2);
+	CHECK_EQ_INT(st.evictions, 1);
+	CHECK_EQ_INT(fds_open(), base + 2);
+	/* The first was the one closed: asked again, it is reopened. */
+	x = debuginfo_of(d[0], 0);
+	st = STATS(s);
+	CHECK_EQ_INT(st.reopens, 1);
+	CHECK_EQ_INT(st.files_open, 2);
+	CHECK_EQ_INT(fds_open(), base + 2);
+	CHECK_EQ_INT(ds_dso_pin(d[0]), 0);
+	CHECK(x && fd_is(ds_debuginfo_fd(x), &bins[0]));
+	ds_dso_unpin(d[0]);
+	for (int i = 0; i < 3; i++)
+		ds_dso_put(d[i]);
+	CHECK_STORE_EMPTY(s);
+	ds_store_free(s);
+	CHECK_EQ_INT(fds_open(), base);
+	ds_context_free(ctx);
+}
+
 /* A pinned debuginfo is never the victim, even the least recently used;
  * pins nest. */
 static void test_budget_pin(void)
@@ -1193,6 +1252,7 @@ int main(void)
 	test_miss_then_found();
 	test_budget_eviction();
 	test_budget_pin();
+	test_fd_budget();
 	test_concurrency_stress();
 	return t_done("test_store");
 }

@@ -35,6 +35,8 @@ static const char symbolize_help[] =
 	"  --mem-budget SIZE       bytes of debuginfo and indexes to keep open (K, M, G\n"
 	"                          suffixes: KiB...); over it, what was used least\n"
 	"                          recently is closed and opened again when asked\n"
+	"  --fd-budget N           files to keep open at most (a stream over many\n"
+	"                          binaries stays under RLIMIT_NOFILE), the same way\n"
 	"  --output-style=STYLE    GNU (addr2line, default), LLVM (llvm-symbolizer) or\n"
 	"                          JSON (one object per address)\n" CLI_COMMON_HELP;
 
@@ -979,6 +981,7 @@ int cmd_symbolize(int argc, char **argv)
 	char **addrs = calloc(argc, sizeof(*addrs));
 	size_t batch = CHUNK_DSOS_DEFAULT;
 	uint64_t budget = 0;
+	unsigned int fd_budget = 0;
 	int naddrs = 0, status;
 
 	for (int i = 1; i < argc; i++) {
@@ -1030,6 +1033,21 @@ int cmd_symbolize(int argc, char **argv)
 					  v);
 				return 2;
 			}
+		} else if ((!strcmp(a, "--fd-budget") && i + 1 < argc) ||
+			   !strncmp(a, "--fd-budget=", 12)) {
+			const char *v = a[11] == '=' ? a + 12 : argv[++i];
+			char *end;
+			unsigned long n;
+
+			errno = 0;
+			n = strtoul(v, &end, 10);
+			if (errno || end == v || *end || !n || n > 1000000) {
+				cli_error("symbolize: --fd-budget needs a number of files from 1 to "
+					  "1000000, not '%s'",
+					  v);
+				return 2;
+			}
+			fd_budget = (unsigned int)n;
 		} else if (!strcmp(a, "--file-offset")) {
 			o.file_offset = true;
 		} else if (!strcmp(a, "--functions")) {
@@ -1068,7 +1086,7 @@ int cmd_symbolize(int argc, char **argv)
 	}
 	ctx = cli_context(&common);
 	{
-		DS_OPTS(ds_store_opts, so, .mem_budget = budget);
+		DS_OPTS(ds_store_opts, so, .mem_budget = budget, .fd_budget = fd_budget);
 
 		store = ds_store_new(ctx, "host", &so);
 	}
