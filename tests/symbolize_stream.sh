@@ -260,7 +260,7 @@ mkdir -p fdb
 for i in $(seq 1 40); do
 	printf 'int f%d(int x) { return x * %d + 1; }\nint main(int c, char **v) { return f%d(c); }\n' \
 		"$i" "$i" "$i" >"fdb/p$i.c"
-	gcc -O1 -g "-Wl,--build-id=0x$(printf '%040x' $((i + 4096)))" "fdb/p$i.c" -o "fdb/p$i" ||
+	gcc -O1 -g "fdb/p$i.c" -o "fdb/p$i" ||
 		fail "gcc p$i.c"
 done
 for r in 1 2; do
