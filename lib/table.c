@@ -48,24 +48,18 @@ struct loc {
 
 /* The samples at one address: what the recording adds up. */
 struct site {
+	/* The profile's location: one per (DSO, address).  A big recording
+	 * has a million sites; this is kept to 48 bytes. */
+	uint32_t li;
 	int32_t pid; /* for perf's ":PID" when there is no name */
-	size_t dso; /* SIZE_MAX: no map */
-	uint64_t ip; /* the location's: file offset; kernel, no map: address */
-	uint64_t samples, period;
-	const struct ds_profile_loc *pl;
-	const struct loc *loc; /* NULL unless srcline or chains are wanted */
 	const char *comm; /* with DS_SORT_COMM; NULL: none */
 	uint64_t raw_ip;
+	uint64_t samples, period;
 	uint32_t entry; /* its row, before the sort */
 	char level;
 	/* A callchain entry's site: perf shows an unnamed one at its raw
 	 * address, not its file offset, so it is its own row. */
 	bool caller;
-};
-
-struct ekey {
-	uint64_t v[3 * MAX_KEYS];
-	size_t n;
 };
 
 struct ds_table {
@@ -85,7 +79,7 @@ struct ds_table {
 	struct loc *locs; /* per location; NULL: none needed */
 	struct site *sites;
 	size_t nsites, cap;
-	size_t *slots; /* index + 1, 0 empty */
+	uint32_t *slots; /* index + 1, 0 empty */
 	size_t nslots;
 	uint64_t total_samples, total_period;
 	struct ds_table_row *rows;
@@ -254,12 +248,12 @@ static int locs_of(struct ds_table *t)
 
 /* ------------------------------------------------------------- sites */
 
-static size_t site_hash(size_t dso, uint64_t ip, char level, const char *comm, int32_t pid)
+static size_t site_hash(const struct site *s)
 {
-	uint64_t h = ip * 0x9e3779b97f4a7c15ull ^ (uintptr_t)comm;
+	uint64_t h = s->raw_ip * 0x9e3779b97f4a7c15ull ^ (uintptr_t)s->comm;
 
-	h ^= ((uint64_t)dso * 0xff51afd7ed558ccdull) ^ ((uint64_t)(uint32_t)pid << 32) ^
-	     (uint8_t)level;
+	h ^= ((uint64_t)s->li * 0xff51afd7ed558ccdull) ^ ((uint64_t)(uint32_t)s->pid << 32) ^
+	     (uint8_t)s->level ^ ((uint64_t)s->caller << 8);
 	h ^= h >> 29;
 	return (size_t)(h * 0xc4ceb9fe1a85ec53ull);
 }
@@ -267,20 +261,20 @@ static size_t site_hash(size_t dso, uint64_t ip, char level, const char *comm, i
 static int sites_rehash(struct ds_table *t)
 {
 	size_t n = t->nslots ? 2 * t->nslots : 1024;
-	size_t *slots = calloc(n, sizeof(*slots));
+	uint32_t *slots;
 
-	if (!slots)
+	if (n > UINT32_MAX || !(slots = calloc(n, sizeof(*slots))))
 		return -ENOMEM;
 	free(t->slots);
 	t->slots = slots;
 	t->nslots = n;
 	for (size_t i = 0; i < t->nsites; i++) {
 		const struct site *s = &t->sites[i];
-		size_t h = site_hash(s->dso, s->ip, s->level, s->comm, s->pid) & (n - 1);
+		size_t h = site_hash(s) & (n - 1);
 
 		while (t->slots[h])
 			h = (h + 1) & (n - 1);
-		t->slots[h] = i + 1;
+		t->slots[h] = (uint32_t)(i + 1);
 	}
 	return 0;
 }
@@ -295,13 +289,12 @@ static struct site *site_get(struct ds_table *t, const struct site *want, bool m
 		return NULL;
 	if (!t->nslots)
 		return NULL;
-	h = site_hash(want->dso, want->ip, want->level, want->comm, want->pid) & (t->nslots - 1);
+	h = site_hash(want) & (t->nslots - 1);
 	for (; t->slots[h]; h = (h + 1) & (t->nslots - 1)) {
 		struct site *s = &t->sites[t->slots[h] - 1];
 
-		if (s->dso == want->dso && s->ip == want->ip && s->level == want->level &&
-		    s->comm == want->comm && s->pid == want->pid && s->caller == want->caller &&
-		    (!want->caller || s->raw_ip == want->raw_ip))
+		if (s->li == want->li && s->level == want->level && s->comm == want->comm &&
+		    s->pid == want->pid && s->caller == want->caller && s->raw_ip == want->raw_ip)
 			return s;
 	}
 	if (!make)
@@ -316,7 +309,7 @@ static struct site *site_get(struct ds_table *t, const struct site *want, bool m
 		t->cap = cap;
 	}
 	t->sites[t->nsites] = *want;
-	t->slots[h] = ++t->nsites;
+	t->slots[h] = (uint32_t)++t->nsites;
 	return &t->sites[t->nsites - 1];
 }
 
@@ -366,14 +359,9 @@ static int levels_room(struct ds_table *t, size_t n)
 static struct site *stack_site(struct ds_table *t, const struct ds_profile_sample *p, size_t i,
 			       const char *levels, char dup_level, bool make)
 {
-	size_t li = p->locs[i < p->nlocs ? i : 0];
-	const struct ds_profile_loc *l = &t->pl[li];
-	struct site want = { .dso = l->dso,
-			     .ip = l->ip,
+	struct site want = { .li = p->locs[i < p->nlocs ? i : 0],
 			     .comm = t->by_comm ? p->comm : NULL,
-			     .pid = t->by_comm && !p->comm ? p->pid : 0,
-			     .pl = l,
-			     .loc = t->locs ? &t->locs[li] : NULL };
+			     .pid = t->by_comm && !p->comm ? p->pid : 0 };
 
 	if (!i) {
 		want.level = level_of(p->cpumodes[0]);
@@ -426,8 +414,42 @@ static int str_cmp_null_last(const char *a, const char *b)
 	return strcmp(a, b);
 }
 
+/* A row while the sites are gathered: its first site (what it shows)
+ * and its sums.  The public rows are made once, sorted, at the end. */
+struct agg {
+	const struct site *s;
+	uint64_t samples, period, children;
+	struct ds_table_inline *inlines;
+	size_t ninlines;
+};
+
+static const struct ds_profile_loc *pl_of(const struct ds_table *t, const struct site *s)
+{
+	return &t->pl[s->li];
+}
+
+/* NULL unless srcline or chains are wanted. */
+static const struct loc *loc_of(const struct ds_table *t, const struct site *s)
+{
+	return t->locs ? &t->locs[s->li] : NULL;
+}
+
+static const char *dso_name_of(const struct ds_table *t, const struct site *s)
+{
+	size_t dso = pl_of(t, s)->dso;
+
+	return dso == SIZE_MAX ? NULL : ds_profile_dso_name(t->prof, dso);
+}
+
+/* The address perf shows for an unnamed site: the location's (a file
+ * offset; kernel, no map: the address), a caller's raw address. */
+static uint64_t shown_ip(const struct ds_table *t, const struct site *s)
+{
+	return s->caller ? s->raw_ip : pl_of(t, s)->ip;
+}
+
 /* perf's comm column: the thread's name, ":PID" when it has none. */
-static int comm_cmp(const struct ds_table_row *a, const struct ds_table_row *b)
+static int comm_cmp(const struct site *a, const struct site *b)
 {
 	char x[16], y[16];
 
@@ -439,7 +461,7 @@ static int comm_cmp(const struct ds_table_row *a, const struct ds_table_row *b)
 }
 
 /* perf's se_cmp of one key: ascending names, then addresses. */
-static int identity_cmp(const struct ds_table_row *a, const struct ds_table_row *b,
+static int identity_cmp(const struct ds_table *t, const struct site *a, const struct site *b,
 			enum ds_sort_key k)
 {
 	int c;
@@ -448,20 +470,23 @@ static int identity_cmp(const struct ds_table_row *a, const struct ds_table_row 
 	case DS_SORT_COMM:
 		return comm_cmp(a, b);
 	case DS_SORT_DSO:
-		return str_cmp_null_last(a->dso_name, b->dso_name);
-	case DS_SORT_SYM:
-		if (!a->function != !b->function)
-			return a->function ? -1 : 1;
-		c = str_cmp_null_last(a->dso_name, b->dso_name);
+		return str_cmp_null_last(dso_name_of(t, a), dso_name_of(t, b));
+	case DS_SORT_SYM: {
+		const struct ds_profile_loc *x = pl_of(t, a), *y = pl_of(t, b);
+
+		if (!x->function != !y->function)
+			return x->function ? -1 : 1;
+		c = str_cmp_null_last(dso_name_of(t, a), dso_name_of(t, b));
 		if (c)
 			return c;
-		if (!a->function)
-			return a->ip < b->ip ? -1 : a->ip > b->ip;
-		if (a->function_start != b->function_start)
-			return a->function_start < b->function_start ? -1 : 1;
-		return strcmp(a->function, b->function);
+		if (!x->function)
+			return shown_ip(t, a) < shown_ip(t, b) ? -1 : shown_ip(t, a) > shown_ip(t, b);
+		if (x->function_start != y->function_start)
+			return x->function_start < y->function_start ? -1 : 1;
+		return strcmp(x->function, y->function);
+	}
 	case DS_SORT_SRCLINE:
-		return strcmp(a->srcline, b->srcline);
+		return strcmp(loc_of(t, a)->srcline, loc_of(t, b)->srcline);
 	}
 	return 0;
 }
@@ -469,9 +494,9 @@ static int identity_cmp(const struct ds_table_row *a, const struct ds_table_row 
 /* perf's output order (hists__output_resort()): the period, descending,
  * then each key's se_sort (se_cmp when it has none): DSO and symbol names
  * ascending, entries with a name before those without. */
-static int row_order(const void *x, const void *y, void *arg)
+static int agg_order(const void *x, const void *y, void *arg)
 {
-	const struct ds_table_row *a = x, *b = y;
+	const struct agg *a = x, *b = y;
 	const struct ds_table *t = arg;
 
 	/* --children: perf sorts by the children's share, then the self one. */
@@ -484,23 +509,23 @@ static int row_order(const void *x, const void *y, void *arg)
 
 		switch (t->keys[i]) {
 		case DS_SORT_COMM:
-			c = comm_cmp(a, b);
+			c = comm_cmp(a->s, b->s);
 			break;
 		case DS_SORT_DSO:
-			c = str_cmp_null_last(a->dso_name, b->dso_name);
+			c = str_cmp_null_last(dso_name_of(t, a->s), dso_name_of(t, b->s));
 			break;
 		case DS_SORT_SYM:
-			c = str_cmp_null_last(a->function, b->function);
+			c = str_cmp_null_last(pl_of(t, a->s)->function, pl_of(t, b->s)->function);
 			break;
 		case DS_SORT_SRCLINE:
-			c = strcmp(a->srcline, b->srcline);
+			c = strcmp(loc_of(t, a->s)->srcline, loc_of(t, b->s)->srcline);
 			break;
 		}
 		if (c)
 			return c;
 	}
 	for (size_t i = 0; i < t->nkeys; i++) {
-		int c = identity_cmp(a, b, t->keys[i]);
+		int c = identity_cmp(t, a->s, b->s, t->keys[i]);
 
 		if (c)
 			return c;
@@ -508,14 +533,26 @@ static int row_order(const void *x, const void *y, void *arg)
 	return 0;
 }
 
-/* What tells a site's row apart: for each sort key the numbers
- * identity_cmp() compares, so that two sites are one row exactly when
- * their keys are equal.  -ENOMEM from interning a name. */
-static int key_of(struct ds_table *t, const struct site *s, struct ekey *k)
+/* How many numbers a site's key has: what identity_cmp() compares, as
+ * numbers (key_of()). */
+static size_t key_len(const struct ds_table *t)
 {
-	uint64_t dso = s->dso == SIZE_MAX ? UINT64_MAX : t->dso_name_id[s->dso];
+	size_t n = 0;
 
-	k->n = 0;
+	for (size_t i = 0; i < t->nkeys; i++)
+		n += t->keys[i] == DS_SORT_SYM ? 3 : 1;
+	return n;
+}
+
+/* The numbers that tell a site's row apart, into v[key_len()]: two sites
+ * are one row exactly when they are equal.  -ENOMEM from interning a
+ * name. */
+static int key_of(struct ds_table *t, const struct site *s, uint64_t *v)
+{
+	const struct ds_profile_loc *pl = pl_of(t, s);
+	uint64_t dso = pl->dso == SIZE_MAX ? UINT64_MAX : t->dso_name_id[pl->dso];
+	size_t n = 0;
+
 	for (size_t i = 0; i < t->nkeys; i++) {
 		switch (t->keys[i]) {
 		case DS_SORT_COMM:
@@ -524,57 +561,42 @@ static int key_of(struct ds_table *t, const struct site *s, struct ekey *k)
 
 				if (id == UINT32_MAX)
 					return -ENOMEM;
-				k->v[k->n++] = id;
+				v[n++] = id;
 			} else {
-				k->v[k->n++] = (1ull << 63) | (uint32_t)s->pid;
+				v[n++] = (1ull << 63) | (uint32_t)s->pid;
 			}
 			break;
 		case DS_SORT_DSO:
-			k->v[k->n++] = dso;
+			v[n++] = dso;
 			break;
 		case DS_SORT_SYM:
-			k->v[k->n++] = dso;
-			if (s->pl->function) {
-				k->v[k->n++] = s->pl->function_start;
+			v[n++] = dso;
+			if (pl->function) {
+				v[n++] = pl->function_start;
 				/* One name, one string: the profile interns them. */
-				k->v[k->n++] = (uintptr_t)s->pl->function;
+				v[n++] = (uintptr_t)pl->function;
 			} else {
-				k->v[k->n++] = s->caller ? s->raw_ip : s->ip;
-				k->v[k->n++] = 0;
+				v[n++] = shown_ip(t, s);
+				v[n++] = 0;
 			}
 			break;
 		case DS_SORT_SRCLINE:
-			k->v[k->n++] = s->loc->srcline_id;
+			v[n++] = loc_of(t, s)->srcline_id;
 			break;
 		}
 	}
 	return 0;
 }
 
-static uint64_t key_hash(const struct ekey *k)
+static uint64_t key_hash(const uint64_t *v, size_t n)
 {
 	uint64_t h = 0x9e3779b97f4a7c15ull;
 
-	for (size_t i = 0; i < k->n; i++) {
-		h ^= k->v[i] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	for (size_t i = 0; i < n; i++) {
+		h ^= v[i] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
 		h *= 0xff51afd7ed558ccdull;
 	}
 	return h ^ (h >> 31);
-}
-
-static void row_init(const struct ds_table *t, struct ds_table_row *r, const struct site *s)
-{
-	*r = (struct ds_table_row){ .dso = s->dso,
-				    .dso_name = s->dso == SIZE_MAX
-							? NULL
-							: ds_profile_dso_name(t->prof, s->dso),
-				    .level = s->level,
-				    .function = s->pl->function,
-				    .function_start = s->pl->function_start,
-				    .ip = s->caller ? s->raw_ip : s->ip,
-				    .srcline = s->loc ? s->loc->srcline : NULL,
-				    .comm = s->comm,
-				    .pid = s->pid };
 }
 
 /* A chain's samples while a row's are gathered: the chain's text sorts
@@ -602,14 +624,14 @@ static int cref_by_period(const void *x, const void *y)
 
 /* The row's inline chains from its sites (v, n): merged by their text,
  * heaviest first. */
-static int row_chains(struct ds_table_row *r, struct site **v, size_t n)
+static int row_chains(const struct ds_table *t, struct agg *r, struct site **v, size_t n)
 {
 	struct cref *c;
 	struct ds_table_inline *in;
 	size_t m = 0, k = 0;
 
 	for (size_t i = 0; i < n; i++)
-		if (v[i]->loc && v[i]->loc->chain)
+		if (loc_of(t, v[i])->chain)
 			m++;
 	if (!m)
 		return 0;
@@ -618,8 +640,9 @@ static int row_chains(struct ds_table_row *r, struct site **v, size_t n)
 		return -ENOMEM;
 	m = 0;
 	for (size_t i = 0; i < n; i++)
-		if (v[i]->loc && v[i]->loc->chain)
-			c[m++] = (struct cref){ v[i]->loc->chain, v[i]->samples, v[i]->period };
+		if (loc_of(t, v[i])->chain)
+			c[m++] = (struct cref){ loc_of(t, v[i])->chain, v[i]->samples,
+						v[i]->period };
 	qsort(c, m, sizeof(*c), cref_by_key);
 	for (size_t i = 0; i < m; i++) {
 		if (k && !strcmp(c[k - 1].c->key, c[i].c->key)) {
@@ -646,10 +669,39 @@ static int row_chains(struct ds_table_row *r, struct site **v, size_t n)
 	return 0;
 }
 
+/* The inline chains of every row: the sites gathered by row (a counting
+ * sort), each row's merged. */
+static int rows_chains(struct ds_table *t, struct agg *rows, size_t ne)
+{
+	size_t n = t->nsites, *at = calloc(ne + 1, sizeof(*at));
+	struct site **by = calloc(n ? n : 1, sizeof(*by));
+	int rc = 0;
+
+	if (!at || !by) {
+		free(at);
+		free(by);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++)
+		at[t->sites[i].entry + 1]++;
+	for (size_t i = 0; i < ne; i++)
+		at[i + 1] += at[i];
+	for (size_t i = 0; i < n; i++)
+		by[at[t->sites[i].entry]++] = &t->sites[i];
+	for (size_t i = ne; i-- > 0;)
+		at[i + 1] = at[i];
+	at[0] = 0;
+	for (size_t i = 0; !rc && i < ne; i++)
+		rc = row_chains(t, &rows[i], by + at[i], at[i + 1] - at[i]);
+	free(by);
+	free(at);
+	return rc;
+}
+
 /* perf's --children: each row gets the period of every sample whose
  * address or callchain passes through it, once per sample (recursion
  * counts once). */
-static int add_children(struct ds_table *t, struct ds_table_row *rows, size_t nrows)
+static int add_children(struct ds_table *t, struct agg *rows, size_t nrows)
 {
 	size_t *stamp = calloc(nrows ? nrows : 1, sizeof(*stamp));
 
@@ -680,25 +732,18 @@ static int add_children(struct ds_table *t, struct ds_table_row *rows, size_t nr
 	return 0;
 }
 
-static int order_cmp(const void *x, const void *y, void *arg)
-{
-	const struct ds_table *t = arg;
-
-	return row_order(&t->rows[*(const uint32_t *)x], &t->rows[*(const uint32_t *)y], arg);
-}
-
-/* Sites made rows by hashing their keys, each row's sites gathered (a
- * counting sort by row) for its inline chains, the rows sorted. */
+/* Sites made rows by hashing their keys (kept only while they are made),
+ * their inline chains and Children periods added, sorted, and made the
+ * public rows. */
 static int rows_of(struct ds_table *t)
 {
-	size_t n = t->nsites, ne = 0, cap = 16;
-	struct ekey *keys = calloc(n ? n : 1, sizeof(*keys));
-	uint32_t *slots = NULL, *ord = NULL;
-	struct ds_table_row *sorted = NULL;
+	size_t n = t->nsites, kl = key_len(t), ne = 0, cap = 16, acap = 0;
+	struct agg *rows = NULL;
+	uint64_t *keys = NULL;
+	uint32_t *slots = NULL;
 	int rc = -ENOMEM;
 
-	t->rows = calloc(n ? n : 1, sizeof(*t->rows));
-	if (!keys || !t->rows || n > UINT32_MAX - 1)
+	if (n > UINT32_MAX - 1)
 		goto out;
 	while (cap < 2 * n)
 		cap *= 2;
@@ -706,77 +751,81 @@ static int rows_of(struct ds_table *t)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
 		struct site *s = &t->sites[i];
-		struct ekey k;
+		uint64_t k[3 * MAX_KEYS];
 		size_t h;
 
-		if (key_of(t, s, &k))
+		if (key_of(t, s, k))
 			goto out;
-		for (h = key_hash(&k) & (cap - 1); slots[h]; h = (h + 1) & (cap - 1)) {
-			const struct ekey *o = &keys[slots[h] - 1];
-
-			if (o->n == k.n && !memcmp(o->v, k.v, k.n * sizeof(k.v[0])))
+		for (h = key_hash(k, kl) & (cap - 1); slots[h]; h = (h + 1) & (cap - 1))
+			if (!memcmp(&keys[(size_t)(slots[h] - 1) * kl], k, kl * sizeof(*k)))
 				break;
-		}
 		if (!slots[h]) {
-			keys[ne] = k;
-			row_init(t, &t->rows[ne], s);
+			void *v;
+
+			if (ne == acap) {
+				/* both grow together, keys by kl numbers a row */
+				size_t c = acap;
+
+				if (!(v = ds__grow(rows, &c, ne, sizeof(*rows))))
+					goto out;
+				rows = v;
+				if (!(v = reallocarray(keys, c, kl * sizeof(*keys))))
+					goto out;
+				keys = v;
+				acap = c;
+			}
+			memcpy(&keys[ne * kl], k, kl * sizeof(*k));
+			rows[ne] = (struct agg){ .s = s };
 			slots[h] = (uint32_t)++ne;
 		}
 		s->entry = slots[h] - 1;
-		t->rows[s->entry].samples += s->samples;
-		t->rows[s->entry].period += s->period;
+		rows[s->entry].samples += s->samples;
+		rows[s->entry].period += s->period;
+	}
+	free(slots);
+	slots = NULL;
+	free(keys);
+	keys = NULL;
+	if ((t->flags & DS_TABLE_INLINES) && (rc = rows_chains(t, rows, ne)))
+		goto out;
+	rc = -ENOMEM;
+	if ((t->flags & DS_TABLE_CHILDREN) && add_children(t, rows, ne))
+		goto out;
+	/* The sort moves the rows: where each went is remembered through the
+	 * first site, whose entry is the row's old index. */
+	if (!(t->pos = calloc(ne ? ne : 1, sizeof(*t->pos))) ||
+	    !(t->rows = calloc(ne ? ne : 1, sizeof(*t->rows))))
+		goto out;
+	qsort_r(rows, ne, sizeof(*rows), agg_order, t);
+	for (size_t i = 0; i < ne; i++) {
+		const struct site *s = rows[i].s;
+		const struct ds_profile_loc *pl = pl_of(t, s);
+
+		t->pos[s->entry] = (uint32_t)i;
+		t->rows[i] = (struct ds_table_row){ .samples = rows[i].samples,
+						    .period = rows[i].period,
+						    .children = rows[i].children,
+						    .dso = pl->dso,
+						    .dso_name = dso_name_of(t, s),
+						    .level = s->level,
+						    .function = pl->function,
+						    .function_start = pl->function_start,
+						    .ip = shown_ip(t, s),
+						    .srcline = loc_of(t, s) ? loc_of(t, s)->srcline : NULL,
+						    .comm = s->comm,
+						    .pid = s->pid,
+						    .ninlines = rows[i].ninlines,
+						    .inlines = rows[i].inlines };
+		rows[i].inlines = NULL;
 	}
 	t->nrows = ne;
-	if (t->flags & DS_TABLE_INLINES) {
-		size_t *at = calloc(ne + 1, sizeof(*at));
-		struct site **by = calloc(n ? n : 1, sizeof(*by));
-
-		if (!at || !by) {
-			free(at);
-			free(by);
-			goto out;
-		}
-		for (size_t i = 0; i < n; i++)
-			at[t->sites[i].entry + 1]++;
-		for (size_t i = 0; i < ne; i++)
-			at[i + 1] += at[i];
-		for (size_t i = 0; i < n; i++)
-			by[at[t->sites[i].entry]++] = &t->sites[i];
-		for (size_t i = ne; i-- > 0;)
-			at[i + 1] = at[i];
-		at[0] = 0;
-		rc = 0;
-		for (size_t i = 0; !rc && i < ne; i++)
-			rc = row_chains(&t->rows[i], by + at[i], at[i + 1] - at[i]);
-		free(by);
-		free(at);
-		if (rc)
-			goto out;
-		rc = -ENOMEM;
-	}
-	if ((t->flags & DS_TABLE_CHILDREN) && add_children(t, t->rows, ne))
-		goto out;
-	ord = calloc(ne ? ne : 1, sizeof(*ord));
-	sorted = calloc(ne ? ne : 1, sizeof(*sorted));
-	t->pos = calloc(ne ? ne : 1, sizeof(*t->pos));
-	if (!ord || !sorted || !t->pos)
-		goto out;
-	for (size_t i = 0; i < ne; i++)
-		ord[i] = (uint32_t)i;
-	qsort_r(ord, ne, sizeof(*ord), order_cmp, t);
-	for (size_t i = 0; i < ne; i++) {
-		sorted[i] = t->rows[ord[i]];
-		t->pos[ord[i]] = (uint32_t)i;
-	}
-	free(t->rows);
-	t->rows = sorted;
-	sorted = NULL;
 	rc = 0;
 out:
-	free(sorted);
-	free(ord);
-	free(slots);
+	for (size_t i = 0; rows && i < ne; i++)
+		free(rows[i].inlines);
+	free(rows);
 	free(keys);
+	free(slots);
 	return rc;
 }
 
