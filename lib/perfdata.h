@@ -27,7 +27,14 @@ enum {
 #define DS__PERF_SAMPLE_CPU (1ULL << 7)
 #define DS__PERF_SAMPLE_PERIOD (1ULL << 8)
 #define DS__PERF_SAMPLE_STREAM_ID (1ULL << 9)
+#define DS__PERF_SAMPLE_RAW (1ULL << 10)
+#define DS__PERF_SAMPLE_BRANCH_STACK (1ULL << 11)
+#define DS__PERF_SAMPLE_REGS_USER (1ULL << 12)
+#define DS__PERF_SAMPLE_STACK_USER (1ULL << 13)
 #define DS__PERF_SAMPLE_IDENTIFIER (1ULL << 16)
+
+/* branch_sample_type: the branch stack starts with a u64 hw_idx. */
+#define DS__PERF_SAMPLE_BRANCH_HW_INDEX (1ULL << 17)
 
 /* read_format bits. */
 #define DS__PERF_FORMAT_TOTAL_TIME_ENABLED (1ULL << 0)
@@ -47,6 +54,9 @@ enum {
 struct ds__perf_attr {
 	uint32_t type;
 	uint64_t config, sample_type, read_format, flags;
+	/* 0 when the attr is too old to have them */
+	uint64_t branch_sample_type, regs_user;
+	uint32_t stack_user;
 };
 
 /* A record of the data section, decompressed ones included. */

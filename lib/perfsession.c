@@ -17,6 +17,7 @@
 #define _GNU_SOURCE
 #include "internal.h"
 #include "perfdata.h"
+#include "unwind.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -46,6 +47,7 @@ struct map {
 struct maps {
 	struct map *v;
 	size_t n, cap;
+	uint64_t gen; /* changes with every insert and copy (the unwinder's check) */
 };
 
 /* A process (its maps) or a thread (its name), by pid or tid. */
@@ -79,6 +81,9 @@ struct pdso {
 	uint32_t maj, min;
 	uint64_t ino;
 	uint32_t next; /* same path hash chain; UINT32_MAX ends it */
+	bool mapped_file; /* path on this machine is the file recorded */
+	bool unwind_looked; /* unwind_path is what there is */
+	char *unwind_path; /* the file the unwinder reads (lib/unwind.c) */
 };
 
 struct sample {
@@ -120,6 +125,9 @@ struct ds_perf_session {
 	 * it is replayed, not kept. */
 	ds_perf_sample_fn stream;
 	void *stream_user;
+	/* --call-graph dwarf samples: their user stacks (lib/unwind.c). */
+	struct ds__unwind *unwind;
+	uint64_t *unwind_ips;
 	uint32_t *rank; /* internal DSO index -> public, after publish() */
 	const struct ds_perf_data *p; /* during ds_perf_session_new only */
 	char *err;
@@ -296,6 +304,7 @@ static int maps_insert(struct maps *ms, struct map nm)
 	}
 	memmove(&ms->v[i + k], &ms->v[j], (ms->n - j) * sizeof(*ms->v));
 	ms->n = ms->n - (j - i) + k;
+	ms->gen++;
 	if (has_left)
 		ms->v[i++] = left;
 	ms->v[i++] = nm;
@@ -317,6 +326,7 @@ static int maps_copy(struct maps *dst, const struct maps *src)
 	free(dst->v);
 	dst->v = v;
 	dst->n = dst->cap = src->n;
+	dst->gen++;
 	return 0;
 }
 
@@ -473,6 +483,7 @@ static int64_t dso_findnew(struct ds_perf_session *s, const struct dso_key *k)
 		id.min = k->min;
 		id.ino = k->ino;
 	}
+	d->mapped_file = mapped_file;
 	if (d->pub.build_id.size || mapped_file || (!special && !d->pub.kernel && !s->local_bids)) {
 		d->pub.dso = ds_store_findnew(m->store, special || d->pub.kernel ? NULL : k->path,
 					      id.flags ? &id : NULL);
@@ -753,6 +764,94 @@ static int add_cc(struct ds_perf_session *s, uint64_t ip, uint32_t dso, uint64_t
 	return 0;
 }
 
+/* A process's end: its unwinding state goes (its maps stay, as perf
+ * keeps them for samples that come late). */
+static int do_exit(struct ds_perf_session *s, const struct ds__perf_rec *r)
+{
+	int32_t pid, tid;
+
+	if (!s->unwind)
+		return 0;
+	if (r->size < 24)
+		return fail(s, -EBADMSG, "EXIT record at offset %llu: size %u",
+			    (unsigned long long)r->file_off, r->size);
+	pid = (int32_t)ds__perf_rd32(s->p, r->p + 8);
+	tid = (int32_t)ds__perf_rd32(s->p, r->p + 16);
+	if (pid == tid)
+		ds__unwind_exit(s->unwind, pid);
+	return 0;
+}
+
+/* The unwinder's view of a host process's maps (ds__unwind_map_fn). */
+static bool unwind_map(void *user, int32_t pid, uint64_t addr, struct ds__unwind_map *out)
+{
+	struct ds_perf_session *s = user;
+	const struct proc *pr = proc_find(&s->machines[0].procs, pid);
+	const struct map *mp = pr ? maps_find(&pr->maps, addr) : NULL;
+	struct pdso *d;
+
+	if (!mp)
+		return false;
+	d = &s->dsos[mp->dso];
+	if (!d->unwind_looked && !d->pub.kernel && d->pub.dso) {
+		d->unwind_path = ds__unwind_elf_path(s->ctx, &d->pub.build_id, d->path,
+						     d->mapped_file);
+		d->unwind_looked = true;
+	}
+	*out = (struct ds__unwind_map){ .start = mp->start,
+					.end = mp->end,
+					.pgoff = mp->pgoff,
+					.key = mp->dso,
+					.path = d->unwind_path };
+	return true;
+}
+
+/* perf's sysctl kernel.perf_event_max_stack default: perf report unwinds
+ * at most this many user frames (libunwind and libdw alike). */
+#define UNWIND_MAX 127
+
+/* The user stack of a --call-graph dwarf sample (regs at pos: abi, then
+ * popcount(mask) values; the stack copy and its dyn_size after them),
+ * unwound and appended to its callchain as user entries.  A sample in
+ * the kernel has the registers of the user code it came from. */
+static int unwind_sample(struct ds_perf_session *s, const struct sample *sm, uint64_t abi,
+			 uint64_t mask, const unsigned char *regs, const unsigned char *stack,
+			 uint64_t stack_size)
+{
+	const struct proc *pr;
+	struct ds__unwind_sample us;
+	size_t n;
+
+	if (is_guest(sm->cpumode) || !abi || !stack_size)
+		return 0;
+	pr = proc_find(&s->machines[0].procs, sm->pid);
+	if (!pr)
+		return 0;
+	if (!s->unwind_ips && !(s->unwind_ips = malloc(UNWIND_MAX * sizeof(*s->unwind_ips))))
+		return -ENOMEM;
+	us = (struct ds__unwind_sample){ .pid = sm->pid,
+					 .tid = sm->tid,
+					 .abi = abi,
+					 .mask = mask,
+					 .regs = regs,
+					 .stack = stack,
+					 .stack_size = stack_size,
+					 .maps_gen = pr->maps.gen };
+	n = ds__unwind_stack(s->unwind, &us, s->unwind_ips, UNWIND_MAX);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t ip = s->unwind_ips[i], off = 0;
+		uint32_t dso = UINT32_MAX;
+		int rc;
+
+		if (resolve(s, sm->pid, CPUMODE_USER, ip, &dso, &off))
+			s->dsos[dso].pub.callchain_hits++;
+		rc = add_cc(s, ip, dso, off, CPUMODE_USER);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int do_sample(struct ds_perf_session *s, const struct ds__perf_rec *r)
 {
 	const struct ds_perf_data *p = s->p;
@@ -761,6 +860,8 @@ static int do_sample(struct ds_perf_session *s, const struct ds__perf_rec *r)
 	const struct ds__perf_attr *attrs = ds__perf_attrs(p, &nattrs), *a;
 	uint64_t t, pos = 8, end = r->size, nr;
 	struct sample *sm, *nv;
+	const unsigned char *uregs = NULL, *ustack = NULL;
+	uint64_t uregs_abi = 0, ustack_size = 0;
 	uint16_t mode;
 	int rc;
 
@@ -892,6 +993,68 @@ static int do_sample(struct ds_perf_session *s, const struct ds__perf_rec *r)
 				return rc;
 		}
 	}
+	/* What follows the callchain, in the kernel's order (perf_event.h):
+	 * RAW, BRANCH_STACK, REGS_USER, STACK_USER, then WEIGHT, DATA_SRC,
+	 * TRANSACTION, REGS_INTR, PHYS_ADDR, CGROUP, ..., of which nothing
+	 * is read. */
+	if (t & DS__PERF_SAMPLE_RAW) {
+		uint32_t raw;
+
+		/* u32 size, then size bytes that end on a u64 boundary */
+		NEED(4, "the raw data size");
+		raw = ds__perf_rd32(p, q + pos);
+		pos += 4;
+		NEED(raw, "the raw data");
+		pos += raw;
+	}
+	if (t & DS__PERF_SAMPLE_BRANCH_STACK) {
+		uint64_t per = 24; /* from, to, flags */
+
+		TAKE64(nr, "the branch stack size");
+		if (a->branch_sample_type & DS__PERF_SAMPLE_BRANCH_HW_INDEX) {
+			NEED(8, "the branch stack's hw_idx");
+			pos += 8;
+		}
+		if (nr > (end - pos) / per)
+			return fail(s, -EBADMSG,
+				    "sample at offset %llu: a branch stack of %llu entries runs "
+				    "past the record's %u bytes",
+				    (unsigned long long)r->file_off, (unsigned long long)nr, r->size);
+		pos += nr * per;
+	}
+	if (t & DS__PERF_SAMPLE_REGS_USER) {
+		TAKE64(uregs_abi, "the user registers' abi");
+		if (uregs_abi) { /* 0: none (a kernel thread) */
+			uint64_t nregs = (uint64_t)__builtin_popcountll(a->regs_user);
+
+			NEED(8 * nregs, "the user registers");
+			uregs = q + pos;
+			pos += 8 * nregs;
+		}
+	}
+	if (t & DS__PERF_SAMPLE_STACK_USER) {
+		uint64_t size;
+
+		TAKE64(size, "the user stack size");
+		if (size) {
+			NEED(size, "the user stack");
+			ustack = q + pos;
+			pos += size;
+			TAKE64(ustack_size, "the user stack's dyn_size");
+			/* perf refuses such a sample ("user stack dump failure") */
+			if (ustack_size > size)
+				return fail(s, -EBADMSG,
+					    "sample at offset %llu: user stack dyn_size %llu over its "
+					    "size %llu",
+					    (unsigned long long)r->file_off,
+					    (unsigned long long)ustack_size, (unsigned long long)size);
+		}
+	}
+	if (s->unwind && uregs && ustack && (t & DS__PERF_SAMPLE_CALLCHAIN)) {
+		rc = unwind_sample(s, sm, uregs_abi, a->regs_user, uregs, ustack, ustack_size);
+		if (rc)
+			return rc;
+	}
 	sm->ncc = s->ncc - sm->cc;
 	if (s->stream) {
 		struct ds_perf_sample out;
@@ -924,6 +1087,7 @@ DS_API void ds_perf_session_free(struct ds_perf_session *s)
 	for (size_t i = 0; i < s->ndsos; i++) {
 		ds_dso_put(s->dsos[i].pub.dso);
 		free(s->dsos[i].path);
+		free(s->dsos[i].unwind_path);
 		free(s->dsos[i].ref_symbol);
 	}
 	for (unsigned i = 0; i < s->nmachines; i++)
@@ -943,6 +1107,8 @@ DS_API void ds_perf_session_free(struct ds_perf_session *s)
 	free(s->hostname);
 	free(s->osrelease);
 	free(s->rank);
+	ds__unwind_free(s->unwind);
+	free(s->unwind_ips);
 	if (s->ctx)
 		ds__context_put(s->ctx);
 	free(s);
@@ -1009,6 +1175,24 @@ out:
 	return rc;
 }
 
+/* An unwinder when some event recorded user stacks (the registers are
+ * read as x86_64's: little-endian). */
+static int unwind_setup(struct ds_perf_session *s)
+{
+	const uint64_t both = DS__PERF_SAMPLE_REGS_USER | DS__PERF_SAMPLE_STACK_USER;
+	const uint16_t one = 1;
+	unsigned int nattrs;
+	const struct ds__perf_attr *attrs = ds__perf_attrs(s->p, &nattrs);
+	bool host_le = *(const unsigned char *)&one == 1, want = false;
+
+	for (unsigned i = 0; i < nattrs; i++)
+		want |= (attrs[i].sample_type & both) == both;
+	if (!want || ds_perf_data_swapped(s->p) == host_le) /* a big-endian file */
+		return 0;
+	s->unwind = ds__unwind_new(s->ctx, unwind_map, s);
+	return s->unwind ? 0 : -ENOMEM;
+}
+
 static struct ds_perf_session *session_new(struct ds_context *ctx, const struct ds_perf_data *p,
 					   const struct ds_perf_session_opts *opts, char *err,
 					   size_t errlen, ds_perf_sample_fn stream, void *user)
@@ -1055,6 +1239,9 @@ static struct ds_perf_session *session_new(struct ds_context *ctx, const struct 
 		rc = -errno ? -errno : -ENOMEM;
 		goto out;
 	}
+	rc = unwind_setup(s);
+	if (rc)
+		goto out;
 	/* perf makes the table's DSOs first, in table order. */
 	ntable = ds_perf_data_build_ids(p, &table);
 	for (int i = 0; i < ntable && !rc; i++) {
@@ -1089,7 +1276,10 @@ static struct ds_perf_session *session_new(struct ds_context *ctx, const struct 
 		case DS__PERF_REC_SAMPLE:
 			rc = do_sample(s, &recs[i]);
 			break;
-		default: /* EXIT: the maps stay as they are */
+		case DS__PERF_REC_EXIT:
+			rc = do_exit(s, &recs[i]);
+			break;
+		default:
 			break;
 		}
 	}
