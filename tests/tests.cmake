@@ -27,6 +27,8 @@ endforeach()
 # Helpers the shell tests run (not tests themselves).
 add_executable(ds_symstats ${CMAKE_SOURCE_DIR}/tests/symstats.c)
 target_link_libraries(ds_symstats PRIVATE dsostore_static)
+add_executable(ds_perfchains ${CMAKE_SOURCE_DIR}/tests/perfchains.c)
+target_link_libraries(ds_perfchains PRIVATE dsostore_static)
 
 # test_symindex also reaches inside: the index's parts (lib/symindex.h).
 target_include_directories(test_symindex PRIVATE ${CMAKE_SOURCE_DIR}/lib)
