@@ -6,7 +6,9 @@
 #
 #   fuzz/gen_perfdata_corpus.sh OUTDIR
 #
-# Seeds: a recording of `true` (when perf record -e cpu-clock works here)
+# Seeds: a recording of `true` (when perf record -e cpu-clock works here),
+# one of --call-graph dwarf with its samples broken where the user
+# registers and stack are decoded (dwarf_mutants()),
 # and its copy in the other byte order (tests/perfswap.py); recordings with
 # no sample (perf's, when it works, and tests/perfgen.py's); hand-built
 # files with a small build-ID table, in both byte orders (so the corpus
@@ -28,7 +30,8 @@ if command -v perf >/dev/null &&
 	HOME=$tmp perf record -N -e cpu-clock -o "$tmp/rec.data" -- true >"$tmp/rec.log" 2>&1; then
 	recorded=$tmp/rec.data
 	# Events of every kind the reader decodes: callchains and two attrs
-	# (sample ids), zstd-compressed records, build IDs in MMAP2, pipe mode.
+	# (sample ids), zstd-compressed records, build IDs in MMAP2, user stacks
+	# (--call-graph dwarf), pipe mode.
 	busy='i=0; while [ $i -lt 3000 ]; do i=$((i+1)); done'
 	rec() {
 		local name=$1
@@ -39,6 +42,8 @@ if command -v perf >/dev/null &&
 	rec g -g -e cpu-clock,task-clock -o "$tmp/ev-g"
 	rec z -z -e cpu-clock -o "$tmp/ev-z"
 	rec mm --buildid-mmap -e cpu-clock -o "$tmp/ev-mm"
+	# --call-graph dwarf: user registers and stack copies (1 KiB each).
+	rec dwarf --call-graph dwarf,1024 -e cpu-clock -F 2000 -o "$tmp/ev-dwarf"
 	HOME=$tmp perf record -N -e cpu-clock -o - -- sh -c "$busy" >"$tmp/ev-pipe" 2>"$tmp/pipe.log" ||
 		echo "gen_perfdata_corpus: perf record -o - failed" >&2
 	# No samples at all: a period of 1 s of CPU time, and `true` exits
@@ -181,6 +186,60 @@ for f in sorted(glob.glob(os.path.join(tmp, "ev-*"))):
     tag = os.path.basename(f)
     put(tag, src)
     event_mutants(tag, src)
+
+def dwarf_mutants(tag, src):
+    """Samples of a --call-graph dwarf recording (file mode) broken where
+    the session decodes the user registers and stack (the record's end:
+    abi, regs, size, stack bytes, dyn_size): abi 0 and unknown, a size past
+    the record, dyn_size over size or 0, stack bytes and registers made
+    0xff.., and the attr's register mask made absurd."""
+    if src[8:16] == struct.pack("<Q", 16):
+        return
+    attr_size, attrs_off = struct.unpack_from("<QQ", src, 16)
+    if attr_size < 104:
+        return
+    mask, = struct.unpack_from("<Q", src, attrs_off + 80)
+    nregs = bin(mask).count("1")
+    off, size = struct.unpack_from("<QQ", src, 40)
+    end, n = off + size, 0
+    while off + 8 <= end and n < 3:
+        typ, misc, rsize = struct.unpack_from("<IHH", src, off)
+        if rsize < 8:
+            break
+        # [size][size bytes][dyn_size], then up to 3 u64 fields (DATA_SRC,
+        # WEIGHT...: perf adds DATA_SRC to --call-graph dwarf events)
+        for ssize, tail in [(z, t) for t in range(4) for z in (1024, 0)]:
+            at = off + rsize - 8 * tail - (8 + ssize + 8 if ssize else 8)
+            if (typ == 9 and at >= off + 8 and
+                    struct.unpack_from("<Q", src, at)[0] == ssize):
+                break
+        else:
+            off += rsize
+            continue
+        regs = at - 8 * nregs
+        abi = regs - 8
+        muts = {"abi0": (abi, 0), "abi9": (abi, 9), "size-past": (at, 1 << 40),
+                "size-odd": (at, 1023)}
+        if ssize:
+            muts.update({"dyn-over": (at + 8 + ssize, ssize + 1), "dyn0": (at + 8 + ssize, 0),
+                         "stack-ff": (at + 8, 0xffffffffffffffff)})
+        for k in range(0, nregs, 4):
+            muts["reg%d-ff" % k] = (regs + 8 * k, 0xffffffffffffffff)
+        for name, (where, val) in muts.items():
+            b = bytearray(src)
+            struct.pack_into("<Q", b, where, val)
+            if name == "stack-ff":
+                b[at + 8:at + 8 + ssize] = b"\xff" * ssize
+            put("%s-s%d-%s" % (tag, n, name), b)
+        n += 1
+        off += rsize
+    b = bytearray(src)
+    struct.pack_into("<Q", b, attrs_off + 80, 0xffffffffffffffff)
+    put("%s-mask-all" % tag, b)
+
+
+if os.path.exists(os.path.join(tmp, "ev-dwarf")):
+    dwarf_mutants("ev-dwarf", open(os.path.join(tmp, "ev-dwarf"), "rb").read())
 
 # Recordings without a sample: perf's, and one of tests/perfgen.py (its
 # two DSOs mapped, none sampled, both in the table), also in pipe mode.

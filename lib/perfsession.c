@@ -794,7 +794,10 @@ static bool unwind_map(void *user, int32_t pid, uint64_t addr, struct ds__unwind
 		return false;
 	d = &s->dsos[mp->dso];
 	if (!d->unwind_looked && !d->pub.kernel && d->pub.dso) {
-		d->unwind_path = ds__unwind_elf_path(s->ctx, &d->pub.build_id, d->path,
+		/* Without local build IDs, no file is taken by its path
+		 * either: only what the store finds by build ID. */
+		d->unwind_path = ds__unwind_elf_path(s->ctx, &d->pub.build_id,
+						     s->local_bids ? d->path : NULL,
 						     d->mapped_file);
 		d->unwind_looked = true;
 	}
