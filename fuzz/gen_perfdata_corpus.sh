@@ -6,10 +6,10 @@
 #
 #   fuzz/gen_perfdata_corpus.sh OUTDIR
 #
-# Seeds: a recording of `true` (when perf record -e cpu-clock works here),
-# one of --call-graph dwarf with its samples broken where the user
-# registers and stack are decoded (dwarf_mutants()),
-# and its copy in the other byte order (tests/perfswap.py); recordings with
+# Seeds: a recording of `true` (when perf record -e cpu-clock works here)
+# and its copy in the other byte order (tests/perfswap.py); one of
+# --call-graph dwarf with its samples broken where the user registers and
+# stack are decoded (dwarf_mutants()); recordings with
 # no sample (perf's, when it works, and tests/perfgen.py's); hand-built
 # files with a small build-ID table, in both byte orders (so the corpus
 # exists without perf too); a pipe-mode header; and copies cut and
