@@ -3,9 +3,11 @@
 # on the same real recordings, both reading the recording and naming its
 # samples from local debuginfo (no network).
 #
-#   bench/bench_report.sh [-q] [-r RUNS] [-s SECONDS] [-k]
+#   bench/bench_report.sh [-q] [-r RUNS] [-s SECONDS] [-o ROWS] [-k]
 #     -q  smoke run: a 1 s recording, 1 run
 #     -r  runs of each tool, median (3)     -s  seconds recorded (6)
+#     -o  only these rows (words of: small nocache cc ccgraph flat gcc
+#         dwarf dwarfgraph), e.g. -o 'dwarf dwarfgraph'
 #     -k  keep the work directory
 #
 # Recordings: a -g -O2 -fno-omit-frame-pointer program of its own, sampled
@@ -19,7 +21,13 @@
 # 0.5, caller; both tools draw it, the others are timed with -g none); and a
 # real multi-process workload, gcc
 # compiling and linking stb_image and stb_truetype (Debian's libstb-dev):
-# gcc, cc1, as, collect2, ld and their libraries.
+# gcc, cc1, as, collect2, ld and their libraries; and the program built
+# -fomit-frame-pointer, recorded with --call-graph dwarf (perf's default
+# 8 KiB of stack a sample) at -F 4000 for 4 s (1 s with -q): ~16k samples
+# whose user stacks both tools unwind (perf 6.1 with libunwind, we with
+# libdwfl), compared with perf report --no-inline (perf's default expands
+# inline frames in callchains, which we do not: docs/oracles.md), with the
+# Children table (-g none) and with the call graphs drawn.
 # Wall time around each process, peak RSS from /usr/bin/time.  The tables
 # are compared row by row (all rows): differing rows are printed and
 # counted (known: perf synthesizes PLT stub symbols, "func@plt", we show
@@ -29,13 +37,14 @@ set -euo pipefail
 src=${DS_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${DS_BUILD:-$src/build}
 dsostore=${DSOSTORE:-$build/dsostore}
-runs=3 secs=6 keep=''
+runs=3 secs=6 keep='' only='' dwarf_secs=4
 
-while getopts qr:s:kh opt; do
+while getopts qr:s:o:kh opt; do
 	case $opt in
-	q) runs=1 secs=1 ;;
+	q) runs=1 secs=1 dwarf_secs=1 ;;
 	r) runs=$OPTARG ;;
 	s) secs=$OPTARG ;;
+	o) only=$OPTARG ;;
 	k) keep=1 ;;
 	*)
 		sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"
@@ -109,6 +118,10 @@ int main(int argc, char **argv)
 }
 EOF
 gcc -O2 -g -fno-omit-frame-pointer -o w w.c || die "cannot build the workload"
+gcc -O2 -g -fomit-frame-pointer -o wdw w.c || die "cannot build the workload"
+
+# wanted ROW: whether the row is measured (-o)
+wanted() { [ -z "$only" ] || [[ " $only " == *" $1 "* ]]; }
 
 record() { # name seconds [perf option...]
 	local name=$1 s=$2
@@ -116,24 +129,41 @@ record() { # name seconds [perf option...]
 	perf record -N -e cpu-clock -F 20000 "$@" -o "$name.data" -- ./w "$s" >"$name.rec" 2>&1 ||
 		die "perf record $*: $(tail -2 "$name.rec")"
 }
-record small 0.3 -g
-record cc "$secs" -g
-record flat "$secs"
+recs=""
+if wanted small || wanted nocache; then
+	record small 0.3 -g
+	cp small.data nocache.data
+fi
+if wanted cc || wanted ccgraph; then
+	record cc "$secs" -g
+	ln -s cc.data ccgraph.data
+fi
+! wanted flat || record flat "$secs"
+for r in small nocache cc ccgraph flat; do
+	! wanted $r || recs="$recs $r"
+done
 stb=/usr/include/stb
-if [ -r $stb/stb_image.h ] && [ -r $stb/stb_truetype.h ]; then
+if ! wanted gcc; then
+	:
+elif [ -r $stb/stb_image.h ] && [ -r $stb/stb_truetype.h ]; then
 	printf '#define STB_IMAGE_IMPLEMENTATION\n#include <stb/stb_image.h>\n' >img.c
 	printf '#define STB_TRUETYPE_IMPLEMENTATION\n#include <stb/stb_truetype.h>\n' >ttf.c
 	printf 'int main(void) { return 0; }\n' >main.c
 	perf record -N -e cpu-clock -F 20000 -g -o gcc.data -- \
 		gcc -O2 -g -o stbprog img.c ttf.c main.c -lm >gcc.rec 2>&1 ||
 		die "perf record of gcc: $(tail -2 gcc.rec)"
-	recs="small nocache cc ccgraph flat gcc"
+	recs="$recs gcc"
 else
 	echo "bench_report: no libstb-dev headers: the gcc recording is left out" >&2
-	recs="small nocache cc ccgraph flat"
 fi
-cp small.data nocache.data
-ln -s cc.data ccgraph.data
+if wanted dwarf || wanted dwarfgraph; then
+	perf record -N -e cpu-clock -F 4000 --call-graph dwarf -o dwarf.data -- ./wdw "$dwarf_secs" \
+		>dwarf.rec 2>&1 || die "perf record --call-graph dwarf: $(tail -2 dwarf.rec)"
+	ln -s dwarf.data dwarfgraph.data
+	for r in dwarf dwarfgraph; do
+		! wanted $r || recs="$recs $r"
+	done
+fi
 
 median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
@@ -169,12 +199,13 @@ printf "dsostore report benchmark: %d run(s) each, median; %s CPUs, load average
 printf "%-34s %9s %9s %9s %9s %7s %7s %6s\n" recording samples "perf ms" "ours ms" \
 	"perf/ours" "perf MB" "ours MB" differ
 for rec in $recs; do
-	derived=1 graph="-g none" cmpf=rows
+	derived=1 graph="-g none" cmpf=rows perfopt=""
 	[ "$rec" != nocache ] || derived=0
-	[ "$rec" != ccgraph ] || graph="" cmpf=table
+	[ "$rec" != ccgraph ] && [ "$rec" != dwarfgraph ] || graph="" cmpf=table
+	[ "${rec#dwarf}" = "$rec" ] || perfopt=--no-inline
 	# shellcheck disable=SC2086 # $graph: no word or two
 	read -r p_ms p_mb < <(measure "$rec.perf" perf report -i "$rec.data" --stdio \
-		--sort dso,sym $graph)
+		--sort dso,sym $graph $perfopt)
 	# shellcheck disable=SC2086
 	read -r d_ms d_mb < <(measure "$rec.ours" env DSOSTORE_SYMINDEX=$derived "$dsostore" \
 		report --no-fetch --no-progress --sort dso,sym $graph "$rec.data")
@@ -187,6 +218,8 @@ for rec in $recs; do
 	ccgraph) what="  the same, call graphs drawn" ;;
 	flat) what="$secs s, no callchains" ;;
 	gcc) what="gcc -O2 -g: 2 files, link, -g" ;;
+	dwarf) what="$dwarf_secs s, --call-graph dwarf (Children)" ;;
+	dwarfgraph) what="  the same, call graphs drawn" ;;
 	esac
 	[ -n "$p_ms" ] && [ -n "$d_ms" ] || die "$rec: no timings"
 	ratio=$(awk -v p="$p_ms" -v d="$d_ms" 'BEGIN {printf "%.2f", (d > 0) ? p / d : 0}')

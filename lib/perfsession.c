@@ -793,6 +793,13 @@ static bool unwind_map(void *user, int32_t pid, uint64_t addr, struct ds__unwind
 	if (!mp)
 		return false;
 	d = &s->dsos[mp->dso];
+	if (!d->unwind_looked && !strcmp(d->path, "[vdso]")) {
+		char buf[64];
+		const char *vp = ds__unwind_vdso(s->unwind, &d->pub.build_id, buf, sizeof(buf));
+
+		d->unwind_path = vp ? strdup(vp) : NULL;
+		d->unwind_looked = true;
+	}
 	if (!d->unwind_looked && !d->pub.kernel && d->pub.dso) {
 		/* Without local build IDs, no file is taken by its path
 		 * either: only what the store finds by build ID. */

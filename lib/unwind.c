@@ -24,7 +24,11 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <stdlib.h>
+#include <link.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------ files */
@@ -179,6 +183,7 @@ struct ds__unwind {
 	uint64_t *out;
 	size_t nout, max;
 	struct ds__unwind_stats stats;
+	int vdso_fd; /* this process's vDSO image; 0: not made yet, -1: none */
 };
 
 static uint64_t le64(const unsigned char *b)
@@ -188,6 +193,39 @@ static uint64_t le64(const unsigned char *b)
 	for (int i = 7; i >= 0; i--)
 		v = v << 8 | b[i];
 	return v;
+}
+
+/* The vDSO is no file.  The recorded one is this process's when their
+ * build IDs are equal (the same kernel): its image, copied into a memfd,
+ * is what perf unwinds with too (perf assumes so without checking). */
+const char *ds__unwind_vdso(struct ds__unwind *u, const struct ds_build_id *bid, char *path,
+			    size_t len)
+{
+	const unsigned char *img = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const ElfW(Ehdr) *eh = (const void *)img;
+	struct ds_build_id own;
+	size_t size;
+
+	if (!bid || !bid->size || !img || u->vdso_fd < 0 || memcmp(img, ELFMAG, SELFMAG))
+		return NULL;
+	/* The image: up to the section headers (the kernel maps them too). */
+	size = eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize;
+	if (size < sizeof(*eh) || size > (1u << 20) || ds_build_id_read_mem(img, size, &own) != 0 ||
+	    !ds_build_id_equal(&own, bid))
+		return NULL;
+	if (!u->vdso_fd) {
+		int fd = memfd_create("vdso", MFD_CLOEXEC);
+
+		if (fd < 0 || write(fd, img, size) != (ssize_t)size) {
+			if (fd >= 0)
+				close(fd);
+			u->vdso_fd = -1;
+			return NULL;
+		}
+		u->vdso_fd = fd;
+	}
+	snprintf(path, len, "/proc/self/fd/%d", u->vdso_fd);
+	return path;
 }
 
 static struct uw_file *file_of(struct ds__unwind *u, uint32_t key, const char *path)
@@ -455,6 +493,8 @@ void ds__unwind_free(struct ds__unwind *u)
 			free(f);
 		}
 	}
+	if (u->vdso_fd > 0)
+		close(u->vdso_fd);
 	free(u);
 }
 

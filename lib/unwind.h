@@ -74,6 +74,12 @@ struct ds__unwind_sample {
 size_t ds__unwind_stack(struct ds__unwind *u, const struct ds__unwind_sample *s, uint64_t *ips,
 			size_t max);
 
+/* The file to unwind a recorded [vdso] of build ID bid with: this
+ * process's vDSO when it is that one (a memfd, "/proc/self/fd/N" in
+ * path, kept open by u); NULL otherwise. */
+const char *ds__unwind_vdso(struct ds__unwind *u, const struct ds_build_id *bid, char *path,
+			    size_t len);
+
 struct ds__unwind_stats {
 	uint64_t samples, frames, dwfls, resets;
 };
