@@ -414,13 +414,12 @@ static int add_attr(struct ds_perf_data *p, const unsigned char *q, uint64_t siz
 	a->read_format = ds__perf_rd64(p, q + 32);
 	a->flags = attr_flags(p, q + 40);
 	/* Later fields, as far as this attr's size has them (VER2: 80
-	 * bytes, VER3: 96). */
+	 * bytes, VER3: 96): the branch stack's layout, the user registers'
+	 * mask (the sample's stack size is in each sample). */
 	if (size >= 80)
 		a->branch_sample_type = ds__perf_rd64(p, q + 72);
 	if (size >= 88)
 		a->regs_user = ds__perf_rd64(p, q + 80);
-	if (size >= 92)
-		a->stack_user = ds__perf_rd32(p, q + 88);
 	return 0;
 }
 

@@ -56,7 +56,6 @@ struct ds__perf_attr {
 	uint64_t config, sample_type, read_format, flags;
 	/* 0 when the attr is too old to have them */
 	uint64_t branch_sample_type, regs_user;
-	uint32_t stack_user;
 };
 
 /* A record of the data section, decompressed ones included. */

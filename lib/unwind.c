@@ -182,7 +182,6 @@ struct ds__unwind {
 	uint64_t sp;
 	uint64_t *out;
 	size_t nout, max;
-	struct ds__unwind_stats stats;
 	int vdso_fd; /* this process's vDSO image; 0: not made yet, -1: none */
 };
 
@@ -527,16 +526,13 @@ size_t ds__unwind_stack(struct ds__unwind *u, const struct ds__unwind_sample *s,
 	p = proc_get(u, s->pid);
 	if (!p)
 		return 0;
-	if (p->dwfl && p->gen != s->maps_gen && !mods_current(u, p)) {
+	if (p->dwfl && p->gen != s->maps_gen && !mods_current(u, p))
 		proc_reset(p);
-		u->stats.resets++;
-	}
 	p->gen = s->maps_gen;
 	if (!p->dwfl) {
 		p->dwfl = dwfl_begin(&ds__dwfl_callbacks);
 		if (!p->dwfl)
 			return 0;
-		u->stats.dwfls++;
 	}
 	if (p->broken || !report_at(u, p, ip))
 		return 0;
@@ -560,12 +556,5 @@ size_t ds__unwind_stack(struct ds__unwind *u, const struct ds__unwind_sample *s,
 	dwfl_getthread_frames(p->dwfl, s->tid > 0 ? s->tid : s->pid, frame_cb, u);
 	u->s = NULL;
 	u->cur = NULL;
-	u->stats.samples++;
-	u->stats.frames += u->nout;
 	return u->nout;
-}
-
-void ds__unwind_stats(const struct ds__unwind *u, struct ds__unwind_stats *out)
-{
-	*out = u->stats;
 }

@@ -80,9 +80,4 @@ size_t ds__unwind_stack(struct ds__unwind *u, const struct ds__unwind_sample *s,
 const char *ds__unwind_vdso(struct ds__unwind *u, const struct ds_build_id *bid, char *path,
 			    size_t len);
 
-struct ds__unwind_stats {
-	uint64_t samples, frames, dwfls, resets;
-};
-void ds__unwind_stats(const struct ds__unwind *u, struct ds__unwind_stats *out);
-
 #endif
