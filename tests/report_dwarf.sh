@@ -18,7 +18,8 @@
 #    before an entry (perf 6.1 expands each callchain address into its
 #    DWARF frames, docs/oracles.md; we print the ELF symbol's frame only);
 #  - report --folded against perf script --no-inline collapsed by
-#    tests/stackcollapse.py, line for line;
+#    tests/stackcollapse.py, line for line; also for the program recorded
+#    to a pipe and with -z;
 #  - first principles: the program's call paths, each down to _start;
 #  - gcc -c (a multi-process workload), sample by sample: perf's chain,
 #    or where perf's libunwind gives up early, frames of ours that each
@@ -245,6 +246,30 @@ if ! cmp -s folded.theirs folded.ours; then
 	fail "stacks differ from perf script's: $(diff folded.theirs folded.ours | head -10)"
 fi
 tl_case_end "($(wc -l <folded.ours) stacks)"
+
+tl_case "pipe mode and -z: report --folded as perf script's"
+for kind in pipe z; do
+	if [ $kind = pipe ]; then
+		perf record -N --call-graph dwarf -e cpu-clock -F 2000 -o - -- ./dw 2>rec-$kind.log \
+			>$kind.data
+	else
+		perf record -N -z --call-graph dwarf -e cpu-clock -F 2000 -o $kind.data -- ./dw \
+			>rec-$kind.log 2>&1
+	fi || {
+		fail "perf record ($kind): $(tail -3 rec-$kind.log)"
+		continue
+	}
+	rc=0
+	"$DSOSTORE" report --folded --no-fetch --no-progress $kind.data >$kind.ours 2>$kind.err ||
+		rc=$?
+	[ "$rc" = 0 ] || fail "report --folded ($kind): exit $rc: $(head -3 $kind.err)"
+	perf script -i $kind.data --no-inline -F comm,pid,tid,time,event,ip,sym,dso 2>/dev/null |
+		"$py" "$DS_SRC/tests/stackcollapse.py" >$kind.theirs
+	grep -q ';main;caller_a;hot ' $kind.theirs || fail "$kind: perf unwound no main;caller_a;hot"
+	cmp -s $kind.theirs $kind.ours ||
+		fail "$kind: stacks differ from perf script's: $(diff $kind.theirs $kind.ours | head -6)"
+done
+tl_case_end
 
 # -------------------------------------------------- first principles
 tl_case "the program's call paths, down to _start; frame pointers give none"
