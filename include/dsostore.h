@@ -391,6 +391,10 @@ DS_API int ds_perf_session_samples(const struct ds_perf_session *s, ds_perf_samp
  * debuginfo (ds_dso_debuginfo() / ds_dso_error() say why), or -ECANCELED. */
 #define DS_PERF_PREFETCH_ALL (1u << 0)
 #define DS_PERF_PREFETCH_KERNEL (1u << 1)
+/* Only what names functions needs (perf report's dso,sym): the
+ * debuginfo, not the dwz alt files and split DWARF its DWARF names (the
+ * store finds those when a line is first asked for). */
+#define DS_PERF_PREFETCH_NAMES (1u << 2)
 DS_API int ds_perf_session_prefetch(struct ds_perf_session *s, unsigned int flags,
 				    const struct ds_fetch_opts *opts);
 

@@ -356,7 +356,9 @@ bool ds__kallsyms_ref(const struct ds__kallsyms *k, uint64_t *addr);
 /* ds_store_prefetch() for a given list of DSOs (of one context): local
  * sources, then one debuginfod batch.  Returns how many are left without
  * debuginfo, or a negative error. */
-int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts *opts);
+/* dwarf: the dwz alt files and split DWARF the debuginfo names too. */
+int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, bool dwarf,
+		      const struct ds_fetch_opts *opts);
 
 /* ---- auxiliary debug files (lib/dwarf.c reads them, lib/store.c owns them)
  *

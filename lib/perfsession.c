@@ -1413,7 +1413,7 @@ DS_API int ds_perf_session_prefetch(struct ds_perf_session *s, unsigned int flag
 	for (size_t i = 0; i < n; i++)
 		if (!u || v[u - 1] != v[i])
 			v[u++] = v[i];
-	rc = ds__dsos_prefetch(v, u, opts);
+	rc = ds__dsos_prefetch(v, u, !(flags & DS_PERF_PREFETCH_NAMES), opts);
 	free(v);
 	return rc;
 }

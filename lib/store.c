@@ -2028,7 +2028,8 @@ out:
 }
 
 /* Prefetch for a list of DSOs of one context (any of its stores). */
-int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts *opts)
+int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, bool dwarf,
+		      const struct ds_fetch_opts *opts)
 {
 	const struct ds_debuginfo *di;
 	struct ds_fetch_req *reqs;
@@ -2066,9 +2067,9 @@ int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts
 	}
 	/* Now that the debuginfo is here, the alt files and the split DWARF
 	 * it names. */
-	if (err >= 0)
+	if (err >= 0 && dwarf)
 		err = prefetch_alts(dsos, n, opts);
-	if (err >= 0)
+	if (err >= 0 && dwarf)
 		prefetch_split(dsos, n);
 	for (size_t i = 0; i < nreq; i++)
 		free(reqs[i].path);
@@ -2088,7 +2089,7 @@ DS_API int ds_store_prefetch(struct ds_store *s, const struct ds_fetch_opts *opt
 	dsos = unsearched(s, &n);
 	if (!dsos && n)
 		return -ENOMEM;
-	rc = ds__dsos_prefetch(dsos, n, opts);
+	rc = ds__dsos_prefetch(dsos, n, true, opts);
 	for (size_t i = 0; i < n; i++)
 		ds_dso_put(dsos[i]);
 	free(dsos);

@@ -103,6 +103,28 @@ tl_prefetch again s.data
 [ "$(requests "$altbid")" = 1 ] || fail "again: the alt file was asked of the server again"
 [ "$(tl_summary_field again "dwz alt files")" = 1 ] || fail "again: $(cat again.out)"
 
+# report names its rows from ELF symbols: with caches of its own (perf's
+# has the alt file now) it asks for the programs' debuginfo but not for
+# the alt file, which only their DWARF names; --inline needs its names
+# (cm_mix is defined there), and asks for it once.
+rc=0
+mkdir -p home-report
+HOME=$tmp/home-report PERF_BUILDID_DIR=$tmp/home-report/.debug DEBUGINFOD_CACHE_PATH=$tmp/cache-report \
+	"$DSOSTORE" report --no-progress s.data \
+	>names.out 2>names.err || rc=$?
+[ "$rc" = 0 ] || fail "report: exit $rc: $(head -3 names.err)"
+grep -q 'a_spin' names.out || fail "report: no a_spin row: $(head -20 names.out)"
+[ "$(requests "$altbid")" = 1 ] ||
+	fail "report (dso,sym) asked for the alt file: $(requests "$altbid") requests in all, want still 1"
+rc=0
+HOME=$tmp/home-report PERF_BUILDID_DIR=$tmp/home-report/.debug DEBUGINFOD_CACHE_PATH=$tmp/cache-report \
+	"$DSOSTORE" report --no-progress --inline s.data \
+	>lines.out 2>lines.err || rc=$?
+[ "$rc" = 0 ] || fail "report --inline: exit $rc: $(head -3 lines.err)"
+grep -q 'cm_mix (inlined)' lines.out || fail "report --inline: no cm_mix frame: $(head -30 lines.out)"
+[ "$(requests "$altbid")" = 2 ] ||
+	fail "report --inline: $(requests "$altbid") requests of the alt file in all, want 2"
+
 # Offline from here: the server stops (its port refuses).
 kill -TERM "$server_pid" 2>/dev/null
 wait "$server_pid" 2>/dev/null

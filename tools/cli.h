@@ -45,6 +45,7 @@ struct cli_recording {
 	struct ds_perf_session *s;
 	const struct ds_perf_dso *dsos;
 	size_t ndsos;
+	bool lines; /* the profile reads DWARF (DS_PROFILE_LINES) */
 };
 /* Open the recording at path, make a context from the common options (no
  * debuginfod servers with no_fetch) and replay it into a profile made

@@ -17,7 +17,8 @@ int cli_recording_open(struct cli_recording *r, const char *path, const struct c
 	char err[256] = "";
 	int rc;
 
-	*r = (struct cli_recording){ .path = path };
+	*r = (struct cli_recording){ .path = path,
+				     .lines = po && (po->flags & DS_PROFILE_LINES) };
 	rc = ds_perf_data_open(path, &r->pd, err, sizeof(err));
 	if (rc) {
 		cli_error("%s: %s", path, err[0] ? err : ds_strerror(rc));
@@ -42,7 +43,8 @@ int cli_recording_open(struct cli_recording *r, const char *path, const struct c
 int cli_recording_prefetch(struct cli_recording *r, bool progress, bool verbose)
 {
 	DS_OPTS(ds_fetch_opts, fo, .progress = progress ? cli_progress : NULL);
-	int left = ds_perf_session_prefetch(r->s, 0, &fo), rc;
+	/* Names alone need no dwz alt file and no split DWARF. */
+	int left = ds_perf_session_prefetch(r->s, r->lines ? 0 : DS_PERF_PREFETCH_NAMES, &fo), rc;
 
 	if (left < 0)
 		cli_error("fetching debuginfo: %s", ds_strerror(left));
