@@ -461,6 +461,13 @@ struct ds_store_opts {
 	 * stays open, so a budget below the number of DSOs pinned at once is
 	 * exceeded by that many. */
 	unsigned int fd_budget;
+	/* Addresses will be file offsets (perf's, /proc/PID/maps'): the
+	 * prefetch of a DSO known by its build ID alone asks debuginfod for
+	 * its executable in the same batch as its debuginfo.  A debug file's
+	 * program headers say nothing of file offsets; the executable's do,
+	 * and the DSO keeps them.  Without this they are looked for (locally,
+	 * then debuginfod) at the first file offset asked of such a DSO. */
+	bool file_offsets;
 };
 
 /* A store for one machine ("host", a guest or container name; copied).
@@ -768,6 +775,92 @@ DS_API void ds_store_stats(struct ds_store *store, struct ds_store_stats *out);
  * off; -ENOENT nowhere to save it (no cache directory, or the dwz alt file
  * the DWARF needs is missing); or the file system's error. */
 DS_API int ds_dso_save_index(struct ds_dso *dso, char **path_out);
+
+/* ------------------------------------------------------------- normalize */
+
+/* A live process's absolute addresses turned into what a profiler sends
+ * wherever it symbolizes: (DSO, build ID, file offset) and the ELF virtual
+ * address (what addr2line takes).  One normalizer per process: it reads
+ * the process's maps once (the PROCMAP_QUERY ioctl on Linux 6.11+, else
+ * /proc/PID/maps) and again only when an address is in none of them, or
+ * after ds_normalizer_invalidate().  A mapped file is opened through
+ * /proc/PID/map_files (the very file mapped: deleted, replaced, a memfd),
+ * else /proc/PID/root/PATH (the process's mount namespace) when its device
+ * and inode are those mapped, else its ELF headers are read from the
+ * process's memory; the vDSO's image is read from the process.  Reading
+ * another user's process needs ptrace rights (PTRACE_MODE_READ); opening
+ * map_files, CAP_SYS_ADMIN (else the other ways are taken).  JIT code in
+ * anonymous memory is named from the process's perf map
+ * (/tmp/perf-PID.map in its mount namespace, under its own pid there).
+ * Not shared by threads: one per thread, or a lock around it. */
+struct ds_normalizer;
+
+enum ds_norm_reason {
+	DS_NORM_OK = 0, /* dso, build_id, file_offset, vaddr */
+	DS_NORM_UNMAPPED, /* in no mapping of the process (also after a re-read) */
+	DS_NORM_ANON, /* anonymous memory no perf map names ([heap], [anon:...]) */
+	DS_NORM_JIT, /* anonymous, named by the process's perf map: jit_name */
+	DS_NORM_NO_BUILD_ID, /* a file without a GNU build ID; dso by path when it could be opened */
+	DS_NORM_KERNEL, /* a kernel address (the upper half, [vsyscall]) */
+	DS_NORM_ERROR, /* error says (-ESRCH: the process is gone, -EACCES...) */
+};
+
+/* The text of a reason ("ok", "unmapped", "anonymous", "jit", "no build
+ * ID", "kernel", "error"); static. */
+DS_API const char *ds_norm_reason_name(enum ds_norm_reason r);
+
+struct ds_norm_addr {
+	uint64_t addr; /* as given */
+	enum ds_norm_reason reason;
+	int error; /* DS_NORM_ERROR: a negative errno */
+	/* A reference of the caller's (ds_norm_release() puts them), NULL
+	 * unless DS_NORM_OK (or NO_BUILD_ID of a file that was opened). */
+	struct ds_dso *dso;
+	struct ds_build_id build_id; /* size 0 unless DS_NORM_OK */
+	uint64_t file_offset; /* in the mapped file (its pgoff added) */
+	/* The ELF virtual address: file_offset through the file's program
+	 * headers; 0 when they could not be read (file_offset still holds). */
+	uint64_t vaddr;
+	/* The mapping's name as the process sees it ("/usr/lib/x.so",
+	 * "[vdso]", "/memfd:x (deleted)"); NULL when unmapped.  Borrowed, and
+	 * jit_name too: valid until the next ds_normalize() or
+	 * ds_normalizer_free(). */
+	const char *path;
+	const char *jit_name; /* DS_NORM_JIT: the perf map's name */
+	uint64_t jit_start; /* DS_NORM_JIT: where that code starts */
+	uint64_t map_start, map_end; /* the mapping; 0 when unmapped */
+};
+
+struct ds_normalizer_opts {
+	size_t sz;
+	/* Read /proc/PID/maps' text even where PROCMAP_QUERY exists. */
+	bool no_procmap_query;
+	/* Do not look at the process's perf map (JIT code stays DS_NORM_ANON). */
+	bool no_perf_map;
+};
+
+/* A normalizer of process pid whose DSOs go into store (which it holds a
+ * reference on).  NULL with errno: ESRCH no such process, EACCES not
+ * allowed to read it, ENOMEM. */
+DS_API struct ds_normalizer *ds_normalizer_new(struct ds_store *store, int pid,
+					       const struct ds_normalizer_opts *opts);
+DS_API void ds_normalizer_free(struct ds_normalizer *n);
+
+/* What the caller knows changed: the maps are read again at the next call
+ * (DS_NORM_MAPPED: it mapped or unmapped), and the files opened forgotten
+ * (DS_NORM_EXEC: it exec'd; the perf map is read again too). */
+#define DS_NORM_MAPPED (1u << 0)
+#define DS_NORM_EXEC (1u << 1)
+DS_API void ds_normalizer_invalidate(struct ds_normalizer *n, unsigned int what);
+
+/* Normalize addrs[0..count) into out[0..count), in order.  Returns how
+ * many are DS_NORM_OK, or -EINVAL (bad arguments), -ESRCH (the process is
+ * gone: every answer DS_NORM_ERROR), -ENOMEM.  Every out[i] is filled
+ * even then; put their DSOs with ds_norm_release(). */
+DS_API int ds_normalize(struct ds_normalizer *n, const uint64_t *addrs, size_t count,
+			struct ds_norm_addr *out);
+/* Put the DSO references of out[0..count) (and set them NULL). */
+DS_API void ds_norm_release(struct ds_norm_addr *out, size_t count);
 
 /* --------------------------------------------------------------- profile */
 

@@ -94,6 +94,7 @@ int ds__cache_symindex_dir(struct ds_cache *c, bool create, int *dirfd_out);
 
 struct ds_debuginfo;
 struct ds_symbols;
+struct ds__loadmap;
 struct ds__blob;
 struct ds__symbols_parts;
 
@@ -499,10 +500,12 @@ int ds__sym_batch_start(struct ds_sym_batch *b, size_t n);
 /* Every answer says err: the DSO has no index. */
 void ds__sym_batch_fail(struct ds_sym_batch *b, const uint64_t *addrs, int err);
 /* The distinct virtual addresses of addrs, sorted, in *vaddrs (the batch's,
- * valid until lookup); file offsets translated through S, those outside
- * every segment answered now.  How many. */
+ * valid until lookup); file offsets translated through lm when given (the
+ * executable's headers of a DSO known by its debuginfo alone), else
+ * through S, those outside every segment answered now.  How many. */
 size_t ds__sym_batch_sort(struct ds_sym_batch *b, const struct ds_symbols *S,
-			  const uint64_t *addrs, unsigned flags, const uint64_t **vaddrs);
+			  const struct ds__loadmap *lm, const uint64_t *addrs, unsigned flags,
+			  const uint64_t **vaddrs);
 /* Looks them up in S and answers every address; how many were found. */
 int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned flags);
 /* An answer as a ds_sym_result of its own: answer's error, or -ENOMEM. */
@@ -540,5 +543,72 @@ uint64_t ds__debuginfo_close(struct ds_debuginfo *di);
 /* Open the remembered path again, checking it is still the same build ID. */
 int ds__debuginfo_reopen(struct ds_debuginfo *di);
 void ds__debuginfo_release(struct ds_debuginfo *di);
+
+/* ---- normalize (lib/normalize.c): an ELF file's loadable segments */
+
+/* The PT_LOAD headers of an executable: what turns a file offset (perf's,
+ * /proc/PID/maps') into a virtual address.  A debug file's own are no
+ * use for it (objcopy --only-keep-debug and eu-strip -f leave p_filesz 0
+ * and rewrite p_offset), so a DSO known by its debuginfo alone keeps
+ * these of its executable (lib/store.c). */
+struct ds__loadmap {
+	size_t n;
+	struct ds__loadseg {
+		uint64_t offset, filesz, vaddr, memsz;
+		uint32_t flags; /* PF_* */
+	} seg[];
+};
+
+/* The PT_LOAD headers of elf (NULL-safe: -ENOEXEC); -ENODATA: none. */
+int ds__loadmap_read(struct Elf *elf, struct ds__loadmap **out);
+/* offset as a virtual address: 0, or -ERANGE outside every segment's
+ * file bytes. */
+int ds__loadmap_vaddr(const struct ds__loadmap *lm, uint64_t offset, uint64_t *vaddr);
+/* A debug file whose segments say nothing of the file offsets: its code
+ * segment (PF_X) has no file bytes. */
+bool ds__loadmap_stripped(struct Elf *elf);
+/* The executable's headers for bid: a local executable (ds__locate),
+ * else, when fetch, debuginfod's executable artifact (cache, servers);
+ * or, when path is not NULL, that file (a fetched one).  -ENOENT none. */
+int ds__loadmap_find(struct ds_context *ctx, const struct ds_build_id *bid, const char *path,
+		     bool fetch, struct ds__loadmap **out);
+
+/* One line of /proc/PID/maps ("START-END PERMS PGOFF MAJ:MIN INODE NAME"),
+ * its name borrowed from the text (not NUL-terminated). */
+#define DS__VMA_R 1u
+#define DS__VMA_W 2u
+#define DS__VMA_X 4u
+#define DS__VMA_SHARED 8u
+struct ds__vma {
+	uint64_t start, end, pgoff, ino;
+	uint32_t maj, min;
+	unsigned int prot; /* DS__VMA_* */
+	const char *name;
+	size_t name_len;
+};
+/* Parse maps text (untrusted: any bytes, no NUL needed), calling fn for
+ * each well-formed line in order; a malformed line is skipped (and
+ * counted in *bad when not NULL).  Returns the lines given to fn, or the
+ * first negative value fn returned. */
+int ds__procmaps_parse(const char *buf, size_t len, int (*fn)(void *arg, const struct ds__vma *v),
+		       void *arg, size_t *bad);
+
+/* A perf map (/tmp/perf-PID.map: "START SIZE NAME" lines, hex, written by
+ * JITs), sorted by start, a later line winning over an earlier one of the
+ * same start; names copied. */
+struct ds__perfmap_sym {
+	uint64_t start, size;
+	const char *name;
+};
+struct ds__perfmap {
+	size_t n;
+	struct ds__perfmap_sym *syms;
+	char *names;
+};
+#define DS__PERFMAP_MAX_BYTES (256u << 20) /* a bigger file is refused */
+int ds__perfmap_parse(const char *buf, size_t len, struct ds__perfmap *out, size_t *bad);
+/* The symbol holding addr, or NULL. */
+const struct ds__perfmap_sym *ds__perfmap_find(const struct ds__perfmap *m, uint64_t addr);
+void ds__perfmap_release(struct ds__perfmap *m);
 
 #endif

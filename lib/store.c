@@ -95,7 +95,17 @@ struct ds_dso {
 	_Atomic int64_t miss_until_ns;
 	atomic_int miss_err;
 	char *miss_msg;
+
+	/* File offsets of a DSO whose index came from a debug file alone
+	 * (offsets_bad: its code segment has no file bytes): its
+	 * executable's program headers, looked for once (exec_state, under
+	 * di_lock: EXEC_* below), kept while the DSO lives. */
+	atomic_bool offsets_bad;
+	int exec_state;
+	struct ds__loadmap *exec_map;
 };
+
+enum { EXEC_UNKNOWN = 0, EXEC_LOADING, EXEC_KNOWN };
 
 /* An auxiliary debug file (lib/internal.h): a dwz alt file by build ID, a
  * .dwp package by its file's identity, a .dwo file by its dwo id.  Its
@@ -150,6 +160,7 @@ struct ds_store {
 	char *machine;
 	uint64_t budget;
 	unsigned int fd_budget;
+	bool file_offsets; /* prefetch fetches executables' headers too */
 
 	pthread_rwlock_t lock;
 	struct htab by_bid, by_path, by_ino;
@@ -462,6 +473,7 @@ DS_API struct ds_store *ds_store_new(struct ds_context *ctx, const char *machine
 	s->ctx = ds__context_get(ctx);
 	s->budget = DS_OPT(opts, mem_budget, 0);
 	s->fd_budget = DS_OPT(opts, fd_budget, 0);
+	s->file_offsets = DS_OPT(opts, file_offsets, false);
 	pthread_rwlock_init(&s->lock, NULL);
 	pthread_mutex_init(&s->di_lock, NULL);
 	pthread_cond_init(&s->di_cond, NULL);
@@ -672,6 +684,7 @@ static void dso_free(struct ds_dso *d)
 	}
 	free_retired(d, false);
 	ds__debuginfo_release(&d->di);
+	free(d->exec_map);
 	free(d->miss_msg);
 	free(d->path);
 	free(d);
@@ -2027,6 +2040,72 @@ out:
 	return v;
 }
 
+/* The executable's program headers of a DSO whose index has only a debug
+ * file's (offsets_bad), found once (locally, else fetched) and kept;
+ * NULL when there is none: the debug file's segments answer then. */
+static const struct ds__loadmap *exec_loadmap(struct ds_dso *d)
+{
+	struct ds_store *s = d->store;
+	struct ds__loadmap *lm = NULL;
+	struct ds_build_id bid;
+
+	pthread_mutex_lock(&s->di_lock);
+	while (d->exec_state == EXEC_LOADING)
+		pthread_cond_wait(&s->di_cond, &s->di_lock);
+	if (d->exec_state == EXEC_KNOWN) {
+		lm = d->exec_map;
+		pthread_mutex_unlock(&s->di_lock);
+		return lm;
+	}
+	d->exec_state = EXEC_LOADING;
+	pthread_mutex_unlock(&s->di_lock);
+	pthread_rwlock_rdlock(&s->lock);
+	bid = d->id.build_id;
+	pthread_rwlock_unlock(&s->lock);
+	if (bid.size && ds__loadmap_find(s->ctx, &bid, NULL, true, &lm) == 0)
+		ds_debug(s->ctx, "file offsets of %s through its executable's headers",
+			 d->path ? d->path : "a DSO");
+	pthread_mutex_lock(&s->di_lock);
+	d->exec_map = lm;
+	d->exec_state = EXEC_KNOWN;
+	pthread_cond_broadcast(&s->di_cond);
+	pthread_mutex_unlock(&s->di_lock);
+	return lm;
+}
+
+/* A prefetched executable's headers (path: the batch's file). */
+static void exec_adopt(struct ds_dso *d, const char *path)
+{
+	struct ds_store *s = d->store;
+	struct ds__loadmap *lm = NULL;
+
+	if (ds__loadmap_find(s->ctx, &d->id.build_id, path, false, &lm))
+		return;
+	pthread_mutex_lock(&s->di_lock);
+	if (d->exec_state == EXEC_UNKNOWN) {
+		d->exec_map = lm;
+		d->exec_state = EXEC_KNOWN;
+		lm = NULL;
+	}
+	pthread_mutex_unlock(&s->di_lock);
+	free(lm);
+}
+
+/* The DSO has a binary on this machine, or a local executable: its file
+ * offsets need nothing fetched. */
+static bool exec_local(struct ds_dso *d)
+{
+	struct ds_found f = { .fd = -1 };
+	struct stat st;
+
+	if (d->path && stat(d->path, &st) == 0)
+		return true;
+	if (ds__locate(d->store->ctx, &d->id.build_id, NULL, DS_ARTIFACT_EXECUTABLE, &f, NULL))
+		return false;
+	ds__found_release(&f);
+	return true;
+}
+
 /* Prefetch for a list of DSOs of one context (any of its stores). */
 int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, bool dwarf,
 		      const struct ds_fetch_opts *opts)
@@ -2038,7 +2117,7 @@ int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, bool dwarf,
 
 	if (!n)
 		return 0;
-	reqs = calloc(n, sizeof(*reqs));
+	reqs = calloc(2 * n, sizeof(*reqs));
 	of = calloc(n, sizeof(*of));
 	if (!reqs || !of) {
 		free(reqs);
@@ -2054,12 +2133,24 @@ int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, bool dwarf,
 		reqs[nreq].build_id = dsos[i]->id.build_id;
 		reqs[nreq].what = DS_ARTIFACT_DEBUGINFO;
 		of[i] = nreq++;
+		/* No binary here to read file offsets from: the executable's
+		 * headers, in the same batch. */
+		if (dsos[i]->store->file_offsets && !exec_local(dsos[i])) {
+			reqs[nreq].build_id = dsos[i]->id.build_id;
+			reqs[nreq].what = DS_ARTIFACT_EXECUTABLE;
+			nreq++;
+		}
 	}
 	if (nreq)
 		err = ds_fetch_batch(dsos[0]->store->ctx, reqs, nreq, opts);
 	/* Each takes its answer: the batch's (neither the local search nor
 	 * the servers asked again), else what it has (or a remembered miss). */
 	for (size_t i = 0; err >= 0 && i < n; i++) {
+		size_t x = of[i] + 1;
+
+		if (of[i] != SIZE_MAX && x < nreq && reqs[x].what == DS_ARTIFACT_EXECUTABLE &&
+		    !reqs[x].err && ds_build_id_equal(&reqs[x].build_id, &reqs[of[i]].build_id))
+			exec_adopt(dsos[i], reqs[x].path);
 		if (of[i] != SIZE_MAX)
 			left += debuginfo_slow(dsos[i], &di, false, &reqs[of[i]]) != 0;
 		else
@@ -2142,7 +2233,7 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di, bool fu
 	struct ds_store *s = d->store;
 	struct ds_symbols *S = NULL;
 	struct ds__symfile_key key = { .debug_size = 0 };
-	bool keyed = false, loaded = false;
+	bool keyed = false, loaded = false, stripped;
 	Elf *binary = NULL;
 	int err, fd = -1;
 
@@ -2172,6 +2263,8 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di, bool fu
 		     : ds__symbols_build(s->ctx, di ? di->elf : NULL,
 					 di ? ds_debuginfo_path(di) : NULL, binary, d->path, full,
 					 &s->aux_src, &S);
+	/* (Without the binary, the segments are the debuginfo's.) */
+	stripped = !err && !binary && di && ds__loadmap_stripped(di->elf);
 	if (binary)
 		elf_end(binary);
 	if (fd >= 0)
@@ -2194,6 +2287,7 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di, bool fu
 		d->sym_key = key;
 		d->sym_keyed = keyed;
 		atomic_store(&d->sym_from_debuginfo, di != NULL);
+		atomic_store(&d->offsets_bad, stripped);
 		ds__symbols_account(S, &s->bytes_held, &s->units_built);
 		if (di)
 			ring_touch(d);
@@ -2340,7 +2434,11 @@ DS_API int ds_dso_symbolize_batch(struct ds_dso *d, const uint64_t *addrs, size_
 		ds__sym_batch_fail(b, addrs, err);
 		return err;
 	}
-	nv = ds__sym_batch_sort(b, S, addrs, flags, &vaddrs);
+	nv = ds__sym_batch_sort(b, S,
+				(flags & DS_SYM_FILE_OFFSET) && atomic_load(&d->offsets_bad)
+					? exec_loadmap(d)
+					: NULL,
+				addrs, flags, &vaddrs);
 	/* Names only never read DWARF: nothing to build ahead. */
 	if (nv && !(flags & DS_SYM_NO_LINES))
 		ds__symbols_prepare(S, vaddrs, nv); /* (-ENOMEM: lookups say it) */

@@ -297,7 +297,8 @@ static struct pair *radix_sort(struct pair *a, struct pair *tmp, size_t n)
 }
 
 size_t ds__sym_batch_sort(struct ds_sym_batch *b, const struct ds_symbols *S,
-			  const uint64_t *addrs, unsigned flags, const uint64_t **vaddrs)
+			  const struct ds__loadmap *lm, const uint64_t *addrs, unsigned flags,
+			  const uint64_t **vaddrs)
 {
 	bool sorted = true;
 	size_t np = 0, nv = 0;
@@ -306,7 +307,8 @@ size_t ds__sym_batch_sort(struct ds_sym_batch *b, const struct ds_symbols *S,
 		uint64_t v = addrs[i];
 
 		if (flags & DS_SYM_FILE_OFFSET) {
-			int err = ds__symbols_vaddr(S, addrs[i], &v);
+			int err = lm ? ds__loadmap_vaddr(lm, addrs[i], &v)
+				     : ds__symbols_vaddr(S, addrs[i], &v);
 
 			if (err) {
 				answer_error(&b->ans[i], addrs[i], err);

@@ -95,5 +95,24 @@ int cmd_annotate(int argc, char **argv);
 int cmd_perf_cache(int argc, char **argv);
 int cmd_index(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
+int cmd_normalize(int argc, char **argv);
+
+/* symbolize's addresses of live processes (tools/normalize.c): key
+ * "pid:PID" (or NULL and pid) and an absolute address, normalized by a
+ * normalizer of that process kept to cli_pid_done().  0: dso (a
+ * reference for the caller) and addr (its ELF virtual address, or with
+ * file_offset the file offset), or is_jit and jit (the perf map's name);
+ * else a negative errno and error.  module: the mapping's path. */
+struct cli_pid_answer {
+	struct ds_dso *dso;
+	uint64_t addr;
+	bool is_jit;
+	char jit[512];
+	char module[4096];
+	char error[256];
+};
+int cli_pid_address(struct ds_store *store, const char *key, int pid, uint64_t addr,
+		    bool file_offset, struct cli_pid_answer *a);
+void cli_pid_done(void);
 
 #endif

@@ -20,6 +20,7 @@ static const struct {
 	{ "fetch", cmd_fetch, "fetch from debuginfod servers, many build IDs at once" },
 	{ "cache", cmd_cache, "the debuginfod client cache: path, stats, clean" },
 	{ "symbolize", cmd_symbolize, "addresses to functions, file:line and inline frames" },
+	{ "normalize", cmd_normalize, "a live process's addresses as build ID, file offset, vaddr" },
 	{ "index", cmd_index, "build and save the symbol indexes of binaries ahead" },
 	{ "buildid-list", cmd_buildid_list, "the build IDs of a perf.data, as perf buildid-list" },
 	{ "prefetch", cmd_prefetch, "the debuginfo a perf recording needs, in one parallel batch" },

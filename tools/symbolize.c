@@ -22,6 +22,8 @@ static const char symbolize_help[] =
 	"input line is \"BUILD-ID ADDR\" or \"PATH ADDR\": the build IDs are resolved\n"
 	"in parallel (debuginfod included), a batch of them at a time, then the batch's\n"
 	"lines answered in order.  A line over 64 KiB gets the \"??\" answer.\n"
+	"A line \"pid:PID ADDR\" is an absolute address of a live process (see\n"
+	"dsostore normalize); with --pid PID, so is each ADDR given or read alone.\n"
 	"  -e, --exe FILE          the binary\n"
 	"  -f, --functions         print function names\n"
 	"  -i, --inlines           print the inlined callers too\n"
@@ -30,6 +32,8 @@ static const char symbolize_help[] =
 	"  -a, --addresses         print each address first\n"
 	"  -p, --pretty-print      one line per address (\"FUNC at FILE:LINE\")\n"
 	"  --file-offset           addresses are file offsets (perf, /proc/PID/maps)\n"
+	"  --pid PID               addresses are absolute ones of process PID; JIT code\n"
+	"                          named from its /tmp/perf-PID.map\n"
 	"  --batch N               without -e: distinct binaries per batch (4096; at\n"
 	"                          most 16384): memory is bounded by it\n"
 	"  --mem-budget SIZE       bytes of debuginfo and indexes to keep open (K, M, G\n"
@@ -44,6 +48,7 @@ enum style { STYLE_GNU, STYLE_LLVM, STYLE_JSON };
 
 struct opts {
 	bool functions, inlines, demangle, addresses, pretty, file_offset;
+	int pid; /* --pid: bare addresses are this process's */
 	enum style style;
 	const char *exe;
 };
@@ -479,6 +484,7 @@ struct item {
 	/* Offsets into the block's text, SIZE_MAX: none.  error: the answer's
 	 * message, msg: stderr's when it differs. */
 	size_t module, error, msg;
+	size_t jit; /* a live process's JIT code: its perf map name; SIZE_MAX: none */
 	uint32_t group; /* dso's place in the block's groups */
 	int err; /* the answer's error, where answers wait (see answer_block) */
 };
@@ -641,7 +647,7 @@ static struct item *new_item(struct batch *b)
 {
 	struct item *it = &b->items[b->n++];
 
-	*it = (struct item){ .module = SIZE_MAX, .error = SIZE_MAX, .msg = SIZE_MAX };
+	*it = (struct item){ .module = SIZE_MAX, .error = SIZE_MAX, .msg = SIZE_MAX, .jit = SIZE_MAX };
 	return it;
 }
 
@@ -672,8 +678,31 @@ static void add_exe_line(struct batch *b, struct ds_dso *dso, const char *line, 
 			      (int)(cut ? strcspn(line, "\r\n") : len), line);
 }
 
-static void read_one(struct batch *b, struct ds_store *store, int kind, char *line, size_t len,
-		     size_t lineno)
+/* A live process's address (tools/normalize.c): its DSO's vaddr. */
+static void add_pid_item(const struct opts *o, struct batch *b, struct ds_store *store,
+			 struct item *it, const char *key, size_t lineno)
+{
+	struct cli_pid_answer *a = malloc(sizeof(*a));
+
+	if (!a)
+		oom();
+	if (cli_pid_address(store, key, o->pid, it->addr, o->file_offset, a) == 0 && !a->is_jit) {
+		it->addr = a->addr;
+		it->dso = a->dso;
+		it->group = set_add(&b->cur, a->dso);
+		if (it->group == b->ngroups)
+			b->groups[b->ngroups++] = a->dso;
+	} else if (a->is_jit) {
+		it->jit = text_add(b, a->jit, strlen(a->jit));
+	} else {
+		it->error = text_printf(b, "line %zu: %s: %s", lineno, a->module, a->error);
+	}
+	it->module = text_add(b, a->module, strlen(a->module));
+	free(a);
+}
+
+static void read_one(const struct opts *o, struct batch *b, struct ds_store *store, int kind,
+		     char *line, size_t len, size_t lineno)
 {
 	struct ds_dso_id id = { .flags = DS_DSO_ID_BUILD_ID };
 	struct item *it;
@@ -689,6 +718,11 @@ static void read_one(struct batch *b, struct ds_store *store, int kind, char *li
 		return;
 	it = new_item(b);
 	it->addr = addr;
+	if ((kind == DS_SYM_LINE_PATH && !strncmp(key, "pid:", 4)) ||
+	    (kind == DS_SYM_LINE_ADDR && o->pid)) {
+		add_pid_item(o, b, store, it, kind == DS_SYM_LINE_PATH ? key : NULL, lineno);
+		return;
+	}
 	if (kind == DS_SYM_LINE_BUILD_ID || kind == DS_SYM_LINE_PATH) {
 		struct ds_dso *d = kind == DS_SYM_LINE_PATH ? ds_store_findnew(store, key, NULL)
 							    : ds_store_findnew(store, NULL, &id);
@@ -737,7 +771,13 @@ static void format_item(struct out *ob, const struct opts *o, const struct batch
 	char msg[128];
 
 	it->err = 0;
-	if (!it->dso) {
+	if (!it->dso && it->jit != SIZE_MAX) {
+		struct ds_frame f = { .function = b->text + it->jit };
+		struct ds_sym_answer ja = { .addr = it->addr, .frames = &f, .nframes = 1 };
+
+		f.function_len = (unsigned)strlen(f.function);
+		answer(ob, o, module, it->addr, &ja, NULL);
+	} else if (!it->dso) {
 		answer(ob, o, module, it->addr, NULL,
 		       it->error != SIZE_MAX ? b->text + it->error : "bad line");
 	} else if (a->error) {
@@ -754,6 +794,8 @@ static int tell(const struct opts *o, struct batch *b, const struct item *it)
 {
 	char msg[128];
 
+	if (!it->dso && it->jit != SIZE_MAX)
+		return 0;
 	if (!it->dso) {
 		size_t m = it->msg != SIZE_MAX ? it->msg : it->error;
 
@@ -922,7 +964,7 @@ static int answer_stream_block(const struct opts *o, struct ds_store *store, str
 }
 
 static int run_stream(const struct opts *o, struct ds_store *store, size_t max_dsos,
-		      struct out *out)
+		      struct out *out, char **addrs, int naddrs)
 {
 	struct reader *rd = calloc(1, sizeof(*rd));
 	struct batch b;
@@ -934,14 +976,20 @@ static int run_stream(const struct opts *o, struct ds_store *store, size_t max_d
 		oom();
 	batch_init(&b, false, CHUNK_LINES, max_dsos, out);
 	rd->out = out;
-	while ((kind = next_line(rd, &line, &len, false)) != LINE_EOF) {
-		read_one(&b, store, kind, line, len, rd->lineno);
+	for (int i = 0; i < naddrs; i++) { /* --pid's */
+		read_one(o, &b, store, LINE_OK, addrs[i], strlen(addrs[i]), (size_t)i + 1);
+		if (batch_full(&b))
+			status |= answer_stream_block(o, store, &b);
+	}
+	while (!naddrs && (kind = next_line(rd, &line, &len, false)) != LINE_EOF) {
+		read_one(o, &b, store, kind, line, len, rd->lineno);
 		if (batch_full(&b))
 			status |= answer_stream_block(o, store, &b);
 	}
 	if (b.n)
 		status |= answer_stream_block(o, store, &b);
 	batch_release(&b);
+	cli_pid_done();
 	free(rd);
 	return status;
 }
@@ -1050,6 +1098,16 @@ int cmd_symbolize(int argc, char **argv)
 			fd_budget = (unsigned int)n;
 		} else if (!strcmp(a, "--file-offset")) {
 			o.file_offset = true;
+		} else if ((!strcmp(a, "--pid") && i + 1 < argc) || !strncmp(a, "--pid=", 6)) {
+			const char *v = a[5] == '=' ? a + 6 : argv[++i];
+			char *end;
+			long pid = strtol(v, &end, 10);
+
+			if (end == v || *end || pid <= 0 || pid > INT32_MAX) {
+				cli_error("symbolize: --pid wants a process ID");
+				return 2;
+			}
+			o.pid = (int)pid;
 		} else if (!strcmp(a, "--functions")) {
 			o.functions = true;
 		} else if (!strcmp(a, "--inlines")) {
@@ -1080,13 +1138,14 @@ int cmd_symbolize(int argc, char **argv)
 		o.inlines = true;
 		o.demangle = true;
 	}
-	if (!o.exe && naddrs) {
+	if (!o.exe && naddrs && !o.pid) {
 		cli_error("symbolize: addresses on the command line need -e FILE");
 		return 2;
 	}
 	ctx = cli_context(&common);
 	{
-		DS_OPTS(ds_store_opts, so, .mem_budget = budget, .fd_budget = fd_budget);
+		DS_OPTS(ds_store_opts, so, .mem_budget = budget, .fd_budget = fd_budget,
+			.file_offsets = o.file_offset);
 
 		store = ds_store_new(ctx, "host", &so);
 	}
@@ -1096,7 +1155,7 @@ int cmd_symbolize(int argc, char **argv)
 		return 2;
 	}
 	status = o.exe ? run_exe(&o, store, addrs, naddrs, &out)
-		       : run_stream(&o, store, batch, &out);
+		       : run_stream(&o, store, batch, &out, addrs, naddrs);
 	out_flush(&out);
 	free(out.buf);
 	ds_store_free(store);

@@ -1,0 +1,312 @@
+/* dsostore normalize: absolute addresses of a live process as (build ID,
+ * file offset, ELF virtual address, path), what a profiling agent sends to
+ * where it symbolizes; and the "pid:PID ADDR" lines of symbolize. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char normalize_help[] =
+	"usage: dsostore normalize --pid PID [--json] [OPTIONS] [ADDR...]\n"
+	"Each ADDR (hex, 0x optional; read from stdin, one a line, when none is given),\n"
+	"an absolute address of process PID, as one line:\n"
+	"  ADDR BUILD-ID FILE-OFFSET VADDR PATH          (hex numbers, 0x-prefixed)\n"
+	"or, when it cannot be normalized, \"-\" for what is unknown and the reason\n"
+	"last (unmapped, anonymous, jit NAME, no build ID, kernel, error: ...).\n"
+	"  --pid PID               the process\n"
+	"  --json                  one JSON object per address\n"
+	"  --no-procmap-query      read /proc/PID/maps' text, not the PROCMAP_QUERY ioctl\n"
+	"  --no-perf-map           do not read the process's /tmp/perf-PID.map\n" CLI_COMMON_HELP;
+
+static bool parse_pid(const char *s, int *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > INT32_MAX)
+		return false;
+	*pid = (int)v;
+	return true;
+}
+
+static bool parse_hex(const char *s, uint64_t *out)
+{
+	return ds_sym_parse_line(s, strlen(s), NULL, 0, NULL, out) == DS_SYM_LINE_ADDR;
+}
+
+static void print_hex_or_dash(const char *pre, bool known, uint64_t v)
+{
+	if (known)
+		printf("%s0x%" PRIx64, pre, v);
+	else
+		printf("%s-", pre);
+}
+
+static void print_one(const struct ds_norm_addr *a, bool json)
+{
+	char hex[2 * DS_BUILD_ID_MAX + 1] = "-";
+	bool mapped = a->path != NULL;
+
+	if (a->build_id.size)
+		ds_build_id_format(&a->build_id, hex, sizeof(hex));
+	if (json) {
+		printf("{\"addr\":\"0x%" PRIx64 "\",\"reason\":", a->addr);
+		cli_json_string(ds_norm_reason_name(a->reason));
+		printf(",\"build_id\":");
+		cli_json_string(a->build_id.size ? hex : NULL);
+		if (mapped)
+			printf(",\"file_offset\":\"0x%" PRIx64 "\"", a->file_offset);
+		else
+			printf(",\"file_offset\":null");
+		if (a->vaddr)
+			printf(",\"vaddr\":\"0x%" PRIx64 "\"", a->vaddr);
+		else
+			printf(",\"vaddr\":null");
+		printf(",\"path\":");
+		cli_json_string(a->path);
+		if (a->reason == DS_NORM_JIT) {
+			printf(",\"jit_name\":");
+			cli_json_string(a->jit_name);
+			printf(",\"jit_start\":\"0x%" PRIx64 "\"", a->jit_start);
+		}
+		if (a->reason == DS_NORM_ERROR) {
+			printf(",\"error\":");
+			cli_json_string(ds_strerror(a->error));
+		}
+		printf("}\n");
+		return;
+	}
+	printf("0x%" PRIx64 " %s", a->addr, hex);
+	print_hex_or_dash(" ", mapped, a->file_offset);
+	print_hex_or_dash(" ", a->vaddr != 0, a->vaddr);
+	printf(" %s", a->path ? a->path : "-");
+	if (a->reason == DS_NORM_JIT)
+		printf(" jit %s", a->jit_name);
+	else if (a->reason == DS_NORM_ERROR)
+		printf(" error: %s", ds_strerror(a->error));
+	else if (a->reason != DS_NORM_OK)
+		printf(" %s", ds_norm_reason_name(a->reason));
+	putchar('\n');
+}
+
+int cmd_normalize(int argc, char **argv)
+{
+	DS_OPTS(ds_normalizer_opts, no);
+	struct cli_common common = { 0 };
+	struct ds_normalizer *n = NULL;
+	struct ds_store *store = NULL;
+	struct ds_context *ctx;
+	uint64_t *addrs = NULL;
+	size_t naddrs = 0, cap = 0;
+	bool json = false;
+	int pid = 0, status = 0, rc;
+	char *line = NULL;
+	size_t llen = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		int r = cli_common_option(&common, argc, argv, &i, normalize_help);
+		uint64_t v;
+
+		if (r < 0)
+			return r == CLI_HELP ? 0 : 2;
+		if (r > 0)
+			continue;
+		if (!strcmp(a, "--pid") && i + 1 < argc) {
+			if (!parse_pid(argv[++i], &pid))
+				goto bad_pid;
+		} else if (!strncmp(a, "--pid=", 6)) {
+			if (!parse_pid(a + 6, &pid))
+				goto bad_pid;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
+		} else if (!strcmp(a, "--no-procmap-query")) {
+			no.no_procmap_query = true;
+		} else if (!strcmp(a, "--no-perf-map")) {
+			no.no_perf_map = true;
+		} else if (parse_hex(a, &v)) {
+			if (naddrs == cap) {
+				cap = cap ? 2 * cap : 64;
+				addrs = realloc(addrs, cap * sizeof(*addrs));
+				if (!addrs) {
+					cli_error("out of memory");
+					return 2;
+				}
+			}
+			addrs[naddrs++] = v;
+		} else {
+			cli_error("normalize: unknown argument '%s' (see --help)", a);
+			free(addrs);
+			return 2;
+		}
+	}
+	if (!pid) {
+		cli_error("normalize: --pid PID is required");
+		free(addrs);
+		return 2;
+	}
+	ctx = cli_context(&common);
+	store = ds_store_new(ctx, "host", NULL);
+	ds_context_free(ctx);
+	n = store ? ds_normalizer_new(store, pid, &no) : NULL;
+	if (!n) {
+		cli_error("normalize: process %d: %s", pid, ds_strerror(-errno));
+		free(addrs);
+		ds_store_free(store);
+		return 1;
+	}
+	if (!naddrs) {
+		ssize_t got;
+
+		while ((got = getline(&line, &llen, stdin)) >= 0) {
+			uint64_t v;
+
+			line[strcspn(line, "\r\n")] = 0;
+			if (!line[0])
+				continue;
+			if (!parse_hex(line, &v)) {
+				cli_error("normalize: '%s': not a hexadecimal address", line);
+				status = 1;
+				continue;
+			}
+			if (naddrs == cap) {
+				cap = cap ? 2 * cap : 64;
+				addrs = realloc(addrs, cap * sizeof(*addrs));
+				if (!addrs) {
+					cli_error("out of memory");
+					return 2;
+				}
+			}
+			addrs[naddrs++] = v;
+		}
+		free(line);
+	}
+	{
+		struct ds_norm_addr *out = calloc(naddrs ? naddrs : 1, sizeof(*out));
+
+		if (!out) {
+			cli_error("out of memory");
+			return 2;
+		}
+		rc = ds_normalize(n, addrs, naddrs, out);
+		if (rc < 0 && rc != -ESRCH) {
+			cli_error("normalize: %s", ds_strerror(rc));
+			status = 1;
+		}
+		for (size_t i = 0; i < naddrs; i++) {
+			print_one(&out[i], json);
+			if (out[i].reason == DS_NORM_ERROR)
+				status = 1;
+		}
+		ds_norm_release(out, naddrs);
+		free(out);
+	}
+	ds_normalizer_free(n);
+	ds_store_free(store);
+	free(addrs);
+	return status;
+bad_pid:
+	cli_error("normalize: --pid wants a process ID");
+	free(addrs);
+	return 2;
+}
+
+/* ------------------------------------------------ symbolize's pid lines */
+
+/* One normalizer per process named in the stream, kept to the end. */
+#define PID_NORMALIZERS 64
+
+static struct {
+	int pid;
+	struct ds_normalizer *n;
+	int err;
+} pids[PID_NORMALIZERS];
+static size_t npids;
+
+static struct ds_normalizer *normalizer_of(struct ds_store *store, int pid, int *err)
+{
+	for (size_t i = 0; i < npids; i++) {
+		if (pids[i].pid == pid) {
+			*err = pids[i].err;
+			return pids[i].n;
+		}
+	}
+	if (npids == PID_NORMALIZERS) { /* the oldest goes */
+		ds_normalizer_free(pids[0].n);
+		memmove(pids, pids + 1, (PID_NORMALIZERS - 1) * sizeof(pids[0]));
+		npids--;
+	}
+	pids[npids].pid = pid;
+	pids[npids].n = ds_normalizer_new(store, pid, NULL);
+	pids[npids].err = pids[npids].n ? 0 : -errno;
+	*err = pids[npids].err;
+	return pids[npids++].n;
+}
+
+int cli_pid_address(struct ds_store *store, const char *key, int pid, uint64_t addr,
+		    bool file_offset, struct cli_pid_answer *a)
+{
+	struct ds_normalizer *n;
+	struct ds_norm_addr o;
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	if (key && (strncmp(key, "pid:", 4) || !parse_pid(key + 4, &pid))) {
+		snprintf(a->error, sizeof(a->error), "%s: not pid:PID", key);
+		return -EINVAL;
+	}
+	snprintf(a->module, sizeof(a->module), "pid:%d", pid);
+	n = normalizer_of(store, pid, &err);
+	if (!n) {
+		snprintf(a->error, sizeof(a->error), "process %d: %s", pid, ds_strerror(err));
+		return err;
+	}
+	err = ds_normalize(n, &addr, 1, &o);
+	if (err < 0 && o.reason != DS_NORM_ERROR) {
+		o.reason = DS_NORM_ERROR;
+		o.error = err;
+	}
+	if (o.path)
+		snprintf(a->module, sizeof(a->module), "%s", o.path);
+	switch (o.reason) {
+	case DS_NORM_OK:
+	case DS_NORM_NO_BUILD_ID:
+		if (o.dso && (file_offset || o.vaddr)) {
+			a->dso = o.dso; /* the reference goes to the caller */
+			a->addr = file_offset ? o.file_offset : o.vaddr;
+			return 0;
+		}
+		snprintf(a->error, sizeof(a->error), "0x%" PRIx64 ": %s", addr,
+			 o.dso ? "no program headers to place it" : "no build ID, no file");
+		break;
+	case DS_NORM_JIT:
+		snprintf(a->jit, sizeof(a->jit), "%s", o.jit_name);
+		a->addr = addr;
+		a->is_jit = true;
+		ds_norm_release(&o, 1);
+		return 0;
+	case DS_NORM_ERROR:
+		snprintf(a->error, sizeof(a->error), "0x%" PRIx64 ": %s", addr,
+			 ds_strerror(o.error));
+		break;
+	default:
+		snprintf(a->error, sizeof(a->error), "0x%" PRIx64 ": %s", addr,
+			 ds_norm_reason_name(o.reason));
+		break;
+	}
+	ds_norm_release(&o, 1);
+	return -ENOENT;
+}
+
+void cli_pid_done(void)
+{
+	for (size_t i = 0; i < npids; i++)
+		ds_normalizer_free(pids[i].n);
+	npids = 0;
+}
