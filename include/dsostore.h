@@ -819,8 +819,10 @@ struct ds_norm_addr {
 	struct ds_build_id build_id; /* size 0 unless DS_NORM_OK */
 	uint64_t file_offset; /* in the mapped file (its pgoff added) */
 	/* The ELF virtual address: file_offset through the file's program
-	 * headers; 0 when they could not be read (file_offset still holds). */
+	 * headers; vaddr_known false when they could not be read, or hold
+	 * no such offset (file_offset still holds). */
 	uint64_t vaddr;
+	bool vaddr_known;
 	/* The mapping's name as the process sees it ("/usr/lib/x.so",
 	 * "[vdso]", "/memfd:x (deleted)"); NULL when unmapped.  Borrowed, and
 	 * jit_name too: valid until the next ds_normalize() or

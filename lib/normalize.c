@@ -1115,7 +1115,8 @@ static void answer(struct ds_normalizer *n, struct nmap *m, uint64_t addr, bool 
 	}
 	o->reason = f->reason;
 	o->error = f->error;
-	if (f->lm && ds__loadmap_vaddr(f->lm, o->file_offset, &o->vaddr))
+	o->vaddr_known = f->lm && ds__loadmap_vaddr(f->lm, o->file_offset, &o->vaddr) == 0;
+	if (!o->vaddr_known)
 		o->vaddr = 0;
 	if (f->reason == DS_NORM_OK)
 		o->build_id = f->bid;

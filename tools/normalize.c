@@ -64,7 +64,7 @@ static void print_one(const struct ds_norm_addr *a, bool json)
 			printf(",\"file_offset\":\"0x%" PRIx64 "\"", a->file_offset);
 		else
 			printf(",\"file_offset\":null");
-		if (a->vaddr)
+		if (a->vaddr_known)
 			printf(",\"vaddr\":\"0x%" PRIx64 "\"", a->vaddr);
 		else
 			printf(",\"vaddr\":null");
@@ -84,7 +84,7 @@ static void print_one(const struct ds_norm_addr *a, bool json)
 	}
 	printf("0x%" PRIx64 " %s", a->addr, hex);
 	print_hex_or_dash(" ", mapped, a->file_offset);
-	print_hex_or_dash(" ", a->vaddr != 0, a->vaddr);
+	print_hex_or_dash(" ", a->vaddr_known, a->vaddr);
 	printf(" %s", a->path ? a->path : "-");
 	if (a->reason == DS_NORM_JIT)
 		printf(" jit %s", a->jit_name);
@@ -277,7 +277,7 @@ int cli_pid_address(struct ds_store *store, const char *key, int pid, uint64_t a
 	switch (o.reason) {
 	case DS_NORM_OK:
 	case DS_NORM_NO_BUILD_ID:
-		if (o.dso && (file_offset || o.vaddr)) {
+		if (o.dso && (file_offset || o.vaddr_known)) {
 			a->dso = o.dso; /* the reference goes to the caller */
 			a->addr = file_offset ? o.file_offset : o.vaddr;
 			return 0;
