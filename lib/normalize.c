@@ -698,6 +698,11 @@ DS_API struct ds_normalizer *ds_normalizer_new(struct ds_store *store, int pid,
 	snprintf(path, sizeof(path), "%s/root", n->proc);
 	n->same_root = stat(path, &a) == 0 && stat("/", &b) == 0 && a.st_dev == b.st_dev &&
 		       a.st_ino == b.st_ino;
+	/* Another mount namespace has other files at the same paths. */
+	snprintf(path, sizeof(path), "%s/ns/mnt", n->proc);
+	if (n->same_root && stat(path, &a) == 0 && stat("/proc/self/ns/mnt", &b) == 0 &&
+	    a.st_ino != b.st_ino)
+		n->same_root = false;
 	err = refresh(n, false);
 	if (err) {
 		ds_normalizer_free(n);
