@@ -193,6 +193,24 @@ if(DS_FUZZ)
   target_link_libraries(fuzz_kallsyms PRIVATE dsostore_static)
 endif()
 
+# The normalize room's text readers (lib/normalize.c): /proc/PID/maps and
+# JIT perf maps.  A committed text corpus, cheap inputs, many mutations.
+add_executable(fuzz_procmaps_replay
+  ${CMAKE_SOURCE_DIR}/fuzz/replay.c ${CMAKE_SOURCE_DIR}/fuzz/fuzz_procmaps.c)
+target_include_directories(fuzz_procmaps_replay PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+target_link_libraries(fuzz_procmaps_replay PRIVATE dsostore_static)
+add_test(NAME fuzz_procmaps_replay
+  COMMAND fuzz_procmaps_replay -n 3000 -s 1 ${CMAKE_SOURCE_DIR}/fuzz/corpus/procmaps)
+set_tests_properties(fuzz_procmaps_replay PROPERTIES
+  TIMEOUT 120 ENVIRONMENT "FUZZ_CRASH_DIR=${CMAKE_BINARY_DIR}")
+if(DS_FUZZ)
+  add_executable(fuzz_procmaps ${CMAKE_SOURCE_DIR}/fuzz/fuzz_procmaps.c)
+  target_include_directories(fuzz_procmaps PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+  target_compile_options(fuzz_procmaps PRIVATE -fsanitize=fuzzer)
+  target_link_options(fuzz_procmaps PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(fuzz_procmaps PRIVATE dsostore_static)
+endif()
+
 # The folded-stack reader of dsostore flamegraph (tools/folded.c): a
 # committed text corpus, many mutations, a second or two.  The harness
 # carries tools/folded.c itself (the CLI's code, not the library's).

@@ -67,3 +67,9 @@ endforeach()
 if(EXISTS ${CMAKE_SOURCE_DIR}/tests/server/server.cmake)
   include(${CMAKE_SOURCE_DIR}/tests/server/server.cmake)
 endif()
+
+# examples/agent.c, built against the shared library as a user builds it;
+# tests/example_agent.sh runs it on a live process (against addr2line).
+add_executable(ds_example_agent ${CMAKE_SOURCE_DIR}/examples/agent.c)
+target_include_directories(ds_example_agent PRIVATE ${CMAKE_SOURCE_DIR}/include)
+target_link_libraries(ds_example_agent PRIVATE dsostore)
