@@ -43,10 +43,22 @@ for ((i = 0; i < 100; i++)); do [ -s "$tmp/ready" ] && break; sleep 0.05; done
 base=$(awk -v p="$tmp/prog" '$6 == p && $3 == "00000000" {split($1, r, "-"); print r[1]; exit}' \
 	"/proc/$pid/maps")
 [ -n "$base" ] || fail "no mapping of $tmp/prog"
+# An address of work inside the inlined sq (addr2line -i gives two
+# frames there), and one of main.
+read -r ws wsz < <(nm -S "$tmp/orig" | awk '$4 == "work" {print $1, $2}')
+inl=$(for ((k = 0; k < 16#$wsz; k++)); do printf '0x%x\n' $((16#$ws + k)); done |
+	addr2line -a -f -i -e "$tmp/orig" |
+	awk '/^0x/ {if (n >= 4 && !done) {print a; done = 1} a = $1; n = 0; next} {n++}
+		END {if (n >= 4 && !done) print a}')
+[ -n "$inl" ] || fail "addr2line finds no inlined code in work: the test tests less"
 abs=() want=()
-for f in work main; do
-	v=$(nm "$tmp/orig" | awk -v f=$f '$3 == f {print $1}')
-	v=$((16#$v + 8))
+for f in inl main; do
+	if [ $f = inl ]; then
+		v=$((inl))
+	else
+		v=$(nm "$tmp/orig" | awk -v f=$f '$3 == f {print $1}')
+		v=$((16#$v + 8))
+	fi
 	a=$(printf '0x%x' $((16#$base + v)))
 	abs+=("$a")
 	off=$(printf '0x%x' $v) # (text: offset = vaddr in this layout; checked below)
