@@ -247,4 +247,39 @@ start "$tmp/jit" && {
 }
 tl_case_end
 
+tl_case "JIT perf map of a process in its own pid and mount namespace"
+# The process is pid 1 of a new pid namespace and has a /tmp of its own:
+# it writes /tmp/perf-1.map there, which the host sees only through
+# /proc/PID/root, under the pid NSpid gives.
+if [ "$(id -u)" = 0 ] && unshare -m -p -f true 2>/dev/null; then
+	mkdir -p "$tmp/nstmp/${tmp##*/}"
+	cat >"$tmp/nsjit.sh" <<EOF
+mount --bind "$tmp" "$tmp/nstmp/${tmp##*/}" && mount --rbind "$tmp/nstmp" /tmp || exit 1
+exec "\$@"
+EOF
+	rm -f "$tmp/ready.ns"
+	unshare -m -p -f --propagation private bash "$tmp/nsjit.sh" "$tmp/jit" "$tmp/ready.ns" &
+	upid=$!
+	pids+=("$upid")
+	for ((i = 0; i < 100; i++)); do [ -s "$tmp/ready.ns" ] && break; sleep 0.05; done
+	pid=$(pgrep -P "$upid" | head -1)
+	if [ -n "$pid" ] && [ -s "$tmp/ready.ns" ]; then
+		[ -s "$tmp/nstmp/perf-1.map" ] && [ ! -e "/tmp/perf-$pid.map" ] ||
+			fail "the perf map is not only in the namespace's /tmp as perf-1.map"
+		base=$((16#$(cat "$tmp/ready.ns")))
+		"$DSOSTORE" normalize --pid "$pid" "$(printf '0x%x' $((base + 0x110)))" >"$tmp/norm" 2>&1
+		grep -q " jit LazyCompile:\*second /srv/app.js:12$" "$tmp/norm" ||
+			fail "normalize: $(cat "$tmp/norm")"
+	fi
+	# (A namespace's init ignores TERM from outside: it has no handler.)
+	[ -n "$pid" ] && kill -KILL "$pid"
+	if [ -z "$pid" ] || [ ! -s "$tmp/ready.ns" ]; then
+		fail "the namespaced JIT did not start"
+	fi
+	tl_case_end
+else
+	CASE=
+	echo "skip JIT in a pid namespace: needs root and unshare -m -p"
+fi
+
 tl_finish symbolize_pid
