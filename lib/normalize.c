@@ -868,30 +868,6 @@ static void file_resolve(struct ds_normalizer *n, const struct nmap *m, struct n
 	free(rp);
 }
 
-static struct nfile *file_of(struct ds_normalizer *n, struct nmap *m)
-{
-	struct nfile *f;
-
-	if (m->file)
-		return m->file;
-	for (f = n->files; f; f = f->next)
-		if (f->ino == m->ino && f->maj == m->maj && f->min == m->min)
-			break;
-	if (!f) {
-		f = calloc(1, sizeof(*f));
-		if (!f)
-			return NULL;
-		f->maj = m->maj;
-		f->min = m->min;
-		f->ino = m->ino;
-		file_resolve(n, m, f);
-		f->next = n->files;
-		n->files = f;
-	}
-	m->file = f;
-	return f;
-}
-
 /* ---- the vDSO: no file; its image, from the process, into a memfd the
  * store can open by path (/proc/self/fd/N).  One per distinct image for
  * the life of this process: the DSO may outlive any normalizer. */
@@ -955,20 +931,31 @@ static void vdso_resolve(struct ds_normalizer *n, const struct nmap *m, struct n
 	free(img);
 }
 
-static struct nfile *vdso_of(struct ds_normalizer *n, struct nmap *m)
+/* The file of a mapping (the vDSO: key 0:0 inode 0), resolved the first
+ * time an address falls in it, and shared by its other mappings. */
+static struct nfile *file_of(struct ds_normalizer *n, struct nmap *m)
 {
+	bool vdso = m->kind == K_VDSO;
+	uint64_t ino = vdso ? 0 : m->ino;
+	uint32_t maj = vdso ? 0 : m->maj, min = vdso ? 0 : m->min;
 	struct nfile *f;
 
 	if (m->file)
 		return m->file;
 	for (f = n->files; f; f = f->next)
-		if (!f->ino && !f->maj && !f->min)
+		if (f->ino == ino && f->maj == maj && f->min == min)
 			break;
 	if (!f) {
 		f = calloc(1, sizeof(*f));
 		if (!f)
 			return NULL;
-		vdso_resolve(n, m, f);
+		f->maj = maj;
+		f->min = min;
+		f->ino = ino;
+		if (vdso)
+			vdso_resolve(n, m, f);
+		else
+			file_resolve(n, m, f);
 		f->next = n->files;
 		n->files = f;
 	}
@@ -1112,7 +1099,7 @@ static void answer(struct ds_normalizer *n, struct nmap *m, uint64_t addr, bool 
 		}
 		return;
 	}
-	f = m->kind == K_VDSO ? vdso_of(n, m) : file_of(n, m);
+	f = file_of(n, m);
 	if (!f) {
 		o->reason = DS_NORM_ERROR;
 		o->error = -ENOMEM;

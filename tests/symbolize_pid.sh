@@ -138,6 +138,11 @@ tl_case "running binary and library"
 start "$tmp/run/prog" && {
 	check_symbolize "binary" "$pid" "$tmp/run/prog" "$tmp/orig/prog"
 	check_symbolize "library" "$pid" "$tmp/run/libpidt.so" "$tmp/orig/libpidt.so"
+	# -a prints the address as given (the process's), as addr2line does.
+	first=$(head -1 "$tmp/a" | cut -d' ' -f1)
+	"$DSOSTORE" symbolize -a -f --pid "$pid" "$first" --debug-dir "$tmp/dbg" >"$tmp/got" 2>&1
+	[ "$(head -1 "$tmp/got")" = "$(printf '0x%016x' $((first)))" ] ||
+		fail "-a: $(head -1 "$tmp/got"), want $(printf '0x%016x' $((first)))"
 	# The maps text parser answers as PROCMAP_QUERY does.
 	cut -d' ' -f1 "$tmp/a" >"$tmp/abs"
 	"$DSOSTORE" normalize --pid "$pid" <"$tmp/abs" >"$tmp/n1" 2>&1

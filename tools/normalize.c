@@ -40,6 +40,19 @@ static bool parse_hex(const char *s, uint64_t *out)
 	return ds_sym_parse_line(s, strlen(s), NULL, 0, NULL, out) == DS_SYM_LINE_ADDR;
 }
 
+static void push_addr(uint64_t **addrs, size_t *n, size_t *cap, uint64_t v)
+{
+	if (*n == *cap) {
+		*cap = *cap ? 2 * *cap : 64;
+		*addrs = realloc(*addrs, *cap * sizeof(**addrs));
+		if (!*addrs) {
+			cli_error("out of memory");
+			exit(2);
+		}
+	}
+	(*addrs)[(*n)++] = v;
+}
+
 static void print_hex_or_dash(const char *pre, bool known, uint64_t v)
 {
 	if (known)
@@ -131,15 +144,7 @@ int cmd_normalize(int argc, char **argv)
 		} else if (!strcmp(a, "--no-perf-map")) {
 			no.no_perf_map = true;
 		} else if (parse_hex(a, &v)) {
-			if (naddrs == cap) {
-				cap = cap ? 2 * cap : 64;
-				addrs = realloc(addrs, cap * sizeof(*addrs));
-				if (!addrs) {
-					cli_error("out of memory");
-					return 2;
-				}
-			}
-			addrs[naddrs++] = v;
+			push_addr(&addrs, &naddrs, &cap, v);
 		} else {
 			cli_error("normalize: unknown argument '%s' (see --help)", a);
 			free(addrs);
@@ -175,15 +180,7 @@ int cmd_normalize(int argc, char **argv)
 				status = 1;
 				continue;
 			}
-			if (naddrs == cap) {
-				cap = cap ? 2 * cap : 64;
-				addrs = realloc(addrs, cap * sizeof(*addrs));
-				if (!addrs) {
-					cli_error("out of memory");
-					return 2;
-				}
-			}
-			addrs[naddrs++] = v;
+			push_addr(&addrs, &naddrs, &cap, v);
 		}
 		free(line);
 	}

@@ -485,6 +485,7 @@ struct item {
 	 * message, msg: stderr's when it differs. */
 	size_t module, error, msg;
 	size_t jit; /* a live process's JIT code: its perf map name; SIZE_MAX: none */
+	uint64_t shown; /* a live process's address as given (printed); 0: addr */
 	uint32_t group; /* dso's place in the block's groups */
 	int err; /* the answer's error, where answers wait (see answer_block) */
 };
@@ -686,6 +687,7 @@ static void add_pid_item(const struct opts *o, struct batch *b, struct ds_store 
 
 	if (!a)
 		oom();
+	it->shown = it->addr;
 	if (cli_pid_address(store, key, o->pid, it->addr, o->file_offset, a) == 0 && !a->is_jit) {
 		it->addr = a->addr;
 		it->dso = a->dso;
@@ -785,7 +787,7 @@ static void format_item(struct out *ob, const struct opts *o, const struct batch
 		failure(a->error, it->addr, msg, sizeof(msg));
 		answer(ob, o, module, it->addr, NULL, msg);
 	} else {
-		answer(ob, o, module, a->addr ? a->addr : it->addr, a, NULL);
+		answer(ob, o, module, it->shown ? it->shown : a->addr ? a->addr : it->addr, a, NULL);
 	}
 }
 
