@@ -841,9 +841,10 @@ struct ds_normalizer_opts {
 	bool no_perf_map;
 };
 
-/* A normalizer of process pid whose DSOs go into store (which it holds a
- * reference on).  NULL with errno: ESRCH no such process, EACCES not
- * allowed to read it, ENOMEM. */
+/* A normalizer of process pid whose DSOs go into store (borrowed: the
+ * store handle must outlive the normalizer; the DSOs handed out keep the
+ * store's memory as any DSO does).  NULL with errno: ESRCH no such
+ * process, EACCES not allowed to read it, ENOMEM. */
 DS_API struct ds_normalizer *ds_normalizer_new(struct ds_store *store, int pid,
 					       const struct ds_normalizer_opts *opts);
 DS_API void ds_normalizer_free(struct ds_normalizer *n);
