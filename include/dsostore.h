@@ -127,6 +127,14 @@ struct ds_context_opts {
 	 * else $XDG_CACHE_HOME/dsostore/index, else ~/.cache/dsostore/index.
 	 * Those of debuginfo fetched from debuginfod go in its cache entry. */
 	const char *symindex_path;
+
+	/* The kernel's files, for another machine's kernel or a test's: the
+	 * directory holding its proc/kallsyms, proc/modules,
+	 * sys/kernel/notes and sys/module/ (NULL: $DSOSTORE_KERNEL_ROOT,
+	 * else "/"), and a kallsyms file read instead of that root's (as
+	 * perf's --kallsyms).  Either one: nothing of it is cached. */
+	const char *kernel_root;
+	const char *kallsyms;
 };
 
 DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts);
@@ -1138,6 +1146,41 @@ DS_API void ds_table_total(const struct ds_table *t, uint64_t *samples, uint64_t
  * then the stack's callers; the rows exist with DS_TABLE_CHILDREN).
  * SIZE_MAX: another event's stack, or a frame it does not have. */
 DS_API size_t ds_table_row_of(struct ds_table *t, size_t stack, size_t frame, bool own);
+
+/* ---- The kernel
+ *
+ * Kernel addresses (this boot's, as /proc/kallsyms has them) to names and,
+ * when the vmlinux's DWARF is found, file:line and inline frames.  Names
+ * from kallsyms (of the context's kernel root, or its kallsyms file: see
+ * ds_context_opts), perf's pick among aliases; a module's symbols with the
+ * module.  The vmlinux: opts->vmlinux, else perf's places for the running
+ * kernel's (/usr/lib/debug/boot/vmlinux-RELEASE ...; its build ID must be
+ * /sys/kernel/notes'), else by that build ID through the store (debug
+ * directories, perf's cache, debuginfod); looked up at the address minus
+ * the KASLR offset (_text in kallsyms minus _text in the vmlinux).
+ * Module debuginfo is not used yet: module addresses get kallsyms names. */
+struct ds_kernel;
+
+struct ds_kernel_opts {
+	size_t sz;
+	const char *vmlinux; /* a vmlinux with DWARF (perf's -k); NULL: searched */
+};
+
+/* Reads nothing yet.  The store must outlive it.  NULL with errno. */
+DS_API struct ds_kernel *ds_kernel_new(struct ds_store *store, const struct ds_kernel_opts *opts);
+DS_API void ds_kernel_free(struct ds_kernel *k);
+/* The kernel's build ID (from the kernel root's sys/kernel/notes):
+ * 0, -ENODATA. */
+DS_API int ds_kernel_build_id(struct ds_kernel *k, struct ds_build_id *out);
+/* addr's answer (DS_SYM_FOUND with frames, or DS_SYM_NOT_FOUND: below
+ * every symbol), valid until the next call or a reuse of batch (which
+ * holds DWARF answers' strings), and its module as perf names it
+ * ("[kernel.kallsyms]", "[ext4]"), valid as long.  flags: DS_SYM_INLINES
+ * and the naming flags as for a DSO.  0; -EPERM: kallsyms shows no
+ * addresses (kptr_restrict); -errno reading it. */
+DS_API int ds_kernel_symbolize(struct ds_kernel *k, uint64_t addr, unsigned int flags,
+			       struct ds_sym_batch *batch, const struct ds_sym_answer **answer,
+			       const char **module);
 
 #ifdef __cplusplus
 }

@@ -5,6 +5,7 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,14 +40,19 @@ static void log_stderr(void *user, enum ds_log_level level, const char *msg)
 	fprintf(stderr, "dsostore: %s\n", msg);
 }
 
+/* $PERF_BUILDID_DIR (what perf sets for the tools it runs), else perf's
+ * buildid.dir setting (lib/perfconfig.c), else $HOME/.debug. */
 static char *default_perf_buildid_dir(void)
 {
 	const char *env = getenv("PERF_BUILDID_DIR");
+	char cfg[PATH_MAX];
 	const char *home;
 	char *dir;
 
 	if (env)
 		return strdup(env);
+	if (ds__perfconfig("buildid.dir", cfg, sizeof(cfg)) > 0 && cfg[0])
+		return strdup(cfg);
 	home = getenv("HOME");
 	if (!home || !*home)
 		return strdup("");
@@ -63,6 +69,8 @@ static void context_destroy(struct ds_context *ctx)
 		free(ctx->debug_dirs);
 	}
 	free(ctx->perf_buildid_dir);
+	free(ctx->kallsyms);
+	free(ctx->kernel_root);
 	ds__fetcher_free(atomic_load(&ctx->fetcher));
 	ds__fetch_config_release(&ctx->fetch_cfg);
 	if (ctx->cache.root)
@@ -128,6 +136,18 @@ DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts)
 	if (!*ctx->perf_buildid_dir) {
 		free(ctx->perf_buildid_dir);
 		ctx->perf_buildid_dir = NULL;
+	}
+	{
+		const char *ks = DS_OPT(opts, kallsyms, NULL);
+		const char *root = DS_OPT(opts, kernel_root, NULL);
+
+		if (!root)
+			root = getenv("DSOSTORE_KERNEL_ROOT");
+		if ((ks && *ks && !(ctx->kallsyms = strdup(ks))) ||
+		    (root && *root && strcmp(root, "/") && !(ctx->kernel_root = strdup(root)))) {
+			err = -ENOMEM;
+			goto fail;
+		}
 	}
 	err = ds__cache_init(&ctx->cache, DS_OPT(opts, cache_path, NULL), &ctx->log);
 	if (!err)

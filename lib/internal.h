@@ -170,6 +170,8 @@ struct ds_context {
 	atomic_int refcnt; /* the caller's handle + one per store */
 	char **debug_dirs; /* NULL-terminated, copied */
 	char *perf_buildid_dir; /* NULL: disabled */
+	char *kallsyms; /* NULL: the kernel root's /proc/kallsyms */
+	char *kernel_root; /* NULL: "/" (the running kernel's files) */
 	int miss_ttl_s; /* < 0: misses are not remembered */
 	struct ds_log log;
 
@@ -324,10 +326,27 @@ const uint32_t *ds__perf_session_rank(const struct ds_perf_session *s);
 void ds__perf_session_host(const struct ds_perf_session *s, const char **hostname,
 			   const char **osrelease);
 
+/* The store's context (borrowed: the store holds it). */
+struct ds_context *ds__store_context(const struct ds_store *s);
+
+/* ---- perf's config files (lib/perfconfig.c) */
+
+/* The value of "section.name" in perfconfig text (the last one): 1, 0 not
+ * set, -ENAMETOOLONG longer than outlen - 1 (cut). */
+int ds__perfconfig_get(const char *text, size_t len, const char *name, char *out, size_t outlen);
+/* The same from the files perf reads, in its order. */
+int ds__perfconfig(const char *name, char *out, size_t outlen);
+
 /* ---- kernel (lib/kernel.c) */
 
-/* The running kernel's build ID, from /sys/kernel/notes. */
-bool ds__kernel_build_id(struct ds_build_id *out);
+/* The running kernel's build ID, from /sys/kernel/notes (under the
+ * context's kernel root). */
+bool ds__kernel_build_id(const struct ds_context *ctx, struct ds_build_id *out);
+/* The GNU build ID among raw ELF notes; of a notes file (4 KiB read). */
+bool ds__notes_build_id(const unsigned char *buf, size_t len, struct ds_build_id *out);
+bool ds__notes_file_build_id(const char *path, struct ds_build_id *out);
+/* rel ("/proc/kallsyms", "/sys/module") under the context's kernel root. */
+void ds__kernel_path(const struct ds_context *ctx, const char *rel, char *buf, size_t len);
 
 /* The running kernel's text symbols, sorted, one per address. */
 struct ds__kallsyms;
@@ -348,6 +367,21 @@ int ds__kallsyms_check(const void *buf, size_t len, struct ds__kallsyms **out, c
 void ds__kallsyms_free(struct ds__kallsyms *k);
 /* The symbol holding addr and its start; NULL: none, or not covered. */
 const char *ds__kallsyms_find(const struct ds__kallsyms *k, uint64_t addr, uint64_t *start);
+/* The same, and its module's name ("ext4"; NULL: the core kernel). */
+const char *ds__kallsyms_find_mod(const struct ds__kallsyms *k, uint64_t addr, uint64_t *start,
+				  const char **module);
+/* The lowest address of a symbol of module (a full read only). */
+bool ds__kallsyms_module_start(const struct ds__kallsyms *k, const char *module, uint64_t *start);
+/* ---- kernel addresses (lib/ksym.c) */
+
+/* Where module is loaded now: the kernel root's /proc/modules, else the
+ * lowest address of its symbols in k (may be NULL). */
+bool ds__kernel_module_start(struct ds_context *ctx, const struct ds__kallsyms *k,
+			     const char *module, uint64_t *start);
+/* One /proc/modules line: module's load address, if it is its line. */
+bool ds__modules_line(const char *line, size_t len, const char *module, size_t mlen,
+		      uint64_t *start);
+
 /* k (the cached core symbols) can answer for addr. */
 bool ds__kallsyms_covers(const struct ds__kallsyms *k, uint64_t addr);
 bool ds__kallsyms_ref(const struct ds__kallsyms *k, uint64_t *addr);

@@ -64,20 +64,17 @@ struct ds__kallsyms {
 	size_t map_len;
 	uint64_t *own_addr;
 	uint32_t *own_off;
+	uint32_t *own_mod; /* per symbol, as ent.mod; NULL: no module symbol */
 	char *own_names;
 };
 
-bool ds__kernel_build_id(struct ds_build_id *out)
+/* The GNU build ID among ELF notes (/sys/kernel/notes, a module's
+ * notes/.note.gnu.build-id: the raw notes, in this machine's order). */
+bool ds__notes_build_id(const unsigned char *buf, size_t len, struct ds_build_id *out)
 {
-	unsigned char buf[4096];
-	FILE *f = fopen("/sys/kernel/notes", "rb");
-	size_t len, off = 0;
+	size_t off = 0;
 
-	if (!f)
-		return false;
-	len = fread(buf, 1, sizeof(buf), f);
-	fclose(f);
-	while (off + 12 <= len) {
+	while (len >= 12 && off <= len - 12) {
 		uint32_t namesz, descsz, type;
 		size_t name_off = off + 12, desc_off;
 
@@ -86,8 +83,8 @@ bool ds__kernel_build_id(struct ds_build_id *out)
 		memcpy(&type, buf + off + 8, 4);
 		if (namesz > len || descsz > len)
 			break;
-		desc_off = name_off + ((namesz + 3u) & ~3u);
-		if (desc_off + descsz > len)
+		desc_off = name_off + ((namesz + 3u) & ~(size_t)3);
+		if (desc_off > len || descsz > len - desc_off)
 			break;
 		if (type == NT_GNU_BUILD_ID && namesz == 4 && !memcmp(buf + name_off, "GNU", 4) &&
 		    descsz && descsz <= DS_BUILD_ID_MAX) {
@@ -95,9 +92,40 @@ bool ds__kernel_build_id(struct ds_build_id *out)
 			memcpy(out->data, buf + desc_off, descsz);
 			return true;
 		}
-		off = desc_off + ((descsz + 3u) & ~3u);
+		off = desc_off + ((descsz + 3u) & ~(size_t)3);
 	}
 	return false;
+}
+
+/* The build ID of the notes file at path (at most 4 KiB read). */
+bool ds__notes_file_build_id(const char *path, struct ds_build_id *out)
+{
+	unsigned char buf[4096];
+	FILE *f = fopen(path, "rb");
+	size_t len;
+
+	if (!f)
+		return false;
+	len = fread(buf, 1, sizeof(buf), f);
+	fclose(f);
+	return ds__notes_build_id(buf, len, out);
+}
+
+/* A path of the kernel's files under the context's kernel root
+ * (ds_context_opts.kernel_root: "/" normally, a copy for tests). */
+void ds__kernel_path(const struct ds_context *ctx, const char *rel, char *buf, size_t len)
+{
+	const char *root = ctx && ctx->kernel_root ? ctx->kernel_root : "";
+
+	snprintf(buf, len, "%s%s", root, rel);
+}
+
+bool ds__kernel_build_id(const struct ds_context *ctx, struct ds_build_id *out)
+{
+	char path[PATH_MAX];
+
+	ds__kernel_path(ctx, "/sys/kernel/notes", path, sizeof(path));
+	return ds__notes_file_build_id(path, out);
 }
 
 static bool boot_id(char out[40])
@@ -122,6 +150,8 @@ struct ent {
 	uint64_t addr;
 	uint32_t line; /* its place in the text */
 	uint32_t off; /* of its name in the text */
+	uint32_t mod; /* offset of its module's name ("[mod]" without the
+		       * brackets) in the text; 0: none */
 	bool tagged; /* "[module]" and the like: not the core kernel */
 };
 
@@ -155,7 +185,7 @@ int ds__kallsyms_parse(char *text, size_t len, const char *ref, struct ds__kalls
 {
 	struct ds__kallsyms *k;
 	struct ent *v = NULL;
-	size_t n = 0, cap = 0, nz = 0, w = 0;
+	size_t n = 0, cap = 0, nz = 0, w = 0, nmod = 0;
 	char *p = text, *end = text + len;
 
 	*out = NULL;
@@ -196,6 +226,19 @@ int ds__kallsyms_parse(char *text, size_t len, const char *ref, struct ds__kalls
 				     .line = (uint32_t)n,
 				     .off = (uint32_t)(name - text),
 				     .tagged = c < line_end };
+		if (c < line_end) {
+			/* "\t[module]": its name kept, cut out in place too. */
+			char *m = c + 1, *close;
+
+			while (m < line_end && (*m == ' ' || *m == '\t'))
+				m++;
+			close = m < line_end && *m == '[' ? memchr(m, ']', (size_t)(line_end - m)) : NULL;
+			if (close && close > m + 1) {
+				*close = 0;
+				v[n].mod = (uint32_t)(m + 1 - text);
+				nmod++;
+			}
+		}
 		*c = 0;
 		if (ref && !k->ref_found && !strcmp(name, ref)) {
 			k->ref_addr = addr;
@@ -219,7 +262,9 @@ next:
 	}
 	k->own_addr = malloc(w * sizeof(*k->own_addr));
 	k->own_off = malloc(w * sizeof(*k->own_off));
-	if (!k->own_addr || !k->own_off) {
+	if (nmod)
+		k->own_mod = malloc(w * sizeof(*k->own_mod));
+	if (!k->own_addr || !k->own_off || (nmod && !k->own_mod)) {
 		free(v);
 		ds__kallsyms_free(k);
 		return -ENOMEM;
@@ -227,6 +272,8 @@ next:
 	for (size_t i = 0; i < w; i++) {
 		k->own_addr[i] = v[i].addr;
 		k->own_off[i] = v[i].off;
+		if (k->own_mod)
+			k->own_mod[i] = v[i].mod;
 		if (!v[i].tagged && v[i].addr > k->core_end)
 			k->core_end = v[i].addr;
 	}
@@ -248,16 +295,18 @@ void ds__kallsyms_free(struct ds__kallsyms *k)
 		munmap(k->map, k->map_len);
 	free(k->own_addr);
 	free(k->own_off);
+	free(k->own_mod);
 	free(k->own_names);
 	free(k);
 }
 
-const char *ds__kallsyms_find(const struct ds__kallsyms *k, uint64_t addr, uint64_t *start)
+/* The index of the symbol holding addr, plus one; 0: none. */
+static size_t find(const struct ds__kallsyms *k, uint64_t addr)
 {
 	size_t lo = 0, hi = k->n;
 
 	if (k->cached && addr >= k->core_end)
-		return NULL;
+		return 0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -266,10 +315,35 @@ const char *ds__kallsyms_find(const struct ds__kallsyms *k, uint64_t addr, uint6
 		else
 			hi = mid;
 	}
-	if (!lo)
+	return lo;
+}
+
+const char *ds__kallsyms_find(const struct ds__kallsyms *k, uint64_t addr, uint64_t *start)
+{
+	return ds__kallsyms_find_mod(k, addr, start, NULL);
+}
+
+const char *ds__kallsyms_find_mod(const struct ds__kallsyms *k, uint64_t addr, uint64_t *start,
+				  const char **module)
+{
+	size_t i = find(k, addr);
+
+	if (module)
+		*module = i && k->own_mod && k->own_mod[i - 1] ? k->names + k->own_mod[i - 1] : NULL;
+	if (!i)
 		return NULL;
-	*start = k->addr[lo - 1];
-	return k->names + k->name_off[lo - 1];
+	*start = k->addr[i - 1];
+	return k->names + k->name_off[i - 1];
+}
+
+bool ds__kallsyms_module_start(const struct ds__kallsyms *k, const char *module, uint64_t *start)
+{
+	for (size_t i = 0; k->own_mod && i < k->n; i++)
+		if (k->own_mod[i] && !strcmp(k->names + k->own_mod[i], module)) {
+			*start = k->addr[i]; /* ascending: the first is the lowest */
+			return true;
+		}
+	return false;
 }
 
 bool ds__kallsyms_covers(const struct ds__kallsyms *k, uint64_t addr)
@@ -526,7 +600,8 @@ static char *read_proc(const char *path, size_t *len_out)
 		ssize_t got;
 
 		if (len + 1 >= cap) {
-			char *v = cap < (SIZE_MAX >> 2) ? realloc(buf, cap * 2) : NULL;
+			/* 256 MiB: a file named as kallsyms may be anything. */
+			char *v = cap < (1u << 28) ? realloc(buf, cap * 2) : NULL;
 
 			if (!v)
 				break;
@@ -556,7 +631,11 @@ int ds__kallsyms_load(struct ds_context *ctx, const char *ref, bool all,
 {
 	struct ds_build_id bid;
 	char boot[40], name[2 * DS_BUILD_ID_MAX + 16], hex[2 * DS_BUILD_ID_MAX + 1];
-	bool cacheable = ds__kernel_build_id(&bid) && boot_id(boot) &&
+	char path[PATH_MAX];
+	/* Another kernel's files (a kallsyms file, a kernel root): their
+	 * symbols are not this boot's, nothing cached. */
+	bool real = !ctx->kallsyms && !ctx->kernel_root;
+	bool cacheable = real && ds__kernel_build_id(ctx, &bid) && boot_id(boot) &&
 			 ds_build_id_format(&bid, hex, sizeof(hex)) > 0;
 	size_t len;
 	char *text;
@@ -569,7 +648,12 @@ int ds__kallsyms_load(struct ds_context *ctx, const char *ref, bool all,
 		ds_debug(ctx, "kallsyms: %zu core symbols from the cache", (*out)->n);
 		return 0;
 	}
-	if (!(text = read_proc("/proc/kallsyms", &len)))
+	if (ctx->kallsyms)
+		snprintf(path, sizeof(path), "%s", ctx->kallsyms);
+	else
+		ds__kernel_path(ctx, "/proc/kallsyms", path, sizeof(path));
+	errno = 0;
+	if (!(text = read_proc(path, &len)))
 		return errno ? -errno : -EIO;
 	err = ds__kallsyms_parse(text, len, ref, out);
 	if (err) {

@@ -441,7 +441,7 @@ static void kernel_start(struct ds_profile *p)
 		return;
 	if (kd && !kd->build_id.size && same_host_and_release(p))
 		; /* nothing better to go by: perf does the same */
-	else if (!kd || !ds__kernel_build_id(&running) ||
+	else if (!kd || !ds__kernel_build_id(p->ctx, &running) ||
 		 !ds_build_id_equal(&kd->build_id, &running)) {
 		warnf(p, "kernel samples unnamed: the recording's kernel build ID is not the "
 			 "running kernel's");

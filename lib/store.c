@@ -455,6 +455,11 @@ static void store_put(struct ds_store *s)
 		store_destroy(s);
 }
 
+struct ds_context *ds__store_context(const struct ds_store *s)
+{
+	return s->ctx;
+}
+
 DS_API struct ds_store *ds_store_new(struct ds_context *ctx, const char *machine,
 				     const struct ds_store_opts *opts)
 {

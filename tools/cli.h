@@ -12,6 +12,7 @@ struct cli_common {
 	const char *debug_dirs[33];
 	int n_debug_dirs;
 	const char *perf_buildid_dir;
+	const char *kallsyms, *kernel_root; /* ds_context_opts' */
 	int verbose;
 };
 
@@ -70,8 +71,11 @@ bool cli_recording_option(int argc, char **argv, int *i, const char **path, bool
 
 #define CLI_COMMON_HELP                                                                   \
 	"  --debug-dir DIR         a debug directory (repeatable; default /usr/lib/debug)\n" \
-	"  --perf-buildid-dir DIR  perf's build-id cache (default $PERF_BUILDID_DIR or\n"    \
-	"                          ~/.debug; \"\" disables it)\n"                             \
+	"  --perf-buildid-dir DIR  perf's build-id cache (default $PERF_BUILDID_DIR,\n"     \
+	"                          perf's buildid.dir, ~/.debug; \"\" disables it)\n"        \
+	"  --kallsyms FILE         kernel symbols from FILE, not /proc/kallsyms (perf's)\n"  \
+	"  --kernel-root DIR       the kernel's proc/ and sys/ files under DIR (default\n"   \
+	"                          $DSOSTORE_KERNEL_ROOT, else /)\n"                          \
 	"  -v, --verbose           log the search on stderr\n"                               \
 	"  -h, --help              this help\n"
 

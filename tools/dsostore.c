@@ -53,6 +53,18 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i, const
 		c->verbose++;
 		return 1;
 	}
+	if (!strncmp(a, "--kallsyms=", 11) || !strncmp(a, "--kernel-root=", 14)) {
+		*(a[3] == 'a' ? &c->kallsyms : &c->kernel_root) = strchr(a, '=') + 1;
+		return 1;
+	}
+	if (!strcmp(a, "--kallsyms") || !strcmp(a, "--kernel-root")) {
+		if (*i + 1 >= argc) {
+			cli_error("%s needs an argument", a);
+			return CLI_BAD;
+		}
+		*(a[3] == 'a' ? &c->kallsyms : &c->kernel_root) = argv[++*i];
+		return 1;
+	}
 	if (!strcmp(a, "--debug-dir") || !strcmp(a, "--perf-buildid-dir")) {
 		if (*i + 1 >= argc) {
 			cli_error("%s needs an argument", a);
@@ -134,6 +146,7 @@ struct ds_context *cli_context(const struct cli_common *c)
 {
 	DS_OPTS(ds_context_opts, opts, .debug_dirs = c->n_debug_dirs ? c->debug_dirs : NULL,
 		.perf_buildid_dir = c->perf_buildid_dir, .log_fn = log_stderr,
+		.kallsyms = c->kallsyms, .kernel_root = c->kernel_root,
 		.log_level = c->verbose ? DS_LOG_DEBUG : DS_LOG_WARN);
 	struct ds_context *ctx = ds_context_new(&opts);
 

@@ -17,6 +17,7 @@
 static const char symbolize_help[] =
 	"usage: dsostore symbolize -e FILE [-f] [-i] [-C] [-a] [-p] [OPTIONS] [ADDR...]\n"
 	"       dsostore symbolize [-f] [-i] [-C] [-a] [-p] [OPTIONS] < LINES\n"
+	"       dsostore symbolize --kernel [-k VMLINUX] [OPTIONS] [ADDR...]\n"
 	"With -e, as addr2line: each ADDR (hex, 0x optional; read from stdin when none\n"
 	"is given) of FILE, whose debuginfo may be found by build ID.  Without -e, each\n"
 	"input line is \"BUILD-ID ADDR\" or \"PATH ADDR\": the build IDs are resolved\n"
@@ -24,7 +25,11 @@ static const char symbolize_help[] =
 	"lines answered in order.  A line over 64 KiB gets the \"??\" answer.\n"
 	"A line \"pid:PID ADDR\" is an absolute address of a live process (see\n"
 	"dsostore normalize); with --pid PID, so is each ADDR given or read alone.\n"
+	"A line \"kernel ADDR\" is an address of the running kernel, as with --kernel.\n"
 	"  -e, --exe FILE          the binary\n"
+	"  --kernel                addresses of the kernel (/proc/kallsyms' names, its\n"
+	"                          modules'; file:line from the vmlinux when found)\n"
+	"  -k, --vmlinux FILE      with --kernel: the vmlinux with DWARF\n"
 	"  -f, --functions         print function names\n"
 	"  -i, --inlines           print the inlined callers too\n"
 	"  -C, --demangle          demangle C++ and Rust names (as addr2line -C; LLVM\n"
@@ -47,10 +52,10 @@ static const char symbolize_help[] =
 enum style { STYLE_GNU, STYLE_LLVM, STYLE_JSON };
 
 struct opts {
-	bool functions, inlines, demangle, addresses, pretty, file_offset;
+	bool functions, inlines, demangle, addresses, pretty, file_offset, kernel;
 	int pid; /* --pid: bare addresses are this process's */
 	enum style style;
-	const char *exe;
+	const char *exe, *vmlinux;
 };
 
 /* ---------------------------------------------------------------- output
@@ -487,6 +492,7 @@ struct item {
 	size_t jit; /* a live process's JIT code: its perf map name; SIZE_MAX: none */
 	uint64_t shown; /* a live process's address as given (printed); 0: addr */
 	uint32_t group; /* dso's place in the block's groups */
+	bool kernel; /* a kernel address (dso NULL) */
 	int err; /* the answer's error, where answers wait (see answer_block) */
 };
 
@@ -516,6 +522,10 @@ struct batch {
 	size_t *span; /* per item: offset and length in stage */
 	struct out *out;
 	bool exe; /* -e: one DSO, group 0, no set */
+	/* Kernel addresses: made on the first one. */
+	struct ds_store *store;
+	struct ds_kernel *kernel;
+	struct ds_sym_batch *ksym;
 	bool said_no_symbols; /* -e: said once, "??" for every line */
 };
 
@@ -604,6 +614,8 @@ static void batch_release(struct batch *b)
 	free(b->span);
 	free(b->stage.buf);
 	ds_sym_batch_free(b->sym);
+	ds_kernel_free(b->kernel);
+	ds_sym_batch_free(b->ksym);
 }
 
 /* Copies a string into the batch's text; its offset.  batch_full() keeps
@@ -671,6 +683,7 @@ static void add_exe_line(struct batch *b, struct ds_dso *dso, const char *line, 
 
 	if (parse_addr(line, len, &it->addr)) {
 		it->dso = dso;
+		it->kernel = !dso; /* --kernel */
 		return;
 	}
 	it->addr = 0;
@@ -713,6 +726,14 @@ static void read_one(const struct opts *o, struct batch *b, struct ds_store *sto
 
 	if (kind == LINE_TOO_LONG) {
 		add_too_long(b, false, lineno);
+		return;
+	}
+	/* "kernel ADDR" (a file named kernel is "./kernel ADDR"). */
+	if (len > 7 && !memcmp(line, "kernel", 6) && (line[6] == ' ' || line[6] == '\t') &&
+	    parse_addr(line + 7, len - 7, &addr)) {
+		it = new_item(b);
+		it->addr = addr;
+		it->kernel = true;
 		return;
 	}
 	kind = ds_sym_parse_line(line, len, key, sizeof(key), &id.build_id, &addr);
@@ -764,6 +785,28 @@ static const char *module_of(const struct opts *o, const struct batch *b, const 
 	return it->module != SIZE_MAX ? b->text + it->module : o->exe ? o->exe : "";
 }
 
+/* A kernel address's answer (ds_kernel: kallsyms, vmlinux DWARF). */
+static void format_kernel(struct out *ob, const struct opts *o, struct batch *b, struct item *it)
+{
+	DS_OPTS(ds_kernel_opts, ko, .vmlinux = o->vmlinux);
+	const struct ds_sym_answer *a = NULL;
+	const char *module = "[kernel.kallsyms]";
+	char msg[128];
+
+	it->err = 0;
+	if (!b->kernel && (!(b->kernel = ds_kernel_new(b->store, &ko)) ||
+			   !(b->ksym = ds_sym_batch_new())))
+		oom();
+	it->err = ds_kernel_symbolize(b->kernel, it->addr, sym_flags(o) & ~DS_SYM_FILE_OFFSET,
+				      b->ksym, &a, &module);
+	if (it->err == -EPERM)
+		snprintf(msg, sizeof(msg), "kallsyms shows no addresses (kptr_restrict)");
+	else if (it->err)
+		snprintf(msg, sizeof(msg), "kallsyms: %s", ds_strerror(it->err));
+	answer(ob, o, module ? module : "[kernel.kallsyms]", it->addr, it->err ? NULL : a,
+	       it->err ? msg : NULL);
+}
+
 /* The answer of it (a its DSO's answer; NULL for a bad line) to ob; the
  * error it had, 0 for none, kept for tell(). */
 static void format_item(struct out *ob, const struct opts *o, const struct batch *b,
@@ -773,7 +816,9 @@ static void format_item(struct out *ob, const struct opts *o, const struct batch
 	char msg[128];
 
 	it->err = 0;
-	if (!it->dso && it->jit != SIZE_MAX) {
+	if (it->kernel) {
+		format_kernel(ob, o, (struct batch *)b, it);
+	} else if (!it->dso && it->jit != SIZE_MAX) {
 		struct ds_frame f = { .function = b->text + it->jit };
 		struct ds_sym_answer ja = { .addr = it->addr, .frames = &f, .nframes = 1 };
 
@@ -796,6 +841,16 @@ static int tell(const struct opts *o, struct batch *b, const struct item *it)
 {
 	char msg[128];
 
+	if (it->kernel) {
+		if (!it->err)
+			return 0;
+		if (!b->said_no_symbols) /* the same for every address: once */
+			cli_error("kernel: %s", it->err == -EPERM ? "kallsyms shows no addresses "
+								    "(kptr_restrict)"
+								  : ds_strerror(it->err));
+		b->said_no_symbols = true;
+		return 1;
+	}
 	if (!it->dso && it->jit != SIZE_MAX)
 		return 0;
 	if (!it->dso) {
@@ -902,21 +957,22 @@ static int answer_block(const struct opts *o, struct batch *b)
 static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, int naddrs,
 		   struct out *out)
 {
-	struct ds_dso *dso = ds_store_findnew(store, o->exe, NULL);
+	struct ds_dso *dso = o->kernel ? NULL : ds_store_findnew(store, o->exe, NULL);
 	struct reader *rd = calloc(1, sizeof(*rd));
 	struct batch b;
 	char *line;
 	size_t len;
 	int status = 0, kind;
 
-	if (!dso || !rd) {
+	if ((!dso && !o->kernel) || !rd) {
 		cli_error("%s: %s", o->exe, ds_strerror(-errno));
 		free(rd);
 		return 1;
 	}
 	batch_init(&b, true, EXE_LINES, 1, out);
 	b.groups[0] = dso;
-	b.ngroups = 1;
+	b.ngroups = dso != NULL;
+	b.store = store;
 	rd->out = out;
 	for (int i = 0; i < naddrs; i++) {
 		add_exe_line(&b, dso, addrs[i], strlen(addrs[i]), false);
@@ -977,6 +1033,7 @@ static int run_stream(const struct opts *o, struct ds_store *store, size_t max_d
 	if (!rd)
 		oom();
 	batch_init(&b, false, CHUNK_LINES, max_dsos, out);
+	b.store = store;
 	rd->out = out;
 	for (int i = 0; i < naddrs; i++) { /* --pid's */
 		read_one(o, &b, store, LINE_OK, addrs[i], strlen(addrs[i]), (size_t)i + 1);
@@ -1045,6 +1102,12 @@ int cmd_symbolize(int argc, char **argv)
 		if ((!strcmp(a, "-e") || !strcmp(a, "--exe") || !strcmp(a, "--obj")) &&
 			   i + 1 < argc) {
 			o.exe = argv[++i];
+		} else if (!strcmp(a, "--kernel")) {
+			o.kernel = true;
+		} else if ((!strcmp(a, "-k") || !strcmp(a, "--vmlinux")) && i + 1 < argc) {
+			o.vmlinux = argv[++i];
+		} else if (!strncmp(a, "--vmlinux=", 10)) {
+			o.vmlinux = a + 10;
 		} else if (!strncmp(a, "--exe=", 6) || !strncmp(a, "--obj=", 6)) {
 			o.exe = a + 6;
 		} else if (!strncmp(a, "--output-style=", 15)) {
@@ -1140,7 +1203,11 @@ int cmd_symbolize(int argc, char **argv)
 		o.inlines = true;
 		o.demangle = true;
 	}
-	if (!o.exe && naddrs && !o.pid) {
+	if (o.kernel && (o.exe || o.pid)) {
+		cli_error("symbolize: --kernel, -e and --pid are one or the other");
+		return 2;
+	}
+	if (!o.exe && !o.kernel && naddrs && !o.pid) {
 		cli_error("symbolize: addresses on the command line need -e FILE");
 		return 2;
 	}
@@ -1156,8 +1223,8 @@ int cmd_symbolize(int argc, char **argv)
 		cli_error("cannot create a store: %s", ds_strerror(-errno));
 		return 2;
 	}
-	status = o.exe ? run_exe(&o, store, addrs, naddrs, &out)
-		       : run_stream(&o, store, batch, &out, addrs, naddrs);
+	status = o.exe || o.kernel ? run_exe(&o, store, addrs, naddrs, &out)
+				   : run_stream(&o, store, batch, &out, addrs, naddrs);
 	out_flush(&out);
 	free(out.buf);
 	ds_store_free(store);
