@@ -211,6 +211,24 @@ if(DS_FUZZ)
   target_link_libraries(fuzz_procmaps PRIVATE dsostore_static)
 endif()
 
+# perf's config syntax, raw ELF notes and /proc/modules lines
+# (lib/perfconfig.c, lib/kernel.c, lib/ksym.c): a committed corpus.
+add_executable(fuzz_kconf_replay
+  ${CMAKE_SOURCE_DIR}/fuzz/replay.c ${CMAKE_SOURCE_DIR}/fuzz/fuzz_kconf.c)
+target_include_directories(fuzz_kconf_replay PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+target_link_libraries(fuzz_kconf_replay PRIVATE dsostore_static)
+add_test(NAME fuzz_kconf_replay
+  COMMAND fuzz_kconf_replay -n 3000 -s 1 ${CMAKE_SOURCE_DIR}/fuzz/corpus/kconf)
+set_tests_properties(fuzz_kconf_replay PROPERTIES
+  TIMEOUT 120 ENVIRONMENT "FUZZ_CRASH_DIR=${CMAKE_BINARY_DIR}")
+if(DS_FUZZ)
+  add_executable(fuzz_kconf ${CMAKE_SOURCE_DIR}/fuzz/fuzz_kconf.c)
+  target_include_directories(fuzz_kconf PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+  target_compile_options(fuzz_kconf PRIVATE -fsanitize=fuzzer)
+  target_link_options(fuzz_kconf PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(fuzz_kconf PRIVATE dsostore_static)
+endif()
+
 # The folded-stack reader of dsostore flamegraph (tools/folded.c): a
 # committed text corpus, many mutations, a second or two.  The harness
 # carries tools/folded.c itself (the CLI's code, not the library's).

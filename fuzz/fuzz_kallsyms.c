@@ -100,6 +100,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				const char *n1 = ds__kallsyms_find(k, probe, &s1);
 				const char *n2 = ds__kallsyms_find(c, probe, &s2);
 
+				const char *mod = NULL;
+				uint64_t s3 = 0, ms = 0;
+				const char *n3 = ds__kallsyms_find_mod(k, probe, &s3, &mod);
+
+				/* With its module: the same symbol; the module's
+				 * lowest symbol at or below it. */
+				if (n3 != n1 || (n1 && s3 != s1) || (mod && !n3))
+					abort();
+				if (mod && (!ds__kallsyms_module_start(k, mod, &ms) || ms > s3))
+					abort();
 				/* The cache answers what the text answered, where it covers. */
 				if (ds__kallsyms_covers(c, probe) &&
 				    (!n1 != !n2 || (n1 && (strcmp(n1, n2) || s1 != s2))))

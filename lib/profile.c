@@ -546,7 +546,8 @@ static void name_kernel(struct ds_profile *p, size_t di, const uint32_t *v, size
 
 /* The vDSO is no file: perf names its samples only when it has its image,
  * and so do we.  With a build ID, the copy perf record put in perf's cache
- * (~/.debug/.build-id/xx/rest/vdso; not with -N); without one (pipe mode,
+ * (DIR/.build-id/xx/rest/vdso, DIR the context's perf build-id dir:
+ * $PERF_BUILDID_DIR, perf's buildid.dir, ~/.debug; not with -N); without one (pipe mode,
  * -z), the running kernel's, when the recording's host and release are
  * this machine's: this process's own vDSO, copied into a memfd. */
 static const char *vdso_image(struct ds_profile *p, const struct ds_perf_dso *d, char *path,
@@ -554,16 +555,16 @@ static const char *vdso_image(struct ds_profile *p, const struct ds_perf_dso *d,
 {
 	const unsigned char *img = (const void *)getauxval(AT_SYSINFO_EHDR);
 	const ElfW(Ehdr) *eh = (const void *)img;
-	const char *home = getenv("HOME");
+	const char *dir = p->ctx->perf_buildid_dir;
 	size_t size;
 	char hex[2 * DS_BUILD_ID_MAX + 1];
 
 	if (d->build_id.size) {
 		struct stat st;
 
-		if (!home || ds_build_id_format(&d->build_id, hex, sizeof(hex)) < 0)
+		if (!dir || ds_build_id_format(&d->build_id, hex, sizeof(hex)) < 0)
 			return NULL;
-		snprintf(path, len, "%s/.debug/.build-id/%.2s/%s/vdso", home, hex, hex + 2);
+		snprintf(path, len, "%s/.build-id/%.2s/%s/vdso", dir, hex, hex + 2);
 		return stat(path, &st) == 0 ? path : NULL;
 	}
 	if (!img || !same_host_and_release(p) || memcmp(img, ELFMAG, SELFMAG))
