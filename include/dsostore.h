@@ -354,6 +354,10 @@ struct ds_perf_dso {
 	 * is neither a build ID to look for nor a file of this machine that is
 	 * the one recorded ([anon], [heap], JIT code...). */
 	struct ds_dso *dso;
+	/* A kernel module: where its map started when recorded (its first
+	 * MMAP's start: the module's /proc/modules address then), to find
+	 * its addresses where the module is now; else 0. */
+	uint64_t map_start;
 };
 
 /* A sample, decoded through its attr's sample_type and resolved.  Fields

@@ -378,6 +378,8 @@ bool ds__kallsyms_module_start(const struct ds__kallsyms *k, const char *module,
  * lowest address of its symbols in k (may be NULL). */
 bool ds__kernel_module_start(struct ds_context *ctx, const struct ds__kallsyms *k,
 			     const char *module, uint64_t *start);
+/* A module's name ("ext4") from a perf DSO path ("[ext4]", a .ko file). */
+bool ds__kernel_module_name(const char *path, char *out, size_t len);
 /* One /proc/modules line: module's load address, if it is its line. */
 bool ds__modules_line(const char *line, size_t len, const char *module, size_t mlen,
 		      uint64_t *start);

@@ -348,3 +348,31 @@ bool ds__modules_line(const char *line, size_t len, const char *module, size_t m
 	*start = v;
 	return true;
 }
+
+/* A module's name from its perf DSO path: "[ext4]", or a .ko file's
+ * ("/lib/modules/R/kernel/fs/ext4/ext4.ko.zst"), dashes as underscores
+ * (the kernel's spelling, as kallsyms has it).  false: not a module's. */
+bool ds__kernel_module_name(const char *path, char *out, size_t len)
+{
+	const char *base = strrchr(path, '/'), *end;
+	size_t n;
+
+	if (path[0] == '[') {
+		base = path + 1;
+		end = strchr(base, ']');
+		if (!end || end[1])
+			return false;
+	} else {
+		base = base ? base + 1 : path;
+		end = strstr(base, ".ko");
+		if (!end || (end[3] && end[3] != '.'))
+			return false;
+	}
+	n = (size_t)(end - base);
+	if (!n || n >= len)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		out[i] = base[i] == '-' ? '_' : base[i];
+	out[n] = 0;
+	return true;
+}

@@ -594,6 +594,9 @@ static int do_mmap(struct ds_perf_session *s, const struct ds__perf_rec *r)
 			return -ENOMEM;
 		s->dsos[idx].pub.ref_address = nm.pgoff;
 	}
+	if ((cpumode == CPUMODE_KERNEL || cpumode == CPUMODE_GUEST_KERNEL) &&
+	    !is_kernel_name(path) && !s->dsos[idx].pub.map_start)
+		s->dsos[idx].pub.map_start = nm.start;
 	if (cpumode == CPUMODE_KERNEL || cpumode == CPUMODE_GUEST_KERNEL)
 		return maps_insert(&m->kmaps, nm);
 	{

@@ -512,29 +512,54 @@ static void kernel_all(struct ds_profile *p)
 	kernel_delta(p);
 }
 
+/* A module's addresses: where the module is now (lib/ksym.c: /proc/modules,
+ * else its lowest kallsyms symbol) minus where it was recorded (its MMAP),
+ * and its name in *mod.  false: not loaded now, or not a module. */
+static bool module_delta(struct ds_profile *p, const struct ds_perf_dso *d, char *mod,
+			 size_t len, uint64_t *delta)
+{
+	uint64_t now;
+
+	kernel_all(p); /* module symbols are not in the cached core */
+	if (!p->kernel_named || !ds__kernel_module_name(d->path, mod, len) ||
+	    !ds__kernel_module_start(p->ctx, p->ksyms, mod, &now))
+		return false;
+	*delta = d->map_start ? now - d->map_start : 0;
+	return true;
+}
+
 static void name_kernel(struct ds_profile *p, size_t di, const uint32_t *v, size_t n)
 {
 	const struct ds_perf_dso *d = &p->dsos[di];
 	bool vmlinux = !strcmp(d->path, "[kernel.kallsyms]");
+	uint64_t delta = 0;
+	char mod[64] = "";
 	bool named;
 
 	kernel_wait(p);
 	named = p->kernel_named && d->machine && !strcmp(d->machine, "host");
-	if (named && !vmlinux && p->kdelta)
-		named = false; /* a module: where it is now is another question */
-	for (size_t i = 0; named && i < n; i++)
-		if (!ds__kallsyms_covers(p->ksyms, p->locs[v[i]].ip + (vmlinux ? p->kdelta : 0))) {
+	if (named && !vmlinux)
+		named = module_delta(p, d, mod, sizeof(mod), &delta);
+	else if (named)
+		delta = p->kdelta;
+	for (size_t i = 0; named && vmlinux && i < n; i++)
+		if (!ds__kallsyms_covers(p->ksyms, p->locs[v[i]].ip + delta)) {
 			kernel_all(p);
 			named = p->kernel_named;
+			delta = p->kdelta;
 			break;
 		}
 	for (size_t i = 0; i < n; i++) {
 		struct ds_profile_loc *l = &p->locs[v[i]];
 		/* Looked up where it is in this boot; shown as recorded. */
-		uint64_t delta = vmlinux ? p->kdelta : 0, start = 0;
-		const char *name = named ? ds__kallsyms_find(p->ksyms, l->ip + delta, &start) : NULL;
+		uint64_t start = 0;
+		const char *in = NULL;
+		const char *name = named ? ds__kallsyms_find_mod(p->ksyms, l->ip + delta, &start, &in)
+					 : NULL;
 
 		l->vaddr = l->ip;
+		if (name && !vmlinux && (!in || strcmp(in, mod)))
+			name = NULL; /* past the module's symbols: another's */
 		if (name) {
 			l->function = name;
 			l->function_start = start - delta;
