@@ -378,6 +378,9 @@ bool ds__kallsyms_module_start(const struct ds__kallsyms *k, const char *module,
  * lowest address of its symbols in k (may be NULL). */
 bool ds__kernel_module_start(struct ds_context *ctx, const struct ds__kallsyms *k,
 			     const char *module, uint64_t *start);
+/* A .ko image as the kernel root's /sys/module/module/sections placed it
+ * (modified in place: DWARF relocated, ET_EXEC).  0, -EINVAL. */
+int ds__ko_relocate(struct ds_context *ctx, const char *module, unsigned char *img, size_t len);
 /* A module's name ("ext4") from a perf DSO path ("[ext4]", a .ko file). */
 bool ds__kernel_module_name(const char *path, char *out, size_t len);
 /* One /proc/modules line: module's load address, if it is its line. */

@@ -13,9 +13,15 @@
  * kernel: the address is looked up in the vmlinux at itself minus the
  * distance between _text in kallsyms and _text in the vmlinux's symbols.
  *
- * Not done: module debuginfo (.ko.debug is ET_REL, its DWARF relocated
- * per section, which the store does not do yet): module addresses get
- * kallsyms names only.
+ * A module's DWARF: its build ID from /sys/module/M/notes, its debuginfo
+ * by that build ID through the store.  A .ko is ET_REL: its sections have
+ * no addresses and its DWARF is relocated by whoever loads it.  So a copy
+ * of it is made in memory (a memfd) as the kernel loaded it: each
+ * allocated section at its address of /sys/module/M/sections/NAME, the
+ * relocations of the DWARF sections applied against those addresses (x86-64
+ * and AArch64 absolute ones: all that DWARF uses), the symbols moved, the
+ * file made ET_EXEC; that copy is an ordinary DSO of a store of the
+ * kernel's own, looked up at the runtime address.  No DWARF: kallsyms.
  */
 #define _GNU_SOURCE
 #include "internal.h"
@@ -26,10 +32,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #define KERNEL_REF "_text" /* perf's reference symbol, in both */
+#define KO_MAX (512u << 20) /* a .ko file larger than this is not read */
+
+struct kmod {
+	char name[64];
+	struct ds_dso *dso; /* the relocated copy, NULL: none */
+	int fd; /* its memfd */
+};
 
 struct ds_kernel {
 	struct ds_store *store;
@@ -43,6 +57,10 @@ struct ds_kernel {
 	struct ds_dso *vmlinux; /* with DWARF, or NULL */
 	bool vmlinux_tried;
 	uint64_t kaslr; /* runtime minus link-time address (mod 2^64) */
+
+	struct kmod *mods; /* modules looked at, their DWARF or none */
+	size_t nmods;
+	struct ds_store *mstore; /* the relocated copies of their .ko files */
 
 	struct ds_sym_answer ans;
 	struct ds_frame *frames; /* the answer's, copied and moved by kaslr */
@@ -71,6 +89,13 @@ DS_API void ds_kernel_free(struct ds_kernel *k)
 		return;
 	ds__kallsyms_free(k->ksyms);
 	ds_dso_put(k->vmlinux);
+	for (size_t i = 0; i < k->nmods; i++) {
+		ds_dso_put(k->mods[i].dso);
+		if (k->mods[i].fd >= 0)
+			close(k->mods[i].fd);
+	}
+	free(k->mods);
+	ds_store_free(k->mstore);
 	free(k->vmlinux_path);
 	free(k->frames);
 	free(k);
@@ -204,14 +229,14 @@ DS_API int ds_kernel_build_id(struct ds_kernel *k, struct ds_build_id *out)
 }
 
 /* The answer of the vmlinux's DWARF for addr, moved back to addr. */
-static bool from_dwarf(struct ds_kernel *k, uint64_t addr, unsigned flags,
-		       struct ds_sym_batch *batch)
+static bool from_dwarf(struct ds_kernel *k, struct ds_dso *dso, uint64_t shift, uint64_t addr,
+		       unsigned flags, struct ds_sym_batch *batch)
 {
-	uint64_t link = addr - k->kaslr;
+	uint64_t link = addr - shift;
 	const struct ds_sym_answer *a;
 	size_t n = 0;
 
-	if (ds_dso_symbolize_batch(k->vmlinux, &link, 1, flags & ~DS_SYM_FILE_OFFSET, batch) < 0)
+	if (ds_dso_symbolize_batch(dso, &link, 1, flags & ~DS_SYM_FILE_OFFSET, batch) < 0)
 		return false;
 	a = ds_sym_batch_answers(batch, &n);
 	if (n != 1 || a->status != DS_SYM_FOUND || !a->nframes)
@@ -227,12 +252,235 @@ static bool from_dwarf(struct ds_kernel *k, uint64_t addr, unsigned flags,
 	for (size_t i = 0; i < a->nframes; i++) {
 		k->frames[i] = a->frames[i];
 		if (k->frames[i].function_start)
-			k->frames[i].function_start += k->kaslr;
+			k->frames[i].function_start += shift;
 	}
 	k->ans = *a;
 	k->ans.addr = addr;
 	k->ans.frames = k->frames;
 	return true;
+}
+
+/* ------------------------------------------------------------ modules */
+
+/* A hex address in a small sysfs-like file ("0xffffffffc0a00000\n"). */
+static bool read_addr_file(const char *path, uint64_t *out)
+{
+	char buf[64];
+	FILE *f = fopen(path, "re");
+	size_t n;
+	char *end;
+
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	errno = 0;
+	*out = strtoull(buf, &end, 16);
+	return !errno && end != buf && *out;
+}
+
+static bool in_bounds(size_t off, size_t len, size_t size)
+{
+	return off <= size && len <= size - off;
+}
+
+/* Applies one relocation of a DWARF section: false for a type that is not
+ * an absolute one (the section is then left as it is, and so is its DWARF). */
+static bool apply_rela(unsigned machine, unsigned type, unsigned char *at, size_t room, uint64_t v)
+{
+	size_t w;
+
+	if (machine == EM_X86_64)
+		w = type == R_X86_64_64 ? 8 : type == R_X86_64_32 || type == R_X86_64_32S ? 4
+		    : type == R_X86_64_NONE ? 0 : SIZE_MAX;
+	else
+		w = type == R_AARCH64_ABS64 ? 8 : type == R_AARCH64_ABS32 ? 4
+		    : type == R_AARCH64_NONE ? 0 : SIZE_MAX;
+	if (w == SIZE_MAX || w > room)
+		return false;
+	if (w == 8) {
+		memcpy(at, &v, 8);
+	} else if (w == 4) {
+		uint32_t v32 = (uint32_t)v;
+
+		memcpy(at, &v32, 4);
+	}
+	return true;
+}
+
+/*
+ * The .ko image (img, len; modified in place) as module loaded it: each
+ * SHF_ALLOC section at its address from ROOT/sys/module/module/sections/,
+ * relocations into non-allocated sections (DWARF) applied, symbols moved,
+ * ET_EXEC.  64-bit little-endian x86-64 or AArch64 only (the host's
+ * order).  -EINVAL for anything else or malformed.
+ */
+int ds__ko_relocate(struct ds_context *ctx, const char *module, unsigned char *img, size_t len)
+{
+	Elf64_Ehdr eh;
+	Elf64_Shdr *sh;
+	const char *shstr;
+	size_t shstr_len;
+	char path[PATH_MAX], rel[PATH_MAX];
+
+	if (len < sizeof(eh))
+		return -EINVAL;
+	memcpy(&eh, img, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB : ELFDATA2MSB) ||
+	    eh.e_type != ET_REL || (eh.e_machine != EM_X86_64 && eh.e_machine != EM_AARCH64) ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) || !eh.e_shnum || eh.e_shstrndx >= eh.e_shnum ||
+	    eh.e_shoff % 8 || !in_bounds(eh.e_shoff, (size_t)eh.e_shnum * sizeof(*sh), len))
+		return -EINVAL;
+	sh = (Elf64_Shdr *)(void *)(img + eh.e_shoff);
+	if (!in_bounds(sh[eh.e_shstrndx].sh_offset, sh[eh.e_shstrndx].sh_size, len))
+		return -EINVAL;
+	shstr = (const char *)img + sh[eh.e_shstrndx].sh_offset;
+	shstr_len = sh[eh.e_shstrndx].sh_size;
+	/* Where the kernel put each allocated section. */
+	for (size_t i = 1; i < eh.e_shnum; i++) {
+		const char *name = sh[i].sh_name < shstr_len ? shstr + sh[i].sh_name : "";
+		uint64_t a;
+
+		if (!(sh[i].sh_flags & SHF_ALLOC) || !memchr(name, 0, shstr_len - sh[i].sh_name) ||
+		    strchr(name, '/'))
+			continue;
+		snprintf(rel, sizeof(rel), "/sys/module/%s/sections/%s", module, name);
+		ds__kernel_path(ctx, rel, path, sizeof(path));
+		sh[i].sh_addr = read_addr_file(path, &a) ? a : 0;
+	}
+	for (size_t i = 1; i < eh.e_shnum; i++) {
+		const Elf64_Shdr *r = &sh[i], *tgt, *symtab;
+		const Elf64_Sym *syms;
+		size_t nsyms;
+
+		if (r->sh_type != SHT_RELA || r->sh_info >= eh.e_shnum || r->sh_link >= eh.e_shnum)
+			continue;
+		tgt = &sh[r->sh_info];
+		symtab = &sh[r->sh_link];
+		if ((tgt->sh_flags & SHF_ALLOC) || (tgt->sh_flags & SHF_COMPRESSED) ||
+		    tgt->sh_type == SHT_NOBITS || r->sh_entsize != sizeof(Elf64_Rela) ||
+		    symtab->sh_entsize != sizeof(Elf64_Sym) || r->sh_offset % 8 || symtab->sh_offset % 8 ||
+		    !in_bounds(r->sh_offset, r->sh_size, len) ||
+		    !in_bounds(symtab->sh_offset, symtab->sh_size, len) ||
+		    !in_bounds(tgt->sh_offset, tgt->sh_size, len))
+			continue;
+		syms = (const Elf64_Sym *)(const void *)(img + symtab->sh_offset);
+		nsyms = symtab->sh_size / sizeof(Elf64_Sym);
+		for (size_t j = 0; j < r->sh_size / sizeof(Elf64_Rela); j++) {
+			Elf64_Rela ra;
+			const Elf64_Sym *sym;
+			uint64_t s = 0;
+
+			memcpy(&ra, img + r->sh_offset + j * sizeof(ra), sizeof(ra));
+			if (ELF64_R_SYM(ra.r_info) >= nsyms || ra.r_offset > tgt->sh_size)
+				continue;
+			sym = &syms[ELF64_R_SYM(ra.r_info)];
+			/* The symbol's value: moved with its section (not yet:
+			 * symbols are moved after all relocations). */
+			if (sym->st_shndx == SHN_ABS)
+				s = sym->st_value;
+			else if (sym->st_shndx != SHN_UNDEF && sym->st_shndx < eh.e_shnum)
+				s = sym->st_value + sh[sym->st_shndx].sh_addr;
+			apply_rela(eh.e_machine, (unsigned)ELF64_R_TYPE(ra.r_info),
+				   img + tgt->sh_offset + ra.r_offset, tgt->sh_size - ra.r_offset,
+				   s + (uint64_t)ra.r_addend);
+		}
+	}
+	/* The symbols of allocated sections where they are (ELF names). */
+	for (size_t i = 1; i < eh.e_shnum; i++) {
+		Elf64_Sym *syms;
+
+		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_entsize != sizeof(Elf64_Sym) ||
+		    sh[i].sh_offset % 8 || !in_bounds(sh[i].sh_offset, sh[i].sh_size, len))
+			continue;
+		syms = (Elf64_Sym *)(void *)(img + sh[i].sh_offset);
+		for (size_t j = 0; j < sh[i].sh_size / sizeof(Elf64_Sym); j++)
+			if (syms[j].st_shndx != SHN_UNDEF && syms[j].st_shndx < eh.e_shnum &&
+			    (sh[syms[j].st_shndx].sh_flags & SHF_ALLOC))
+				syms[j].st_value += sh[syms[j].st_shndx].sh_addr;
+	}
+	eh.e_type = ET_EXEC;
+	memcpy(img, &eh, sizeof(eh));
+	return 0;
+}
+
+/* The module's .ko with DWARF, by its build ID, relocated into a memfd. */
+static void load_module(struct ds_kernel *k, struct kmod *m)
+{
+	struct ds_dso_id id = { .flags = DS_DSO_ID_BUILD_ID };
+	const struct ds_debuginfo *di;
+	struct ds_dso *found;
+	char rel[PATH_MAX], path[PATH_MAX];
+	unsigned char *img = NULL;
+	size_t len = 0;
+	FILE *f = NULL;
+	int err;
+
+	snprintf(rel, sizeof(rel), "/sys/module/%s/notes/.note.gnu.build-id", m->name);
+	ds__kernel_path(k->ctx, rel, path, sizeof(path));
+	if (!ds__notes_file_build_id(path, &id.build_id))
+		return;
+	found = ds_store_findnew(k->store, NULL, &id);
+	if (!found)
+		return;
+	if (ds_dso_debuginfo(found, &di) == 0 && ds_dso_pin(found) == 0) {
+		snprintf(path, sizeof(path), "%s", ds_debuginfo_path(di));
+		ds_dso_unpin(found);
+		f = fopen(path, "rbe");
+	}
+	ds_dso_put(found);
+	if (f && (img = malloc(KO_MAX)))
+		len = fread(img, 1, KO_MAX, f);
+	if (f)
+		fclose(f);
+	if (!img || len == KO_MAX || (err = ds__ko_relocate(k->ctx, m->name, img, len))) {
+		if (img)
+			ds_debug(k->ctx, "kernel: module %s: %s is no .ko to relocate", m->name, path);
+		free(img);
+		return;
+	}
+	if (!k->mstore) {
+		/* The copies' own context: they are read from themselves, and no
+		 * index of theirs is saved (it would be keyed by the module's
+		 * build ID, and hold this load's addresses). */
+		static const char *const no_dirs[] = { NULL };
+		DS_OPTS(ds_context_opts, co, .debug_dirs = no_dirs, .perf_buildid_dir = "",
+			.urls = "", .symindex = -1, .log_fn = k->ctx->log.fn,
+			.log_user = k->ctx->log.user, .log_level = k->ctx->log.level);
+		struct ds_context *mctx = ds_context_new(&co);
+
+		k->mstore = mctx ? ds_store_new(mctx, "kernel-modules", NULL) : NULL;
+		ds_context_free(mctx); /* the store holds it */
+		if (!k->mstore)
+			goto out;
+	}
+	m->fd = memfd_create(m->name, MFD_CLOEXEC);
+	if (m->fd < 0 || write(m->fd, img, len) != (ssize_t)len)
+		goto out;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", m->fd);
+	m->dso = ds_store_findnew(k->mstore, path, NULL);
+	ds_debug(k->ctx, "kernel: module %s: DWARF%s", m->name, m->dso ? "" : " not read");
+out:
+	free(img);
+}
+
+static struct ds_dso *module_dso(struct ds_kernel *k, const char *name)
+{
+	struct kmod *v;
+
+	for (size_t i = 0; i < k->nmods; i++)
+		if (!strcmp(k->mods[i].name, name))
+			return k->mods[i].dso;
+	if (strlen(name) >= sizeof(v->name) || !(v = realloc(k->mods, (k->nmods + 1) * sizeof(*v))))
+		return NULL;
+	k->mods = v;
+	v = &k->mods[k->nmods++];
+	*v = (struct kmod){ .fd = -1 };
+	snprintf(v->name, sizeof(v->name), "%s", name);
+	load_module(k, v);
+	return v->dso;
 }
 
 DS_API int ds_kernel_symbolize(struct ds_kernel *k, uint64_t addr, unsigned int flags,
@@ -258,7 +506,12 @@ DS_API int ds_kernel_symbolize(struct ds_kernel *k, uint64_t addr, unsigned int 
 	*answer = &k->ans;
 	if (!mod) {
 		find_vmlinux(k);
-		if (k->vmlinux && from_dwarf(k, addr, flags, batch))
+		if (k->vmlinux && from_dwarf(k, k->vmlinux, k->kaslr, addr, flags, batch))
+			return 0;
+	} else {
+		struct ds_dso *dso = module_dso(k, mod);
+
+		if (dso && from_dwarf(k, dso, 0, addr, flags, batch))
 			return 0;
 	}
 	k->ans = (struct ds_sym_answer){ .addr = addr, .status = DS_SYM_NOT_FOUND };

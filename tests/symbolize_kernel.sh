@@ -15,6 +15,10 @@
 #    -k, file:line and inline frames equal addr2line -f -i (and
 #    llvm-symbolizer for the LLVM style) on the vmlinux at the unshifted
 #    address;
+#  - a module's DWARF: a synthetic .ko (ET_REL) placed by the kernel
+#    root's sys/module/M/sections, found by the build ID of its
+#    sys/module/M/notes: file:line and inline frames equal addr2line -j
+#    SECTION on the .ko at the section offset, for two load addresses;
 #  - kallsyms of zeros (kptr_restrict): a message, exit 1.
 set -uo pipefail
 . "$DS_SRC/tests/testlib.bash"
@@ -188,6 +192,88 @@ fi
 "$DSOSTORE" symbolize --kernel --kernel-root root -f $(sed -n 1p vm.shifted) | head -1 >vm.name
 [ "$(cat vm.name)" = middle ] || fail "kallsyms name without debuginfo: $(cat vm.name)"
 tl_case_end "($(wc -l <vm.addrs) addresses, KASLR offset $(printf %#x $kaslr))"
+
+tl_case module-dwarf
+# A module: an ET_REL .ko with DWARF (gcc -c -g, ld -r --build-id), two
+# text sections; the kernel root places them (sys/module/kmodx/sections)
+# and has its build ID (sys/module/kmodx/notes); its debuginfo is found by
+# that build ID.  addr2line on the .ko itself, at section offsets (-j),
+# is the oracle; loaded at two places in turn, the answers are the same
+# (nothing of one load kept for the next: no saved index of the copy).
+mbid=6d6f64756c652d6275696c642d69642d6b6d6f64
+cat >m.c <<'EOF'
+static int counter;
+static inline __attribute__((always_inline)) int deep(int x)
+{
+	counter += x;
+	return counter * 3;
+}
+__attribute__((noinline)) int x_read(int x)
+{
+	int r = deep(x + 1);
+
+	return r + deep(r);
+}
+__attribute__((noinline)) int x_write(int x)
+{
+	return x_read(x) - 1;
+}
+__attribute__((section(".init.text"), noinline)) int x_init(void)
+{
+	return x_write(2);
+}
+EOF
+gcc -c -g -O2 -fno-pie -mcmodel=kernel -fno-asynchronous-unwind-tables m.c -o m.o &&
+	ld -r --build-id=0x$mbid -o kmodx.ko m.o || fail "cannot build the module"
+[ "$(tl_build_id kmodx.ko)" = "$mbid" ] || fail "module build ID: $(tl_build_id kmodx.ko)"
+mkdir -p mdbg/.build-id/${mbid:0:2}
+cp kmodx.ko mdbg/.build-id/${mbid:0:2}/${mbid:2}.debug
+size_of() { readelf -SW kmodx.ko | sed 's/\[ */[/' | awk -v s="$1" '$2 == s { print $6 }'; }
+tsize=$((0x$(size_of .text)))
+isize=$((0x$(size_of .init.text)))
+: >m.want
+: >m.offs
+for o in $(seq 0 2 $((tsize - 1))); do
+	echo ".text $o" >>m.offs
+done
+for o in $(seq 0 2 $((isize - 1))); do
+	echo ".init.text $o" >>m.offs
+done
+addr2line -f -i -j .text -e kmodx.ko $(awk '$1 == ".text" { printf "%x\n", $2 }' m.offs) >m.want
+addr2line -f -i -j .init.text -e kmodx.ko $(awk '$1 == ".init.text" { printf "%x\n", $2 }' m.offs) >>m.want
+grep -q "^deep$" m.want || fail "addr2line sees no inline frame in the module"
+for load in 0xffffffffc0400000:0xffffffffc0a00000 0xffffffffc1230000:0xffffffffc0010000; do
+	text=${load%:*}
+	init=${load#*:}
+	rm -rf mroot
+	mkdir -p mroot/proc mroot/sys/kernel mroot/sys/module/kmodx/notes mroot/sys/module/kmodx/sections
+	cp root/sys/kernel/notes mroot/sys/kernel/notes
+	objcopy -O binary --only-section=.note.gnu.build-id kmodx.ko \
+		mroot/sys/module/kmodx/notes/.note.gnu.build-id
+	echo $text >mroot/sys/module/kmodx/sections/.text
+	echo $init >mroot/sys/module/kmodx/sections/.init.text
+	{
+		echo "ffffffff81000000 T _text"
+		echo "ffffffff81000100 T core_fn"
+		nm kmodx.ko | while read -r a t n; do
+			case $n in
+			x_init) printf '%016x %s %s\t[kmodx]\n' $((init + 0x$a)) $t $n ;;
+			x_*) printf '%016x %s %s\t[kmodx]\n' $((text + 0x$a)) $t $n ;;
+			esac
+		done
+	} | sort >mroot/proc/kallsyms
+	while read -r sec o; do
+		[ "$sec" = .text ] && printf '0x%x\n' $((text + o)) || printf '0x%x\n' $((init + o))
+	done <m.offs >m.addrs
+	"$DSOSTORE" symbolize --kernel --kernel-root mroot --debug-dir "$tmp/mdbg" -f -i \
+		$(cat m.addrs) >m.got 2>m.err || fail "module at $text: exit $?: $(head -3 m.err)"
+	diff m.want m.got >m.diff || fail "module at $text, vs addr2line: $(head -8 m.diff)"
+done
+[ ! -e "$DSOSTORE_SYMINDEX_PATH/$mbid" ] || fail "an index of the relocated copy was saved"
+# Without its debuginfo: kallsyms' names, the module's.
+"$DSOSTORE" symbolize --kernel --kernel-root mroot --output-style=JSON $(head -1 m.addrs) >m.json
+grep -q '"ModuleName":"\[kmodx\]".*"FunctionName":"x_read"' m.json || fail "no kallsyms name: $(cat m.json)"
+tl_case_end "($(wc -l <m.offs) addresses in .text and .init.text, two loads)"
 
 tl_case kptr_restrict
 awk '{ $1 = "0000000000000000"; print }' mods.kallsyms >zero.kallsyms
