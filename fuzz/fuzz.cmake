@@ -229,6 +229,29 @@ if(DS_FUZZ)
   target_link_libraries(fuzz_kconf PRIVATE dsostore_static)
 endif()
 
+# The .ko relocation of symbolize --kernel (lib/ksym.c): seeds compiled
+# at test time (no ELF committed), a few hundred mutations each.
+add_executable(fuzz_ko_replay
+  ${CMAKE_SOURCE_DIR}/fuzz/replay.c ${CMAKE_SOURCE_DIR}/fuzz/fuzz_ko.c)
+target_include_directories(fuzz_ko_replay PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+target_link_libraries(fuzz_ko_replay PRIVATE dsostore_static)
+set(DS_KO_CORPUS ${CMAKE_BINARY_DIR}/fuzz-corpus/ko)
+add_test(NAME fuzz_ko_corpus
+  COMMAND bash ${CMAKE_SOURCE_DIR}/fuzz/gen_ko_corpus.sh ${DS_KO_CORPUS})
+set_tests_properties(fuzz_ko_corpus PROPERTIES FIXTURES_SETUP fuzz_ko_corpus TIMEOUT 120)
+add_test(NAME fuzz_ko_replay
+  COMMAND fuzz_ko_replay -n 400 -s 1 ${DS_KO_CORPUS})
+set_tests_properties(fuzz_ko_replay PROPERTIES
+  FIXTURES_REQUIRED fuzz_ko_corpus TIMEOUT 120
+  ENVIRONMENT "FUZZ_CRASH_DIR=${CMAKE_BINARY_DIR}")
+if(DS_FUZZ)
+  add_executable(fuzz_ko ${CMAKE_SOURCE_DIR}/fuzz/fuzz_ko.c)
+  target_include_directories(fuzz_ko PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+  target_compile_options(fuzz_ko PRIVATE -fsanitize=fuzzer)
+  target_link_options(fuzz_ko PRIVATE -fsanitize=fuzzer)
+  target_link_libraries(fuzz_ko PRIVATE dsostore_static)
+endif()
+
 # The folded-stack reader of dsostore flamegraph (tools/folded.c): a
 # committed text corpus, many mutations, a second or two.  The harness
 # carries tools/folded.c itself (the CLI's code, not the library's).

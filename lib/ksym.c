@@ -340,25 +340,32 @@ int ds__ko_relocate(struct ds_context *ctx, const char *module, unsigned char *i
 	shstr_len = sh[eh.e_shstrndx].sh_size;
 	/* Where the kernel put each allocated section. */
 	for (size_t i = 1; i < eh.e_shnum; i++) {
-		const char *name = sh[i].sh_name < shstr_len ? shstr + sh[i].sh_name : "";
+		size_t avail = sh[i].sh_name < shstr_len ? shstr_len - sh[i].sh_name : 0;
+		const char *name = shstr + (avail ? sh[i].sh_name : 0);
 		uint64_t a;
 
-		if (!(sh[i].sh_flags & SHF_ALLOC) || !memchr(name, 0, shstr_len - sh[i].sh_name) ||
-		    strchr(name, '/'))
+		if (!(sh[i].sh_flags & SHF_ALLOC))
+			continue;
+		sh[i].sh_addr = 0; /* unless the kernel says where it is */
+		if (!avail || !memchr(name, 0, avail) || strchr(name, '/') || !strcmp(name, ".."))
 			continue;
 		snprintf(rel, sizeof(rel), "/sys/module/%s/sections/%s", module, name);
 		ds__kernel_path(ctx, rel, path, sizeof(path));
-		sh[i].sh_addr = read_addr_file(path, &a) ? a : 0;
+		if (read_addr_file(path, &a))
+			sh[i].sh_addr = a;
 	}
 	for (size_t i = 1; i < eh.e_shnum; i++) {
-		const Elf64_Shdr *r = &sh[i], *tgt, *symtab;
+		/* Copies: the relocations may write over the headers themselves
+		 * in a hostile file, never past what was checked here. */
+		Elf64_Shdr rs = sh[i], ts, ss;
+		const Elf64_Shdr *r = &rs, *tgt = &ts, *symtab = &ss;
 		const Elf64_Sym *syms;
 		size_t nsyms;
 
 		if (r->sh_type != SHT_RELA || r->sh_info >= eh.e_shnum || r->sh_link >= eh.e_shnum)
 			continue;
-		tgt = &sh[r->sh_info];
-		symtab = &sh[r->sh_link];
+		ts = sh[r->sh_info];
+		ss = sh[r->sh_link];
 		if ((tgt->sh_flags & SHF_ALLOC) || (tgt->sh_flags & SHF_COMPRESSED) ||
 		    tgt->sh_type == SHT_NOBITS || r->sh_entsize != sizeof(Elf64_Rela) ||
 		    symtab->sh_entsize != sizeof(Elf64_Sym) || r->sh_offset % 8 || symtab->sh_offset % 8 ||
@@ -370,19 +377,19 @@ int ds__ko_relocate(struct ds_context *ctx, const char *module, unsigned char *i
 		nsyms = symtab->sh_size / sizeof(Elf64_Sym);
 		for (size_t j = 0; j < r->sh_size / sizeof(Elf64_Rela); j++) {
 			Elf64_Rela ra;
-			const Elf64_Sym *sym;
+			Elf64_Sym sym;
 			uint64_t s = 0;
 
 			memcpy(&ra, img + r->sh_offset + j * sizeof(ra), sizeof(ra));
 			if (ELF64_R_SYM(ra.r_info) >= nsyms || ra.r_offset > tgt->sh_size)
 				continue;
-			sym = &syms[ELF64_R_SYM(ra.r_info)];
+			memcpy(&sym, &syms[ELF64_R_SYM(ra.r_info)], sizeof(sym));
 			/* The symbol's value: moved with its section (not yet:
 			 * symbols are moved after all relocations). */
-			if (sym->st_shndx == SHN_ABS)
-				s = sym->st_value;
-			else if (sym->st_shndx != SHN_UNDEF && sym->st_shndx < eh.e_shnum)
-				s = sym->st_value + sh[sym->st_shndx].sh_addr;
+			if (sym.st_shndx == SHN_ABS)
+				s = sym.st_value;
+			else if (sym.st_shndx != SHN_UNDEF && sym.st_shndx < eh.e_shnum)
+				s = sym.st_value + sh[sym.st_shndx].sh_addr;
 			apply_rela(eh.e_machine, (unsigned)ELF64_R_TYPE(ra.r_info),
 				   img + tgt->sh_offset + ra.r_offset, tgt->sh_size - ra.r_offset,
 				   s + (uint64_t)ra.r_addend);
@@ -390,16 +397,19 @@ int ds__ko_relocate(struct ds_context *ctx, const char *module, unsigned char *i
 	}
 	/* The symbols of allocated sections where they are (ELF names). */
 	for (size_t i = 1; i < eh.e_shnum; i++) {
+		Elf64_Shdr st = sh[i];
 		Elf64_Sym *syms;
 
-		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_entsize != sizeof(Elf64_Sym) ||
-		    sh[i].sh_offset % 8 || !in_bounds(sh[i].sh_offset, sh[i].sh_size, len))
+		if (st.sh_type != SHT_SYMTAB || st.sh_entsize != sizeof(Elf64_Sym) ||
+		    st.sh_offset % 8 || !in_bounds(st.sh_offset, st.sh_size, len))
 			continue;
-		syms = (Elf64_Sym *)(void *)(img + sh[i].sh_offset);
-		for (size_t j = 0; j < sh[i].sh_size / sizeof(Elf64_Sym); j++)
-			if (syms[j].st_shndx != SHN_UNDEF && syms[j].st_shndx < eh.e_shnum &&
-			    (sh[syms[j].st_shndx].sh_flags & SHF_ALLOC))
-				syms[j].st_value += sh[syms[j].st_shndx].sh_addr;
+		syms = (Elf64_Sym *)(void *)(img + st.sh_offset);
+		for (size_t j = 0; j < st.sh_size / sizeof(Elf64_Sym); j++) {
+			unsigned shndx = syms[j].st_shndx;
+
+			if (shndx != SHN_UNDEF && shndx < eh.e_shnum && (sh[shndx].sh_flags & SHF_ALLOC))
+				syms[j].st_value += sh[shndx].sh_addr;
+		}
 	}
 	eh.e_type = ET_EXEC;
 	memcpy(img, &eh, sizeof(eh));
@@ -473,7 +483,9 @@ static struct ds_dso *module_dso(struct ds_kernel *k, const char *name)
 	for (size_t i = 0; i < k->nmods; i++)
 		if (!strcmp(k->mods[i].name, name))
 			return k->mods[i].dso;
-	if (strlen(name) >= sizeof(v->name) || !(v = realloc(k->mods, (k->nmods + 1) * sizeof(*v))))
+	/* A name from kallsyms goes into /sys/module paths. */
+	if (strlen(name) >= sizeof(v->name) || strchr(name, '/') || !strcmp(name, "..") ||
+	    !(v = realloc(k->mods, (k->nmods + 1) * sizeof(*v))))
 		return NULL;
 	k->mods = v;
 	v = &k->mods[k->nmods++];
