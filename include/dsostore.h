@@ -1161,8 +1161,9 @@ DS_API size_t ds_table_row_of(struct ds_table *t, size_t stack, size_t frame, bo
  * kernel's (/usr/lib/debug/boot/vmlinux-RELEASE ...; its build ID must be
  * /sys/kernel/notes'), else by that build ID through the store (debug
  * directories, perf's cache, debuginfod); looked up at the address minus
- * the KASLR offset (_text in kallsyms minus _text in the vmlinux).
- * Module debuginfo is not used yet: module addresses get kallsyms names. */
+ * the KASLR offset (_text in kallsyms minus _text in the vmlinux).  A
+ * module's: by the build ID of /sys/module/M/notes, its sections placed
+ * where /sys/module/M/sections says (the .ko is relocated in memory). */
 struct ds_kernel;
 
 struct ds_kernel_opts {

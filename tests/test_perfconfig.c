@@ -110,8 +110,14 @@ int main(void)
 
 	home = t_path("home");
 	cfg = t_path("exclusive.cfg");
-	t_mkdir_parents(t_path("home/x"));
-	t_write_file(t_path("home/.perfconfig"), "[buildid]\n\tdir = /from-home\n");
+	{
+		char *x = t_path("home/x"), *user = t_path("home/.perfconfig");
+
+		t_mkdir_parents(x);
+		t_write_file(user, "[buildid]\n\tdir = /from-home\n");
+		free(x);
+		free(user);
+	}
 	t_write_file(cfg, "[buildid]\n\tdir = /from-perf-config\n");
 	setenv("HOME", home, 1);
 	unsetenv("PERF_BUILDID_DIR");
