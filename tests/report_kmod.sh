@@ -101,21 +101,7 @@ rows() { # FILE: "SHARE DSO SYMBOL" of each [k] row, sorted
 	awk '$3 == "[k]" { print $1, $2, $4 }' "$1" | sort
 }
 check() { # NAME WANT-FILE GOT-FILE
-	python3 - "$2" "$3" "$1" <<'EOF' || fail "$1: rows differ (above)"
-import sys
-def rows(p):
-    d = {}
-    for line in open(p):
-        share, dso, sym = line.split()
-        d[dso, sym] = float(share.rstrip("%"))
-    return d
-want, got = rows(sys.argv[1]), rows(sys.argv[2])
-bad = [k for k in want if k not in got or abs(want[k] - got[k]) > 0.0100001]
-bad += [k for k in got if k not in want]
-for k in bad:
-    print("  %s: %s: want %s, ours %s" % (sys.argv[3], k, want.get(k), got.get(k)), file=sys.stderr)
-sys.exit(1 if bad else 0)
-EOF
+	python3 "$DS_SRC/tests/rows_cmp.py" "$2" "$3" "$1" || fail "$1: rows differ (above)"
 }
 ours() { # NAME
 	"$DSOSTORE" report --no-fetch -i $1.data --kernel-root $1.root --sort dso,sym >$1.out \
