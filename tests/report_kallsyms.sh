@@ -67,21 +67,8 @@ nk=$(wc -l <perf.rows)
 
 compare() { # NAME: our report NAME.out against perf's rows
 	kernel_rows "$1.out" >"$1.rows"
-	python3 - perf.rows "$1.rows" "$1" <<'EOF' || fail "$1: kernel rows differ from perf report's (above)"
-import sys
-def rows(p):
-    d = {}
-    for line in open(p):
-        share, sym = line.split(None, 1)
-        d[sym.strip()] = float(share.rstrip('%'))
-    return d
-perf, ours = rows(sys.argv[1]), rows(sys.argv[2])
-bad = [s for s in perf if s not in ours or abs(perf[s] - ours[s]) > 0.0100001]
-bad += [s for s in ours if s not in perf]
-for s in bad[:10]:
-    print("  %s: %s: perf %s, ours %s" % (sys.argv[3], s, perf.get(s), ours.get(s)), file=sys.stderr)
-sys.exit(1 if bad else 0)
-EOF
+	python3 "$DS_SRC/tests/rows_cmp.py" perf.rows "$1.rows" "$1" ||
+		fail "$1: kernel rows differ from perf report's (above)"
 }
 
 report() { # NAME [strace]: our report into NAME.out, NAME.err
