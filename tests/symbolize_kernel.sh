@@ -175,14 +175,17 @@ if command -v llvm-symbolizer >/dev/null; then
 	# Addresses llvm-symbolizer names a function at: in the padding after
 	# a function (past its DWARF high_pc, inside its ELF symbol) it says
 	# "??" where dsostore, as with -e, names the symbol.
-	: >vm.lwant
-	: >vm.lshifted
-	for a in $(cat vm.addrs); do
-		llvm-symbolizer --obj=vmlinux 0x$a >vm.one
-		[ "$(head -1 vm.one)" = "??" ] && continue
-		cat vm.one >>vm.lwant
-		printf '0x%x\n' $((0x$a + kaslr)) >>vm.lshifted
-	done
+	llvm-symbolizer --obj=vmlinux $(sed "s/^/0x/" vm.addrs) >vm.lall
+	python3 - vm.lall vm.addrs $kaslr <<'EOF'
+import sys
+recs = open(sys.argv[1]).read().split("\n\n")
+addrs = open(sys.argv[2]).read().split()
+with open("vm.lwant", "w") as w, open("vm.lshifted", "w") as a:
+    for rec, addr in zip(recs, addrs):
+        if rec.split("\n")[0] != "??":
+            w.write(rec + "\n\n")
+            a.write("0x%x\n" % (int(addr, 16) + int(sys.argv[3])))
+EOF
 	"$DSOSTORE" symbolize --kernel --kernel-root root -k vmlinux --output-style=LLVM \
 		$(cat vm.lshifted) >vm.lgot 2>&1
 	[ -s vm.lshifted ] || fail "llvm-symbolizer named nothing"
