@@ -19,6 +19,7 @@
 #    root's sys/module/M/sections, found by the build ID of its
 #    sys/module/M/notes: file:line and inline frames equal addr2line -j
 #    SECTION on the .ko at the section offset, for two load addresses;
+#  - both fetched by build ID from a debuginfod server (dsserver);
 #  - kallsyms of zeros (kptr_restrict): a message, exit 1.
 set -uo pipefail
 . "$DS_SRC/tests/testlib.bash"
@@ -277,6 +278,29 @@ done
 "$DSOSTORE" symbolize --kernel --kernel-root mroot --output-style=JSON $(head -1 m.addrs) >m.json
 grep -q '"ModuleName":"\[kmodx\]".*"FunctionName":"x_read"' m.json || fail "no kallsyms name: $(cat m.json)"
 tl_case_end "($(wc -l <m.offs) addresses in .text and .init.text, two loads)"
+
+tl_case debuginfod
+# Nothing local: the vmlinux and the .ko fetched by their build IDs from a
+# debuginfod server (dsserver, on 127.0.0.1), the same answers.
+tl_need_dsserver
+mkdir -p srv
+cp vmlinux kmodx.ko srv/
+tl_no_proxy
+if tl_start_dsserver port srv --max-runtime 120 "$tmp/srv"; then
+	DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$tmp/dcache \
+		"$DSOSTORE" symbolize --kernel --kernel-root root -f -i $(cat vm.shifted) >d.vm 2>d.err ||
+		fail "vmlinux: exit $?: $(head -3 d.err)"
+	diff vm.want d.vm >/dev/null || fail "fetched vmlinux vs addr2line: $(diff vm.want d.vm | head -6)"
+	DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$tmp/dcache \
+		"$DSOSTORE" symbolize --kernel --kernel-root mroot -f -i $(cat m.addrs) >d.m 2>d.err ||
+		fail "module: exit $?: $(head -3 d.err)"
+	diff m.want d.m >/dev/null || fail "fetched .ko vs addr2line: $(diff m.want d.m | head -6)"
+	grep -q "/buildid/$bid/debuginfo" srv.log || fail "the vmlinux was not asked for: $(cat srv.log)"
+	grep -q "/buildid/$mbid/debuginfo" srv.log || fail "the .ko was not asked for: $(cat srv.log)"
+else
+	fail "dsserver did not start"
+fi
+tl_case_end "(vmlinux and .ko by build ID)"
 
 tl_case kptr_restrict
 awk '{ $1 = "0000000000000000"; print }' mods.kallsyms >zero.kallsyms
