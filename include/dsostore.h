@@ -1159,11 +1159,14 @@ DS_API size_t ds_table_row_of(struct ds_table *t, size_t stack, size_t frame, bo
  * ds_context_opts), perf's pick among aliases; a module's symbols with the
  * module.  The vmlinux: opts->vmlinux, else perf's places for the running
  * kernel's (/usr/lib/debug/boot/vmlinux-RELEASE ...; its build ID must be
- * /sys/kernel/notes'), else by that build ID through the store (debug
+ * /sys/kernel/notes'; RELEASE: uname's, or the kernel root's
+ * proc/sys/kernel/osrelease), else by that build ID through the store (debug
  * directories, perf's cache, debuginfod); looked up at the address minus
  * the KASLR offset (_text in kallsyms minus _text in the vmlinux).  A
- * module's: by the build ID of /sys/module/M/notes, its sections placed
- * where /sys/module/M/sections says (the .ko is relocated in memory). */
+ * module's: by the build ID of /sys/module/M/notes (below
+ * /usr/lib/debug/lib/modules/RELEASE, else through the store), its
+ * sections placed where /sys/module/M/sections says (the .ko is relocated
+ * in memory).  Every path is under the context's kernel root. */
 struct ds_kernel;
 
 struct ds_kernel_opts {

@@ -14,7 +14,9 @@
  * distance between _text in kallsyms and _text in the vmlinux's symbols.
  *
  * A module's DWARF: its build ID from /sys/module/M/notes, its debuginfo
- * by that build ID through the store.  A .ko is ET_REL: its sections have
+ * a file of that build ID below /usr/lib/debug/lib/modules/RELEASE (where
+ * Debian's and Fedora's packages put them), else found by that build ID
+ * through the store.  Every path is under the context's kernel root.  A .ko is ET_REL: its sections have
  * no addresses and its DWARF is relocated by whoever loads it.  So a copy
  * of it is made in memory (a memfd) as the kernel loaded it: each
  * allocated section at its address of /sys/module/M/sections/NAME, the
@@ -32,7 +34,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -158,32 +162,50 @@ static struct ds_dso *usable(struct ds_kernel *k, struct ds_dso *dso, uint64_t r
 	return dso;
 }
 
-/* A file at path whose build ID is the kernel's (any, when unknown). */
+/* A file at path whose build ID is the kernel's. */
 static struct ds_dso *local_vmlinux(struct ds_kernel *k, const char *path)
 {
-	struct ds_dso *dso = ds_store_findnew(k->store, path, NULL);
-	struct ds_dso_id id;
+	struct ds_build_id bid;
 
-	if (!dso)
+	if (ds_build_id_read_file(path, &bid) || !ds_build_id_equal(&bid, &k->bid))
 		return NULL;
-	ds_dso_id(dso, &id);
-	if (k->bid.size && !(id.flags & DS_DSO_ID_BUILD_ID && ds_build_id_equal(&id.build_id, &k->bid))) {
-		ds_dso_put(dso);
-		return NULL;
-	}
-	return dso;
+	return ds_store_findnew(k->store, path, NULL);
 }
 
-/* The vmlinux with DWARF, once: the caller's, perf's places (the running
- * kernel only), the build ID through the store. */
+/* The kernel's release: the kernel root's proc/sys/kernel/osrelease, else
+ * uname's. */
+static bool kernel_release(const struct ds_kernel *k, char *out, size_t len)
+{
+	struct utsname u;
+	char path[PATH_MAX];
+	FILE *f;
+
+	if (!k->ctx->kernel_root) {
+		if (uname(&u))
+			return false;
+		snprintf(out, len, "%s", u.release);
+		return true;
+	}
+	ds__kernel_path(k->ctx, "/proc/sys/kernel/osrelease", path, sizeof(path));
+	if (!(f = fopen(path, "re")))
+		return false;
+	if (!fgets(out, (int)len, f))
+		out[0] = 0;
+	fclose(f);
+	out[strcspn(out, "\n")] = 0;
+	return out[0] && !strchr(out, '/');
+}
+
+/* The vmlinux with DWARF, once: the caller's, perf's places (under the
+ * kernel root, the running kernel's build ID only), the build ID through
+ * the store. */
 static void find_vmlinux(struct ds_kernel *k)
 {
 	static const char *const places[] = { "/usr/lib/debug/boot/vmlinux-%s", "/boot/vmlinux-%s",
 					      "/usr/lib/debug/lib/modules/%s/vmlinux",
 					      "/lib/modules/%s/build/vmlinux" };
-	struct utsname u;
 	uint64_t ref_now;
-	char path[PATH_MAX];
+	char path[PATH_MAX], place[PATH_MAX], release[256];
 
 	if (k->vmlinux_tried)
 		return;
@@ -194,9 +216,11 @@ static void find_vmlinux(struct ds_kernel *k)
 		k->vmlinux = usable(k, ds_store_findnew(k->store, k->vmlinux_path, NULL), ref_now);
 		return;
 	}
-	if (!k->ctx->kernel_root && !k->ctx->kallsyms && uname(&u) == 0)
+	/* Without a build ID to check them by, no place is trusted. */
+	if (k->bid.size && kernel_release(k, release, sizeof(release)))
 		for (size_t i = 0; i < sizeof(places) / sizeof(places[0]) && !k->vmlinux; i++) {
-			snprintf(path, sizeof(path), places[i], u.release);
+			snprintf(place, sizeof(place), places[i], release);
+			ds__kernel_path(k->ctx, place, path, sizeof(path));
 			if (access(path, R_OK) == 0)
 				k->vmlinux = usable(k, local_vmlinux(k, path), ref_now);
 		}
@@ -416,13 +440,55 @@ int ds__ko_relocate(struct ds_context *ctx, const char *module, unsigned char *i
 	return 0;
 }
 
-/* The module's .ko with DWARF, by its build ID, relocated into a memfd. */
+static bool same_module_name(const char *file, const char *name)
+{
+	for (; *name; file++, name++)
+		if ((*file == '-' ? '_' : *file) != (*name == '-' ? '_' : *name))
+			return false;
+	return !strcmp(file, ".ko") || !strcmp(file, ".ko.debug");
+}
+
+/* NAME.ko or NAME.ko.debug below dir (at most depth levels), whose build
+ * ID is bid: its path in out. */
+static bool find_ko(const char *dir, const char *name, const struct ds_build_id *bid, int depth,
+		    char *out, size_t len)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	bool found = false;
+
+	if (!d)
+		return false;
+	while (!found && (e = readdir(d))) {
+		char path[PATH_MAX];
+		struct ds_build_id b;
+		struct stat st;
+
+		if (e->d_name[0] == '.' ||
+		    snprintf(path, sizeof(path), "%s/%s", dir, e->d_name) >= (int)sizeof(path) ||
+		    lstat(path, &st))
+			continue;
+		if (S_ISDIR(st.st_mode) && depth > 0)
+			found = find_ko(path, name, bid, depth - 1, out, len);
+		else if (S_ISREG(st.st_mode) && same_module_name(e->d_name, name) &&
+			 ds_build_id_read_file(path, &b) == 0 && ds_build_id_equal(&b, bid)) {
+			snprintf(out, len, "%s", path);
+			found = true;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/* The module's .ko with DWARF: below the kernel root's
+ * /usr/lib/debug/lib/modules/RELEASE (Debian's and Fedora's place), else
+ * by its build ID through the store; relocated into a memfd. */
 static void load_module(struct ds_kernel *k, struct kmod *m)
 {
 	struct ds_dso_id id = { .flags = DS_DSO_ID_BUILD_ID };
 	const struct ds_debuginfo *di;
 	struct ds_dso *found;
-	char rel[PATH_MAX], path[PATH_MAX];
+	char rel[PATH_MAX], path[PATH_MAX], dir[PATH_MAX], release[256];
 	unsigned char *img = NULL;
 	size_t len = 0;
 	FILE *f = NULL;
@@ -432,15 +498,20 @@ static void load_module(struct ds_kernel *k, struct kmod *m)
 	ds__kernel_path(k->ctx, rel, path, sizeof(path));
 	if (!ds__notes_file_build_id(path, &id.build_id))
 		return;
-	found = ds_store_findnew(k->store, NULL, &id);
-	if (!found)
-		return;
-	if (ds_dso_debuginfo(found, &di) == 0 && ds_dso_pin(found) == 0) {
-		snprintf(path, sizeof(path), "%s", ds_debuginfo_path(di));
-		ds_dso_unpin(found);
-		f = fopen(path, "rbe");
+	if (kernel_release(k, release, sizeof(release))) {
+		snprintf(rel, sizeof(rel), "/usr/lib/debug/lib/modules/%s", release);
+		ds__kernel_path(k->ctx, rel, dir, sizeof(dir));
+		if (find_ko(dir, m->name, &id.build_id, 8, path, sizeof(path)))
+			f = fopen(path, "rbe");
 	}
-	ds_dso_put(found);
+	if (!f && (found = ds_store_findnew(k->store, NULL, &id))) {
+		if (ds_dso_debuginfo(found, &di) == 0 && ds_dso_pin(found) == 0) {
+			snprintf(path, sizeof(path), "%s", ds_debuginfo_path(di));
+			ds_dso_unpin(found);
+			f = fopen(path, "rbe");
+		}
+		ds_dso_put(found);
+	}
 	if (f && (img = malloc(KO_MAX)))
 		len = fread(img, 1, KO_MAX, f);
 	if (f)

@@ -192,6 +192,19 @@ EOF
 	[ -s vm.lshifted ] || fail "llvm-symbolizer named nothing"
 	diff vm.lwant vm.lgot >/dev/null || fail "LLVM style vs llvm-symbolizer: $(diff vm.lwant vm.lgot | head -6)"
 fi
+# perf's place for it under the kernel root, for its release.
+mkdir -p root/proc/sys/kernel root/usr/lib/debug/boot
+echo 6.1.0-dstest >root/proc/sys/kernel/osrelease
+cp vmlinux root/usr/lib/debug/boot/vmlinux-6.1.0-dstest
+"$DSOSTORE" symbolize --kernel --kernel-root root -f -i $(cat vm.shifted) >vm.got3 2>&1 ||
+	fail "place: exit $?"
+diff vm.want vm.got3 >/dev/null || fail "usr/lib/debug/boot, vs addr2line: $(diff vm.want vm.got3 | head -6)"
+# Another build's vmlinux there is not this kernel's: kallsyms names.
+gcc -g -O2 -ffreestanding -fno-pie -no-pie -nostdlib -mcmodel=kernel -fno-asynchronous-unwind-tables \
+	-Wl,-T,k.lds -Wl,--build-id=0x0123456789 -o root/usr/lib/debug/boot/vmlinux-6.1.0-dstest k.c
+"$DSOSTORE" symbolize --kernel --kernel-root root -f $(sed -n 1p vm.shifted) >vm.other
+[ "$(cat vm.other)" = "$(printf 'middle\n??:?')" ] || fail "another build's vmlinux used: $(cat vm.other)"
+rm -r root/usr
 # Without the debuginfo: the names of the kernel root's kallsyms.
 "$DSOSTORE" symbolize --kernel --kernel-root root -f $(sed -n 1p vm.shifted) | head -1 >vm.name
 [ "$(cat vm.name)" = middle ] || fail "kallsyms name without debuginfo: $(cat vm.name)"
@@ -274,6 +287,15 @@ for load in 0xffffffffc0400000:0xffffffffc0a00000 0xffffffffc1230000:0xffffffffc
 	diff m.want m.got >m.diff || fail "module at $text, vs addr2line: $(head -8 m.diff)"
 done
 [ ! -e "$DSOSTORE_SYMINDEX_PATH/$mbid" ] || fail "an index of the relocated copy was saved"
+# Found in its package's place: usr/lib/debug/lib/modules/RELEASE/...,
+# under a dashed file name (nf-foo.ko is module nf_foo; kmodx has none).
+mkdir -p mroot/proc/sys/kernel mroot/usr/lib/debug/lib/modules/6.1.0-dstest/kernel/drivers/x
+echo 6.1.0-dstest >mroot/proc/sys/kernel/osrelease
+cp kmodx.ko mroot/usr/lib/debug/lib/modules/6.1.0-dstest/kernel/drivers/x/kmodx.ko
+"$DSOSTORE" symbolize --kernel --kernel-root mroot -f -i $(cat m.addrs) >m.got2 2>m.err ||
+	fail "local module: exit $?: $(head -3 m.err)"
+diff m.want m.got2 >/dev/null || fail "usr/lib/debug/lib/modules, vs addr2line: $(diff m.want m.got2 | head -6)"
+rm -r mroot/usr
 # Without its debuginfo: kallsyms' names, the module's.
 "$DSOSTORE" symbolize --kernel --kernel-root mroot --output-style=JSON $(head -1 m.addrs) >m.json
 grep -q '"ModuleName":"\[kmodx\]".*"FunctionName":"x_read"' m.json || fail "no kallsyms name: $(cat m.json)"
