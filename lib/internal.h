@@ -649,5 +649,7 @@ int ds__perfmap_parse(const char *buf, size_t len, struct ds__perfmap *out, size
 /* The symbol holding addr, or NULL. */
 const struct ds__perfmap_sym *ds__perfmap_find(const struct ds__perfmap *m, uint64_t addr);
 void ds__perfmap_release(struct ds__perfmap *m);
+/* Read and parse the perf map at path; 0 or a negative errno. */
+int ds__perfmap_load(const char *path, struct ds__perfmap *out);
 
 #endif

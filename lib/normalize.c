@@ -1006,6 +1006,19 @@ static int ns_pid(struct ds_normalizer *n)
 }
 
 /* Load (or, when changed, reload) the perf map; false when there is none. */
+int ds__perfmap_load(const char *path, struct ds__perfmap *out)
+{
+	char *buf;
+	size_t len;
+	int rc = read_all(path, DS__PERFMAP_MAX_BYTES, &buf, &len);
+
+	if (rc)
+		return rc;
+	rc = ds__perfmap_parse(buf, len, out, NULL);
+	free(buf);
+	return rc;
+}
+
 static bool perf_map_load(struct ds_normalizer *n, bool reload)
 {
 	char *cand[2] = { NULL, NULL }, *buf;

@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #define HOST_PID (-1)
@@ -344,6 +345,14 @@ static bool is_special(const char *path)
 	return path[0] != '/' || strstr(path, " (deleted)") != NULL;
 }
 
+/* perf's is_anon_memory() and is_no_dso_memory(). */
+static bool is_perf_anon(const char *path)
+{
+	return !strcmp(path, "//anon") || !strncmp(path, "/dev/zero", 9) ||
+	       !strncmp(path, "/anon_hugepage", 14) || !strncmp(path, "[stack", 6) ||
+	       !strncmp(path, "/SYSV", 5) || !strcmp(path, "[heap]");
+}
+
 static bool is_kernel_name(const char *path)
 {
 	return !strncmp(path, "[kernel.kallsyms]", 17) ||
@@ -520,7 +529,7 @@ static int do_mmap(struct ds_perf_session *s, const struct ds__perf_rec *r)
 	const unsigned char *q = r->p;
 	uint16_t misc = ds__perf_rd16(p, q + 4);
 	uint16_t cpumode = misc & DS__PERF_MISC_CPUMODE_MASK;
-	bool mmap2 = r->type == DS__PERF_REC_MMAP2;
+	bool mmap2 = r->type == DS__PERF_REC_MMAP2, perf_map = false;
 	size_t name_at = mmap2 ? 72 : 40;
 	struct ds_build_id ebid;
 	struct dso_key k = { 0 };
@@ -545,6 +554,15 @@ static int do_mmap(struct ds_perf_session *s, const struct ds__perf_rec *r)
 		return fail(s, -EBADMSG, "%s record at offset %llu: file name not terminated",
 			    mmap2 ? "MMAP2" : "MMAP", (unsigned long long)r->file_off);
 	memcpy(path, q + name_at, n + 1);
+	/* perf's map__new(): executable anonymous memory (a JIT's code), and
+	 * the heap, stacks and SysV segments, are the process's perf map,
+	 * /tmp/perf-PID.map, at their addresses (what the JIT writes there). */
+	if (cpumode == CPUMODE_USER && (!mmap2 || (ds__perf_rd32(p, q + 64) & PROT_EXEC)) &&
+	    (is_perf_anon(path) || (mmap2 && (ds__perf_rd32(p, q + 68) & MAP_HUGETLB)))) {
+		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
+		nm.pgoff = nm.start;
+		perf_map = true; /* no inode or build ID tells it apart */
+	}
 
 	/* The kernel's maps belong to the machine (pid -1 on the host); a
 	 * guest's events name it by pid. */
@@ -577,7 +595,7 @@ static int do_mmap(struct ds_perf_session *s, const struct ds__perf_rec *r)
 		memcpy(ebid.data, q + 44, ebid.size);
 		k.bid = &ebid;
 		k.src = DS_PERF_BID_MMAP2;
-	} else if (mmap2) {
+	} else if (mmap2 && !perf_map) {
 		k.has_inode = true;
 		k.maj = ds__perf_rd32(p, q + 40);
 		k.min = ds__perf_rd32(p, q + 44);

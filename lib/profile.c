@@ -197,8 +197,16 @@ static char *short_name(const struct ds_perf_dso *d)
 	const char *b = strrchr(p, '/');
 	char *s;
 
+	int pid, end = 0;
+
 	if (p[0] != '/' || p[1] == '/')
 		return strdup(p);
+	/* perf's name for a process's perf map (dso__load_perf_map()) */
+	if (sscanf(p, "/tmp/perf-%d.map%n", &pid, &end) == 1 && end && !p[end]) {
+		if (asprintf(&s, "[JIT] tid %d", pid) < 0)
+			return NULL;
+		return s;
+	}
 	b = b ? b + 1 : p;
 	if (d->kernel) {
 		size_t len = strcspn(b, ".");
@@ -701,6 +709,46 @@ static int name_user(struct ds_profile *p, size_t di, const uint32_t *v, size_t 
 	return 0;
 }
 
+/* A process's anonymous code (the session maps it as /tmp/perf-PID.map,
+ * addresses as they were): named from the perf map a JIT wrote there, read
+ * from this machine's /tmp as perf report reads it; without one, the
+ * addresses stay unnamed. */
+static int name_perfmap(struct ds_profile *p, size_t di, const uint32_t *v, size_t n)
+{
+	const struct ds_perf_dso *d = &p->dsos[di];
+	struct ds__perfmap pm;
+	int rc = ds__perfmap_load(d->path, &pm);
+
+	if (rc == -ENOMEM)
+		return rc;
+	if (rc) {
+		if (rc != -ENOENT)
+			warnf(p, "%s: %s", d->path, ds_strerror(rc));
+		return 0;
+	}
+	for (size_t i = 0; i < n && !rc; i++) {
+		struct ds_profile_loc *l = &p->locs[v[i]];
+		const struct ds__perfmap_sym *sym = ds__perfmap_find(&pm, l->ip);
+
+		l->vaddr = l->ip;
+		if (!sym)
+			continue;
+		l->function = strtab_intern(&p->strs, sym->name, strlen(sym->name));
+		l->function_start = sym->start;
+		if (!l->function)
+			rc = -ENOMEM;
+	}
+	ds__perfmap_release(&pm);
+	return rc;
+}
+
+static bool is_perf_map(const char *path)
+{
+	int pid, end = 0;
+
+	return path && sscanf(path, "/tmp/perf-%d.map%n", &pid, &end) == 1 && end && !path[end];
+}
+
 static int by_dso_ip(const void *x, const void *y, void *arg)
 {
 	const struct ds_profile_loc *locs = arg;
@@ -732,6 +780,8 @@ static int name_all(struct ds_profile *p)
 				continue;
 			if (kernel)
 				name_kernel(p, di, v + i, j - i);
+			else if (is_perf_map(p->dsos[di].path))
+				rc = name_perfmap(p, di, v + i, j - i);
 			else
 				rc = name_user(p, di, v + i, j - i);
 		}
