@@ -86,6 +86,44 @@ bool cli_recording_option(int argc, char **argv, int *i, const char **path, bool
 int pprof_report(const char *out, const char *data_path, const struct cli_common *common,
 		 bool no_fetch, bool progress);
 
+/* binutils addr2line's personality (tools/addr2line.c), answered by
+ * symbolize's -e mode.  addr2line reads stdin with fgets() into 100
+ * bytes: a line is cut into pieces of at most A2L_CHUNK bytes. */
+#define A2L_CHUNK 99
+struct cli_a2l {
+	const char *exe;
+	bool functions, inlines, demangle, addresses, pretty, basenames;
+	/* -j: addresses are offsets into a section at sec_vma, of sec_size
+	 * bytes (0 unless it takes memory: bfd answers in no other). */
+	bool section, sec_alloc;
+	uint64_t sec_vma, sec_size;
+};
+/* An address of the file at path as addr2line reads one from s[0..len):
+ * hex (0x optional, all ones past 64 bits) or SYMBOL[+OFFSET]; 0 for
+ * anything else.  a2l_symbols_close() closes what a symbol took open. */
+uint64_t a2l_scan_addr(const char *path, const char *s, size_t len);
+void a2l_symbols_close(void);
+/* binutils' naming of a function after it was asked about (see
+ * tools/addr2line.c): note the name the function starting at start was
+ * given as the innermost frame; a2l_renamed(): the name noted, or NULL;
+ * a2l_renamed_free() forgets all. */
+void a2l_note_function(uint64_t start, const char *name, size_t len);
+const char *a2l_renamed(uint64_t start);
+void a2l_renamed_free(void);
+/* The hex digits addr2line -a prints for path's addresses: 8 for an ELF32
+ * file, else 16. */
+unsigned a2l_addr_width(const char *path);
+/* --demangle=STYLE: false for a style binutils does not know; else
+ * *demangle says whether names are demangled ("none": not). */
+bool a2l_demangle_style(const char *style, bool *demangle);
+/* binutils options that change nothing here (-b TARGET, -r, -R and their
+ * long forms): consumed (with -b's argument), true. */
+bool a2l_ignored_option(int argc, char **argv, int *i);
+/* Answers addrs (stdin's lines when naddrs is 0) of a->exe as binutils
+ * addr2line does; the exit status. */
+int symbolize_addr2line(const struct cli_a2l *a, char **addrs, int naddrs);
+int cmd_addr2line(int argc, char **argv);
+
 int cmd_buildid(int argc, char **argv);
 int cmd_find(int argc, char **argv);
 int cmd_scan(int argc, char **argv);

@@ -21,6 +21,7 @@ static const struct {
 	{ "cache", cmd_cache, "the debuginfod client cache: path, stats, clean" },
 	{ "symbolize", cmd_symbolize, "addresses to functions, file:line and inline frames" },
 	{ "normalize", cmd_normalize, "a live process's addresses as build ID, file offset, vaddr" },
+	{ "addr2line", cmd_addr2line, "binutils addr2line, answered by dsostore (for perf)" },
 	{ "index", cmd_index, "build and save the symbol indexes of binaries ahead" },
 	{ "buildid-list", cmd_buildid_list, "the build IDs of a perf.data, as perf buildid-list" },
 	{ "prefetch", cmd_prefetch, "the debuginfo a perf recording needs, in one parallel batch" },
@@ -167,6 +168,12 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+	const char *self = argc > 0 ? strrchr(argv[0], '/') : NULL;
+
+	/* Run through a link named addr2line: binutils' addr2line. */
+	self = self ? self + 1 : argc > 0 ? argv[0] : "";
+	if (!strcmp(self, "addr2line"))
+		return cmd_addr2line(argc, argv);
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -19,7 +19,11 @@ static const char symbolize_help[] =
 	"       dsostore symbolize [-f] [-i] [-C] [-a] [-p] [OPTIONS] < LINES\n"
 	"       dsostore symbolize --kernel [-k VMLINUX] [OPTIONS] [ADDR...]\n"
 	"With -e, as addr2line: each ADDR (hex, 0x optional; read from stdin when none\n"
-	"is given) of FILE, whose debuginfo may be found by build ID.  Without -e, each\n"
+	"is given) of FILE, whose debuginfo may be found by build ID.  In the GNU\n"
+	"style, stdin is read as binutils reads it (perf's srcline protocol): every\n"
+	"line, cut at 99 bytes, is an address as strtoul() reads it (a non-address\n"
+	"such as \",\" is 0), each answer out before a read that would wait.  See\n"
+	"also 'dsostore addr2line'.  Without -e, each\n"
 	"input line is \"BUILD-ID ADDR\" or \"PATH ADDR\": the build IDs are resolved\n"
 	"in parallel (debuginfod included), a batch of them at a time, then the batch's\n"
 	"lines answered in order.  A line over 64 KiB gets the \"??\" answer.\n"
@@ -36,6 +40,7 @@ static const char symbolize_help[] =
 	"                          style: as llvm-symbolizer)\n"
 	"  -a, --addresses         print each address first\n"
 	"  -p, --pretty-print      one line per address (\"FUNC at FILE:LINE\")\n"
+	"  -s, --basenames         file names without their directories\n"
 	"  --file-offset           addresses are file offsets (perf, /proc/PID/maps)\n"
 	"  --pid PID               addresses are absolute ones of process PID; JIT code\n"
 	"                          named from its /tmp/perf-PID.map\n"
@@ -54,6 +59,16 @@ enum style { STYLE_GNU, STYLE_LLVM, STYLE_JSON };
 struct opts {
 	bool functions, inlines, demangle, addresses, pretty, file_offset, kernel;
 	int pid; /* --pid: bare addresses are this process's */
+	bool basenames;
+	/* -e in GNU style: stdin and the addresses read as binutils reads
+	 * them (tools/addr2line.c); quiet: nothing on stderr (addr2line's
+	 * personality: binutils says nothing of a file without symbols). */
+	bool binutils, quiet;
+	/* The personality: no NAME@plt (issue 11) either, as binutils. */
+	bool no_plt_names;
+	unsigned addr_width; /* -a: hex digits, 16 (8 for an ELF32 file) */
+	bool section; /* binutils -j: offsets into [sec_vma, + sec_size) */
+	uint64_t sec_vma, sec_size;
 	enum style style;
 	const char *exe, *vmlinux;
 };
@@ -314,14 +329,24 @@ static void print_text(struct out *ob, const struct opts *o, uint64_t addr,
 	p = out_room(ob, room + FRAME_ROOM);
 	if (o->addresses) {
 		p = put_lit(p, "0x");
-		p = put_hex(p, addr, gnu ? 16 : 0);
+		p = put_hex(p, addr, gnu ? o->addr_width : 0);
 		if (o->pretty)
 			p = put_lit(p, ": ");
 		else
 			*p++ = '\n';
 	}
 	for (size_t i = 0; i < n; i++) {
+		struct ds_frame fb;
 		const struct ds_frame *f = found ? &r->frames[i] : &unknown;
+
+		if (o->basenames && f->file && strrchr(f->file, '/')) {
+			const char *base = strrchr(f->file, '/') + 1;
+
+			fb = *f;
+			fb.file_len -= (unsigned)(base - f->file);
+			fb.file = base;
+			f = &fb;
+		}
 
 		if (o->functions || !gnu || o->pretty) {
 			if (o->pretty && i)
@@ -329,7 +354,9 @@ static void print_text(struct out *ob, const struct opts *o, uint64_t addr,
 			if (o->functions || !gnu) {
 				p = f->function ? put_mem(p, f->function, f->function_len)
 						: put_lit(p, "??");
-				if (o->pretty)
+				if (o->pretty && gnu && !found)
+					*p++ = ' '; /* binutils: "?? ??:0" */
+				else if (o->pretty)
 					p = put_lit(p, " at ");
 				else
 					*p++ = '\n';
@@ -373,9 +400,29 @@ struct reader {
 	size_t lineno;
 	bool eof;
 	struct out *out;
+	/* Not 0: lines are cut as fgets() into a buffer of chunk + 1 bytes
+	 * cuts them (binutils addr2line's, 100): at most chunk bytes, the
+	 * newline included; the rest of a longer line is the next "line". */
+	size_t chunk;
 };
 
 enum { LINE_EOF, LINE_OK, LINE_TOO_LONG, LINE_WAIT };
+
+/* fgets()'s next piece of what is buffered, if it has one: *line (not
+ * NUL-terminated), *len without the newline. */
+static bool next_chunk(struct reader *rd, char **line, size_t *len)
+{
+	size_t avail = rd->end - rd->start, lim = avail < rd->chunk ? avail : rd->chunk;
+	char *p = rd->buf + rd->start, *nl = memchr(p, '\n', lim);
+
+	if (!nl && avail < rd->chunk && !(rd->eof && avail))
+		return false;
+	*line = p;
+	*len = nl ? (size_t)(nl - p) : lim;
+	rd->start += nl ? *len + 1 : lim;
+	rd->lineno++;
+	return true;
+}
 
 /* Whether a read of stdin would not block (data, end or error there). */
 static bool input_ready(void)
@@ -399,7 +446,10 @@ static int next_line(struct reader *rd, char **line, size_t *len, bool hold)
 		char *nl = memchr(p, '\n', rd->end - rd->start);
 		ssize_t n;
 
-		if (nl || (rd->eof && rd->start < rd->end)) {
+		if (rd->chunk) {
+			if (next_chunk(rd, line, len))
+				return LINE_OK;
+		} else if (nl || (rd->eof && rd->start < rd->end)) {
 			size_t l = nl ? (size_t)(nl - p) : rd->end - rd->start;
 
 			rd->start += l + (nl != NULL);
@@ -486,11 +536,13 @@ static unsigned sym_flags(const struct opts *o)
 struct item {
 	struct ds_dso *dso; /* borrowed from the block's set or the -e DSO; NULL: a bad line */
 	uint64_t addr;
+	/* The address to print: binutils', as read (-a prints it); a live
+	 * process's, as given; else 0 (addr is printed). */
+	uint64_t shown;
 	/* Offsets into the block's text, SIZE_MAX: none.  error: the answer's
 	 * message, msg: stderr's when it differs. */
 	size_t module, error, msg;
 	size_t jit; /* a live process's JIT code: its perf map name; SIZE_MAX: none */
-	uint64_t shown; /* a live process's address as given (printed); 0: addr */
 	uint32_t group; /* dso's place in the block's groups */
 	bool kernel; /* a kernel address (dso NULL) */
 	int err; /* the answer's error, where answers wait (see answer_block) */
@@ -526,6 +578,11 @@ struct batch {
 	struct ds_store *store;
 	struct ds_kernel *kernel;
 	struct ds_sym_batch *ksym;
+	bool binutils; /* -e, GNU style: every line an address, as binutils reads it */
+	const char *path; /* -e's file */
+	uint64_t addr_mask; /* binutils: an ELF32 file's addresses are cut to 32 bits */
+	bool section; /* binutils -j */
+	uint64_t sec_vma, sec_size;
 	bool said_no_symbols; /* -e: said once, "??" for every line */
 };
 
@@ -681,6 +738,18 @@ static void add_exe_line(struct batch *b, struct ds_dso *dso, const char *line, 
 {
 	struct item *it = new_item(b);
 
+	if (b->binutils) {
+		/* A line read is at most A2L_CHUNK bytes; an argument is whole. */
+		uint64_t pc = a2l_scan_addr(b->path, line, cut ? len : strlen(line)) &
+			      b->addr_mask;
+
+		it->shown = it->addr = pc;
+		if (b->section && pc >= b->sec_size)
+			return; /* no DSO: the "??" answer */
+		it->addr += b->section ? b->sec_vma : 0;
+		it->dso = dso;
+		return;
+	}
 	if (parse_addr(line, len, &it->addr)) {
 		it->dso = dso;
 		it->kernel = !dso; /* --kernel */
@@ -807,12 +876,52 @@ static void format_kernel(struct out *ob, const struct opts *o, struct batch *b,
 	       it->err ? msg : NULL);
 }
 
+/* The NAME@plt the library gives a PLT stub (issue 11), from no symbol of
+ * the file: binutils reads no PLT, and answers "??" there.  symbolize
+ * keeps the name (objdump's), addr2line's personality does not. */
+static bool synthetic_plt(const struct ds_sym_answer *a)
+{
+	const struct ds_frame *f = a->nframes ? &a->frames[0] : NULL;
+
+	return f && a->from_symtab && !f->file && f->function && f->function_len >= 4 &&
+	       !memcmp(f->function + f->function_len - 4, "@plt", 4);
+}
+
+/* The answer a, as binutils gives it (see a2l_note_function()). */
+static void answer_binutils(struct out *ob, const struct opts *o, const char *module,
+			    uint64_t shown, const struct ds_sym_answer *a)
+{
+	struct ds_frame frames[64];
+	struct ds_sym_answer renamed;
+	const struct ds_frame *last = a->nframes ? &a->frames[a->nframes - 1] : NULL;
+	const char *name;
+
+	if (o->no_plt_names && synthetic_plt(a)) {
+		answer(ob, o, module, shown, NULL, NULL);
+		return;
+	}
+	if (last && !a->frames[0].inlined)
+		a2l_note_function(last->function_start, last->function, last->function_len);
+	name = last && last != a->frames && o->inlines ? a2l_renamed(last->function_start) : NULL;
+	if (!name || a->nframes > sizeof(frames) / sizeof(frames[0])) {
+		answer(ob, o, module, shown, a, NULL);
+		return;
+	}
+	memcpy(frames, a->frames, a->nframes * sizeof(frames[0]));
+	frames[a->nframes - 1].function = name;
+	frames[a->nframes - 1].function_len = (unsigned)strlen(name);
+	renamed = *a;
+	renamed.frames = frames;
+	answer(ob, o, module, shown, &renamed, NULL);
+}
+
 /* The answer of it (a its DSO's answer; NULL for a bad line) to ob; the
  * error it had, 0 for none, kept for tell(). */
 static void format_item(struct out *ob, const struct opts *o, const struct batch *b,
 			struct item *it, const struct ds_sym_answer *a)
 {
 	const char *module = module_of(o, b, it);
+	uint64_t shown = b->binutils || it->shown ? it->shown : it->addr;
 	char msg[128];
 
 	it->err = 0;
@@ -825,12 +934,14 @@ static void format_item(struct out *ob, const struct opts *o, const struct batch
 		f.function_len = (unsigned)strlen(f.function);
 		answer(ob, o, module, it->addr, &ja, NULL);
 	} else if (!it->dso) {
-		answer(ob, o, module, it->addr, NULL,
+		answer(ob, o, module, shown, NULL,
 		       it->error != SIZE_MAX ? b->text + it->error : "bad line");
 	} else if (a->error) {
 		it->err = a->error;
 		failure(a->error, it->addr, msg, sizeof(msg));
-		answer(ob, o, module, it->addr, NULL, msg);
+		answer(ob, o, module, shown, NULL, msg);
+	} else if (b->binutils) {
+		answer_binutils(ob, o, module, shown, a);
 	} else {
 		answer(ob, o, module, it->shown ? it->shown : a->addr ? a->addr : it->addr, a, NULL);
 	}
@@ -852,6 +963,8 @@ static int tell(const struct opts *o, struct batch *b, const struct item *it)
 		return 1;
 	}
 	if (!it->dso && it->jit != SIZE_MAX)
+		return 0;
+	if (o->quiet)
 		return 0;
 	if (!it->dso) {
 		size_t m = it->msg != SIZE_MAX ? it->msg : it->error;
@@ -973,7 +1086,14 @@ static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, i
 	b.groups[0] = dso;
 	b.ngroups = dso != NULL;
 	b.store = store;
+	b.binutils = o->binutils;
+	b.path = o->exe;
+	b.addr_mask = o->addr_width == 8 ? UINT32_MAX : UINT64_MAX;
+	b.section = o->section;
+	b.sec_vma = o->sec_vma;
+	b.sec_size = o->sec_size;
 	rd->out = out;
+	rd->chunk = o->binutils ? A2L_CHUNK : 0;
 	for (int i = 0; i < naddrs; i++) {
 		add_exe_line(&b, dso, addrs[i], strlen(addrs[i]), false);
 		if (batch_full(&b))
@@ -996,6 +1116,8 @@ static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, i
 	batch_release(&b);
 	free(rd);
 	ds_dso_put(dso);
+	a2l_symbols_close();
+	a2l_renamed_free();
 	return status;
 }
 
@@ -1078,12 +1200,47 @@ static bool parse_size(const char *v, uint64_t *out)
 	return true;
 }
 
+static struct ds_store *new_store(const struct cli_common *common, uint64_t budget,
+				   unsigned int fd_budget, bool file_offsets)
+{
+	DS_OPTS(ds_store_opts, so, .mem_budget = budget, .fd_budget = fd_budget,
+		.file_offsets = file_offsets);
+	struct ds_context *ctx = cli_context(common);
+	struct ds_store *store = ds_store_new(ctx, "host", &so);
+
+	ds_context_free(ctx);
+	if (!store)
+		cli_error("cannot create a store: %s", ds_strerror(-errno));
+	return store;
+}
+
+int symbolize_addr2line(const struct cli_a2l *a, char **addrs, int naddrs)
+{
+	struct opts o = { .functions = a->functions, .inlines = a->inlines,
+			  .demangle = a->demangle, .addresses = a->addresses,
+			  .pretty = a->pretty, .basenames = a->basenames, .binutils = true,
+			  .quiet = true, .no_plt_names = true, .addr_width = a2l_addr_width(a->exe),
+			  .section = a->section, .sec_vma = a->sec_vma, .sec_size = a->sec_size,
+			  .style = STYLE_GNU, .exe = a->exe };
+	struct cli_common common = { 0 };
+	struct out out = { 0 };
+	struct ds_store *store = new_store(&common, 0, 0, false);
+	int status;
+
+	if (!store)
+		return 1;
+	status = run_exe(&o, store, addrs, naddrs, &out);
+	out_flush(&out);
+	free(out.buf);
+	ds_store_free(store);
+	return status;
+}
+
 int cmd_symbolize(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
 	struct opts o = { .style = STYLE_GNU };
 	struct out out = { 0 };
-	struct ds_context *ctx;
 	struct ds_store *store;
 	char **addrs = calloc(argc, sizeof(*addrs));
 	size_t batch = CHUNK_DSOS_DEFAULT;
@@ -1183,12 +1340,22 @@ int cmd_symbolize(int argc, char **argv)
 			o.addresses = true;
 		} else if (!strcmp(a, "--pretty-print")) {
 			o.pretty = true;
-		} else if (a[0] == '-' && a[1] && strspn(a + 1, "fiCap") == strlen(a + 1)) {
+		} else if (!strcmp(a, "--basenames")) {
+			o.basenames = true;
+		} else if (!strncmp(a, "--demangle=", 11)) {
+			if (!a2l_demangle_style(a + 11, &o.demangle)) {
+				cli_error("unknown demangling style `%s'", a + 11);
+				return 2;
+			}
+		} else if (a2l_ignored_option(argc, argv, &i)) {
+			/* binutils' -b TARGET, -r, -R: nothing to do here */
+		} else if (a[0] == '-' && a[1] && strspn(a + 1, "fiCaps") == strlen(a + 1)) {
 			o.functions |= !!strchr(a, 'f');
 			o.inlines |= !!strchr(a, 'i');
 			o.demangle |= !!strchr(a, 'C');
 			o.addresses |= !!strchr(a, 'a');
 			o.pretty |= !!strchr(a, 'p');
+			o.basenames |= !!strchr(a, 's');
 		} else if (a[0] == '-' && a[1] && !(a[1] == '0' && a[2] == 'x')) {
 			cli_error("symbolize: unknown option %s", a);
 			return 2;
@@ -1211,16 +1378,12 @@ int cmd_symbolize(int argc, char **argv)
 		cli_error("symbolize: addresses on the command line need -e FILE");
 		return 2;
 	}
-	ctx = cli_context(&common);
-	{
-		DS_OPTS(ds_store_opts, so, .mem_budget = budget, .fd_budget = fd_budget,
-			.file_offsets = o.file_offset);
-
-		store = ds_store_new(ctx, "host", &so);
-	}
-	ds_context_free(ctx);
+	/* -e in addr2line's style: its protocol, as binutils reads it. */
+	o.binutils = o.exe && o.style == STYLE_GNU;
+	o.addr_width = o.exe ? a2l_addr_width(o.exe) : 16;
+	store = new_store(&common, budget, fd_budget, o.file_offset);
 	if (!store) {
-		cli_error("cannot create a store: %s", ds_strerror(-errno));
+		free(addrs);
 		return 2;
 	}
 	status = o.exe || o.kernel ? run_exe(&o, store, addrs, naddrs, &out)
