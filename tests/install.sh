@@ -14,7 +14,9 @@
 #  - the same program linked with `pkg-config --static --cflags --libs`
 #    once the shared library is gone from the prefix, so that -ldsostore
 #    can only be the archive: it links (the .pc names every library the
-#    archive needs), needs no libdsostore at run time, and answers alike.
+#    archive needs), needs no libdsostore at run time, and answers alike;
+#  - libexec/dsostore/bin/addr2line links to the installed CLI, and run
+#    through it, the CLI answers for that program as binutils does.
 #
 # The program's answers come from first principles: a build ID it parses
 # is printed back in lowercase, 20 bytes for 40 digits; an odd number of
@@ -188,6 +190,22 @@ if build prog-static --static; then
 	check static prog-static env
 else
 	fail "linking the archive with pkg-config --static: $(grep -m3 -i 'undefined\|error' prog-static.log)"
+fi
+tl_case_end
+
+# The addr2line personality's link (tools/addr2line.c): in a directory
+# of its own under the prefix, naming the installed CLI, answering as
+# binutils' addr2line for the program just built.
+tl_case "libexec/dsostore/bin/addr2line"
+link=$prefix/libexec/dsostore/bin/addr2line
+if [ -L "$link" ] && [ "$(readlink -f "$link")" = "$(readlink -f "$prefix/bin/dsostore")" ]; then
+	addr=$(nm prog-static 2>/dev/null | awk '$3 == "marker" {print $1}')
+	want=$(addr2line -f -i -e prog-static "$addr" 2>&1)
+	got=$(PATH=${link%/addr2line}:$PATH addr2line -f -i -e prog-static "$addr" 2>&1)
+	[ -n "$addr" ] && [ "$got" = "$want" ] ||
+		fail "addr2line through the link: '$got', binutils: '$want'"
+else
+	fail "no link $link to $prefix/bin/dsostore: $(ls -l "${link%/*}" 2>&1 | head -3)"
 fi
 tl_case_end
 

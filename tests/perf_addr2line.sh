@@ -132,9 +132,12 @@ text() {
 
 # ------------------------------------------------------ pipe protocol
 # The requests for FILE, into req.FILE: its function starts and a few
-# bytes in, every 5th byte of .text, around .text, junk; and its PLT
-# stubs, which req.FILE.noplt has not: `dsostore symbolize` names them
-# NAME@plt as objdump does (issue 11), where binutils has "??".
+# bytes in, every 5th byte of .text, around .text, junk, its PLT stubs.
+# req.FILE.plain has the starts, the junk and what is outside, for
+# `dsostore symbolize`, which answers each address as binutils does in a
+# fresh process (its names do not depend on what was asked before) and
+# names PLT stubs NAME@plt as objdump does (issue 11), where binutils
+# has "??".
 requests() {
 	local f=$1
 	"$py" - "$f" >req.$f <<'PY'
@@ -151,15 +154,17 @@ for l in sec.split("\n"):
     if len(w) > 5 and w[1].startswith(".plt"):
         plts.append((int(w[3], 16), int(w[5], 16)))
 in_plt = lambda a: any(s <= a < s + n for s, n in plts)
-out = []
+out, plain = [], []
 for a in funcs:
     out += ["%x" % a, "0x%x" % (a + 1), "%016x" % (a + 5), "0X%X" % (a + 9)]
+    plain += ["%x" % a, "0X%X" % a]
 s, n = txt
 out += ["%016x" % a for a in range(s - 16, s + n + 16, 5) if not in_plt(a)]
-out += ["0", "%016x" % 0, "10", "ffffffff", "ffffffffffffffff", "1" * 20,
+junk = ["0", "%016x" % 0, "10", "ffffffff", "ffffffffffffffff", "1" * 20,
         ",", "", "zz", "  +10", "-1", "main", "main+4", "0x", "0x%x garbage" % funcs[0],
         "x" * 150, "0" * 120 + "%x" % funcs[0], "\0%x" % funcs[0], "%x\0zz" % funcs[0]]
-open("req.%s.noplt" % f, "w").write("\n".join(out) + "\n")
+out += junk
+open("req.%s.plain" % f, "w").write("\n".join(plain + junk) + "\n")
 for s, n in plts:
     out += ["%016x" % a for a in range(s, s + n, 3)]
 sys.stdout.write("\n".join(out) + "\n")
@@ -173,7 +178,7 @@ pipe() {
 	local -a cmd
 	shift 2
 	case "$*" in "-i -f" | "-a -i -f") perfs=1 ;; esac
-	for req in req.$f req.$f.noplt; do
+	for req in req.$f req.$f.plain; do
 		"$py" "$DS_SRC/tests/a2l_pipe.py" "$req" "$name.gnu${req#req.$f}" -- \
 			"$gnu" -e "$f" "$@" 2>"$name.gnu.err" || {
 			fail "$name: binutils: $(cat "$name.gnu.err")"
@@ -190,7 +195,7 @@ pipe() {
 		esac
 		req=req.$f gnu_out=$name.gnu
 		if [ $impl = symbolize ]; then
-			req=req.$f.noplt gnu_out=$name.gnu.noplt
+			req=req.$f.plain gnu_out=$name.gnu.plain
 		fi
 		if ! "$py" "$DS_SRC/tests/a2l_pipe.py" "$req" "$name.$impl" -- "${cmd[@]}" \
 			2>"$name.$impl.err"; then

@@ -64,8 +64,11 @@ struct opts {
 	 * them (tools/addr2line.c); quiet: nothing on stderr (addr2line's
 	 * personality: binutils says nothing of a file without symbols). */
 	bool binutils, quiet;
-	/* The personality: no NAME@plt (issue 11) either, as binutils. */
-	bool no_plt_names;
+	/* The personality: names as binutils gives them in a run, too: no
+	 * NAME@plt (issue 11), functions renamed by what was asked before
+	 * (a2l_note_function()).  symbolize keeps its PLT names and answers
+	 * each address as binutils would in a fresh process. */
+	bool history;
 	unsigned addr_width; /* -a: hex digits, 16 (8 for an ELF32 file) */
 	bool section; /* binutils -j: offsets into [sec_vma, + sec_size) */
 	uint64_t sec_vma, sec_size;
@@ -887,7 +890,8 @@ static bool synthetic_plt(const struct ds_sym_answer *a)
 	       !memcmp(f->function + f->function_len - 4, "@plt", 4);
 }
 
-/* The answer a, as binutils gives it (see a2l_note_function()). */
+/* The answer a, as binutils gives it (with history: see
+ * a2l_note_function()). */
 static void answer_binutils(struct out *ob, const struct opts *o, const char *module,
 			    uint64_t shown, const struct ds_sym_answer *a)
 {
@@ -896,7 +900,11 @@ static void answer_binutils(struct out *ob, const struct opts *o, const char *mo
 	const struct ds_frame *last = a->nframes ? &a->frames[a->nframes - 1] : NULL;
 	const char *name;
 
-	if (o->no_plt_names && synthetic_plt(a)) {
+	if (!o->history) {
+		answer(ob, o, module, shown, a, NULL);
+		return;
+	}
+	if (synthetic_plt(a)) {
 		answer(ob, o, module, shown, NULL, NULL);
 		return;
 	}
@@ -1219,7 +1227,7 @@ int symbolize_addr2line(const struct cli_a2l *a, char **addrs, int naddrs)
 	struct opts o = { .functions = a->functions, .inlines = a->inlines,
 			  .demangle = a->demangle, .addresses = a->addresses,
 			  .pretty = a->pretty, .basenames = a->basenames, .binutils = true,
-			  .quiet = true, .no_plt_names = true, .addr_width = a2l_addr_width(a->exe),
+			  .quiet = true, .history = true, .addr_width = a2l_addr_width(a->exe),
 			  .section = a->section, .sec_vma = a->sec_vma, .sec_size = a->sec_size,
 			  .style = STYLE_GNU, .exe = a->exe };
 	struct cli_common common = { 0 };
