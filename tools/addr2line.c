@@ -112,12 +112,19 @@ void a2l_renamed_free(void)
 	memset(&renamed, 0, sizeof(renamed));
 }
 
-/* The file's ELF symbols, opened at the first address given by name and
- * kept until a2l_symbols_close(). */
+/* The file's ELF symbols by name, read at the first address given by
+ * name (perf's "," sentinel is one: asked each time, found in O(1)) and
+ * kept until a2l_symbols_close(): open addressing over the symbol
+ * indexes, the first of a name kept, as bfd's search finds it. */
 static struct {
 	const char *path;
 	int fd;
 	Elf *elf;
+	Elf_Data *data; /* the symbol table's */
+	size_t strndx; /* its string section */
+	uint32_t *slot; /* symbol index + 1; 0: empty */
+	GElf_Addr *value; /* by slot */
+	size_t mask;
 	bool tried;
 } syms = { .fd = -1 };
 
@@ -126,9 +133,10 @@ void a2l_symbols_close(void)
 	elf_end(syms.elf);
 	if (syms.fd >= 0)
 		close(syms.fd);
-	syms.elf = NULL;
+	free(syms.slot);
+	free(syms.value);
+	memset(&syms, 0, sizeof(syms));
 	syms.fd = -1;
-	syms.tried = false;
 }
 
 /* The symbol table binutils reads: .symtab, else .dynsym. */
@@ -149,38 +157,99 @@ static Elf_Scn *symbol_table(Elf *elf)
 	return dyn;
 }
 
-/* The value of the first symbol named name[0..len) (the null symbol
- * aside; "" is the linker's nameless FILE symbol, 0); false if none. */
-static bool symbol_value(const char *path, const char *name, size_t len, uint64_t *value)
+static uint64_t name_hash(const char *s, size_t len)
+{
+	uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++)
+		h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+	return h;
+}
+
+/* The slot of name[0..len): its symbol's, or the empty one it would take. */
+static size_t name_slot(const char *name, size_t len)
+{
+	size_t h = (size_t)name_hash(name, len) & syms.mask;
+
+	for (; syms.slot[h]; h = (h + 1) & syms.mask) {
+		GElf_Sym sym;
+		const char *n;
+
+		if (!gelf_getsym(syms.data, (int)(syms.slot[h] - 1), &sym))
+			continue;
+		n = elf_strptr(syms.elf, syms.strndx, sym.st_name);
+		if (n && !strncmp(n, name, len) && !n[len])
+			break;
+	}
+	return h;
+}
+
+static void symbols_load(const char *path)
 {
 	Elf_Scn *scn;
 	GElf_Shdr sh;
 	Elf_Data *data;
+	size_t n, cap = 16;
 
-	if (!syms.tried || !syms.path || strcmp(syms.path, path)) {
-		a2l_symbols_close();
-		syms.tried = true;
-		syms.path = path;
-		syms.fd = open(path, O_RDONLY | O_CLOEXEC);
-		elf_version(EV_CURRENT);
-		syms.elf = syms.fd >= 0 ? elf_begin(syms.fd, ELF_C_READ_MMAP, NULL) : NULL;
-	}
+	a2l_symbols_close();
+	syms.tried = true;
+	syms.path = path;
+	syms.fd = open(path, O_RDONLY | O_CLOEXEC);
+	elf_version(EV_CURRENT);
+	syms.elf = syms.fd >= 0 ? elf_begin(syms.fd, ELF_C_READ_MMAP, NULL) : NULL;
 	scn = syms.elf ? symbol_table(syms.elf) : NULL;
 	if (!scn || !gelf_getshdr(scn, &sh) || !(data = elf_getdata(scn, NULL)) || !sh.sh_entsize)
-		return false;
-	for (size_t i = 1; i < sh.sh_size / sh.sh_entsize; i++) {
+		return;
+	n = sh.sh_size / sh.sh_entsize;
+	if (n >= UINT32_MAX / 2)
+		return;
+	while (cap < 2 * n)
+		cap *= 2;
+	syms.slot = calloc(cap, sizeof(*syms.slot));
+	syms.value = calloc(cap, sizeof(*syms.value));
+	if (!syms.slot || !syms.value) {
+		free(syms.slot);
+		free(syms.value);
+		syms.slot = NULL;
+		syms.value = NULL;
+		return;
+	}
+	syms.mask = cap - 1;
+	syms.data = data;
+	syms.strndx = sh.sh_link;
+	for (size_t i = 1; i < n; i++) {
 		GElf_Sym sym;
-		const char *n;
+		const char *name;
+		size_t h;
 
 		if (!gelf_getsym(data, (int)i, &sym))
 			break;
-		n = elf_strptr(syms.elf, sh.sh_link, sym.st_name);
-		if (n && !strncmp(n, name, len) && !n[len]) {
-			*value = sym.st_value;
-			return true;
+		name = elf_strptr(syms.elf, syms.strndx, sym.st_name);
+		if (!name)
+			continue;
+		h = name_slot(name, strlen(name));
+		if (!syms.slot[h]) { /* the first of a name */
+			syms.slot[h] = (uint32_t)(i + 1);
+			syms.value[h] = sym.st_value;
 		}
 	}
-	return false;
+}
+
+/* The value of the first symbol named name[0..len) (the null symbol
+ * aside; "" is the linker's nameless FILE symbol, 0); false if none. */
+static bool symbol_value(const char *path, const char *name, size_t len, uint64_t *value)
+{
+	size_t h;
+
+	if (!syms.tried || !syms.path || strcmp(syms.path, path))
+		symbols_load(path);
+	if (!syms.slot)
+		return false;
+	h = name_slot(name, len);
+	if (!syms.slot[h])
+		return false;
+	*value = syms.value[h];
+	return true;
 }
 
 /* binutils 2.40 reads an address as a hex number when it starts with a

@@ -407,6 +407,7 @@ struct reader {
 	 * cuts them (binutils addr2line's, 100): at most chunk bytes, the
 	 * newline included; the rest of a longer line is the next "line". */
 	size_t chunk;
+	bool waited; /* LINE_WAIT said: stdin was found empty just now */
 };
 
 enum { LINE_EOF, LINE_OK, LINE_TOO_LONG, LINE_WAIT };
@@ -469,11 +470,16 @@ static int next_line(struct reader *rd, char **line, size_t *len, bool hold)
 				rd->lineno++;
 			return too_long ? LINE_TOO_LONG : LINE_EOF;
 		}
-		if (!input_ready()) {
-			if (hold && !too_long)
+		/* After a LINE_WAIT, no second poll: the answers go out now
+		 * (a round trip of perf's costs one poll, not two). */
+		if (rd->waited || !input_ready()) {
+			if (hold && !too_long && !rd->waited) {
+				rd->waited = true;
 				return LINE_WAIT; /* what is here stays for the next call */
+			}
 			out_flush(rd->out);
 		}
+		rd->waited = false;
 		memmove(rd->buf, p, rd->end - rd->start);
 		rd->end -= rd->start;
 		rd->start = 0;
