@@ -7,7 +7,7 @@
 #   bench/bench_addr2line.sh [-q] [-r RUNS] [-s SECONDS] [-k]
 #     -q  smoke run: a 0.5 s recording, 1 run
 #     -r  timed runs of each, interleaved, median (3)
-#     -s  seconds recorded at 20 kHz (2.5: about 50k samples)
+#     -s  CPU seconds recorded at 20 kHz (2.5: about 50k samples)
 #     -k  keep the work directory
 #
 # The recording is of one small -O2 -g program whose hot loops (several
@@ -66,7 +66,7 @@ static double now(void)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t); /* CPU time: samples, however busy the machine */
 	return t.tv_sec + t.tv_nsec / 1e9;
 }
 
@@ -127,7 +127,7 @@ for kind in report script; do
 		rows=$(grep -c '%' $kind.gnu || true)
 		what="report --stdio -s sym,srcline"
 	else
-		rows=$(wc -l <$kind.gnu)
+		rows=$(grep -c -E '^ *[0-9a-f]+ ' $kind.gnu || true) # a sample's first line
 		what="script -F ip,sym,srcline"
 	fi
 	differ=$(diff $kind.gnu $kind.ours | grep -c '^<' || true)
