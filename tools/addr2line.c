@@ -39,6 +39,7 @@
 
 /* libiberty.h also declares what glibc's headers do, differently (basename). */
 extern void expandargv(int *argcp, char ***argvp);
+extern void freeargv(char **argv);
 
 /* bfd names a function whose DWARF name is not a linkage name (C, C++
  * statics, gcc's clones) after the ELF symbol holding the address when
@@ -465,7 +466,7 @@ static int find_section(const char *prog, const char *path, const char *name, st
 	return rc;
 }
 
-int cmd_addr2line(int argc, char **argv)
+static int addr2line_main(int argc, char **argv, const char *prog)
 {
 	static const struct option longopts[] = {
 		{ "addresses", no_argument, NULL, 'a' },
@@ -486,10 +487,9 @@ int cmd_addr2line(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct cli_a2l a = { .exe = "a.out" };
-	const char *prog = argv[0], *target = NULL, *section = NULL;
+	const char *target = NULL, *section = NULL;
 	int c, rc;
 
-	expandargv(&argc, &argv);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "ab:Ce:rRsfHhij:pVv", longopts, NULL)) != -1) {
 		switch (c) {
@@ -551,4 +551,17 @@ int cmd_addr2line(int argc, char **argv)
 	if (section && find_section(prog, a.exe, section, &a))
 		return 1;
 	return symbolize_addr2line(&a, argv + optind, argc - optind);
+}
+
+int cmd_addr2line(int argc, char **argv)
+{
+	char **given = argv;
+	int rc;
+
+	/* @FILE: libiberty's expansion, binutils' own. */
+	expandargv(&argc, &argv);
+	rc = addr2line_main(argc, argv, given[0]);
+	if (argv != given)
+		freeargv(argv);
+	return rc;
 }

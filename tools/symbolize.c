@@ -41,6 +41,7 @@ static const char symbolize_help[] =
 	"  -a, --addresses         print each address first\n"
 	"  -p, --pretty-print      one line per address (\"FUNC at FILE:LINE\")\n"
 	"  -s, --basenames         file names without their directories\n"
+	"  -b TARGET, -r, -R       accepted as binutils accepts them (no effect)\n"
 	"  --file-offset           addresses are file offsets (perf, /proc/PID/maps)\n"
 	"  --pid PID               addresses are absolute ones of process PID; JIT code\n"
 	"                          named from its /tmp/perf-PID.map\n"
