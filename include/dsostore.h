@@ -1190,6 +1190,145 @@ DS_API int ds_kernel_symbolize(struct ds_kernel *k, uint64_t addr, unsigned int 
 			       struct ds_sym_batch *batch, const struct ds_sym_answer **answer,
 			       const char **module);
 
+/* ----------------------------------------------------------------- stack */
+
+/* A core file (what the kernel, gcore or systemd-coredump wrote), read by
+ * our own bounded reader: the ELF header, the program headers, the
+ * PT_NOTE segments (NT_PRSTATUS, NT_SIGINFO, NT_PRPSINFO, NT_AUXV,
+ * NT_FILE) and, on demand, the memory of its PT_LOAD segments.  Nothing
+ * beyond the file is read, no size field is trusted for an allocation; a
+ * malformed core gets -EBADMSG with err saying what and where, a truncated
+ * one (memory segments beyond its end) is read as far as it goes. */
+struct ds_core;
+
+/* Whether a module's file was found, and how. */
+enum ds_core_file {
+	DS_CORE_FILE_NONE = 0, /* not looked for yet, or no build ID to look for */
+	DS_CORE_FILE_AT_PATH, /* the file at its path has the module's build ID */
+	DS_CORE_FILE_FOUND, /* that one is missing or another: found elsewhere */
+	DS_CORE_FILE_MISSING, /* not found anywhere (the path's file may differ) */
+};
+
+/* One module of the core, as eu-unstrip -n --core lists them: each file
+ * NT_FILE maps from its offset 0 whose first page in the core's memory is
+ * an ELF header, and the vDSO (NT_AUXV's AT_SYSINFO_EHDR).  Strings
+ * borrowed: valid until ds_core_close(). */
+struct ds_core_module {
+	uint64_t start; /* where its first mapping begins */
+	uint64_t end; /* the end of the last mapping of the file (vDSO: of its PT_LOADs) */
+	uint64_t bias; /* load bias: start minus its first PT_LOAD's page */
+	struct ds_build_id build_id; /* from its note in the core's memory; size 0: none */
+	uint64_t build_id_addr; /* where those bytes are in memory */
+	const char *path; /* as NT_FILE names it; "[vdso]" */
+	bool vdso;
+	/* After ds_core_find_files(): */
+	enum ds_core_file file_state;
+	const char *file; /* a file with its build ID (its code); NULL: none */
+	const char *debuginfo; /* its debuginfo; NULL: none */
+	const char *why; /* when either is missing: what was refused or failed */
+	struct ds_dso *dso; /* the store's DSO, borrowed; NULL without build ID */
+};
+
+/* What the core says about the process and its crash. */
+struct ds_core_info {
+	int32_t pid;
+	int32_t crash_tid; /* the thread that took the signal (the first NT_PRSTATUS) */
+	int signo; /* NT_SIGINFO's, else that NT_PRSTATUS; 0: none */
+	int si_code;
+	uint64_t fault_addr; /* for SIGSEGV, SIGBUS, SIGILL, SIGFPE from the kernel */
+	bool has_fault_addr;
+	const char *fname; /* NT_PRPSINFO's command name; NULL: none */
+	const char *psargs; /* its arguments (80 bytes at most); NULL: none */
+	size_t nthreads; /* NT_PRSTATUS notes */
+	const int32_t *tids; /* in note order: crash_tid first */
+	uint16_t machine; /* e_machine */
+	bool is64;
+};
+
+/* Open a core file (the memory form copies nothing: buf must outlive the
+ * core).  0; -EBADMSG (err says why), -ENOEXEC not an ELF core, or errno
+ * from open/read. */
+DS_API int ds_core_open(const char *path, struct ds_core **out, char *err, size_t errlen);
+DS_API int ds_core_open_mem(const void *buf, size_t len, struct ds_core **out, char *err,
+			    size_t errlen);
+DS_API void ds_core_close(struct ds_core *core);
+DS_API void ds_core_info(const struct ds_core *core, struct ds_core_info *out);
+/* The modules in address order; *out borrowed.  Returns the count. */
+DS_API size_t ds_core_modules(const struct ds_core *core, const struct ds_core_module **out);
+/* Read len bytes of the process's memory at addr from the core.  Returns
+ * the number of bytes read (short: the rest is not in the core), 0 none. */
+DS_API size_t ds_core_read(const struct ds_core *core, uint64_t addr, void *buf, size_t len);
+
+/* Put every module with a build ID into store and find, for each, its
+ * file (the one at its path when its build ID is the module's, else the
+ * executable by build ID: build-id directories, the debuginfod cache) and
+ * its debuginfo (as ds_dso_debuginfo()); what is not found here comes in
+ * one parallel debuginfod batch, executables and debuginfo together, with
+ * opts' progress.  Returns how many modules with a build ID are left
+ * without file or debuginfo, or a negative error (-ECANCELED). */
+DS_API int ds_core_find_files(struct ds_core *core, struct ds_store *store,
+			      const struct ds_fetch_opts *opts);
+
+/* A frame of an unwound thread: pc as the unwinder gives it, addr the one
+ * symbolized (pc - 1 for a return address: a frame that is not the
+ * activation of a signal or the innermost), its module and what it names
+ * there, inline frames expanded (innermost first). */
+struct ds_stack_frame {
+	uint64_t pc;
+	uint64_t addr;
+	bool activation; /* pc is where execution was, not a return address */
+	const char *module; /* module's path; NULL: no module there */
+	const struct ds_build_id *build_id; /* NULL: none known */
+	uint64_t module_addr; /* addr in the module's ELF (addr - bias) */
+	const struct ds_frame *frames; /* nframes, innermost first; 0: unknown */
+	uint32_t nframes;
+	bool from_symtab; /* names from ELF symbols, no DWARF */
+};
+
+struct ds_stack_thread {
+	int32_t tid;
+	int signo; /* this thread's pending signal (NT_PRSTATUS' cursig); 0 */
+	bool crashed; /* the thread that took the signal */
+	size_t nframes;
+	const struct ds_stack_frame *frames; /* outermost last */
+	int error; /* 0, or why unwinding stopped early (libdwfl's) */
+	const char *error_msg; /* NULL when error is 0 */
+};
+
+/* Receives each thread (crashing thread first, then in note order);
+ * everything borrowed for the call.  Non-zero stops the walk. */
+typedef int (*ds_stack_thread_fn)(void *user, const struct ds_stack_thread *t);
+
+struct ds_stack_opts {
+	size_t sz;
+	const char *exe; /* the main executable, when the core's path is wrong */
+	unsigned int sym_flags; /* ds_dso_symbolize() flags; 0: DS_SYM_INLINES | DS_SYM_DEMANGLE */
+	unsigned int max_frames; /* per thread (0: 256) */
+	/* When it becomes non-zero (a signal handler's flag), unwinding
+	 * stops, a live process is detached, and the call returns
+	 * -ECANCELED. */
+	const volatile int *cancel;
+};
+
+/* Unwind every thread of the core with libdwfl (CFI from .eh_frame and
+ * .debug_frame, the core's registers and memory), its files answered from
+ * the store as ds_core_find_files() found them (call it first), each
+ * frame symbolized by the store's DSO.  Returns the callback's non-zero
+ * value, 0, or a negative error (err says libdwfl's words). */
+DS_API int ds_core_backtrace(struct ds_core *core, struct ds_store *store,
+			     const struct ds_stack_opts *opts, ds_stack_thread_fn fn, void *user,
+			     char *err, size_t errlen);
+
+/* The same for a live process: attached with ptrace (every thread
+ * stopped) for the unwinding, detached before returning, also when the
+ * callback stops the walk.  Its files are those /proc/PID/maps names
+ * (through /proc/PID/root), its debuginfo the store's (fetched in one
+ * batch first, with opts' progress: ds_fetch_opts).  -EPERM: attaching
+ * refused (ptrace_scope, another tracer). */
+DS_API int ds_proc_backtrace(int32_t pid, struct ds_store *store,
+			     const struct ds_stack_opts *opts, const struct ds_fetch_opts *fopts,
+			     ds_stack_thread_fn fn, void *user, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

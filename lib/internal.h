@@ -399,6 +399,12 @@ bool ds__kallsyms_ref(const struct ds__kallsyms *k, uint64_t *addr);
 /* dwarf: the dwz alt files and split DWARF the debuginfo names too. */
 int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, bool dwarf,
 		      const struct ds_fetch_opts *opts);
+/* The same with nextra requests of the caller's in the one debuginfod
+ * batch (n > 0: the context is the DSOs'); each extra[i] gets its result
+ * (path malloc()ed: the caller frees it). */
+int ds__dsos_prefetch_with(struct ds_dso **dsos, size_t n, bool dwarf, struct ds_fetch_req *extra,
+			   size_t nextra, const struct ds_fetch_opts *opts);
+struct ds_context *ds__store_ctx(struct ds_store *s);
 
 /* ---- auxiliary debug files (lib/dwarf.c reads them, lib/store.c owns them)
  *

@@ -2115,14 +2115,28 @@ static bool exec_local(struct ds_dso *d)
 int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, bool dwarf,
 		      const struct ds_fetch_opts *opts)
 {
+	return ds__dsos_prefetch_with(dsos, n, dwarf, NULL, 0, opts);
+}
+
+struct ds_context *ds__store_ctx(struct ds_store *s)
+{
+	return s->ctx;
+}
+
+/* The same, with nextra requests of the caller's (executables the
+ * unwinder needs) in the one batch; their results are the caller's. */
+int ds__dsos_prefetch_with(struct ds_dso **dsos, size_t n, bool dwarf, struct ds_fetch_req *extra,
+			   size_t nextra, const struct ds_fetch_opts *opts)
+{
 	const struct ds_debuginfo *di;
 	struct ds_fetch_req *reqs;
 	size_t nreq = 0, *of;
 	int left = 0, err = 0;
 
 	if (!n)
-		return 0;
-	reqs = calloc(2 * n, sizeof(*reqs));
+		return nextra ? -EINVAL : 0; /* the context is the DSOs' */
+	/* a DSO's debuginfo, maybe its executable (file offsets); the extra */
+	reqs = calloc(2 * n + nextra, sizeof(*reqs));
 	of = calloc(n, sizeof(*of));
 	if (!reqs || !of) {
 		free(reqs);
@@ -2146,8 +2160,12 @@ int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, bool dwarf,
 			nreq++;
 		}
 	}
-	if (nreq)
-		err = ds_fetch_batch(dsos[0]->store->ctx, reqs, nreq, opts);
+	for (size_t i = 0; i < nextra; i++)
+		reqs[nreq + i] = extra[i];
+	if (nreq + nextra)
+		err = ds_fetch_batch(dsos[0]->store->ctx, reqs, nreq + nextra, opts);
+	for (size_t i = 0; i < nextra; i++)
+		extra[i] = reqs[nreq + i];
 	/* Each takes its answer: the batch's (neither the local search nor
 	 * the servers asked again), else what it has (or a remembered miss). */
 	for (size_t i = 0; err >= 0 && i < n; i++) {

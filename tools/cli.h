@@ -157,4 +157,6 @@ int cli_pid_address(struct ds_store *store, const char *key, int pid, uint64_t a
 		    bool file_offset, struct cli_pid_answer *a);
 void cli_pid_done(void);
 
+int cmd_stack(int argc, char **argv);
+
 #endif

@@ -29,6 +29,7 @@ static const struct {
 	{ "annotate", cmd_annotate, "the hot functions of a perf.data by source line, with the text" },
 	{ "perf-cache", cmd_perf_cache, "install debuginfo into perf's build-id cache" },
 	{ "flamegraph", cmd_flamegraph, "a recording's stacks as an interactive SVG flame graph" },
+	{ "stack", cmd_stack, "backtraces of a core file or a live process, every thread" },
 };
 
 void cli_error(const char *fmt, ...)

@@ -1,0 +1,471 @@
+/* dsostore stack: the backtrace of every thread of a core file or a live
+ * process, every module's executable and debuginfo found first (locally,
+ * then in one parallel debuginfod batch), unwound by libdwfl, named by
+ * the store's symbolizer; eu-stack's output, gdb's with --format=gdb, or
+ * JSON. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static const char stack_help[] =
+	"usage: dsostore stack [OPTIONS] --core CORE [--exe FILE]\n"
+	"       dsostore stack [OPTIONS] -p PID\n"
+	"Prints the backtrace of every thread, the crashing one first with its signal.\n"
+	"Each module's executable (when the file at its path is missing or another\n"
+	"build) and debuginfo are found on this machine, else fetched from the servers\n"
+	"of $DEBUGINFOD_URLS in one parallel batch, before unwinding; a summary on\n"
+	"stderr says what was found where.  Exit status 0: a backtrace was printed;\n"
+	"1: modules were missing (named in the summary) or unwinding failed; 2: bad\n"
+	"usage or an unreadable core.\n"
+	"  --core CORE             the core file\n"
+	"  --exe FILE              the main executable (when the core's path is wrong)\n"
+	"  -p, --pid PID           a live process (ptrace attach, as eu-stack -p)\n"
+	"  --list-modules          only the modules: START+SIZE BUILDID@ADDR FILE DEBUGINFO\n"
+	"                          NAME, as eu-unstrip -n --core (\"-\": not found)\n"
+	"  --format=FMT            eu-stack (default) or gdb (as gdb's bt)\n"
+	"  --json                  every thread and frame as JSON\n"
+	"  --no-fetch              no debuginfod servers\n"
+	"  --progress, --no-progress   a progress bar on stderr (default: on a terminal)\n"
+	"  -q, --quiet             no summary\n" CLI_COMMON_HELP;
+
+enum out_format { FMT_EU, FMT_GDB, FMT_JSON };
+
+struct stack_out {
+	enum out_format fmt;
+	int threads;
+	int printed; /* frames */
+};
+
+static volatile int interrupted;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = p ? strrchr(p, '/') : NULL;
+
+	return s ? s + 1 : p;
+}
+
+static const char *sig_name(int signo)
+{
+	static char buf[16];
+	const char *abbrev = sigabbrev_np(signo);
+
+	if (abbrev) {
+		snprintf(buf, sizeof(buf), "SIG%s", abbrev);
+		return buf;
+	}
+	snprintf(buf, sizeof(buf), "signal %d", signo);
+	return buf;
+}
+
+static void json_hex(const char *key, uint64_t v, bool comma)
+{
+	printf("\"%s\":\"0x%llx\"%s", key, (unsigned long long)v, comma ? "," : "");
+}
+
+static void print_json_frame(const struct ds_stack_frame *f, const struct ds_frame *sf,
+			     bool first, unsigned int index)
+{
+	char hex[2 * DS_BUILD_ID_MAX + 1] = "";
+
+	if (!first)
+		putchar(',');
+	printf("{\"index\":%u,", index);
+	json_hex("pc", f->pc, true);
+	json_hex("address", f->addr, true);
+	printf("\"activation\":%s,\"module\":", f->activation ? "true" : "false");
+	cli_json_string(f->module);
+	printf(",\"build_id\":");
+	if (f->build_id && ds_build_id_format(f->build_id, hex, sizeof(hex)) > 0)
+		cli_json_string(hex);
+	else
+		printf("null");
+	printf(",");
+	json_hex("module_address", f->module_addr, true);
+	printf("\"function\":");
+	cli_json_string(sf ? sf->function : NULL);
+	printf(",\"file\":");
+	cli_json_string(sf ? sf->file : NULL);
+	printf(",\"line\":%u,\"column\":%u,\"inlined\":%s}", sf ? sf->line : 0, sf ? sf->column : 0,
+	       sf && sf->inlined ? "true" : "false");
+}
+
+static int print_thread(void *user, const struct ds_stack_thread *t)
+{
+	struct stack_out *o = user;
+	unsigned int idx = 0;
+
+	if (o->fmt == FMT_JSON) {
+		printf("%s{\"tid\":%d,\"crashed\":%s,\"signal\":%d,\"frames\":[", o->threads ? "," : "",
+		       t->tid, t->crashed ? "true" : "false", t->signo);
+	} else if (o->fmt == FMT_GDB) {
+		printf("%sThread %d (LWP %d)%s:\n", o->threads ? "\n" : "", o->threads + 1, t->tid,
+		       t->crashed ? " [crashed]" : "");
+	} else {
+		printf("TID %d:\n", t->tid);
+	}
+	for (size_t i = 0; i < t->nframes; i++) {
+		const struct ds_stack_frame *f = &t->frames[i];
+		size_t n = f->nframes ? f->nframes : 1;
+
+		for (size_t k = 0; k < n; k++, idx++) {
+			const struct ds_frame *sf = f->nframes ? &f->frames[k] : NULL;
+			const char *fn = sf && sf->function ? sf->function : "??";
+
+			if (o->fmt == FMT_JSON) {
+				print_json_frame(f, sf, idx == 0, idx);
+			} else if (o->fmt == FMT_GDB) {
+				/* gdb shows the address of a physical frame, not of
+				 * the inlined calls it holds. */
+				printf("#%-2u ", idx);
+				if (k == 0)
+					printf("0x%016llx in ", (unsigned long long)f->pc);
+				printf("%s ()", fn);
+				if (sf && sf->file)
+					printf(" at %s:%u", sf->file, sf->line);
+				else if (f->module)
+					printf(" from %s", f->module);
+				putchar('\n');
+			} else {
+				printf("#%-2u 0x%016llx %s", idx, (unsigned long long)f->pc, fn);
+				if (f->module)
+					printf(" - %s", base_name(f->module));
+				putchar('\n');
+				if (sf && sf->file) {
+					printf("    %s:%u", sf->file, sf->line);
+					if (sf->column)
+						printf(":%u", sf->column);
+					putchar('\n');
+				}
+			}
+		}
+	}
+	if (o->fmt == FMT_JSON) {
+		printf("],\"error\":");
+		cli_json_string(t->error_msg);
+		printf("}");
+	} else if (t->error_msg) {
+		fprintf(stderr, "dsostore: thread %d: unwinding stopped: %s\n", t->tid, t->error_msg);
+	}
+	o->threads++;
+	o->printed += (int)idx;
+	return 0;
+}
+
+static void list_modules(const struct ds_core_module *m, size_t n, bool json)
+{
+	char hex[2 * DS_BUILD_ID_MAX + 1];
+
+	if (json)
+		printf("{\"modules\":[");
+	for (size_t i = 0; i < n; i++) {
+		if (!m[i].build_id.size || ds_build_id_format(&m[i].build_id, hex, sizeof(hex)) < 0)
+			strcpy(hex, "-");
+		if (!json) {
+			printf("0x%llx+0x%llx %s@0x%llx %s %s %s\n", (unsigned long long)m[i].start,
+			       (unsigned long long)(m[i].end - m[i].start), hex,
+			       (unsigned long long)m[i].build_id_addr, m[i].file ? m[i].file : "-",
+			       m[i].debuginfo ? m[i].debuginfo : "-", m[i].path);
+			continue;
+		}
+		printf("%s{", i ? "," : "");
+		json_hex("start", m[i].start, true);
+		json_hex("end", m[i].end, true);
+		json_hex("bias", m[i].bias, true);
+		printf("\"build_id\":");
+		cli_json_string(m[i].build_id.size ? hex : NULL);
+		printf(",");
+		json_hex("build_id_address", m[i].build_id_addr, true);
+		printf("\"path\":");
+		cli_json_string(m[i].path);
+		printf(",\"vdso\":%s,\"file\":", m[i].vdso ? "true" : "false");
+		cli_json_string(m[i].file);
+		printf(",\"file_at_path\":%s,\"debuginfo\":",
+		       m[i].file_state == DS_CORE_FILE_AT_PATH ? "true" : "false");
+		cli_json_string(m[i].debuginfo);
+		printf(",\"why\":");
+		cli_json_string(m[i].why);
+		printf("}");
+	}
+	if (json)
+		printf("]}\n");
+}
+
+/* The summary, prefetch's: how each module's files were found. */
+static void summary(const char *what, const struct ds_core_module *m, size_t n,
+		    const struct ds_fetch_stats *before, const struct ds_fetch_stats *after,
+		    double secs)
+{
+	size_t at_path = 0, exe_found = 0, exe_missing = 0, local = 0, cached = 0, fetched = 0,
+	       missing = 0, nobid = 0;
+	char bytes[32];
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ds_debuginfo *di;
+
+		if (!m[i].dso) {
+			nobid++;
+			continue;
+		}
+		at_path += m[i].file_state == DS_CORE_FILE_AT_PATH;
+		exe_found += m[i].file_state == DS_CORE_FILE_FOUND;
+		exe_missing += m[i].file_state == DS_CORE_FILE_MISSING;
+		if (ds_dso_debuginfo(m[i].dso, &di)) {
+			missing++;
+			continue;
+		}
+		switch (ds_debuginfo_source(di)) {
+		case DS_SOURCE_DEBUGINFOD:
+			fetched++;
+			break;
+		case DS_SOURCE_DEBUGINFOD_CACHE:
+			cached++;
+			break;
+		default:
+			local++;
+		}
+	}
+	cli_human((double)(after->bytes - before->bytes), bytes, sizeof(bytes));
+	fprintf(stderr, "%s: %zu modules\n", what, n);
+	fprintf(stderr, "  files at their path  %zu\n", at_path);
+	fprintf(stderr, "  executables found    %zu  (elsewhere here, or fetched)\n", exe_found);
+	fprintf(stderr, "  executables missing  %zu\n", exe_missing);
+	fprintf(stderr, "  debuginfo local      %zu\n", local);
+	fprintf(stderr, "  debuginfod cache     %zu\n", cached);
+	fprintf(stderr, "  fetched              %zu  (%s in %.2f s, %llu requests)\n", fetched, bytes,
+		secs, (unsigned long long)(after->requests - before->requests));
+	fprintf(stderr, "  debuginfo missing    %zu\n", missing);
+	if (nobid)
+		fprintf(stderr, "  vDSO, no file        %zu  (named from its memory)\n", nobid);
+	for (size_t i = 0; i < n; i++) {
+		char hex[2 * DS_BUILD_ID_MAX + 1];
+
+		if (!m[i].dso || (m[i].file_state != DS_CORE_FILE_MISSING && m[i].debuginfo))
+			continue;
+		ds_build_id_format(&m[i].build_id, hex, sizeof(hex));
+		fprintf(stderr, "missing  %s %s: %s\n", hex, m[i].path, m[i].why ? m[i].why : "");
+	}
+}
+
+static double since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (t1.tv_sec - t0->tv_sec) + (t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static int stack_core(struct ds_context *ctx, const char *path, const char *exe, bool list,
+		      struct stack_out *o, bool progress, bool quiet)
+{
+	DS_OPTS(ds_fetch_opts, fo, .progress = progress ? cli_progress : NULL);
+	DS_OPTS(ds_stack_opts, so, .exe = exe, .cancel = &interrupted);
+	struct ds_fetch_stats before, after;
+	const struct ds_core_module *mods;
+	struct ds_core_info info;
+	struct ds_store *store;
+	struct ds_core *core;
+	struct timespec t0;
+	char err[512] = "";
+	int rc, left, status = 0;
+	size_t n;
+
+	rc = ds_core_open(path, &core, err, sizeof(err));
+	if (rc) {
+		cli_error("%s: %s", path, err[0] ? err : ds_strerror(rc));
+		return 2;
+	}
+	store = ds_store_new(ctx, "host", NULL);
+	if (!store) {
+		cli_error("%s", ds_strerror(-errno));
+		ds_core_close(core);
+		return 2;
+	}
+	ds_fetch_stats(ctx, &before);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	left = ds_core_find_files(core, store, &fo);
+	ds_fetch_stats(ctx, &after);
+	n = ds_core_modules(core, &mods);
+	if (left < 0) {
+		cli_error("%s: %s", path, ds_strerror(left));
+		status = left == -ECANCELED ? 1 : 2;
+		goto out;
+	}
+	if (list) {
+		list_modules(mods, n, o->fmt == FMT_JSON);
+		status = left ? 1 : 0;
+		if (!quiet)
+			summary(path, mods, n, &before, &after, since(&t0));
+		goto out;
+	}
+	ds_core_info(core, &info);
+	if (o->fmt == FMT_JSON) {
+		printf("{\"pid\":%d,\"command\":", info.pid);
+		cli_json_string(info.fname);
+		printf(",\"signal\":{\"number\":%d,\"name\":", info.signo);
+		cli_json_string(info.signo ? sig_name(info.signo) : NULL);
+		printf(",\"code\":%d,\"fault_address\":", info.si_code);
+		if (info.has_fault_addr)
+			printf("\"0x%llx\"", (unsigned long long)info.fault_addr);
+		else
+			printf("null");
+		printf(",\"tid\":%d},\"threads\":[", info.crash_tid);
+	} else {
+		if (o->fmt == FMT_EU)
+			printf("PID %d - core\n", info.pid);
+		if (info.signo) {
+			printf("%s terminated with signal %s, %s", info.fname ? info.fname : "Program",
+			       sig_name(info.signo), strsignal(info.signo));
+			if (info.has_fault_addr)
+				printf(" (fault address 0x%llx)", (unsigned long long)info.fault_addr);
+			printf(", in thread %d.\n", info.crash_tid);
+		}
+	}
+	rc = ds_core_backtrace(core, store, &so, print_thread, o, err, sizeof(err));
+	if (o->fmt == FMT_JSON) {
+		printf("],\"missing\":[");
+		for (size_t i = 0, k = 0; i < n; i++) {
+			if (!mods[i].dso || (mods[i].file_state != DS_CORE_FILE_MISSING && mods[i].debuginfo))
+				continue;
+			printf("%s", k++ ? "," : "");
+			cli_json_string(mods[i].path);
+		}
+		printf("]}\n");
+	}
+	fflush(stdout);
+	if (!quiet)
+		summary(path, mods, n, &before, &after, since(&t0));
+	if (rc) {
+		cli_error("%s: %s", path, err[0] ? err : ds_strerror(rc));
+		status = rc == -EBADMSG ? 2 : 1;
+	} else if (!o->printed) {
+		cli_error("%s: no frame could be unwound", path);
+		status = 1;
+	} else if (left) {
+		status = 1;
+	}
+out:
+	ds_store_free(store);
+	ds_core_close(core);
+	return status;
+}
+
+static int stack_pid(struct ds_context *ctx, int pid, struct stack_out *o, bool progress)
+{
+	DS_OPTS(ds_fetch_opts, fo, .progress = progress ? cli_progress : NULL);
+	DS_OPTS(ds_stack_opts, so, .cancel = &interrupted);
+	struct ds_store *store = ds_store_new(ctx, "host", NULL);
+	char err[512] = "";
+	int rc;
+
+	if (!store) {
+		cli_error("%s", ds_strerror(-errno));
+		return 2;
+	}
+	if (o->fmt == FMT_JSON)
+		printf("{\"pid\":%d,\"threads\":[", pid);
+	else if (o->fmt == FMT_EU)
+		printf("PID %d - process\n", pid);
+	fflush(stdout);
+	rc = ds_proc_backtrace(pid, store, &so, &fo, print_thread, o, err, sizeof(err));
+	if (o->fmt == FMT_JSON)
+		printf("]}\n");
+	ds_store_free(store);
+	if (rc) {
+		cli_error("pid %d: %s", pid, err[0] ? err : ds_strerror(rc));
+		return rc == -ECANCELED ? 130 : 1;
+	}
+	return o->printed ? 0 : 1;
+}
+
+int cmd_stack(int argc, char **argv)
+{
+	struct cli_common common = { 0 };
+	struct stack_out o = { FMT_EU, 0, 0 };
+	const char *core = NULL, *exe = NULL;
+	bool list = false, json = false, no_fetch = false, quiet = false;
+	int progress = -1, pid = 0, status;
+	struct ds_context *ctx;
+	struct sigaction sa = { .sa_handler = on_signal };
+
+	for (int i = 1; i < argc; i++) {
+		int r = cli_common_option(&common, argc, argv, &i, stack_help);
+		const char *a = argv[i];
+
+		if (r < 0)
+			return r == CLI_HELP ? 0 : 2;
+		if (r > 0)
+			continue;
+		if ((!strcmp(a, "--core") || !strcmp(a, "--exe") || !strcmp(a, "-p") ||
+		     !strcmp(a, "--pid")) &&
+		    i + 1 >= argc) {
+			cli_error("stack: %s needs an argument", a);
+			return 2;
+		}
+		if (!strcmp(a, "--core")) {
+			core = argv[++i];
+		} else if (!strcmp(a, "--exe")) {
+			exe = argv[++i];
+		} else if (!strcmp(a, "-p") || !strcmp(a, "--pid")) {
+			char *end;
+			long v = strtol(argv[++i], &end, 10);
+
+			if (*end || v <= 0 || v > 0x7fffffff) {
+				cli_error("stack: bad pid: %s", argv[i]);
+				return 2;
+			}
+			pid = (int)v;
+		} else if (!strcmp(a, "--list-modules")) {
+			list = true;
+		} else if (!strcmp(a, "--json")) {
+			json = true;
+		} else if (!strcmp(a, "--format=gdb")) {
+			o.fmt = FMT_GDB;
+		} else if (!strcmp(a, "--format=eu-stack")) {
+			o.fmt = FMT_EU;
+		} else if (!strcmp(a, "--no-fetch")) {
+			no_fetch = true;
+		} else if (!strcmp(a, "--progress")) {
+			progress = 1;
+		} else if (!strcmp(a, "--no-progress")) {
+			progress = 0;
+		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			quiet = true;
+		} else {
+			cli_error("stack: unknown argument: %s", a);
+			return 2;
+		}
+	}
+	if (json)
+		o.fmt = FMT_JSON;
+	if (!core == !pid || (pid && (list || exe))) {
+		cli_error("stack: give either --core CORE or -p PID (see --help)");
+		return 2;
+	}
+	if (no_fetch)
+		setenv("DEBUGINFOD_URLS", "", 1);
+	ctx = cli_context(&common);
+	/* Ctrl-C: stop unwinding and detach from the process, not leave it
+	 * stopped. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (core)
+		status = stack_core(ctx, core, exe, list, &o, cli_want_progress(progress), quiet);
+	else
+		status = stack_pid(ctx, pid, &o, cli_want_progress(progress));
+	ds_context_free(ctx);
+	return status;
+}
