@@ -1243,6 +1243,11 @@ struct ds_core_info {
 	const int32_t *tids; /* in note order: crash_tid first */
 	uint16_t machine; /* e_machine */
 	bool is64;
+	/* Bytes of memory the program headers place beyond the end of the
+	 * file: a truncated core (RLIMIT_CORE, a full disk, a cut copy);
+	 * what lies there reads as absent. */
+	uint64_t missing_bytes;
+	uint64_t size; /* of the file */
 };
 
 /* Open a core file (the memory form copies nothing: buf must outlive the

@@ -65,6 +65,7 @@ struct ds_core {
 	char fname[17], psargs[81];
 	bool has_psinfo;
 	uint64_t vdso; /* AT_SYSINFO_EHDR */
+	uint64_t missing; /* bytes of PT_LOADs beyond the end of the file */
 
 	/* Strings the modules point at (paths, found files, reasons). */
 	char **strs;
@@ -239,8 +240,11 @@ static int read_headers(struct ds_core *c, char *err, size_t errlen)
 		return -EBADMSG;
 	}
 	if (phoff > c->size || phnum * phentsize > c->size - phoff) {
-		snprintf(err, errlen, "program headers (%llu at %#llx) beyond the end of the file",
-			 (unsigned long long)phnum, (unsigned long long)phoff);
+		snprintf(err, errlen,
+			 "program headers (%llu at %#llx) beyond the end of the file (%llu bytes): "
+			 "truncated core",
+			 (unsigned long long)phnum, (unsigned long long)phoff,
+			 (unsigned long long)c->size);
 		return -EBADMSG;
 	}
 	c->loads = calloc(phnum, sizeof(*c->loads));
@@ -271,6 +275,10 @@ static int read_headers(struct ds_core *c, char *err, size_t errlen)
 			 * stops there. */
 			if (filesz > memsz)
 				filesz = memsz;
+			if (poff > c->size)
+				c->missing += filesz;
+			else if (filesz > c->size - poff)
+				c->missing += filesz - (c->size - poff);
 			if (vaddr + memsz < vaddr) {
 				snprintf(err, errlen, "PT_LOAD %llu wraps around the address space",
 					 (unsigned long long)i);
@@ -739,6 +747,8 @@ DS_API void ds_core_info(const struct ds_core *c, struct ds_core_info *out)
 	out->tids = c->tids;
 	out->machine = c->machine;
 	out->is64 = c->is64;
+	out->missing_bytes = c->missing;
+	out->size = c->size;
 }
 
 /* NT_PRSTATUS' cursig of thread tid; 0 when none. */

@@ -50,6 +50,14 @@ static void on_signal(int sig)
 	interrupted = 1;
 }
 
+/* The fetch's progress: the bar when asked for, and Ctrl-C cancels. */
+static int progress_or_cancel(void *user, const struct ds_fetch_progress *p)
+{
+	if (user)
+		cli_progress(NULL, p);
+	return interrupted;
+}
+
 static const char *base_name(const char *p)
 {
 	const char *s = p ? strrchr(p, '/') : NULL;
@@ -270,7 +278,7 @@ static double since(const struct timespec *t0)
 static int stack_core(struct ds_context *ctx, const char *path, const char *exe, bool list,
 		      struct stack_out *o, bool progress, bool quiet)
 {
-	DS_OPTS(ds_fetch_opts, fo, .progress = progress ? cli_progress : NULL);
+	DS_OPTS(ds_fetch_opts, fo, .progress = progress_or_cancel, .user = progress ? &fo : NULL);
 	DS_OPTS(ds_stack_opts, so, .exe = exe, .cancel = &interrupted);
 	struct ds_fetch_stats before, after;
 	const struct ds_core_module *mods;
@@ -311,6 +319,10 @@ static int stack_core(struct ds_context *ctx, const char *path, const char *exe,
 		goto out;
 	}
 	ds_core_info(core, &info);
+	if (info.missing_bytes)
+		cli_error("%s: truncated: %llu bytes of memory missing (the file has %llu): frames "
+			  "may be lost",
+			  path, (unsigned long long)info.missing_bytes, (unsigned long long)info.size);
 	if (o->fmt == FMT_JSON) {
 		printf("{\"pid\":%d,\"command\":", info.pid);
 		cli_json_string(info.fname);
@@ -364,7 +376,7 @@ out:
 
 static int stack_pid(struct ds_context *ctx, int pid, struct stack_out *o, bool progress)
 {
-	DS_OPTS(ds_fetch_opts, fo, .progress = progress ? cli_progress : NULL);
+	DS_OPTS(ds_fetch_opts, fo, .progress = progress_or_cancel, .user = progress ? &fo : NULL);
 	DS_OPTS(ds_stack_opts, so, .cancel = &interrupted);
 	struct ds_store *store = ds_store_new(ctx, "host", NULL);
 	char err[512] = "";
