@@ -446,16 +446,14 @@ DS_API int ds_core_backtrace(struct ds_core *core, struct ds_store *store,
 		goto out;
 	}
 	w.crash_tid = info.crash_tid;
-	/* The crashing thread first, then in note order (eu-stack's). */
-	for (size_t i = 0; i < info.nthreads && !w.ret; i++) {
-		struct frame_buf b = { .v = w.frames, .max = w.max };
-		int r = dwfl_getthread_frames(dwfl, info.tids[i], frame_cb, &b);
-
-		if (b.cancelled) {
-			w.cancelled = true;
-			break;
-		}
-		thread_done(&w, info.tids[i], &b, r);
+	/* The crashing thread first: libdwfl gives the threads in note order,
+	 * and the kernel writes the dumping thread's NT_PRSTATUS first.
+	 * (dwfl_getthread_frames() per tid would let us choose, but 0.188
+	 * leaks the core reader's per-thread state on that path.) */
+	if (dwfl_getthreads(dwfl, thread_cb, &w) < 0 && !w.ret && !w.cancelled) {
+		snprintf(err, errlen, "%s", dwfl_errmsg(-1));
+		rc = -EIO;
+		goto out;
 	}
 	rc = w.cancelled ? -ECANCELED : w.ret;
 out:

@@ -100,7 +100,8 @@ crash() { # name program...: its core in $tmp/NAME.core
 	local name=$1
 	shift
 	rm -f "$tmp/run"/core*
-	(cd "$tmp/run" && ulimit -c unlimited && exec "$@") >/dev/null 2>&1
+	# (in a subshell of its own, so that bash does not report the crash)
+	( (cd "$tmp/run" && ulimit -c unlimited && exec "$@") >/dev/null 2>&1 ) 2>/dev/null
 	mv "$(ls "$tmp/run"/core* | head -1)" "$tmp/$name.core" 2>/dev/null ||
 		{ fail "$name: no core written"; tl_finish stack; }
 }
