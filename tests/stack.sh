@@ -100,8 +100,9 @@ crash() { # name program...: its core in $tmp/NAME.core
 	local name=$1
 	shift
 	rm -f "$tmp/run"/core*
-	# (in a subshell of its own, so that bash does not report the crash)
-	( (cd "$tmp/run" && ulimit -c unlimited && exec "$@") >/dev/null 2>&1 ) 2>/dev/null
+	# (the subshell waits for it, so that its report of the crash goes
+	# to /dev/null)
+	(cd "$tmp/run" && ulimit -c unlimited && "$@" >/dev/null 2>&1; :) 2>/dev/null
 	mv "$(ls "$tmp/run"/core* | head -1)" "$tmp/$name.core" 2>/dev/null ||
 		{ fail "$name: no core written"; tl_finish stack; }
 }
@@ -279,6 +280,43 @@ grep -q "executables found    1" "$tmp/lie.err" || fail "no executable fetched: 
 diff <(frames "$tmp/segv.out") <(frames "$tmp/lie.out") >/dev/null || fail "frames changed: $(head "$tmp/lie.out")"
 tl_case_end
 
+tl_case nt-file-malformed
+# NT_FILE whose count says more files than the note holds, and one whose
+# last name runs to the end of the note unterminated: an error naming
+# NT_FILE (exit 2), never a crash.
+python3 - "$tmp/segv.core" "$tmp" <<'EOF'
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+phoff, = struct.unpack_from("<Q", b, 32)
+phnum, = struct.unpack_from("<H", b, 56)
+for i in range(phnum):
+    t, fl, off, va, pa, fs, ms, al = struct.unpack_from("<IIQQQQQQ", b, phoff + 56 * i)
+    if t != 4:
+        continue
+    pos = off
+    while pos < off + fs:
+        nsz, dsz, typ = struct.unpack_from("<III", b, pos)
+        d = pos + 12 + ((nsz + 3) & ~3)
+        if typ == 0x46494C45:
+            big = bytearray(b)
+            struct.pack_into("<Q", big, d, 1 << 40)
+            open(sys.argv[2] + "/ntcount.core", "wb").write(big)
+            unterm = bytearray(b)
+            end = d + dsz
+            while unterm[end - 1] == 0:
+                unterm[end - 1] = ord("x")
+                end -= 1
+            open(sys.argv[2] + "/ntname.core", "wb").write(unterm)
+        pos = d + ((dsz + 3) & ~3)
+EOF
+for bad in ntcount ntname; do
+	rc=0
+	"$DSOSTORE" stack --no-progress --core "$tmp/$bad.core" >"$tmp/$bad.out" 2>"$tmp/$bad.err" || rc=$?
+	[ "$rc" = 2 ] || fail "$bad: exit $rc (want 2)"
+	grep -q "dsostore: .*$bad.core: NT_FILE" "$tmp/$bad.err" || fail "$bad: $(cat "$tmp/$bad.err")"
+done
+tl_case_end
+
 tl_case files-gone
 # No server, no files: the modules are named, exit 1, no crash.
 rm -rf "$tmp/cache"
@@ -332,6 +370,27 @@ else
 	state=$(awk '{print $3}' "/proc/$live/stat")
 	[ "$state" = S ] || fail "process left in state $state (not detached?)"
 fi
+kill "$live" 2>/dev/null
+tl_case_end
+
+tl_case ctrl-c
+# Ctrl-C while the batch waits for a slow server: cancelled, exit 130, the
+# process not left stopped.
+"$tmp/bin/segv" wait >/dev/null &
+live=$!
+pids+=("$live")
+tl_start_dsserver SLOW slow --fault '*:latency=5000' "$tmp/debug" || tl_finish stack
+rm -rf "$tmp/cache"
+DEBUGINFOD_URLS=http://127.0.0.1:$SLOW "$DSOSTORE" stack --no-progress -p "$live" >"$tmp/int.out" 2>"$tmp/int.err" &
+st=$!
+sleep 1
+kill -INT "$st"
+t0=$SECONDS rc=0
+wait "$st" || rc=$?
+[ "$rc" = 130 ] || fail "exit $rc (want 130): $(cat "$tmp/int.err")"
+[ $((SECONDS - t0)) -lt 3 ] || fail "took $((SECONDS - t0)) s to stop"
+state=$(awk '{print $3}' "/proc/$live/stat")
+[ "$state" = S ] || fail "process left in state $state"
 kill "$live" 2>/dev/null
 tl_case_end
 
