@@ -660,11 +660,7 @@ DS_API int ds_core_open(const char *path, struct ds_core **out, char *err, size_
 	struct ds_core *c;
 	struct stat st;
 
-	if (!err || !errlen) {
-		err = dummy;
-		errlen = sizeof(dummy);
-	}
-	err[0] = 0;
+	ds__errbuf_init(&err, &errlen, dummy);
 	if (!path || !out)
 		return -EINVAL;
 	*out = NULL;
@@ -694,11 +690,7 @@ DS_API int ds_core_open_mem(const void *buf, size_t len, struct ds_core **out, c
 	char dummy[1];
 	struct ds_core *c;
 
-	if (!err || !errlen) {
-		err = dummy;
-		errlen = sizeof(dummy);
-	}
-	err[0] = 0;
+	ds__errbuf_init(&err, &errlen, dummy);
 	if ((!buf && len) || !out)
 		return -EINVAL;
 	*out = NULL;

@@ -406,6 +406,17 @@ int ds__dsos_prefetch_with(struct ds_dso **dsos, size_t n, bool dwarf, struct ds
 			   size_t nextra, const struct ds_fetch_opts *opts);
 struct ds_context *ds__store_ctx(struct ds_store *s);
 
+/* An optional error buffer of a public call (err, errlen), made usable:
+ * the caller's, else the one byte of dummy; emptied. */
+static inline void ds__errbuf_init(char **err, size_t *errlen, char *dummy)
+{
+	if (!*err || !*errlen) {
+		*err = dummy;
+		*errlen = 1;
+	}
+	(*err)[0] = 0;
+}
+
 /* ---- auxiliary debug files (lib/dwarf.c reads them, lib/store.c owns them)
  *
  * dwz alt files (by build ID), .dwp packages (by file: resolved path and

@@ -407,11 +407,7 @@ DS_API int ds_core_backtrace(struct ds_core *core, struct ds_store *store,
 	char dummy[1];
 	int rc = 0;
 
-	if (!err || !errlen) {
-		err = dummy;
-		errlen = sizeof(dummy);
-	}
-	err[0] = 0;
+	ds__errbuf_init(&err, &errlen, dummy);
 	if (!core || !store || !fn || ds__core_fd(core) < 0)
 		return -EINVAL;
 	call.exe = DS_OPT(opts, exe, NULL);
@@ -509,11 +505,7 @@ DS_API int ds_proc_backtrace(int32_t pid, struct ds_store *store,
 	char dummy[1];
 	int rc = 0;
 
-	if (!err || !errlen) {
-		err = dummy;
-		errlen = sizeof(dummy);
-	}
-	err[0] = 0;
+	ds__errbuf_init(&err, &errlen, dummy);
 	if (pid <= 0 || !store || !fn)
 		return -EINVAL;
 	call.cancel = DS_OPT(opts, cancel, NULL);
