@@ -1264,6 +1264,13 @@ DS_API size_t ds_core_modules(const struct ds_core *core, const struct ds_core_m
  * the number of bytes read (short: the rest is not in the core), 0 none. */
 DS_API size_t ds_core_read(const struct ds_core *core, uint64_t addr, void *buf, size_t len);
 
+/* Use the ELF file at path (a copy of the program or a library, --exe) as
+ * the file of the module whose build ID is its own: for the unwinder and
+ * as the place the store looks for its debuginfo first.  Call it before
+ * ds_core_find_files().  0; -ENOENT: no module has its build ID; errors
+ * of reading its build ID. */
+DS_API int ds_core_use_file(struct ds_core *core, const char *path);
+
 /* Put every module with a build ID into store and find, for each, its
  * file (the one at its path when its build ID is the module's, else the
  * executable by build ID: build-id directories, the debuginfod cache) and

@@ -765,6 +765,30 @@ DS_API size_t ds_core_modules(const struct ds_core *c, const struct ds_core_modu
 
 /* ------------------------------------------------- files of the store */
 
+DS_API int ds_core_use_file(struct ds_core *c, const char *path)
+{
+	struct ds_build_id bid;
+	int rc;
+
+	if (!c || !path)
+		return -EINVAL;
+	rc = ds_build_id_read_file(path, &bid);
+	if (rc)
+		return rc;
+	for (size_t i = 0; i < c->nmods; i++) {
+		struct ds_core_module *m = &c->mods[i];
+
+		if (m->vdso || !ds_build_id_equal(&m->build_id, &bid))
+			continue;
+		m->file = keep(c, path, strlen(path));
+		if (!m->file)
+			return -ENOMEM;
+		m->file_state = !strcmp(path, m->path) ? DS_CORE_FILE_AT_PATH : DS_CORE_FILE_FOUND;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 DS_API int ds_core_find_files(struct ds_core *c, struct ds_store *store,
 			      const struct ds_fetch_opts *opts)
 {
@@ -794,7 +818,9 @@ DS_API int ds_core_find_files(struct ds_core *c, struct ds_store *store,
 		if (!m->build_id.size || m->vdso)
 			continue;
 		if (!m->dso) {
-			m->dso = ds_store_findnew(store, m->path, &id);
+			/* A file given for it is where its debuginfo is looked
+			 * for first (itself, its debuglink). */
+			m->dso = ds_store_findnew(store, m->file ? m->file : m->path, &id);
 			if (!m->dso) {
 				rc = -errno;
 				goto out;

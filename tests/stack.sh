@@ -216,10 +216,17 @@ tl_case modules
 rm -rf "$tmp/cache"
 "$DSOSTORE" stack --no-progress -q --core "$tmp/segv.core" --list-modules >"$tmp/mods" 2>"$tmp/mods.err" ||
 	fail "list-modules: $(cat "$tmp/mods.err")"
+# eu-unstrip's path is its FILE column where it found one, else its NAME;
+# for libc and ld.so it is the link_map's name, ours NT_FILE's: compared
+# as real paths.  The vDSO has no path.
 while read -r range bid file debug name; do
 	start=${range%+*}
-	mine=$(awk -v s="$start" '$1 ~ "^" s "\\+" {print $2}' "$tmp/mods")
-	[ "$mine" = "$bid" ] || fail "module at $start: $bid (eu-unstrip), ${mine:-none} (ours)"
+	read -r mine mpath < <(awk -v s="$start" '$1 ~ "^" s "\\+" {print $2, $5}' "$tmp/mods")
+	[ "${mine:-}" = "$bid" ] || fail "module at $start: $bid (eu-unstrip), ${mine:-none} (ours)"
+	case $name in linux-vdso*) continue ;; esac
+	[ "$file" != . ] && [ "$file" != - ] || file=$name
+	[ "$(realpath "$file")" = "$(realpath "${mpath:-/nonexistent}")" ] ||
+		fail "module at $start: $file (eu-unstrip), ${mpath:-none} (ours)"
 done <"$tmp/segv.unstrip"
 [ "$(wc -l <"$tmp/mods")" = "$(wc -l <"$tmp/segv.unstrip")" ] || fail "module count differs"
 # Our own: the stripped files are at their paths, the debuginfo fetched.
@@ -315,6 +322,34 @@ for bad in ntcount ntname; do
 	[ "$rc" = 2 ] || fail "$bad: exit $rc (want 2)"
 	grep -q "dsostore: .*$bad.core: NT_FILE" "$tmp/$bad.err" || fail "$bad: $(cat "$tmp/$bad.err")"
 done
+tl_case_end
+
+tl_case exe-moved
+# The program is no longer at its path; its debuginfo is in a .build-id
+# directory, no server: missing without --exe (exit 1), the backtrace
+# whole with --exe naming where it went.
+mkdir -p "$tmp/moved" "$tmp/dbg"
+for f in libcrash.so segv thr; do
+	b=$(tl_build_id "$tmp/debug/$f.debug")
+	mkdir -p "$tmp/dbg/.build-id/${b:0:2}"
+	cp "$tmp/debug/$f.debug" "$tmp/dbg/.build-id/${b:0:2}/${b:2}.debug"
+done
+mv "$tmp/bin/segv" "$tmp/moved/segv"
+rc=0
+DEBUGINFOD_URLS= "$DSOSTORE" stack --no-progress --debug-dir /usr/lib/debug --debug-dir "$tmp/dbg" --core "$tmp/segv.core" \
+	>"$tmp/moved.out" 2>"$tmp/moved.err" || rc=$?
+[ "$rc" = 1 ] || fail "without --exe: exit $rc (want 1)"
+grep -q "^missing .*bin/segv: executable" "$tmp/moved.err" || fail "segv not named: $(cat "$tmp/moved.err")"
+rc=0
+DEBUGINFOD_URLS= "$DSOSTORE" stack --no-progress --debug-dir /usr/lib/debug --debug-dir "$tmp/dbg" --core "$tmp/segv.core" \
+	--exe "$tmp/moved/segv" >"$tmp/moved.out" 2>"$tmp/moved.err" || rc=$?
+[ "$rc" = 0 ] || fail "with --exe: exit $rc: $(cat "$tmp/moved.err")"
+diff <(frames "$tmp/segv.out") <(frames "$tmp/moved.out") >/dev/null ||
+	fail "frames with --exe: $(head -12 "$tmp/moved.out")"
+rc=0
+"$DSOSTORE" stack --no-progress --core "$tmp/segv.core" --exe "$tmp/bin/thr" >/dev/null 2>"$tmp/moved.err" || rc=$?
+[ "$rc" = 2 ] && grep -q "none of the core's modules" "$tmp/moved.err" || fail "--exe of another program: exit $rc"
+mv "$tmp/moved/segv" "$tmp/bin/segv"
 tl_case_end
 
 tl_case files-gone

@@ -301,6 +301,16 @@ static int stack_core(struct ds_context *ctx, const char *path, const char *exe,
 		ds_core_close(core);
 		return 2;
 	}
+	if (exe) {
+		rc = ds_core_use_file(core, exe);
+		if (rc) {
+			cli_error("--exe %s: %s", exe,
+				  rc == -ENOENT ? "its build ID is none of the core's modules'"
+						: ds_strerror(rc));
+			status = 2;
+			goto out;
+		}
+	}
 	ds_fetch_stats(ctx, &before);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	left = ds_core_find_files(core, store, &fo);
