@@ -1313,7 +1313,6 @@ typedef int (*ds_stack_thread_fn)(void *user, const struct ds_stack_thread *t);
 
 struct ds_stack_opts {
 	size_t sz;
-	const char *exe; /* the main executable, when the core's path is wrong */
 	unsigned int sym_flags; /* ds_dso_symbolize() flags; 0: DS_SYM_INLINES | DS_SYM_DEMANGLE */
 	unsigned int max_frames; /* per thread (0: 256) */
 	/* When it becomes non-zero (a signal handler's flag), unwinding

@@ -38,7 +38,6 @@ struct proc_dso {
 struct stack_call {
 	struct ds_core *core; /* NULL: a live process */
 	struct ds_store *store;
-	const char *exe;
 	const volatile int *cancel;
 	struct proc_dso *pdsos;
 	size_t npdsos;
@@ -86,8 +85,9 @@ static int open_answer(const char *path, char **name_out)
 	return fd;
 }
 
-/* A module's file: the one ds_core_find_files() verified, else --exe for
- * the main program.  libdwfl checks the build ID of what it gets. */
+/* A module's file: the one ds_core_find_files() verified (or
+ * ds_core_use_file() was given).  libdwfl checks the build ID of what it
+ * gets. */
 static int store_find_elf(Dwfl_Module *mod, void **userdata, const char *modname,
 			  Dwarf_Addr base, char **file_name, Elf **elfp)
 {
@@ -96,12 +96,6 @@ static int store_find_elf(Dwfl_Module *mod, void **userdata, const char *modname
 	*elfp = NULL;
 	if (m && m->file)
 		return open_answer(m->file, file_name);
-	if (cur_call && cur_call->exe && m && !m->file && !m->vdso) {
-		struct ds_build_id bid;
-
-		if (!ds_build_id_read_file(cur_call->exe, &bid) && ds_build_id_equal(&bid, &m->build_id))
-			return open_answer(cur_call->exe, file_name);
-	}
 	/* Nothing from the store: libdwfl builds the vDSO (and any module
 	 * the core holds whole) from the core's memory. */
 	return -1;
@@ -410,7 +404,6 @@ DS_API int ds_core_backtrace(struct ds_core *core, struct ds_store *store,
 	ds__errbuf_init(&err, &errlen, dummy);
 	if (!core || !store || !fn || ds__core_fd(core) < 0)
 		return -EINVAL;
-	call.exe = DS_OPT(opts, exe, NULL);
 	call.cancel = DS_OPT(opts, cancel, NULL);
 	ds_core_info(core, &info);
 	if (walk_setup(&w, NULL, opts, fn, user))
@@ -430,7 +423,9 @@ DS_API int ds_core_backtrace(struct ds_core *core, struct ds_store *store,
 	}
 	w.dwfl = dwfl;
 	dwfl_report_begin(dwfl);
-	if (dwfl_core_file_report(dwfl, elf, call.exe) < 0) {
+	/* No executable: find_elf answers every module, the main program's
+	 * file as ds_core_use_file() was given it. */
+	if (dwfl_core_file_report(dwfl, elf, NULL) < 0) {
 		snprintf(err, errlen, "dwfl_core_file_report: %s", dwfl_errmsg(-1));
 		rc = -EBADMSG;
 		goto out;

@@ -279,7 +279,7 @@ static int stack_core(struct ds_context *ctx, const char *path, const char *exe,
 		      struct stack_out *o, bool progress, bool quiet)
 {
 	DS_OPTS(ds_fetch_opts, fo, .progress = progress_or_cancel, .user = progress ? &fo : NULL);
-	DS_OPTS(ds_stack_opts, so, .exe = exe, .cancel = &interrupted);
+	DS_OPTS(ds_stack_opts, so, .cancel = &interrupted);
 	struct ds_fetch_stats before, after;
 	const struct ds_core_module *mods;
 	struct ds_core_info info;
