@@ -32,7 +32,8 @@ static const char stack_help[] =
 	"  --json                  every thread and frame as JSON\n"
 	"  --no-fetch              no debuginfod servers\n"
 	"  --progress, --no-progress   a progress bar on stderr (default: on a terminal)\n"
-	"  -q, --quiet             no summary\n" CLI_COMMON_HELP;
+	"  -q, --quiet             of the summary, only the lines of missing modules\n"
+	CLI_COMMON_HELP;
 
 enum out_format { FMT_EU, FMT_GDB, FMT_JSON };
 
@@ -214,7 +215,7 @@ static void list_modules(const struct ds_core_module *m, size_t n, bool json)
 /* The summary, prefetch's: how each module's files were found. */
 static void summary(const char *what, const struct ds_core_module *m, size_t n,
 		    const struct ds_fetch_stats *before, const struct ds_fetch_stats *after,
-		    double secs)
+		    double secs, bool quiet)
 {
 	size_t at_path = 0, exe_found = 0, exe_missing = 0, local = 0, cached = 0, fetched = 0,
 	       missing = 0, nobid = 0;
@@ -246,17 +247,22 @@ static void summary(const char *what, const struct ds_core_module *m, size_t n,
 		}
 	}
 	cli_human((double)(after->bytes - before->bytes), bytes, sizeof(bytes));
-	fprintf(stderr, "%s: %zu modules\n", what, n);
-	fprintf(stderr, "  files at their path  %zu\n", at_path);
-	fprintf(stderr, "  executables found    %zu  (elsewhere here, or fetched)\n", exe_found);
-	fprintf(stderr, "  executables missing  %zu\n", exe_missing);
-	fprintf(stderr, "  debuginfo local      %zu\n", local);
-	fprintf(stderr, "  debuginfod cache     %zu\n", cached);
-	fprintf(stderr, "  fetched              %zu  (%s in %.2f s, %llu requests)\n", fetched, bytes,
-		secs, (unsigned long long)(after->requests - before->requests));
-	fprintf(stderr, "  debuginfo missing    %zu\n", missing);
-	if (nobid)
-		fprintf(stderr, "  vDSO, no file        %zu  (named from its memory)\n", nobid);
+	if (!quiet) {
+		fprintf(stderr, "%s: %zu modules\n", what, n);
+		fprintf(stderr, "  files at their path  %zu\n", at_path);
+		fprintf(stderr, "  executables found    %zu  (elsewhere here, or fetched)\n",
+			exe_found);
+		fprintf(stderr, "  executables missing  %zu\n", exe_missing);
+		fprintf(stderr, "  debuginfo local      %zu\n", local);
+		fprintf(stderr, "  debuginfod cache     %zu\n", cached);
+		fprintf(stderr, "  fetched              %zu  (%s in %.2f s, %llu requests)\n",
+			fetched, bytes, secs,
+			(unsigned long long)(after->requests - before->requests));
+		fprintf(stderr, "  debuginfo missing    %zu\n", missing);
+		if (nobid)
+			fprintf(stderr, "  vDSO, no file        %zu  (named from its memory)\n",
+				nobid);
+	}
 	for (size_t i = 0; i < n; i++) {
 		char hex[2 * DS_BUILD_ID_MAX + 1];
 
@@ -324,8 +330,7 @@ static int stack_core(struct ds_context *ctx, const char *path, const char *exe,
 	if (list) {
 		list_modules(mods, n, o->fmt == FMT_JSON);
 		status = left ? 1 : 0;
-		if (!quiet)
-			summary(path, mods, n, &before, &after, since(&t0));
+		summary(path, mods, n, &before, &after, since(&t0), quiet);
 		goto out;
 	}
 	ds_core_info(core, &info);
@@ -367,8 +372,7 @@ static int stack_core(struct ds_context *ctx, const char *path, const char *exe,
 		printf("]}\n");
 	}
 	fflush(stdout);
-	if (!quiet)
-		summary(path, mods, n, &before, &after, since(&t0));
+	summary(path, mods, n, &before, &after, since(&t0), quiet);
 	if (rc) {
 		cli_error("%s: %s", path, err[0] ? err : ds_strerror(rc));
 		status = rc == -EBADMSG ? 2 : 1;
