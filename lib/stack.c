@@ -378,6 +378,17 @@ static int thread_cb(Dwfl_Thread *thread, void *arg)
 									 : DWARF_CB_OK;
 }
 
+/* Every thread through thread_cb: the callback's value, -ECANCELED, or
+ * -EIO with libdwfl's words in err. */
+static int walk_threads(Dwfl *dwfl, struct thread_walk *w, char *err, size_t errlen)
+{
+	if (dwfl_getthreads(dwfl, thread_cb, w) < 0 && !w->ret && !w->cancelled) {
+		snprintf(err, errlen, "%s", dwfl_errmsg(-1));
+		return -EIO;
+	}
+	return w->cancelled ? -ECANCELED : w->ret;
+}
+
 static int walk_setup(struct thread_walk *w, Dwfl *dwfl, const struct ds_stack_opts *opts,
 		      ds_stack_thread_fn fn, void *user)
 {
@@ -441,12 +452,7 @@ DS_API int ds_core_backtrace(struct ds_core *core, struct ds_store *store,
 	 * and the kernel writes the dumping thread's NT_PRSTATUS first.
 	 * (dwfl_getthread_frames() per tid would let us choose, but 0.188
 	 * leaks the core reader's per-thread state on that path.) */
-	if (dwfl_getthreads(dwfl, thread_cb, &w) < 0 && !w.ret && !w.cancelled) {
-		snprintf(err, errlen, "%s", dwfl_errmsg(-1));
-		rc = -EIO;
-		goto out;
-	}
-	rc = w.cancelled ? -ECANCELED : w.ret;
+	rc = walk_threads(dwfl, &w, err, errlen);
 out:
 	cur_call = NULL;
 	dwfl_end(dwfl);
@@ -543,12 +549,7 @@ DS_API int ds_proc_backtrace(int32_t pid, struct ds_store *store,
 				      : strerror(-rc));
 		goto out;
 	}
-	if (dwfl_getthreads(dwfl, thread_cb, &w) < 0 && !w.ret && !w.cancelled) {
-		snprintf(err, errlen, "%s", dwfl_errmsg(-1));
-		rc = -EIO;
-		goto out;
-	}
-	rc = w.cancelled ? -ECANCELED : w.ret;
+	rc = walk_threads(dwfl, &w, err, errlen);
 out:
 	cur_call = NULL;
 	dwfl_end(dwfl); /* detaches every thread */
