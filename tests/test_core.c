@@ -134,7 +134,8 @@ int main(void)
 	CHECK_EQ_INT(info.si_code, SEGV_MAPERR);
 	CHECK(info.has_fault_addr);
 	CHECK_EQ_INT(info.fault_addr, FAULT_ADDR);
-	CHECK_EQ_INT(info.nthreads, 1);
+	/* One thread, and under TSan its runtime's own, started in the child. */
+	CHECK(info.nthreads >= 1 && info.nthreads <= 2);
 	CHECK_EQ_INT(info.missing_bytes, 0);
 	CHECK(info.fname && !strncmp(info.fname, "test_core", 9));
 
@@ -162,7 +163,7 @@ int main(void)
 		}
 	rc = ds_core_backtrace(core, store, NULL, on_thread, &seen, err, sizeof(err));
 	CHECK_EQ_INT(rc, 0);
-	CHECK_EQ_INT(seen.threads, 1);
+	CHECK_EQ_INT(seen.threads, info.nthreads);
 	CHECK(seen.crashed_first);
 	CHECK_EQ_INT(seen.first_tid, child);
 	CHECK(seen.innermost_crash_here);
