@@ -48,6 +48,7 @@ enum {
 
 /* misc bits. */
 #define DS__PERF_MISC_CPUMODE_MASK 7u
+#define DS__PERF_MISC_MMAP_DATA (1u << 13) /* a non-executable mapping */
 #define DS__PERF_MISC_MMAP_BUILD_ID (1u << 14)
 #define DS__PERF_MISC_COMM_EXEC (1u << 13)
 

@@ -557,7 +557,10 @@ static int do_mmap(struct ds_perf_session *s, const struct ds__perf_rec *r)
 	/* perf's map__new(): executable anonymous memory (a JIT's code), and
 	 * the heap, stacks and SysV segments, are the process's perf map,
 	 * /tmp/perf-PID.map, at their addresses (what the JIT writes there). */
-	if (cpumode == CPUMODE_USER && (!mmap2 || (ds__perf_rd32(p, q + 64) & PROT_EXEC)) &&
+	/* (An MMAP has no prot: perf takes it as executable unless it is a
+	 * data mapping.) */
+	if (cpumode == CPUMODE_USER &&
+	    (mmap2 ? (ds__perf_rd32(p, q + 64) & PROT_EXEC) != 0 : !(misc & DS__PERF_MISC_MMAP_DATA)) &&
 	    (is_perf_anon(path) || (mmap2 && (ds__perf_rd32(p, q + 68) & MAP_HUGETLB)))) {
 		snprintf(path, sizeof(path), "/tmp/perf-%d.map", (int)pid);
 		nm.pgoff = nm.start;
