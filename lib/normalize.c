@@ -643,7 +643,8 @@ static int refresh(struct ds_normalizer *n, bool keep_old)
 		snapshot_release(&s);
 		return err == -ENOENT ? -ESRCH : err;
 	}
-	qsort(s.v, s.n, sizeof(*s.v), cmp_map);
+	if (s.n) /* (qsort's base may not be NULL) */
+		qsort(s.v, s.n, sizeof(*s.v), cmp_map);
 	if (keep_old) {
 		snapshot_release(&n->old);
 		n->old = n->cur;

@@ -796,7 +796,8 @@ static int rows_of(struct ds_table *t)
 	if (!(t->pos = calloc(ne ? ne : 1, sizeof(*t->pos))) ||
 	    !(t->rows = calloc(ne ? ne : 1, sizeof(*t->rows))))
 		goto out;
-	qsort_r(rows, ne, sizeof(*rows), agg_order, t);
+	if (ne > 1) /* (qsort's base may not be NULL, even for 0) */
+		qsort_r(rows, ne, sizeof(*rows), agg_order, t);
 	for (size_t i = 0; i < ne; i++) {
 		const struct site *s = rows[i].s;
 		const struct ds_profile_loc *pl = pl_of(t, s);
