@@ -877,6 +877,11 @@ static int unwind_sample(struct ds_perf_session *s, const struct sample *sm, uin
 		uint32_t dso = UINT32_MAX;
 		int rc;
 
+		/* A frame from garbage registers or stack can be any value; one
+		 * in the context markers' range would read as a marker, and no
+		 * user code is there: the unwind ends before it. */
+		if (ip >= CONTEXT_MAX)
+			break;
 		if (resolve(s, sm->pid, CPUMODE_USER, ip, &dso, &off))
 			s->dsos[dso].pub.callchain_hits++;
 		rc = add_cc(s, ip, dso, off, CPUMODE_USER);

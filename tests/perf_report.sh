@@ -299,9 +299,10 @@ if perf record -N -g -e cpu-clock -F 4000 -o cc.data -- "$tmp/w" >cc.rec 2>&1; t
 	compare "callchains" children cc.perf cc.ours
 	# A caller of the burn functions (libc's __libc_start_call_main, or
 	# main when its frame is found) has almost all the time as children
-	# and none as self.
-	grep -q -E '^ +(9[0-9]|100)\.[0-9]+% +0\.00% ' cc.ours ||
-		fail "--children: no caller row at >= 90% children, 0% self: $(grep % cc.ours | head -3)"
+	# and almost none as self (a sample or two may land in its own code:
+	# 0.10% was seen under load).
+	grep -q -E '^ +(9[0-9]|100)\.[0-9]+% +0\.[0-9]+% ' cc.ours ||
+		fail "--children: no caller row at >= 90% children, < 1% self: $(grep % cc.ours | head -3)"
 	run cc.data --no-fetch --no-children --sort dso,sym
 	grep -q '^# Overhead' "$out" || fail "--no-children: $(head -12 "$out")"
 else
