@@ -1022,9 +1022,8 @@ int ds__perfmap_load(const char *path, struct ds__perfmap *out)
 
 static bool perf_map_load(struct ds_normalizer *n, bool reload)
 {
-	char *cand[2] = { NULL, NULL }, *buf;
+	char *cand[2] = { NULL, NULL };
 	struct stat st;
-	size_t len;
 	int npid;
 
 	if (n->no_perf_map)
@@ -1047,9 +1046,7 @@ static bool perf_map_load(struct ds_normalizer *n, bool reload)
 
 		if (!cand[i] || stat(cand[i], &st) != 0 || !S_ISREG(st.st_mode))
 			continue;
-		if (read_all(cand[i], DS__PERFMAP_MAX_BYTES, &buf, &len))
-			continue;
-		if (ds__perfmap_parse(buf, len, &pm, NULL) == 0) {
+		if (ds__perfmap_load(cand[i], &pm) == 0) {
 			ds__perfmap_release(&n->pm);
 			n->pm = pm;
 			free(n->pm_path);
@@ -1058,7 +1055,6 @@ static bool perf_map_load(struct ds_normalizer *n, bool reload)
 			n->pm_size = st.st_size;
 			n->pm_mtime = st.st_mtim;
 		}
-		free(buf);
 		break;
 	}
 	free(cand[0]);

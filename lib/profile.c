@@ -188,6 +188,15 @@ static void strtab_release(struct strtab *t)
 
 /* --------------------------------------------------------- short names */
 
+/* A process's perf map, as the session names its anonymous code
+ * ("/tmp/perf-PID.map"): true, and its pid. */
+static bool perf_map_pid(const char *path, int *pid)
+{
+	int end = 0;
+
+	return sscanf(path, "/tmp/perf-%d.map%n", pid, &end) == 1 && end && !path[end];
+}
+
 /* perf's short name of a DSO: the base name of a file, "[kernel.kallsyms]"
  * and the like as they are, a kernel module as "[name]" (dashes become
  * underscores, as the kernel names modules). */
@@ -197,12 +206,12 @@ static char *short_name(const struct ds_perf_dso *d)
 	const char *b = strrchr(p, '/');
 	char *s;
 
-	int pid, end = 0;
+	int pid;
 
 	if (p[0] != '/' || p[1] == '/')
 		return strdup(p);
 	/* perf's name for a process's perf map (dso__load_perf_map()) */
-	if (sscanf(p, "/tmp/perf-%d.map%n", &pid, &end) == 1 && end && !p[end]) {
+	if (perf_map_pid(p, &pid)) {
 		if (asprintf(&s, "[JIT] tid %d", pid) < 0)
 			return NULL;
 		return s;
@@ -742,13 +751,6 @@ static int name_perfmap(struct ds_profile *p, size_t di, const uint32_t *v, size
 	return rc;
 }
 
-static bool is_perf_map(const char *path)
-{
-	int pid, end = 0;
-
-	return path && sscanf(path, "/tmp/perf-%d.map%n", &pid, &end) == 1 && end && !path[end];
-}
-
 static int by_dso_ip(const void *x, const void *y, void *arg)
 {
 	const struct ds_profile_loc *locs = arg;
@@ -780,7 +782,7 @@ static int name_all(struct ds_profile *p)
 				continue;
 			if (kernel)
 				name_kernel(p, di, v + i, j - i);
-			else if (is_perf_map(p->dsos[di].path))
+			else if (p->dsos[di].path && perf_map_pid(p->dsos[di].path, &(int){ 0 }))
 				rc = name_perfmap(p, di, v + i, j - i);
 			else
 				rc = name_user(p, di, v + i, j - i);
