@@ -48,10 +48,17 @@
 #define PERF_DATA_MAX (16ULL << 30) /* what we agree to read into memory */
 #define ATTR_SIZE_VER0 64 /* the smallest perf_event_attr */
 #define MAX_ATTRS 4096
-/* Decompressed records: at most this, and at most RATIO_MAX times the
- * compressed bytes (perf's level-1 streams shrink 5-20x). */
+/* Decompressed records: at most DECOMP_MAX, and at most DECOMP_FLOOR plus
+ * RATIO_MAX times the compressed bytes, so that a small file cannot ask for
+ * gigabytes.  The ratio is not perf's typical one: samples with
+ * --call-graph dwarf carry near-identical stack copies, and a 20 KB
+ * `perf record -z --call-graph dwarf` of a spinning program measured 136-200
+ * at level 1 (perf's own ratio in the header); a bound of 200 refused such
+ * recordings.  The floor covers the start of a stream, where a few KB hold
+ * whole megabytes. */
 #define DECOMP_MAX (8ULL << 30)
-#define RATIO_MAX 200
+#define DECOMP_FLOOR (256ULL << 20)
+#define RATIO_MAX 2048
 
 /* Features (perf's HEADER_*) and record types this reader knows. */
 enum {
@@ -600,7 +607,7 @@ static int decompress(struct ds_perf_data *p, const unsigned char *src, size_t n
 			return -ENOMEM;
 	}
 	p->compressed_in += n;
-	limit = p->compressed_in * RATIO_MAX;
+	limit = DECOMP_FLOOR + p->compressed_in * RATIO_MAX;
 	if (limit > DECOMP_MAX)
 		limit = DECOMP_MAX;
 	/* Until the input is used up and zstd had room to spare: output it

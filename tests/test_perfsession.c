@@ -436,7 +436,21 @@ static const char gen[] =
 	"z += bytes(-n % 8)\n"
 	"r.records = [struct.pack('<IHHQ', 83, 0, 16 + len(z), n) + z]\n"
 	"r.features[27] = struct.pack('<IIIII', 0, 1, 19, len(raw) // len(z), 4 << 20)\n"
-	"r.write(d + '/zbig.data')\n";
+	"r.write(d + '/zbig.data')\n"
+	/* identical samples: a ratio in the thousands, as --call-graph dwarf
+	 * stack copies reach hundreds (a bound of 200x once refused those) */
+	"r = Recording()\n"
+	"r.mmap2(100, 100, 0x400000, 0x10000, 0, '/a/libA.so', 1)\n"
+	"for t in range(40000):\n"
+	"    r.sample(100, 100, 0x400040, 2)\n"
+	"raw = b''.join(r.records)\n"
+	"z = Zstd().compress(raw, 19)\n"
+	"assert len(raw) > 1000 * len(z), (len(raw), len(z))\n"
+	"n = len(z)\n"
+	"z += bytes(-n % 8)\n"
+	"r.records = [struct.pack('<IHHQ', 83, 0, 16 + len(z), n) + z]\n"
+	"r.features[27] = struct.pack('<IIIII', 0, 1, 19, len(raw) // len(z), 4 << 20)\n"
+	"r.write(d + '/zsame.data')\n";
 
 int main(void)
 {
@@ -569,9 +583,17 @@ int main(void)
 			CHECK_EQ_INT(r.dsos[0].samples, 20000);
 		close_rec(&r);
 	}
+	if (open_rec(ctx, "zsame", &r)) {
+		CHECK_EQ_INT(r.got.n, 64);
+		CHECK_SAMPLE(&r, 0, "/a/libA.so", 0x40);
+		CHECK_EQ_INT(r.ndsos, 1);
+		if (r.ndsos)
+			CHECK_EQ_INT(r.dsos[0].samples, 40000);
+		close_rec(&r);
+	}
 	{
 		static const char *const names[] = { "overlap", "fork", "order", "mixed",
-						      "mixed-pipe", "corrupt", "zbig" };
+						      "mixed-pipe", "corrupt", "zbig", "zsame" };
 		char guest[256] = "";
 
 		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
