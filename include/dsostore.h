@@ -904,6 +904,12 @@ struct ds_profile_opts {
 	 * silent. */
 	ds_log_fn warn;
 	void *warn_user;
+	/* The recorded kernel's vmlinux (perf's -k): its DWARF gives kernel
+	 * samples file:line and inline frames, its symbols their names.  NULL:
+	 * perf's places for the recorded release, else (DS_PROFILE_LINES) the
+	 * kernel's build ID through the store.  A module's DWARF: where it is
+	 * loaded now (lib/ksym.c). */
+	const char *vmlinux;
 };
 
 /* One location.  Strings and frames belong to the profile. */

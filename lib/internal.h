@@ -383,6 +383,19 @@ bool ds__kernel_module_start(struct ds_context *ctx, const struct ds__kallsyms *
 int ds__ko_relocate(struct ds_context *ctx, const char *module, unsigned char *img, size_t len);
 /* A module's name ("ext4") from a perf DSO path ("[ext4]", a .ko file). */
 bool ds__kernel_module_name(const char *path, char *out, size_t len);
+/* perf's places for the vmlinux of release (/usr/lib/debug/boot/vmlinux-R
+ * and the like, under the kernel root): the first whose build ID is bid. */
+bool ds__vmlinux_place(const struct ds_context *ctx, const char *release,
+		       const struct ds_build_id *bid, char *path, size_t len);
+/* dso if its debuginfo has DWARF and the symbol ref (*link: its link-time
+ * address); else dso is put and NULL. */
+struct ds_dso *ds__vmlinux_usable(struct ds_context *ctx, struct ds_dso *dso, const char *ref,
+				  uint64_t *link);
+/* The DWARF answer for module's code at addr (where it is loaded now),
+ * valid as ds_kernel_symbolize()'s; false: no DWARF for it. */
+bool ds__kernel_module_dwarf(struct ds_kernel *k, const char *module, uint64_t addr,
+			     unsigned int flags, struct ds_sym_batch *batch,
+			     const struct ds_sym_answer **answer);
 /* One /proc/modules line: module's load address, if it is its line. */
 bool ds__modules_line(const char *line, size_t len, const char *module, size_t mlen,
 		      uint64_t *start);

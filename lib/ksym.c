@@ -134,11 +134,12 @@ static bool elf_symbol(Elf *elf, const char *name, uint64_t *value)
 	return false;
 }
 
-/* dso if its debuginfo has DWARF and _text (k->kaslr set), else put. */
-static struct ds_dso *usable(struct ds_kernel *k, struct ds_dso *dso, uint64_t ref_now)
+/* dso if its debuginfo has DWARF and the symbol ref (*link: its value),
+ * else put. */
+struct ds_dso *ds__vmlinux_usable(struct ds_context *ctx, struct ds_dso *dso, const char *ref,
+				  uint64_t *link)
 {
 	const struct ds_debuginfo *di;
-	uint64_t ref_link;
 	Elf *elf;
 	bool ok;
 
@@ -149,27 +150,29 @@ static struct ds_dso *usable(struct ds_kernel *k, struct ds_dso *dso, uint64_t r
 		return NULL;
 	}
 	elf = ds_debuginfo_elf(di);
-	ok = elf && elf_symbol(elf, KERNEL_REF, &ref_link);
+	ok = elf && elf_symbol(elf, ref, link);
+	if (!ok)
+		ds_debug(ctx, "kernel: %s has no %s symbol", ds_debuginfo_path(di), ref);
+	else
+		ds_debug(ctx, "kernel: DWARF from %s", ds_debuginfo_path(di));
 	ds_dso_unpin(dso);
 	if (!ok) {
-		ds_debug(k->ctx, "kernel: %s has no %s symbol", ds_debuginfo_path(di), KERNEL_REF);
 		ds_dso_put(dso);
 		return NULL;
 	}
-	k->kaslr = ref_now - ref_link;
-	ds_debug(k->ctx, "kernel: DWARF from %s, KASLR offset 0x%llx", ds_debuginfo_path(di),
-		 (unsigned long long)k->kaslr);
 	return dso;
 }
 
-/* A file at path whose build ID is the kernel's. */
-static struct ds_dso *local_vmlinux(struct ds_kernel *k, const char *path)
+/* k's vmlinux if usable, k->kaslr set. */
+static struct ds_dso *usable(struct ds_kernel *k, struct ds_dso *dso, uint64_t ref_now)
 {
-	struct ds_build_id bid;
+	uint64_t ref_link;
 
-	if (ds_build_id_read_file(path, &bid) || !ds_build_id_equal(&bid, &k->bid))
+	if (!(dso = ds__vmlinux_usable(k->ctx, dso, KERNEL_REF, &ref_link)))
 		return NULL;
-	return ds_store_findnew(k->store, path, NULL);
+	k->kaslr = ref_now - ref_link;
+	ds_debug(k->ctx, "kernel: KASLR offset 0x%llx", (unsigned long long)k->kaslr);
+	return dso;
 }
 
 /* The kernel's release: the kernel root's proc/sys/kernel/osrelease, else
@@ -196,16 +199,38 @@ static bool kernel_release(const struct ds_kernel *k, char *out, size_t len)
 	return out[0] && !strchr(out, '/');
 }
 
+/* perf's places for the vmlinux of kernel release (under the kernel root):
+ * the first whose build ID is bid, in path. */
+bool ds__vmlinux_place(const struct ds_context *ctx, const char *release,
+		       const struct ds_build_id *bid, char *path, size_t len)
+{
+	static const char *const places[] = { "/usr/lib/debug/boot/vmlinux-%s", "/boot/vmlinux-%s",
+					      "/usr/lib/debug/lib/modules/%s/vmlinux",
+					      "/lib/modules/%s/build/vmlinux" };
+	char place[PATH_MAX];
+
+	/* Without a build ID to check them by, no place is trusted. */
+	if (!bid->size || !release || !release[0] || strchr(release, '/'))
+		return false;
+	for (size_t i = 0; i < sizeof(places) / sizeof(places[0]); i++) {
+		struct ds_build_id b;
+
+		snprintf(place, sizeof(place), places[i], release);
+		ds__kernel_path(ctx, place, path, len);
+		if (access(path, R_OK) == 0 && ds_build_id_read_file(path, &b) == 0 &&
+		    ds_build_id_equal(&b, bid))
+			return true;
+	}
+	return false;
+}
+
 /* The vmlinux with DWARF, once: the caller's, perf's places (under the
  * kernel root, the running kernel's build ID only), the build ID through
  * the store. */
 static void find_vmlinux(struct ds_kernel *k)
 {
-	static const char *const places[] = { "/usr/lib/debug/boot/vmlinux-%s", "/boot/vmlinux-%s",
-					      "/usr/lib/debug/lib/modules/%s/vmlinux",
-					      "/lib/modules/%s/build/vmlinux" };
 	uint64_t ref_now;
-	char path[PATH_MAX], place[PATH_MAX], release[256];
+	char path[PATH_MAX], release[256];
 
 	if (k->vmlinux_tried)
 		return;
@@ -216,14 +241,9 @@ static void find_vmlinux(struct ds_kernel *k)
 		k->vmlinux = usable(k, ds_store_findnew(k->store, k->vmlinux_path, NULL), ref_now);
 		return;
 	}
-	/* Without a build ID to check them by, no place is trusted. */
-	if (k->bid.size && kernel_release(k, release, sizeof(release)))
-		for (size_t i = 0; i < sizeof(places) / sizeof(places[0]) && !k->vmlinux; i++) {
-			snprintf(place, sizeof(place), places[i], release);
-			ds__kernel_path(k->ctx, place, path, sizeof(path));
-			if (access(path, R_OK) == 0)
-				k->vmlinux = usable(k, local_vmlinux(k, path), ref_now);
-		}
+	if (kernel_release(k, release, sizeof(release)) &&
+	    ds__vmlinux_place(k->ctx, release, &k->bid, path, sizeof(path)))
+		k->vmlinux = usable(k, ds_store_findnew(k->store, path, NULL), ref_now);
 	if (!k->vmlinux && k->bid.size) {
 		struct ds_dso_id id = { .flags = DS_DSO_ID_BUILD_ID, .build_id = k->bid };
 
@@ -564,6 +584,18 @@ static struct ds_dso *module_dso(struct ds_kernel *k, const char *name)
 	snprintf(v->name, sizeof(v->name), "%s", name);
 	load_module(k, v);
 	return v->dso;
+}
+
+bool ds__kernel_module_dwarf(struct ds_kernel *k, const char *module, uint64_t addr,
+			     unsigned int flags, struct ds_sym_batch *batch,
+			     const struct ds_sym_answer **answer)
+{
+	struct ds_dso *dso = module_dso(k, module);
+
+	if (!dso || !from_dwarf(k, dso, 0, addr, flags, batch))
+		return false;
+	*answer = &k->ans;
+	return true;
 }
 
 DS_API int ds_kernel_symbolize(struct ds_kernel *k, uint64_t addr, unsigned int flags,

@@ -89,6 +89,22 @@ struct ds_profile {
 	bool kthread_on;
 	uint64_t kdelta; /* this boot's kernel text minus the recorded one */
 	bool kernel_named; /* ksyms are this kernel's */
+	/* Why kernel samples are not named from kallsyms (said once, when no
+	 * vmlinux names them either): another kernel's, or the error. */
+	bool kunnamed_bid;
+	int kunnamed_err;
+	bool kunnamed_said;
+
+	/* The kernel's DWARF and ELF symbols: the recorded kernel's vmlinux
+	 * (perf's -k, perf's places, by build ID), its link-time addresses
+	 * the recorded ones minus vmlinux_shift; the modules' through a
+	 * ds_kernel (lib/ksym.c) where they are now. */
+	char *vmlinux_path;
+	struct ds_store *kstore;
+	struct ds_dso *vmlinux;
+	bool vmlinux_tried;
+	uint64_t vmlinux_shift;
+	struct ds_kernel *kern;
 
 	int vdso_fd;
 	struct ds_store *vdso_store;
@@ -407,6 +423,9 @@ static int on_sample(void *user, const struct ds_perf_sample *smp)
 	return 0;
 }
 
+static int keep_frames(struct ds_profile *p, struct ds_profile_loc *l, const struct ds_sym_answer *a,
+		       uint64_t shift);
+
 /* ------------------------------------------------------------- kernel */
 
 static void *kallsyms_thread(void *arg)
@@ -460,8 +479,7 @@ static void kernel_start(struct ds_profile *p)
 		; /* nothing better to go by: perf does the same */
 	else if (!kd || !ds__kernel_build_id(p->ctx, &running) ||
 		 !ds_build_id_equal(&kd->build_id, &running)) {
-		warnf(p, "kernel samples unnamed: the recording's kernel build ID is not the "
-			 "running kernel's");
+		p->kunnamed_bid = true;
 		return;
 	}
 	p->kref = kd ? kd->ref_symbol : NULL;
@@ -486,11 +504,23 @@ static void kernel_delta(struct ds_profile *p)
 
 static void kernel_failed(struct ds_profile *p, int err)
 {
-	if (err == -EPERM)
+	p->kunnamed_err = err;
+	p->kernel_named = false;
+}
+
+/* Kernel samples that neither kallsyms nor a vmlinux names: why, once. */
+static void kernel_unnamed(struct ds_profile *p)
+{
+	if (p->kunnamed_said || (!p->kunnamed_bid && !p->kunnamed_err))
+		return;
+	p->kunnamed_said = true;
+	if (p->kunnamed_bid)
+		warnf(p, "kernel samples unnamed: the recording's kernel build ID is not the "
+			 "running kernel's, and no vmlinux of it was found");
+	else if (p->kunnamed_err == -EPERM)
 		warnf(p, "kernel samples unnamed: /proc/kallsyms gives no addresses");
 	else
-		warnf(p, "kernel samples unnamed: /proc/kallsyms: %s", ds_strerror(err));
-	p->kernel_named = false;
+		warnf(p, "kernel samples unnamed: /proc/kallsyms: %s", ds_strerror(p->kunnamed_err));
 }
 
 static void kernel_wait(struct ds_profile *p)
@@ -545,7 +575,145 @@ static bool module_delta(struct ds_profile *p, const struct ds_perf_dso *d, char
 	return true;
 }
 
-static void name_kernel(struct ds_profile *p, size_t di, const uint32_t *v, size_t n)
+/* The ds_dso_symbolize_batch() flags of a location's answer. */
+static unsigned sym_flags(const struct ds_profile *p)
+{
+	return DS_SYM_ELF_NAMES |
+	       (p->flags & DS_PROFILE_MANGLED ? 0 : DS_SYM_DEMANGLE | DS_SYM_NO_PARAMS) |
+	       (p->flags & DS_PROFILE_LINES ? DS_SYM_INLINES : DS_SYM_NO_LINES);
+}
+
+/* The kernel's debuginfo by build ID from this machine only: the debug
+ * directories, perf's build-id cache, the debuginfod cache (what was
+ * fetched before).  No server: a distribution's vmlinux debuginfo is near
+ * a gigabyte, more than a report should download unasked (perf does not
+ * either); `dsostore fetch BUILD-ID` brings it into the cache. */
+static struct ds_dso *local_kernel(struct ds_profile *p, const struct ds_build_id *bid)
+{
+	char hex[2 * DS_BUILD_ID_MAX + 1], *path = NULL;
+	struct ds_dso *dso = NULL;
+	struct ds_found found;
+
+	if (ds__locate(p->ctx, bid, NULL, DS_ARTIFACT_DEBUGINFO, &found, NULL) == 0) {
+		dso = ds_store_findnew(p->kstore, found.path, NULL);
+		ds__found_release(&found);
+	} else if (ds_build_id_format(bid, hex, sizeof(hex)) >= 0 &&
+		   ds__cache_lookup(&p->ctx->cache, bid, hex, DS_ARTIFACT_DEBUGINFO, "debuginfo",
+				    &path) == 0) {
+		dso = ds_store_findnew(p->kstore, path, NULL);
+		free(path);
+	}
+	return dso;
+}
+
+/* The recorded kernel's vmlinux, with DWARF and perf's reference symbol
+ * (vmlinux_shift set), once: perf's -k (its build ID the recorded one),
+ * else one of perf's places for the recorded release, else (for lines) the
+ * kernel's build ID on this machine (local_kernel).  perf looks for it
+ * the same way before it takes kallsyms. */
+static struct ds_dso *profile_vmlinux(struct ds_profile *p, const struct ds_perf_dso *d)
+{
+	const char *ref = d->ref_symbol ? d->ref_symbol : "_text", *host, *release;
+	struct ds_dso *dso = NULL;
+	char path[PATH_MAX];
+	uint64_t link = 0;
+
+	if (p->vmlinux_tried)
+		return p->vmlinux;
+	p->vmlinux_tried = true;
+	if (!p->kstore && !(p->kstore = ds_store_new(p->ctx, "kernel", NULL)))
+		return NULL;
+	if (p->vmlinux_path) {
+		struct ds_build_id b;
+
+		if (d->build_id.size && (ds_build_id_read_file(p->vmlinux_path, &b) ||
+					 !ds_build_id_equal(&b, &d->build_id))) {
+			warnf(p, "%s: not the recorded kernel (no build ID, or another one)",
+			      p->vmlinux_path);
+			return NULL;
+		}
+		dso = ds_store_findnew(p->kstore, p->vmlinux_path, NULL);
+	} else {
+		ds__perf_session_host(p->s, &host, &release);
+		if (ds__vmlinux_place(p->ctx, release, &d->build_id, path, sizeof(path)))
+			dso = ds_store_findnew(p->kstore, path, NULL);
+		else if (d->build_id.size && (p->flags & DS_PROFILE_LINES))
+			dso = local_kernel(p, &d->build_id);
+	}
+	if (!(p->vmlinux = ds__vmlinux_usable(p->ctx, dso, ref, &link))) {
+		if (p->vmlinux_path)
+			warnf(p, "%s: no DWARF, or no %s symbol", p->vmlinux_path, ref);
+		return NULL;
+	}
+	p->vmlinux_shift = d->ref_address ? d->ref_address - link : 0;
+	return p->vmlinux;
+}
+
+/* The vmlinux's answers for the kernel's locations (recorded addresses
+ * moved to link-time ones): frames with lines, and names where kallsyms
+ * gave none (or always, given -k: perf names from the vmlinux then). */
+static int vmlinux_names(struct ds_profile *p, struct ds_dso *dso, const uint32_t *v, size_t n)
+{
+	bool lines = p->flags & DS_PROFILE_LINES;
+	const struct ds_sym_answer *res;
+	uint64_t *addrs;
+	size_t nres = 0;
+	int rc;
+
+	if (!p->batch && !(p->batch = ds_sym_batch_new()))
+		return -ENOMEM;
+	if (!(addrs = malloc(n * sizeof(*addrs))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		addrs[i] = p->locs[v[i]].ip - p->vmlinux_shift;
+	rc = ds_dso_symbolize_batch(dso, addrs, n, sym_flags(p), p->batch);
+	free(addrs);
+	if (rc < 0)
+		return rc == -ENOMEM ? rc : 0;
+	res = ds_sym_batch_answers(p->batch, &nres);
+	for (size_t i = 0; i < n && i < nres; i++) {
+		struct ds_profile_loc *l = &p->locs[v[i]];
+		const struct ds_sym_answer *a = &res[i];
+		const struct ds_frame *out;
+
+		if (a->status != DS_SYM_FOUND || !a->nframes)
+			continue;
+		out = &a->frames[a->nframes - 1];
+		if (out->function && (!l->function || p->vmlinux_path)) {
+			if (!(l->function = strtab_intern(&p->strs, out->function, out->function_len)))
+				return -ENOMEM;
+			l->function_start = out->function_start + p->vmlinux_shift;
+		}
+		if (lines && (rc = keep_frames(p, l, a, p->vmlinux_shift)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+/* A module's DWARF where it is now (address + delta), for lines. */
+static int module_lines(struct ds_profile *p, const char *mod, uint64_t delta, const uint32_t *v,
+			size_t n)
+{
+	if (!p->kstore && !(p->kstore = ds_store_new(p->ctx, "kernel", NULL)))
+		return 0;
+	if (!p->kern && !(p->kern = ds_kernel_new(p->kstore, NULL)))
+		return -ENOMEM;
+	if (!p->batch && !(p->batch = ds_sym_batch_new()))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		struct ds_profile_loc *l = &p->locs[v[i]];
+		const struct ds_sym_answer *a;
+		int rc;
+
+		if (!ds__kernel_module_dwarf(p->kern, mod, l->ip + delta, sym_flags(p), p->batch, &a))
+			continue;
+		if ((rc = keep_frames(p, l, a, (uint64_t)0 - delta)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int name_kernel(struct ds_profile *p, size_t di, const uint32_t *v, size_t n)
 {
 	const struct ds_perf_dso *d = &p->dsos[di];
 	bool vmlinux = !strcmp(d->path, "[kernel.kallsyms]");
@@ -582,6 +750,18 @@ static void name_kernel(struct ds_profile *p, size_t di, const uint32_t *v, size
 			l->function_start = start - delta;
 		}
 	}
+	if (vmlinux && d->machine && !strcmp(d->machine, "host") &&
+	    ((p->flags & DS_PROFILE_LINES) || !named || p->vmlinux_path)) {
+		struct ds_dso *dso = profile_vmlinux(p, d);
+
+		if (dso)
+			return vmlinux_names(p, dso, v, n);
+	} else if (named && !vmlinux && (p->flags & DS_PROFILE_LINES)) {
+		return module_lines(p, mod, delta, v, n);
+	}
+	if (!named)
+		kernel_unnamed(p);
+	return 0;
 }
 
 /* --------------------------------------------------------------- vDSO */
@@ -641,8 +821,10 @@ static struct ds_dso *vdso_dso(struct ds_profile *p, const struct ds_perf_dso *d
 /* ---------------------------------------------------------- user space */
 
 /* The frames of an answer, kept: strings interned, frames in one array
- * (indexes until the array stops moving). */
-static int keep_frames(struct ds_profile *p, struct ds_profile_loc *l, const struct ds_sym_answer *a)
+ * (indexes until the array stops moving), function starts plus shift (the
+ * kernel's: from where DWARF has them to where they were recorded). */
+static int keep_frames(struct ds_profile *p, struct ds_profile_loc *l, const struct ds_sym_answer *a,
+		       uint64_t shift)
 {
 	size_t at = p->nframes;
 
@@ -657,6 +839,8 @@ static int keep_frames(struct ds_profile *p, struct ds_profile_loc *l, const str
 			return -ENOMEM;
 		if (f.file && !(f.file = strtab_intern(&p->strs, f.file, f.file_len)))
 			return -ENOMEM;
+		if (f.function_start)
+			f.function_start += shift;
 		p->frames[p->nframes++] = f;
 	}
 	l->frames = (const struct ds_frame *)(uintptr_t)at;
@@ -669,9 +853,7 @@ static int name_user(struct ds_profile *p, size_t di, const uint32_t *v, size_t 
 	const struct ds_perf_dso *d = &p->dsos[di];
 	struct ds_dso *dso = d->dso;
 	bool lines = p->flags & DS_PROFILE_LINES;
-	unsigned flags = DS_SYM_FILE_OFFSET | DS_SYM_ELF_NAMES |
-			 (p->flags & DS_PROFILE_MANGLED ? 0 : DS_SYM_DEMANGLE | DS_SYM_NO_PARAMS) |
-			 (lines ? DS_SYM_INLINES : DS_SYM_NO_LINES);
+	unsigned flags = DS_SYM_FILE_OFFSET | sym_flags(p);
 	const struct ds_sym_answer *res = NULL;
 	uint64_t *addrs;
 	size_t nres = 0;
@@ -712,7 +894,7 @@ static int name_user(struct ds_profile *p, size_t di, const uint32_t *v, size_t 
 				return -ENOMEM;
 			l->function_start = out->function_start;
 		}
-		if (lines && (rc = keep_frames(p, l, a)) < 0)
+		if (lines && (rc = keep_frames(p, l, a, 0)) < 0)
 			return rc;
 	}
 	return 0;
@@ -781,7 +963,7 @@ static int name_all(struct ds_profile *p)
 			if (di == SIZE_MAX || p->dsos[di].kernel != kernel)
 				continue;
 			if (kernel)
-				name_kernel(p, di, v + i, j - i);
+				rc = name_kernel(p, di, v + i, j - i);
 			else if (p->dsos[di].path && perf_map_pid(p->dsos[di].path, &(int){ 0 }))
 				rc = name_perfmap(p, di, v + i, j - i);
 			else
@@ -817,6 +999,10 @@ DS_API void ds_profile_free(struct ds_profile *p)
 	ds_sym_batch_free(p->batch);
 	ds_dso_put(p->vdso);
 	ds_store_free(p->vdso_store);
+	ds_kernel_free(p->kern);
+	ds_dso_put(p->vmlinux);
+	ds_store_free(p->kstore);
+	free(p->vmlinux_path);
 	if (p->vdso_fd > 0)
 		close(p->vdso_fd);
 	if (p->own_session)
@@ -834,6 +1020,10 @@ static struct ds_profile *profile_alloc(const struct ds_profile_opts *opts)
 	p->warn = DS_OPT(opts, warn, NULL);
 	p->warn_user = DS_OPT(opts, warn_user, NULL);
 	p->vdso_fd = -1;
+	if (DS_OPT(opts, vmlinux, NULL) && !(p->vmlinux_path = strdup(opts->vmlinux))) {
+		free(p);
+		return NULL;
+	}
 	return p;
 }
 

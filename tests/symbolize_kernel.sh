@@ -109,43 +109,7 @@ tl_case_end "(kallsyms file with [ext4], [nf_tables])"
 
 tl_case vmlinux
 bid=5eed1e55c0ffee00112233445566778899aabbcc
-cat >k.c <<'EOF'
-static int counter;
-static inline __attribute__((always_inline)) int deep(int x)
-{
-	counter += x;
-	return counter * 3;
-}
-__attribute__((noinline)) int middle(int x)
-{
-	int r = deep(x + 1);
-
-	return r + deep(r);
-}
-__attribute__((noinline)) int do_sys_thing(int x)
-{
-	return middle(x) - 1;
-}
-void _start(void)
-{
-	do_sys_thing(2);
-	for (;;)
-		;
-}
-EOF
-cat >k.lds <<'EOF'
-SECTIONS
-{
-	. = 0xffffffff81000000;
-	_text = .;
-	.text : { _stext = .; *(.text .text.*) _etext = .; }
-	.notes : { *(.note.gnu.build-id) }
-	/DISCARD/ : { *(.note.*) }
-	.bss : { *(.bss .bss.*) }
-}
-EOF
-gcc -g -O2 -ffreestanding -fno-pie -no-pie -nostdlib -mcmodel=kernel -fno-asynchronous-unwind-tables \
-	-Wl,-T,k.lds -Wl,--build-id=0x$bid -o vmlinux k.c 2>gcc.err || fail "gcc: $(head -3 gcc.err)"
+tl_vmlinux vmlinux $bid || fail "gcc: $(head -3 gcc.err)"
 [ "$(tl_build_id vmlinux)" = "$bid" ] || fail "vmlinux build ID: $(tl_build_id vmlinux)"
 kaslr=$((0x1e400000))
 mkdir -p root/proc root/sys/kernel dbg/.build-id/${bid:0:2}
@@ -200,8 +164,7 @@ cp vmlinux root/usr/lib/debug/boot/vmlinux-6.1.0-dstest
 	fail "place: exit $?"
 diff vm.want vm.got3 >/dev/null || fail "usr/lib/debug/boot, vs addr2line: $(diff vm.want vm.got3 | head -6)"
 # Another build's vmlinux there is not this kernel's: kallsyms names.
-gcc -g -O2 -ffreestanding -fno-pie -no-pie -nostdlib -mcmodel=kernel -fno-asynchronous-unwind-tables \
-	-Wl,-T,k.lds -Wl,--build-id=0x0123456789 -o root/usr/lib/debug/boot/vmlinux-6.1.0-dstest k.c
+tl_vmlinux root/usr/lib/debug/boot/vmlinux-6.1.0-dstest 0123456789
 "$DSOSTORE" symbolize --kernel --kernel-root root -f $(sed -n 1p vm.shifted) >vm.other
 [ "$(cat vm.other)" = "$(printf 'middle\n??:?')" ] || fail "another build's vmlinux used: $(cat vm.other)"
 rm -r root/usr
@@ -218,30 +181,7 @@ tl_case module-dwarf
 # is the oracle; loaded at two places in turn, the answers are the same
 # (nothing of one load kept for the next: no saved index of the copy).
 mbid=6d6f64756c652d6275696c642d69642d6b6d6f64
-cat >m.c <<'EOF'
-static int counter;
-static inline __attribute__((always_inline)) int deep(int x)
-{
-	counter += x;
-	return counter * 3;
-}
-__attribute__((noinline)) int x_read(int x)
-{
-	int r = deep(x + 1);
-
-	return r + deep(r);
-}
-__attribute__((noinline)) int x_write(int x)
-{
-	return x_read(x) - 1;
-}
-__attribute__((section(".init.text"), noinline)) int x_init(void)
-{
-	return x_write(2);
-}
-EOF
-gcc -c -g -O2 -fno-pie -mcmodel=kernel -fno-asynchronous-unwind-tables m.c -o m.o &&
-	ld -r --build-id=0x$mbid -o kmodx.ko m.o || fail "cannot build the module"
+tl_kmod kmodx.ko $mbid || fail "cannot build the module: $(head -3 gcc.err)"
 [ "$(tl_build_id kmodx.ko)" = "$mbid" ] || fail "module build ID: $(tl_build_id kmodx.ko)"
 mkdir -p mdbg/.build-id/${mbid:0:2}
 cp kmodx.ko mdbg/.build-id/${mbid:0:2}/${mbid:2}.debug

@@ -69,6 +69,83 @@ tl_split_debuginfo() {
 		objcopy --strip-debug --add-gnu-debuglink="$1.debug" "$1"
 }
 
+# tl_vmlinux OUT BUILD-ID [SOURCE]: a synthetic vmlinux: SOURCE (default
+# k.c, written here when absent: middle with an inlined deep, do_sys_thing,
+# _start) built with gcc -g -O2 as kernel code, linked at
+# 0xffffffff81000000 (_text, _stext, _etext; k.lds), with that build ID.
+# Status of gcc; its messages in gcc.err.
+tl_vmlinux() {
+	local src=${3:-k.c}
+	[ -e k.c ] || cat >k.c <<'EOF'
+static int counter;
+static inline __attribute__((always_inline)) int deep(int x)
+{
+	counter += x;
+	return counter * 3;
+}
+__attribute__((noinline)) int middle(int x)
+{
+	int r = deep(x + 1);
+
+	return r + deep(r);
+}
+__attribute__((noinline)) int do_sys_thing(int x)
+{
+	return middle(x) - 1;
+}
+void _start(void)
+{
+	do_sys_thing(2);
+	for (;;)
+		;
+}
+EOF
+	[ -e k.lds ] || cat >k.lds <<'EOF'
+SECTIONS
+{
+	. = 0xffffffff81000000;
+	_text = .;
+	.text : { _stext = .; *(.text .text.*) _etext = .; }
+	.notes : { *(.note.gnu.build-id) }
+	/DISCARD/ : { *(.note.*) }
+	.bss : { *(.bss .bss.*) }
+}
+EOF
+	gcc -g -O2 -ffreestanding -fno-pie -no-pie -nostdlib -mcmodel=kernel \
+		-fno-asynchronous-unwind-tables -Wl,-T,k.lds -Wl,--build-id=0x$2 -o "$1" "$src" \
+		2>>gcc.err
+}
+
+# tl_kmod OUT BUILD-ID: a synthetic kernel module kmodx, ET_REL with DWARF
+# (gcc -c -g -O2 of m.c, ld -r): x_read (with an inlined deep) and x_write
+# in .text, x_init in .init.text.  Status of the build; messages in gcc.err.
+tl_kmod() {
+	cat >m.c <<'EOF'
+static int counter;
+static inline __attribute__((always_inline)) int deep(int x)
+{
+	counter += x;
+	return counter * 3;
+}
+__attribute__((noinline)) int x_read(int x)
+{
+	int r = deep(x + 1);
+
+	return r + deep(r);
+}
+__attribute__((noinline)) int x_write(int x)
+{
+	return x_read(x) - 1;
+}
+__attribute__((section(".init.text"), noinline)) int x_init(void)
+{
+	return x_write(2);
+}
+EOF
+	gcc -c -g -O2 -fno-pie -mcmodel=kernel -fno-asynchronous-unwind-tables m.c -o m.o \
+		2>>gcc.err && ld -r --build-id=0x$2 -o "$1" m.o 2>>gcc.err
+}
+
 # tl_build_id FILE: its GNU build ID as eu-readelf reads it ("" if none).
 tl_build_id() {
 	eu-readelf -n "$1" 2>/dev/null | awk '/Build ID:/ {print $3; exit}'

@@ -13,6 +13,7 @@ struct cli_common {
 	int n_debug_dirs;
 	const char *perf_buildid_dir;
 	const char *kallsyms, *kernel_root; /* ds_context_opts' */
+	const char *vmlinux; /* -k: the kernel's vmlinux (symbolize, report, annotate) */
 	int verbose;
 };
 
@@ -76,6 +77,8 @@ bool cli_recording_option(int argc, char **argv, int *i, const char **path, bool
 	"  --kallsyms FILE         kernel symbols from FILE, not /proc/kallsyms (perf's)\n"  \
 	"  --kernel-root DIR       the kernel's proc/ and sys/ files under DIR (default\n"   \
 	"                          $DSOSTORE_KERNEL_ROOT, else /)\n"                          \
+	"  -k, --vmlinux FILE      the kernel's vmlinux with DWARF (perf's -k), for\n"     \
+	"                          kernel addresses: symbolize --kernel, report, annotate\n" \
 	"  -v, --verbose           log the search on stderr\n"                               \
 	"  -h, --help              this help\n"
 

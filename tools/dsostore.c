@@ -67,6 +67,18 @@ int cli_common_option(struct cli_common *c, int argc, char **argv, int *i, const
 		*(a[3] == 'a' ? &c->kallsyms : &c->kernel_root) = argv[++*i];
 		return 1;
 	}
+	if (!strncmp(a, "--vmlinux=", 10)) {
+		c->vmlinux = a + 10;
+		return 1;
+	}
+	if (!strcmp(a, "-k") || !strcmp(a, "--vmlinux")) {
+		if (*i + 1 >= argc) {
+			cli_error("%s needs an argument", a);
+			return CLI_BAD;
+		}
+		c->vmlinux = argv[++*i];
+		return 1;
+	}
 	if (!strcmp(a, "--debug-dir") || !strcmp(a, "--perf-buildid-dir")) {
 		if (*i + 1 >= argc) {
 			cli_error("%s needs an argument", a);

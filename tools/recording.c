@@ -14,6 +14,7 @@
 int cli_recording_open(struct cli_recording *r, const char *path, const struct cli_common *c,
 		       bool no_fetch, const struct ds_profile_opts *po)
 {
+	struct ds_profile_opts o = { 0 };
 	char err[256] = "";
 	int rc;
 
@@ -30,7 +31,11 @@ int cli_recording_open(struct cli_recording *r, const char *path, const struct c
 		return 1;
 	}
 	r->ctx = cli_context(c);
-	r->prof = ds_profile_open(r->ctx, r->pd, NULL, po, err, sizeof(err));
+	if (po)
+		o = *po;
+	o.sz = sizeof(o);
+	o.vmlinux = c->vmlinux;
+	r->prof = ds_profile_open(r->ctx, r->pd, NULL, &o, err, sizeof(err));
 	if (!r->prof) {
 		cli_error("%s: %s", path, err[0] ? err : ds_strerror(-errno));
 		return 1;
@@ -43,7 +48,8 @@ int cli_recording_open(struct cli_recording *r, const char *path, const struct c
 int cli_recording_prefetch(struct cli_recording *r, bool progress, bool verbose)
 {
 	DS_OPTS(ds_fetch_opts, fo, .progress = progress ? cli_progress : NULL);
-	/* Names alone need no dwz alt file and no split DWARF. */
+	/* Names alone need no dwz alt file and no split DWARF.  The kernel's
+	 * DWARF is not fetched (lib/profile.c local_kernel). */
 	int left = ds_perf_session_prefetch(r->s, r->lines ? 0 : DS_PERF_PREFETCH_NAMES, &fo), rc;
 
 	if (left < 0)

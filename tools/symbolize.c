@@ -33,7 +33,6 @@ static const char symbolize_help[] =
 	"  -e, --exe FILE          the binary\n"
 	"  --kernel                addresses of the kernel (/proc/kallsyms' names, its\n"
 	"                          modules'; file:line from the vmlinux when found)\n"
-	"  -k, --vmlinux FILE      with --kernel: the vmlinux with DWARF\n"
 	"  -f, --functions         print function names\n"
 	"  -i, --inlines           print the inlined callers too\n"
 	"  -C, --demangle          demangle C++ and Rust names (as addr2line -C; LLVM\n"
@@ -1276,10 +1275,6 @@ int cmd_symbolize(int argc, char **argv)
 			o.exe = argv[++i];
 		} else if (!strcmp(a, "--kernel")) {
 			o.kernel = true;
-		} else if ((!strcmp(a, "-k") || !strcmp(a, "--vmlinux")) && i + 1 < argc) {
-			o.vmlinux = argv[++i];
-		} else if (!strncmp(a, "--vmlinux=", 10)) {
-			o.vmlinux = a + 10;
 		} else if (!strncmp(a, "--exe=", 6) || !strncmp(a, "--obj=", 6)) {
 			o.exe = a + 6;
 		} else if (!strncmp(a, "--output-style=", 15)) {
@@ -1385,6 +1380,7 @@ int cmd_symbolize(int argc, char **argv)
 		o.inlines = true;
 		o.demangle = true;
 	}
+	o.vmlinux = common.vmlinux;
 	if (o.kernel && (o.exe || o.pid)) {
 		cli_error("symbolize: --kernel, -e and --pid are one or the other");
 		return 2;
