@@ -900,8 +900,10 @@ struct ds_profile;
 struct ds_profile_opts {
 	size_t sz;
 	unsigned int flags; /* DS_PROFILE_* */
-	/* Called with a message for each DSO that could not be read; NULL:
-	 * silent. */
+	/* Called with a message for each DSO that could not be read and why
+	 * kernel samples are unnamed (DS_LOG_INFO), and for what an option
+	 * asked for and did not get, as a vmlinux of another kernel
+	 * (DS_LOG_WARN); NULL: silent. */
 	ds_log_fn warn;
 	void *warn_user;
 	/* The recorded kernel's vmlinux (perf's -k): its DWARF gives kernel

@@ -113,9 +113,10 @@ struct ds_profile {
 	struct ds_sym_batch *batch;
 };
 
-static void warnf(struct ds_profile *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void warnf(struct ds_profile *p, enum ds_log_level level, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-static void warnf(struct ds_profile *p, const char *fmt, ...)
+static void warnf(struct ds_profile *p, enum ds_log_level level, const char *fmt, ...)
 {
 	char msg[1024];
 	va_list ap;
@@ -125,7 +126,7 @@ static void warnf(struct ds_profile *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	p->warn(p->warn_user, DS_LOG_WARN, msg);
+	p->warn(p->warn_user, level, msg);
 }
 
 static uint64_t mix(uint64_t h)
@@ -515,12 +516,13 @@ static void kernel_unnamed(struct ds_profile *p)
 		return;
 	p->kunnamed_said = true;
 	if (p->kunnamed_bid)
-		warnf(p, "kernel samples unnamed: the recording's kernel build ID is not the "
+		warnf(p, DS_LOG_INFO, "kernel samples unnamed: the recording's kernel build ID is not the "
 			 "running kernel's, and no vmlinux of it was found");
 	else if (p->kunnamed_err == -EPERM)
-		warnf(p, "kernel samples unnamed: /proc/kallsyms gives no addresses");
+		warnf(p, DS_LOG_INFO, "kernel samples unnamed: /proc/kallsyms gives no addresses");
 	else
-		warnf(p, "kernel samples unnamed: /proc/kallsyms: %s", ds_strerror(p->kunnamed_err));
+		warnf(p, DS_LOG_INFO, "kernel samples unnamed: /proc/kallsyms: %s",
+		      ds_strerror(p->kunnamed_err));
 }
 
 static void kernel_wait(struct ds_profile *p)
@@ -624,12 +626,20 @@ static struct ds_dso *profile_vmlinux(struct ds_profile *p, const struct ds_perf
 	if (!p->kstore && !(p->kstore = ds_store_new(p->ctx, "kernel", NULL)))
 		return NULL;
 	if (p->vmlinux_path) {
+		char have[2 * DS_BUILD_ID_MAX + 1], want[2 * DS_BUILD_ID_MAX + 1];
 		struct ds_build_id b;
+		int err = ds_build_id_read_file(p->vmlinux_path, &b);
 
-		if (d->build_id.size && (ds_build_id_read_file(p->vmlinux_path, &b) ||
-					 !ds_build_id_equal(&b, &d->build_id))) {
-			warnf(p, "%s: not the recorded kernel (no build ID, or another one)",
-			      p->vmlinux_path);
+		if (err == -ENODATA && !d->build_id.size) {
+			; /* nothing to check it by, as perf */
+		} else if (err) {
+			warnf(p, DS_LOG_WARN, "%s: %s", p->vmlinux_path, ds_strerror(err));
+			return NULL;
+		} else if (d->build_id.size && !ds_build_id_equal(&b, &d->build_id)) {
+			ds_build_id_format(&b, have, sizeof(have));
+			ds_build_id_format(&d->build_id, want, sizeof(want));
+			warnf(p, DS_LOG_WARN, "%s: not the recorded kernel (build ID %s, recorded %s)",
+			      p->vmlinux_path, have, want);
 			return NULL;
 		}
 		dso = ds_store_findnew(p->kstore, p->vmlinux_path, NULL);
@@ -642,7 +652,7 @@ static struct ds_dso *profile_vmlinux(struct ds_profile *p, const struct ds_perf
 	}
 	if (!(p->vmlinux = ds__vmlinux_usable(p->ctx, dso, ref, &link))) {
 		if (p->vmlinux_path)
-			warnf(p, "%s: no DWARF, or no %s symbol", p->vmlinux_path, ref);
+			warnf(p, DS_LOG_WARN, "%s: no DWARF, or no %s symbol", p->vmlinux_path, ref);
 		return NULL;
 	}
 	p->vmlinux_shift = d->ref_address ? d->ref_address - link : 0;
@@ -877,7 +887,8 @@ static int name_user(struct ds_profile *p, size_t di, const uint32_t *v, size_t 
 		if (rc == -ENOMEM)
 			return rc;
 		ds_dso_error(dso, why, sizeof(why));
-		warnf(p, "%s: no symbols: %s%s%s", d->path, ds_strerror(rc), why[0] ? ": " : "", why);
+		warnf(p, DS_LOG_INFO, "%s: no symbols: %s%s%s", d->path, ds_strerror(rc),
+		      why[0] ? ": " : "", why);
 		return 0;
 	}
 	res = ds_sym_batch_answers(p->batch, &nres);
@@ -914,7 +925,7 @@ static int name_perfmap(struct ds_profile *p, size_t di, const uint32_t *v, size
 		return rc;
 	if (rc) {
 		if (rc != -ENOENT)
-			warnf(p, "%s: %s", d->path, ds_strerror(rc));
+			warnf(p, DS_LOG_INFO, "%s: %s", d->path, ds_strerror(rc));
 		return 0;
 	}
 	for (size_t i = 0; i < n && !rc; i++) {

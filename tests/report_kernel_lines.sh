@@ -11,7 +11,8 @@
 #    in the debuginfod cache, and in perf's place for the recorded release (usr/lib/debug/boot/
 #    vmlinux-RELEASE under the kernel root, where a names-only report
 #    looks too): the same rows;
-#  - a vmlinux of another build given with -k: said so, not used;
+#  - a vmlinux of another build given with -k: said so (without -v), not
+#    used;
 #  - --inline: each row's inline chains and shares as addr2line -f -i at
 #    the samples' link-time addresses gives them (first principles);
 #  - a module sampled at one place and loaded now at another (its .text;
@@ -35,7 +36,7 @@ bid=5eed1e55c0ffee00112233445566778899aabbcc
 mbid=6d6f64756c652d6275696c642d69642d6b6d6f64
 tl_vmlinux vmlinux $bid || fail "gcc: $(head -3 gcc.err)"
 sed 's/counter \* 3/counter * 5/' k.c >k2.c
-tl_vmlinux vmlinux.other 0123456789 k2.c || fail "gcc: $(head -3 gcc.err)"
+tl_vmlinux vmlinux.other 0123456789abcdef0123456789abcdef01234567 k2.c || fail "gcc: $(head -3 gcc.err)"
 tl_kmod kmodx.ko $mbid || fail "cannot build the module: $(head -3 gcc.err)"
 [ "$(tl_build_id vmlinux)" = "$bid" ] || fail "vmlinux build ID: $(tl_build_id vmlinux)"
 [ "$(tl_build_id kmodx.ko)" = "$mbid" ] || fail "module build ID: $(tl_build_id kmodx.ko)"
@@ -146,7 +147,7 @@ grep -q "kernel samples unnamed" none.err || fail "no word on unnamed kernel sam
 tl_case_end
 
 tl_case "a vmlinux of another build"
-ours other -i k.data -k vmlinux.other -s sym,srcline -v
+ours other -i k.data -k vmlinux.other -s sym,srcline
 grep -q "not the recorded kernel" other.err || fail "no word on the wrong vmlinux: $(cat other.err)"
 grep -q "k2\?.c:" other.rows && fail "another build's lines used: $(head -3 other.rows)"
 tl_case_end

@@ -633,13 +633,6 @@ static void print_json(const struct annotate *a)
 
 /* ---------------------------------------------------------------- run */
 
-static void warn_verbose(void *user, enum ds_log_level level, const char *msg)
-{
-	(void)user;
-	(void)level;
-	cli_error("%s", msg);
-}
-
 static void count_events(struct annotate *a)
 {
 	const struct ds_profile_sample *smp;
@@ -683,8 +676,7 @@ static int run(const struct opts *o, const struct cli_common *common)
 	if (!a.sym_found)
 		oom();
 	{
-		DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_LINES,
-			.warn = o->verbose ? warn_verbose : NULL);
+		DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_LINES);
 
 		if (cli_recording_open(&rec, o->path, common, o->no_fetch, &po) ||
 		    cli_recording_prefetch(&rec, o->progress, o->verbose))

@@ -642,18 +642,10 @@ out:
 
 /* ------------------------------------------------------- the recording */
 
-static void warn_dso(void *user, enum ds_log_level level, const char *msg)
-{
-	(void)user;
-	(void)level;
-	cli_error("%s", msg);
-}
-
 int folded_of_recording(struct folded *f, const char *path, const struct cli_common *common,
 			const struct folded_opts *o, bool no_fetch, bool progress)
 {
-	DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_CALLCHAINS,
-		.warn = common->verbose ? warn_dso : NULL);
+	DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_CALLCHAINS);
 	struct cli_recording rec;
 	int status = 1;
 

@@ -672,11 +672,6 @@ out:
 	return rc;
 }
 
-static void warn(void *user, enum ds_log_level level, const char *msg)
-{
-	cli_error("%s", msg);
-}
-
 static int encode(const char *out, const char *data_path, const struct ds_perf_data *pd,
 		  struct ds_perf_session *s, const struct ds_profile *p)
 {
@@ -783,8 +778,7 @@ static int encode(const char *out, const char *data_path, const struct ds_perf_d
 int pprof_report(const char *out, const char *data_path, const struct cli_common *common,
 		 bool no_fetch, bool progress)
 {
-	DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_LINES | DS_PROFILE_CALLCHAINS,
-		.warn = common->verbose ? warn : NULL);
+	DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_LINES | DS_PROFILE_CALLCHAINS);
 	struct cli_recording rec;
 	int status = 1;
 

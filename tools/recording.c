@@ -11,6 +11,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The profile's messages: warnings (what an option asked for and did not
+ * get), and with -v the rest (each DSO without symbols). */
+static void profile_warn(void *user, enum ds_log_level level, const char *msg)
+{
+	if (level <= DS_LOG_WARN || *(const int *)user)
+		cli_error("%s", msg);
+}
+
 int cli_recording_open(struct cli_recording *r, const char *path, const struct cli_common *c,
 		       bool no_fetch, const struct ds_profile_opts *po)
 {
@@ -35,6 +43,8 @@ int cli_recording_open(struct cli_recording *r, const char *path, const struct c
 		o = *po;
 	o.sz = sizeof(o);
 	o.vmlinux = c->vmlinux;
+	o.warn = profile_warn;
+	o.warn_user = (void *)&c->verbose; /* only read */
 	r->prof = ds_profile_open(r->ctx, r->pd, NULL, &o, err, sizeof(err));
 	if (!r->prof) {
 		cli_error("%s: %s", path, err[0] ? err : ds_strerror(-errno));

@@ -396,13 +396,6 @@ static void json_entry(const struct report *r, const struct ds_table_row *s, siz
 
 /* ---------------------------------------------------------------- run */
 
-static void warn_verbose(void *user, enum ds_log_level level, const char *msg)
-{
-	(void)user;
-	(void)level;
-	cli_error("%s", msg);
-}
-
 /* The call graph's rows of a stack: the table's. */
 static size_t graph_row(void *user, size_t k, size_t i, bool own)
 {
@@ -496,8 +489,7 @@ static int run(const struct opts *o, const struct cli_common *common)
 	DS_OPTS(ds_profile_opts, po,
 		.flags = (has_key(o, KEY_SRCLINE) || o->inlines ? DS_PROFILE_LINES : 0) |
 			 (o->children || o->graph.mode != CG_NONE ? DS_PROFILE_CALLCHAINS
-								  : 0),
-		.warn = o->verbose ? warn_verbose : NULL);
+								  : 0));
 
 	if (cli_recording_open(&rec, o->path, common, o->no_fetch, &po) ||
 	    cli_recording_prefetch(&rec, o->progress, o->verbose))
