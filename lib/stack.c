@@ -8,9 +8,11 @@
  *
  * libdwfl's Dwfl_Callbacks carry no user pointer: the callbacks reach the
  * call's state through a thread-local pointer, set for the duration of
- * one ds_core_backtrace()/ds_proc_backtrace() on that thread.  They are
- * the section "libdwfl's files from the store" below, kept apart so that
- * the perf unwinder (lib/unwind.c) can share them.
+ * one ds_core_backtrace()/ds_proc_backtrace() on that thread (section
+ * "libdwfl's files from the store" below).  The perf unwinder
+ * (lib/unwind.c) has its own: its modules come from a replay's maps and
+ * are found by build ID on this machine, one Dwfl per process for a whole
+ * recording, with the finder as each module's userdata.
  */
 #include "internal.h"
 

@@ -90,20 +90,6 @@ const Dwfl_Callbacks ds__dwfl_callbacks = {
 	.section_address = dwfl_offline_section_address,
 };
 
-static int bind_one(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
-		    void *arg)
-{
-	(void)mod, (void)name, (void)start;
-	if (!*userdata)
-		*userdata = arg;
-	return DWARF_CB_OK;
-}
-
-void ds__dwfl_bind(Dwfl *dwfl, struct ds__dwfl_finder *f)
-{
-	dwfl_getmodules(dwfl, bind_one, f, 0);
-}
-
 char *ds__unwind_elf_path(struct ds_context *ctx, const struct ds_build_id *bid,
 			  const char *path, bool path_is_mapped)
 {

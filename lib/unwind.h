@@ -2,8 +2,10 @@
 /* The unwind room (lib/unwind.c): user stacks of perf samples
  * (PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER, perf record
  * --call-graph dwarf) unwound by libdwfl from .eh_frame / .debug_frame,
- * and the half that finds a module's files in the store, which core-file
- * backtraces (dwfl_core_file_report) reuse.  Not exported. */
+ * and the half that finds a module's files by build ID on this machine.
+ * Core-file backtraces (lib/stack.c) answer libdwfl otherwise: from the
+ * files ds_core_find_files() verified, fetched ones included.  Not
+ * exported. */
 #ifndef DS_UNWIND_H
 #define DS_UNWIND_H
 
@@ -14,8 +16,8 @@
 /* ---- files of libdwfl modules, found as dsostore finds them */
 
 /* What a module's find_elf / find_debuginfo callbacks see through the
- * module's userdata (dwfl_module_info()): set it on each module, e.g.
- * with ds__dwfl_bind() after dwfl_core_file_report(). */
+ * module's userdata (dwfl_module_info()), set as each module is
+ * reported. */
 struct ds__dwfl_finder {
 	struct ds_context *ctx;
 };
@@ -25,8 +27,6 @@ struct ds__dwfl_finder {
  * find_debuginfo: its debuginfo (DS_ARTIFACT_DEBUGINFO) when that is
  * another file than the binary.  Local sources only (no network). */
 extern const Dwfl_Callbacks ds__dwfl_callbacks;
-/* Point every module of dwfl without userdata at f. */
-void ds__dwfl_bind(Dwfl *dwfl, struct ds__dwfl_finder *f);
 /* The file to read a mapped DSO's bytes from: path itself when it is the
  * file (its build ID is bid, or bid is unknown and the caller knows path
  * is the mapped file), else what ds_find() has for bid.  malloc()ed, or
