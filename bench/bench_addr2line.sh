@@ -23,6 +23,7 @@
 set -euo pipefail
 
 src=${DS_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$src/bench/benchlib.bash"
 build=${DS_BUILD:-$src/build}
 runs=3 secs=2.5 keep=''
 
@@ -33,20 +34,12 @@ while getopts qr:s:kh opt; do
 	s) secs=$OPTARG ;;
 	k) keep=1 ;;
 	*)
-		sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"
-		exit 2
+		bl_usage
 		;;
 	esac
 done
 
-die() {
-	echo "bench_addr2line: $*" >&2
-	exit 1
-}
-
-for t in gcc perf addr2line python3; do
-	command -v "$t" >/dev/null || die "$t not found (scripts/install-deps)"
-done
+bl_need gcc perf addr2line python3
 link=$build/a2l/addr2line
 [ -x "$link" ] || die "no $link: run make first"
 work=$(mktemp -d "${TMPDIR:-/tmp}/ds-bench-a2l.XXXXXX")
@@ -108,9 +101,6 @@ run() {
 	echo $(((t1 - t0) / 1000000))
 }
 
-median() {
-	tr ' ' '\n' | sed '/^$/d' | sort -n | awk '{a[NR] = $1} END {print a[int((NR + 1) / 2)]}'
-}
 
 printf '%-34s %10s %10s %7s %8s %s\n' "perf, $samples samples" "binutils" "dsostore" "ratio" "rows" "differ"
 for kind in report script; do

@@ -22,6 +22,7 @@
 set -euo pipefail
 
 src=${DS_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$src/bench/benchlib.bash"
 build=${DS_BUILD:-$src/build}
 dsostore=${DSOSTORE:-$build/dsostore}
 dsserver=${DSSERVER:-$build/dsserver}
@@ -38,20 +39,12 @@ while getopts qn:l:r:R:kh opt; do
 	R) sruns=$OPTARG ;;
 	k) keep=1 ;;
 	*)
-		sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"
-		exit 2
+		bl_usage
 		;;
 	esac
 done
 
-die() {
-	echo "bench_prefetch: $*" >&2
-	exit 1
-}
-
-for t in gcc python3 readelf curl debuginfod-find; do
-	command -v "$t" >/dev/null || die "$t not found (scripts/install-deps)"
-done
+bl_need gcc python3 readelf curl debuginfod-find
 [ -x "$dsserver" ] || die "no $dsserver: run make first"
 [ -x "$dsostore" ] || die "no $dsostore: run make first"
 "$dsostore" prefetch --help >/dev/null 2>&1 || die "$dsostore has no prefetch command"
@@ -227,17 +220,12 @@ done
 
 # ------------------------------------------------------------- the table
 
-median() { # FILE COLUMN
-	awk -v c="$2" '{ print $c }' "$1" | sort -n | awk '{ v[NR] = $1 }
-		END { if (v[1] == "-") print "-"; else if (NR % 2) print v[(NR + 1) / 2];
-		      else printf "%.1f", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 range() { sort -n "$1" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo, hi }'; }
 floor=$(((n + conc - 1) / conc * latency))
 sfloor=$((n * latency))
 {
 	for k in cold warm serial; do
-		echo "meas $k $(median "$work/t.$k" 1) $(median "$work/t.$k" 2) $(wc -l <"$work/t.$k")" \
+		echo "meas $k $(median_of "$work/t.$k" 1) $(median_of "$work/t.$k" 2) $(wc -l <"$work/t.$k")" \
 			"$(range "$work/t.$k") $(tail -1 "$work/server.$k") $(cat "$work/files.$k")"
 	done
 } | awk -v n="$n" -v lat="$latency" -v conc="$conc" -v floor="$floor" -v sfloor="$sfloor" \

@@ -35,6 +35,7 @@
 set -euo pipefail
 
 src=${DS_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$src/bench/benchlib.bash"
 build=${DS_BUILD:-$src/build}
 dsostore=${DSOSTORE:-$build/dsostore}
 runs=3 secs=6 keep='' only='' dwarf_secs=4
@@ -47,20 +48,12 @@ while getopts qr:s:o:kh opt; do
 	o) only=$OPTARG ;;
 	k) keep=1 ;;
 	*)
-		sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"
-		exit 2
+		bl_usage
 		;;
 	esac
 done
 
-die() {
-	echo "bench_report: $*" >&2
-	exit 1
-}
-
-for t in gcc perf /usr/bin/time; do
-	command -v "$t" >/dev/null || die "$t not found (scripts/install-deps)"
-done
+bl_need gcc perf /usr/bin/time
 [ -x "$dsostore" ] || die "no $dsostore: run make first"
 work=$(mktemp -d "${TMPDIR:-/tmp}/ds-bench-report.XXXXXX")
 [ -n "$keep" ] || trap 'rm -rf "$work"' EXIT
@@ -165,7 +158,6 @@ if wanted dwarf || wanted dwarfgraph; then
 	done
 fi
 
-median() { sort -n | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
 
 # measure NAME CMD...: prints "wall_ms rss_mb" (medians; wall time from
 # bash's microsecond clock, /usr/bin/time's is 10 ms) and keeps stdout

@@ -17,6 +17,7 @@
 set -euo pipefail
 
 src=${DS_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$src/bench/benchlib.bash"
 build=${DS_BUILD:-$src/build}
 dsostore=${DSOSTORE:-$build/dsostore}
 dsserver=${DSSERVER:-$build/dsserver}
@@ -30,20 +31,12 @@ while getopts qn:l:r:kh opt; do
 	r) runs=$OPTARG ;;
 	k) keep=1 ;;
 	*)
-		sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"
-		exit 2
+		bl_usage
 		;;
 	esac
 done
 
-die() {
-	echo "bench_stack: $*" >&2
-	exit 1
-}
-
-for t in gcc strip objcopy gdb eu-stack python3; do
-	command -v "$t" >/dev/null || die "$t not found (scripts/install-deps)"
-done
+bl_need gcc strip objcopy gdb eu-stack python3
 [ -x "$dsserver" ] || die "no $dsserver: run make first"
 "$dsostore" stack --help >/dev/null 2>&1 || die "$dsostore has no stack command"
 pattern=$(cat /proc/sys/kernel/core_pattern)
@@ -175,11 +168,8 @@ cmp -s "$work/f.Aown" "$work/f.Bown" && agree_b=yes
 own=$(wc -l <"$work/f.Aown")
 [ "$own" -ge "$n" ] || echo "bench_stack: only $own of our $((n + 1)) frames named by dsostore" >&2
 
-median() { # FILE COLUMN
-	sort -n -k"$2" "$1" | awk -v c="$2" '{v[NR] = $c} END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-a=$(median "$work/t.A" 1) b=$(median "$work/t.B" 1) c=$(median "$work/t.C" 1)
-ra=$(median "$work/t.A" 2) rb=$(median "$work/t.B" 2) rc=$(median "$work/t.C" 2)
+a=$(median_of "$work/t.A" 1) b=$(median_of "$work/t.B" 1) c=$(median_of "$work/t.C" 1)
+ra=$(median_of "$work/t.A" 2) rb=$(median_of "$work/t.B" 2) rc=$(median_of "$work/t.C" 2)
 printf 'dsostore stack benchmark: a core through %d stripped libraries, debuginfo behind dsserver with %d ms per request, cold cache; %d CPUs, load %s; median of %d runs\n\n' \
 	"$n" "$latency" "$(nproc)" "$(cut -d' ' -f1 /proc/loadavg)" "$runs"
 printf '%-44s %9s %9s %9s  %s\n' name "wall ms" requests "vs A" "backtrace agrees with A"

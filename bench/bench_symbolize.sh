@@ -35,6 +35,7 @@
 set -euo pipefail
 
 src=${DS_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
+. "$src/bench/benchlib.bash"
 build=${DS_BUILD:-$src/build}
 dsostore=${DSOSTORE:-$build/dsostore}
 gen=$src/bench/gen_symbolize_bench.py
@@ -55,8 +56,7 @@ while getopts qn:t:r:B:E:s:kh opt; do
 	s) seed=$OPTARG ;;
 	k) keep=1 ;;
 	*)
-		sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"
-		exit 2
+		bl_usage
 		;;
 	esac
 done
@@ -82,14 +82,7 @@ done
 # reads local files only here.
 unset DEBUGINFOD_URLS
 
-die() {
-	echo "bench_symbolize: $*" >&2
-	exit 1
-}
-
-for t in gcc g++ nm readelf python3 addr2line llvm-symbolizer eu-addr2line; do
-	command -v "$t" >/dev/null || die "$t not found (scripts/install-deps)"
-done
+bl_need gcc g++ nm readelf python3 addr2line llvm-symbolizer eu-addr2line
 # GNU time gives the peak RSS; without it a small python wrapper takes it
 # from wait4() (scripts/install-deps installs the 'time' package).
 if [ -x /usr/bin/time ]; then
