@@ -800,7 +800,7 @@ DS_API int ds_core_find_files(struct ds_core *c, struct ds_store *store,
 
 	if (!c || !store)
 		return -EINVAL;
-	ctx = ds__store_ctx(store);
+	ctx = ds__store_context(store);
 	reqs = calloc(c->nmods ? c->nmods : 1, sizeof(*reqs));
 	dsos = calloc(c->nmods ? c->nmods : 1, sizeof(*dsos));
 	of = calloc(c->nmods ? c->nmods : 1, sizeof(*of));

@@ -404,7 +404,7 @@ bool ds__modules_line(const char *line, size_t len, const char *module, size_t m
 bool ds__kallsyms_covers(const struct ds__kallsyms *k, uint64_t addr);
 bool ds__kallsyms_ref(const struct ds__kallsyms *k, uint64_t *addr);
 
-/* ---- store (lib/store.c) */
+/* ---- store (lib/store.c, lib/storeaux.c) */
 
 /* ds_store_prefetch() for a given list of DSOs (of one context): local
  * sources, then one debuginfod batch.  Returns how many are left without
@@ -417,7 +417,6 @@ int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, bool dwarf,
  * (path malloc()ed: the caller frees it). */
 int ds__dsos_prefetch_with(struct ds_dso **dsos, size_t n, bool dwarf, struct ds_fetch_req *extra,
 			   size_t nextra, const struct ds_fetch_opts *opts);
-struct ds_context *ds__store_ctx(struct ds_store *s);
 
 /* An optional error buffer of a public call (err, errlen), made usable:
  * the caller's, else the one byte of dummy; emptied. */
@@ -430,7 +429,7 @@ static inline void ds__errbuf_init(char **err, size_t *errlen, char *dummy)
 	(*err)[0] = 0;
 }
 
-/* ---- auxiliary debug files (lib/dwarf.c reads them, lib/store.c owns them)
+/* ---- auxiliary debug files (lib/dwarf.c reads them, lib/storeaux.c owns them)
  *
  * dwz alt files (by build ID), .dwp packages (by file: resolved path and
  * identity) and .dwo files (by dwo id) belong to the store, like a DSO's

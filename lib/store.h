@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/* The store's insides (lib/store.c: DSOs, their debuginfo, prefetch;
+ * lib/storeaux.c: the auxiliary files their DWARF names).  Not exported. */
+#ifndef DS_STORE_H
+#define DS_STORE_H
+
+#include "internal.h"
+
+enum sym_state { SYM_NONE = 0, SYM_BUILDING, SYM_READY, SYM_FAILED };
+
+enum di_state {
+	DI_UNKNOWN = 0, /* never searched */
+	DI_LOADING, /* one thread searches or reopens; others wait */
+	DI_READY,
+	DI_MISSING, /* searched, none: retried after miss_until */
+	DI_EVICTED, /* closed for the budget; the path is remembered */
+};
+
+/* Allocated 64-byte aligned: the first line holds what the ready path and
+ * a lookup by build ID read (state, refcount, chain, the build ID itself),
+ * so a random lookup in a large store costs one miss for the bucket and
+ * one for the DSO. */
+struct ds_dso {
+	atomic_int di_state;
+	atomic_int refcnt;
+	bool track_use; /* the store has a budget: keep the CLOCK bit */
+	bool in_bid_index, in_ino_index;
+	struct ds_dso *next_bid;
+	struct ds_dso_id id; /* under store->lock */
+
+	struct ds_debuginfo di;
+	atomic_int pins;
+	struct ds_store *store;
+	char *path;
+	uint64_t path_hash;
+	struct ds_dso *next_path, *next_ino;
+
+	/* The symbolization index: built once per tier (one builder, others
+	 * wait, as for the debuginfo), then read without a lock.  The
+	 * names-only tier (ELF symbols) is built for DS_SYM_NO_LINES queries,
+	 * replaced by the full one (with DWARF) when a query needs it.  One
+	 * built from the debuginfo goes with it on eviction; readers hold a
+	 * pin. */
+	_Atomic(struct ds_symbols *) sym;
+	atomic_int sym_state; /* SYM_NONE, SYM_BUILDING, SYM_READY, SYM_FAILED */
+	atomic_bool sym_from_debuginfo;
+	/* Under di_lock: the last build's error, and whether it was of the
+	 * full tier (a names-only failure does not answer a full query). */
+	int sym_err;
+	bool sym_err_full;
+	/* Indexes replaced since (built before the debuginfo turned up, or
+	 * names-only ones): a reader may still hold one.  Those built without
+	 * the debuginfo are read without a pin, so they go with the DSO;
+	 * those built from it go when it is evicted (no pins, no readers).
+	 * Under di_lock. */
+	struct retired_sym {
+		struct ds_symbols *S;
+		struct retired_sym *next;
+		bool from_debuginfo;
+	} *sym_retired;
+	/* Under di_lock: what the full index in use was built from, if known
+	 * (the key of its saved file, lib/symfile.c). */
+	struct ds__symfile_key sym_key;
+	bool sym_keyed;
+
+	/* Under store->di_lock. */
+	struct ds_dso *ring_prev, *ring_next; /* open debuginfos */
+	_Atomic int64_t miss_until_ns;
+	atomic_int miss_err;
+	char *miss_msg;
+
+	/* File offsets of a DSO whose index came from a debug file alone
+	 * (offsets_bad: its code segment has no file bytes): its
+	 * executable's program headers, looked for once (exec_state, under
+	 * di_lock: EXEC_* below), kept while the DSO lives. */
+	atomic_bool offsets_bad;
+	int exec_state;
+	struct ds__loadmap *exec_map;
+};
+
+enum { EXEC_UNKNOWN = 0, EXEC_LOADING, EXEC_KNOWN };
+
+/* An auxiliary debug file (lib/internal.h): a dwz alt file by build ID, a
+ * .dwp package by its file's identity, a .dwo file by its dwo id.  Its
+ * states, like a DSO's debuginfo: AUX_NEW (never searched, or a miss
+ * expired), AUX_LOADING (one thread searches or opens it; others wait),
+ * AUX_FOUND (its path is known; closed), AUX_OPEN (open, counted in
+ * bytes_held), AUX_MISSING (searched, none, until miss_until).  Indexes
+ * hold it (holds: as long as their DWARF names it) and pin it while they
+ * read it (pins: a CU build of split units, an alt file's whole DWARF);
+ * the last hold closes it, the budget closes one held but not pinned
+ * (pins reopen it where it was).  The record stays until the store goes
+ * (it is small: the file's memory goes when it closes). */
+enum aux_state { AUX_NEW = 0, AUX_LOADING, AUX_FOUND, AUX_OPEN, AUX_MISSING };
+
+struct aux_key {
+	enum ds__aux_kind kind;
+	struct ds_build_id bid; /* an alt file's */
+	uint64_t id; /* a .dwo's dwo id */
+	dev_t dev; /* a package's file */
+	ino_t ino;
+	off_t size;
+	int64_t mtime_ns;
+};
+
+struct aux {
+	struct aux *next; /* in its bucket */
+	struct aux_key key;
+	int state;
+	int holds, pins;
+	bool recent; /* CLOCK reference bit, set by pins */
+	char *path; /* AUX_FOUND, AUX_OPEN: where it is */
+	enum ds_source source;
+	struct ds_found found; /* AUX_OPEN: the file */
+	struct ds__dwarf_aux *dw; /* AUX_OPEN: its DWARF */
+	uint64_t bytes; /* AUX_OPEN: what it adds to bytes_held */
+	uint64_t *ids; /* a package's units' dwo ids, sorted, once opened */
+	size_t nids;
+	char *where; /* a .dwo's AUX_MISSING: the places looked in */
+	int err; /* AUX_MISSING */
+	int64_t miss_until_ns;
+};
+
+struct htab {
+	struct ds_dso **buckets;
+	size_t mask; /* nbuckets - 1 */
+	size_t count;
+};
+
+struct ds_store {
+	atomic_int refcnt; /* the caller's handle + one per live DSO */
+	struct ds_context *ctx;
+	char *machine;
+	uint64_t budget;
+	unsigned int fd_budget;
+	bool file_offsets; /* prefetch fetches executables' headers too */
+
+	pthread_rwlock_t lock;
+	struct htab by_bid, by_path, by_ino;
+
+	pthread_mutex_t di_lock;
+	pthread_cond_t di_cond;
+	struct ds_dso *ring_hand; /* CLOCK hand into the ring */
+
+	/* Auxiliary files, under aux_lock: a hash table of chains. */
+	pthread_mutex_t aux_lock;
+	pthread_cond_t aux_cond;
+	struct aux **aux_tab;
+	size_t aux_mask, aux_count;
+	struct ds__aux_src aux_src; /* what the indexes ask */
+
+	atomic_uint_fast64_t n_dsos, n_open, bytes_held, searches, hits, misses, evictions, reopens,
+	    symtab_builds, dwarf_builds, units_built, symindex_loads, symindex_saves,
+	    units_trimmed, aux_open, aux_bytes, aux_searches, aux_opens, aux_closes, aux_reopens,
+	    dwp_opens, dwo_opens, dwo_searches, aux_fds;
+};
+
+/* ---- lib/store.c, for storeaux.c */
+uint64_t ds__mix64(uint64_t h);
+uint64_t ds__hash_bid(const struct ds_build_id *bid);
+int64_t ds__now_ns(void);
+/* Over the memory budget (bytes_held); over it or the descriptor one. */
+bool ds__over_mem(struct ds_store *s);
+bool ds__over_budget(struct ds_store *s);
+
+/* ---- lib/storeaux.c, for store.c */
+/* s->aux_src: what the indexes call for their auxiliary files. */
+void ds__aux_init(struct ds_store *s);
+/* The table and every file still open in it (the store goes). */
+void ds__aux_free_all(struct ds_store *s);
+/* Over the budget, the files held but not pinned (di_lock held). */
+void ds__aux_trim(struct ds_store *s);
+/* Prefetch's rounds after the debuginfo: the dwz alt files (local, then
+ * one fetch batch; 0 or the batch's error), the split DWARF surveyed. */
+int ds__prefetch_alts(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts *opts);
+void ds__prefetch_split(struct ds_dso **dsos, size_t n);
+
+#endif
