@@ -66,8 +66,10 @@ def pprof_traces(pb, index):
             if inl:
                 name = name[: -len(" (inline)")]
             # No function: "<unknown>" without a mapping, else the
-            # mapping's file name in brackets.
-            unknown = name == "<unknown>" or re.match(r"^\[[^\]]*\]$", name)
+            # mapping's file name in brackets ("[[vdso]]" for perf's
+            # "[vdso]": a sample's garbage frame-pointer caller can land
+            # there, unnamed by perf too).
+            unknown = name == "<unknown>" or re.match(r"^\[.*\]$", name)
             frames.append(("?" if unknown else name, inl))
         if count is None:
             sys.exit("pprof -traces: a sample without a count: %r" % block)
