@@ -246,13 +246,16 @@ def first_diff(name, p, o):
 
 def plt(l, count=False):
     """A PLT stub in a chain or a row: perf names some "@plt" (libc's,
-    whose .rela.plt has IRELATIVE entries too), we "NAME@plt" as objdump
-    (docs/oracles.md)."""
+    whose .rela.plt has IRELATIVE entries too), and those of the
+    executable's .plt "_init" (the zero-size _init of .init, stretched over
+    .plt); we "NAME@plt" as objdump (docs/oracles.md).  Under load a
+    sample can land in the program's PLT: both read as "@plt".  (A sample
+    in .init itself is _init for both, so it reads as "@plt" too.)"""
     global plts
-    if not l.endswith("@plt"):
-        return l
-    plts += count
-    return re.sub(r"[^ ;|-]*@plt$", "@plt", l)
+    # a frame's name: between the start or one of " ;|-" and the end or one
+    n = re.subn(r"(?<![^ ;|-])(?:[^ ;|-]*@plt|_init)(?![^ ;|-])", "@plt", l)
+    plts += count and n[1] > 0
+    return n[0]
 
 def tie_key(b):
     return re.findall(r"[0-9.]+%", b[0])[:1]
