@@ -63,56 +63,10 @@ __attribute__((noinline)) unsigned long lib_burn(unsigned long n, unsigned long 
 	return x;
 }
 EOF
-cat >cg.c <<'EOF'
-#include <stdio.h>
-#define FRAME __asm__ volatile("" ::"r"(__builtin_frame_address(0)))
-#define KEEP(x) __asm__ volatile("" : "+r"(x))
-unsigned long lib_step(unsigned long n, unsigned long x,
-		       unsigned long (*fn)(unsigned long, unsigned long));
-unsigned long lib_burn(unsigned long n, unsigned long x);
-
-__attribute__((noinline)) unsigned long hot(unsigned long n, unsigned long x)
-{
-	FRAME;
-	for (unsigned long i = 0; i < n; i++) {
-		x = x * 6364136223846793005UL + 1442695040888963407UL;
-		KEEP(x);
-	}
-	return x;
-}
-
-/* KEEP after the call: no tail calls, every caller keeps its frame. */
-__attribute__((noinline)) unsigned long caller_a(unsigned long x) { x = hot(30000, x); KEEP(x); return x + 1; }
-__attribute__((noinline)) unsigned long caller_b(unsigned long x) { x = hot(10000, x); KEEP(x); return x + 2; }
-__attribute__((noinline)) unsigned long caller_c(unsigned long x) { x = hot(3000, x); KEEP(x); return x + 3; }
-
-__attribute__((noinline)) unsigned long rec(int d, unsigned long x)
-{
-	if (!d)
-		return hot(4000, x);
-	x = rec(d - 1, x);
-	KEEP(x);
-	return x + (unsigned long)d;
-}
-
-int main(void)
-{
-	unsigned long x = 1;
-
-	for (int i = 0; i < 6000; i++) {
-		x = caller_a(x);
-		x = caller_b(x);
-		x = caller_c(x);
-		x = rec(i % 4 + 1, x);
-		x = lib_step(8000, x, hot);
-		x = lib_burn(6000, x);
-	}
-	printf("%lx\n", x);
-	return 0;
-}
-EOF
+cp "$DS_SRC/tests/cgprog/cg.c" cg.c
 if ! gcc -O2 -g -fno-omit-frame-pointer -fPIC -shared -o libcg.so libcg.c ||
-	! gcc -O2 -g -fno-omit-frame-pointer -o cg cg.c -L. -lcg -Wl,-rpath,'$ORIGIN'; then
+	! gcc -O2 -g -fno-omit-frame-pointer -DCG_FRAME -DCG_ITERS=6000 -o cg cg.c -L. -lcg \
+		-Wl,-rpath,'$ORIGIN'; then
 	echo "FAIL: cannot build the workload" >&2
 	exit 1
 fi

@@ -64,52 +64,7 @@ unsigned long lib_step(unsigned long n, unsigned long x,
 	return x + 1;
 }
 EOF
-cat >dw.c <<'EOF'
-#include <stdio.h>
-#define KEEP(x) __asm__ volatile("" : "+r"(x))
-unsigned long lib_step(unsigned long n, unsigned long x,
-		       unsigned long (*fn)(unsigned long, unsigned long));
-unsigned long lib_burn(unsigned long n, unsigned long x);
-
-__attribute__((noinline)) unsigned long hot(unsigned long n, unsigned long x)
-{
-	for (unsigned long i = 0; i < n; i++) {
-		x = x * 6364136223846793005UL + 1442695040888963407UL;
-		KEEP(x);
-	}
-	return x;
-}
-
-/* KEEP after the call: no tail calls. */
-__attribute__((noinline)) unsigned long caller_a(unsigned long x) { x = hot(30000, x); KEEP(x); return x + 1; }
-__attribute__((noinline)) unsigned long caller_b(unsigned long x) { x = hot(10000, x); KEEP(x); return x + 2; }
-__attribute__((noinline)) unsigned long caller_c(unsigned long x) { x = hot(3000, x); KEEP(x); return x + 3; }
-
-__attribute__((noinline)) unsigned long rec(int d, unsigned long x)
-{
-	if (!d)
-		return hot(4000, x);
-	x = rec(d - 1, x);
-	KEEP(x);
-	return x + (unsigned long)d;
-}
-
-int main(void)
-{
-	unsigned long x = 1;
-
-	for (int i = 0; i < 3000; i++) {
-		x = caller_a(x);
-		x = caller_b(x);
-		x = caller_c(x);
-		x = rec(i % 4 + 1, x);
-		x = lib_step(8000, x, hot);
-		x = lib_burn(6000, x);
-	}
-	printf("%lx\n", x);
-	return 0;
-}
-EOF
+cp "$DS_SRC/tests/cgprog/cg.c" dw.c
 if ! gcc -O2 -g -fomit-frame-pointer -fPIC -shared -o libdw1.so libdw1.c ||
 	! gcc -O2 -g -fomit-frame-pointer -o dw dw.c -L. -ldw1 -Wl,-rpath,'$ORIGIN'; then
 	echo "FAIL: cannot build the workload" >&2
