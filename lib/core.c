@@ -105,8 +105,6 @@ static uint64_t glong(const struct ds_core *c, const uint8_t *p)
 /* Bytes [off, off + len) of the file; short when it ends first. */
 static size_t file_read(const struct ds_core *c, uint64_t off, void *buf, size_t len)
 {
-	size_t got = 0;
-
 	if (off >= c->size)
 		return 0;
 	if (len > c->size - off)
@@ -115,16 +113,7 @@ static size_t file_read(const struct ds_core *c, uint64_t off, void *buf, size_t
 		memcpy(buf, c->mem + off, len);
 		return len;
 	}
-	while (got < len) {
-		ssize_t r = pread(c->fd, (uint8_t *)buf + got, len - got, (off_t)(off + got));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-	}
-	return got;
+	return ds__pread_upto(c->fd, buf, len, off);
 }
 
 DS_API size_t ds_core_read(const struct ds_core *c, uint64_t addr, void *buf, size_t len)

@@ -583,49 +583,6 @@ static void cache_save(struct ds_context *ctx, const struct ds__kallsyms *k,
 	free(buf);
 }
 
-/* The whole of a /proc file: it has no size, so the buffer grows. */
-static char *read_proc(const char *path, size_t *len_out)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	size_t len = 0, cap = 1 << 23;
-	char *buf;
-
-	if (fd < 0)
-		return NULL;
-	if (!(buf = malloc(cap))) {
-		close(fd);
-		return NULL;
-	}
-	for (;;) {
-		ssize_t got;
-
-		if (len + 1 >= cap) {
-			/* 256 MiB: a file named as kallsyms may be anything. */
-			char *v = cap < (1u << 28) ? realloc(buf, cap * 2) : NULL;
-
-			if (!v)
-				break;
-			buf = v;
-			cap *= 2;
-		}
-		got = read(fd, buf + len, cap - len - 1);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got == 0) {
-			close(fd);
-			buf[len] = 0;
-			*len_out = len;
-			return buf;
-		}
-		if (got < 0)
-			break;
-		len += (size_t)got;
-	}
-	close(fd);
-	free(buf);
-	return NULL;
-}
-
 int ds__kallsyms_load(struct ds_context *ctx, const char *ref, bool all,
 		      struct ds__kallsyms **out)
 {
@@ -652,9 +609,10 @@ int ds__kallsyms_load(struct ds_context *ctx, const char *ref, bool all,
 		snprintf(path, sizeof(path), "%s", ctx->kallsyms);
 	else
 		ds__kernel_path(ctx, "/proc/kallsyms", path, sizeof(path));
-	errno = 0;
-	if (!(text = read_proc(path, &len)))
-		return errno ? -errno : -EIO;
+	/* 8 MiB to start (a kernel's is about 12), at most 256 MiB: a file
+	 * named as kallsyms may be anything. */
+	if ((err = ds__read_whole(path, 1u << 23, 1u << 28, &text, &len)))
+		return err;
 	err = ds__kallsyms_parse(text, len, ref, out);
 	if (err) {
 		free(text);

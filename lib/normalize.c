@@ -500,57 +500,6 @@ static int snapshot_add(void *arg, const struct ds__vma *v)
 	return 0;
 }
 
-static int read_all(const char *path, size_t max, char **out, size_t *len)
-{
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap);
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0 || !buf) {
-		err = fd < 0 ? -errno : -ENOMEM;
-		goto out;
-	}
-	for (;;) {
-		ssize_t r;
-
-		if (n == cap) {
-			void *t;
-
-			if (cap >= max) {
-				err = -EFBIG;
-				goto out;
-			}
-			cap = cap * 2 > max ? max : cap * 2;
-			t = realloc(buf, cap);
-			if (!t) {
-				err = -ENOMEM;
-				goto out;
-			}
-			buf = t;
-		}
-		r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			err = -errno;
-			goto out;
-		}
-		if (!r)
-			break;
-		n += (size_t)r;
-	}
-out:
-	if (fd >= 0)
-		close(fd);
-	if (err) {
-		free(buf);
-		return err;
-	}
-	*out = buf;
-	*len = n;
-	return 0;
-}
-
 /* The maps through PROCMAP_QUERY: one VMA per call, the next one after
  * the end of the last.  -ENOTTY where the kernel has no such ioctl. */
 static int read_maps_query(struct ds_normalizer *n, struct snapshot *s)
@@ -609,7 +558,7 @@ static int read_maps_text(struct ds_normalizer *n, struct snapshot *s)
 	int err;
 
 	snprintf(path, sizeof(path), "%s/maps", n->proc);
-	err = read_all(path, MAPS_MAX_BYTES, &buf, &len);
+	err = ds__read_whole(path, 1 << 16, MAPS_MAX_BYTES, &buf, &len);
 	if (err)
 		return err;
 	err = ds__procmaps_parse(buf, len, snapshot_add, s, NULL);
@@ -762,20 +711,9 @@ static bool same_file(int fd, const struct nmap *m)
 /* Bytes of the process at addr; how many were read (0 on failure). */
 static size_t read_mem(struct ds_normalizer *n, uint64_t addr, void *buf, size_t len)
 {
-	size_t done = 0;
-
 	if (n->mem_fd < 0 || addr > (uint64_t)INT64_MAX - len)
 		return 0;
-	while (done < len) {
-		ssize_t r = pread(n->mem_fd, (char *)buf + done, len - done, (off_t)(addr + done));
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		done += (size_t)r;
-	}
-	return done;
+	return ds__pread_upto(n->mem_fd, buf, len, addr);
 }
 
 /* A file's headers from the process's memory: its mapping of file
@@ -974,7 +912,7 @@ static int ns_pid(struct ds_normalizer *n)
 	long v = n->pid;
 
 	snprintf(path, sizeof(path), "%s/status", n->proc);
-	if (read_all(path, 1 << 20, &buf, &len))
+	if (ds__read_whole(path, 4096, 1 << 20, &buf, &len))
 		return n->pid;
 	for (p = buf; p < buf + len;) {
 		char *nl = memchr(p, '\n', (size_t)(buf + len - p));
@@ -1011,7 +949,7 @@ int ds__perfmap_load(const char *path, struct ds__perfmap *out)
 {
 	char *buf;
 	size_t len;
-	int rc = read_all(path, DS__PERFMAP_MAX_BYTES, &buf, &len);
+	int rc = ds__read_whole(path, 1 << 16, DS__PERFMAP_MAX_BYTES, &buf, &len);
 
 	if (rc)
 		return rc;

@@ -4,9 +4,11 @@
 #include "util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Header-only: nothing of libxxhash at run time. */
 #define XXH_INLINE_ALL
@@ -83,6 +85,76 @@ void ds__strbuf_release(struct ds_strbuf *sb)
 	free(sb->buf);
 	sb->buf = NULL;
 	sb->len = sb->cap = 0;
+}
+
+int ds__read_whole(const char *path, size_t hint, size_t max, char **out, size_t *len)
+{
+	size_t cap = hint < 4096 ? 4096 : hint, n = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	char *buf = NULL;
+
+	if (fd < 0)
+		return -errno;
+	if (cap > max)
+		cap = max;
+	if (!(buf = malloc(cap))) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (;;) {
+		ssize_t r;
+
+		if (n + 1 >= cap) {
+			char *t;
+
+			if (cap >= max) {
+				err = -EFBIG;
+				goto out;
+			}
+			cap = cap > max / 2 ? max : cap * 2;
+			if (!(t = realloc(buf, cap))) {
+				err = -ENOMEM;
+				goto out;
+			}
+			buf = t;
+		}
+		r = read(fd, buf + n, cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			err = -errno;
+			goto out;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	buf[n] = 0;
+out:
+	close(fd);
+	if (err) {
+		free(buf);
+		return err;
+	}
+	*out = buf;
+	*len = n;
+	return 0;
+}
+
+size_t ds__pread_upto(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	while (done < len) {
+		ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		done += (size_t)r;
+	}
+	return done;
 }
 
 void *ds__grow(void *v, size_t *cap, size_t n, size_t elem)

@@ -39,6 +39,15 @@ void ds__strbuf_release(struct ds_strbuf *sb);
  * doubled (from 16) when full.  The array, or NULL (v is kept) on failure. */
 void *ds__grow(void *v, size_t *cap, size_t n, size_t elem);
 
+/* The whole of a file with no size to go by (/proc files), read to its
+ * end into a buffer of hint bytes that doubles, NUL-terminated (*len
+ * without it; *out malloc()ed).  0; -EFBIG for max bytes or more;
+ * -ENOMEM; -errno of open/read. */
+int ds__read_whole(const char *path, size_t hint, size_t max, char **out, size_t *len);
+/* Bytes [off, off + len) of fd, fewer where it ends or a read fails
+ * (EINTR retried): how many. */
+size_t ds__pread_upto(int fd, void *buf, size_t len, uint64_t off);
+
 /* The checksum of a saved index's blobs: XXH3-64 of the bytes, its low 32
  * bits.  (zlib's CRC-32 ran at ~1.4 GB/s and was half of the instructions
  * of a one-address lookup from a saved index; XXH3 is ten times faster.) */
