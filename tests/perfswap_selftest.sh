@@ -30,6 +30,9 @@ cd "$tmp"
 export HOME=$tmp
 
 # A program that spends 0.1 s in two functions of its own and in libc.
+# It sleeps 1 ms first: on an idle machine a 0.1 s busy loop may never be
+# switched out, and then --switch-events (the "many" recording) has no
+# SWITCH record to check.
 cat >w.c <<'EOF'
 #include <stdio.h>
 #include <stdlib.h>
@@ -61,9 +64,12 @@ __attribute__((noinline)) static unsigned long fold(unsigned long x)
 
 int main(void)
 {
-	double end = now() + 0.1;
+	struct timespec nap = { 0, 1000000 };
+	double end;
 	unsigned long h = 1;
 
+	nanosleep(&nap, NULL);
+	end = now() + 0.1;
 	while (now() < end)
 		h = fold(h);
 	printf("%lx\n", h);
