@@ -557,5 +557,21 @@ for f in "$tmp/missing.data" /etc/passwd; do
 done
 run plain.data --sort dso,bogus
 [ "$rc" -eq 2 ] || fail "--sort dso,bogus: exit $rc, expected 2"
+# Options of --folded are refused without it, not ignored.
+for o in "--count period" --comm-pid "--event cpu-clock" "-o x.folded"; do
+	# shellcheck disable=SC2086 # an option and its argument
+	run plain.data --no-fetch $o
+	[ "$rc" -eq 2 ] && grep -q -- "${o%% *} is an option of --folded" "$err" ||
+		fail "report $o without --folded: exit $rc: $(head -3 "$err")"
+done
+run plain.data --no-fetch --folded --pprof x.pb.gz
+[ "$rc" -eq 2 ] || fail "--folded --pprof: exit $rc, expected 2"
+# -g on a recording without callchains: perf refuses it; we print the
+# table (the same as without -g) and say why it has no graph.
+run plain.data --no-fetch -g
+[ "$rc" -eq 0 ] || fail "-g without callchains: exit $rc: $(head -3 "$err")"
+grep -q 'has no callchains' "$err" || fail "-g without callchains: no warning: $(head -3 "$err")"
+grep -v '^#' "$out" >g.rows
+grep -v '^#' plain.ours.dsosym | cmp -s - g.rows || fail "-g without callchains: other rows"
 
 tl_finish perf_report

@@ -65,6 +65,8 @@ int folded_option(struct folded_opts *o, int argc, char **argv, int *i, bool wit
 			continue;
 		if (k >= 3 && !with_folded)
 			return 0;
+		if (k < 3 && !o->given)
+			o->given = with_arg[k];
 		if (a[n] == '=') {
 			v = a + n + 1;
 		} else if (*i + 1 < argc) {
@@ -95,12 +97,10 @@ int folded_option(struct folded_opts *o, int argc, char **argv, int *i, bool wit
 		o->on = true;
 		return 1;
 	}
-	if (!strcmp(a, "--comm-pid")) {
-		o->comm_pid = true;
-		return 1;
-	}
-	if (!strcmp(a, "--comm-tid")) {
-		o->comm_tid = true;
+	if (!strcmp(a, "--comm-pid") || !strcmp(a, "--comm-tid")) {
+		*(a[7] == 'p' ? &o->comm_pid : &o->comm_tid) = true;
+		if (!o->given)
+			o->given = a;
 		return 1;
 	}
 	return 0;

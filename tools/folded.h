@@ -22,6 +22,9 @@ struct folded_opts {
 	bool ann_kernel; /* --annotate kernel: "_[k]" after kernel functions */
 	bool ann_dso; /* --annotate dso: "DSO`function" */
 	const char *event; /* --event NAME; NULL: the first sample's */
+	/* The first option seen that shapes the stacks (not --folded): report
+	 * refuses it without --folded rather than ignore it. */
+	const char *given;
 };
 
 #define FOLDED_OPTS_HELP                                                                   \

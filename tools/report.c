@@ -85,6 +85,7 @@ struct opts {
 	int verbose;
 	struct cg_opts graph; /* -g */
 	bool inverted; /* -G */
+	bool graph_given; /* -g or -G on the command line */
 	float percent_limit; /* perf's is a float, and so is the row's share it is compared with */
 };
 
@@ -508,6 +509,11 @@ static int run(const struct opts *o, const struct cli_common *common)
 				r.nev = ps[k].attr + 1;
 		}
 	}
+	/* perf refuses -g here ("Did you call 'perf record' without -g?"); the
+	 * table is still worth printing, with a word on why it has no graph. */
+	if (o->graph_given && o->graph.mode != CG_NONE && !r.any_callchain && r.nev)
+		cli_error("report: warning: %s has no callchains (perf record -g makes them): "
+			  "no call graphs", o->path);
 	/* perf's default: a Children column when the samples have callchains. */
 	r.children_on = o->children > 0 || (o->children < 0 && r.any_callchain);
 	/* perf's order: caller with children, unless -g says; -G: caller. */
@@ -602,6 +608,7 @@ int cmd_report(int argc, char **argv)
 			}
 			o.top = (size_t)n;
 		} else if (!strcmp(a, "-g") || !strcmp(a, "--call-graph")) {
+			o.graph_given = true;
 			/* perf's argument is optional: the next word, when it is one */
 			if (i + 1 < argc && !cg_parse(&o.graph, argv[i + 1], true))
 				i++;
@@ -610,8 +617,10 @@ int cmd_report(int argc, char **argv)
 		} else if (!strncmp(a, "--call-graph=", 13) || (!strncmp(a, "-g", 2) && a[2])) {
 			if (cg_parse(&o.graph, a[1] == '-' ? a + 13 : a + 2, false))
 				return 2;
+			o.graph_given = true;
 		} else if (!strcmp(a, "-G") || !strcmp(a, "--inverted")) {
 			o.inverted = true;
+			o.graph_given = true;
 		} else if ((!strcmp(a, "--percent-limit") && i + 1 < argc) ||
 			   !strncmp(a, "--percent-limit=", 16)) {
 			const char *v = a[15] == '=' ? a + 16 : argv[++i];
@@ -648,6 +657,14 @@ int cmd_report(int argc, char **argv)
 		o.path = "perf.data"; /* perf's default */
 	o.verbose = common.verbose;
 	o.progress = cli_want_progress(progress);
+	if (!fo.on && (fo.given || fo.out)) {
+		cli_error("report: %s is an option of --folded", fo.given ? fo.given : "-o");
+		return 2;
+	}
+	if (fo.on && pprof) {
+		cli_error("report: --folded or --pprof, not both");
+		return 2;
+	}
 	if (fo.on)
 		return folded_report(&fo, o.path, &common, o.no_fetch, o.progress);
 	if (pprof)
