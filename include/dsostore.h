@@ -379,6 +379,10 @@ struct ds_perf_sample {
 	const size_t *callchain_dso;
 	const uint64_t *callchain_offset;
 	const uint16_t *callchain_cpumode; /* as the context markers say */
+	/* The callchain's last nr_unwound entries are not the recording's:
+	 * they come from unwinding the sample's user stack (--call-graph
+	 * dwarf recordings). */
+	size_t nr_unwound;
 };
 
 /* Replay the recording.  err names what went wrong and the offset.  NULL
@@ -950,6 +954,9 @@ struct ds_profile_sample {
 	/* Its first entry was the sampled address, left out of locs (perf's
 	 * callchains of cpu-clock and frame pointers always begin so). */
 	bool leaf_in_callchain;
+	/* The last nunwound entries of the callchain came from unwinding the
+	 * user stack (--call-graph dwarf), not from the recording. */
+	uint16_t nunwound;
 	size_t nlocs;
 	const uint32_t *locs; /* indexes of ds_profile_locs() */
 	const uint64_t *ips;
@@ -986,6 +993,16 @@ DS_API size_t ds_profile_locs(const struct ds_profile *p, const struct ds_profil
 /* The times (PERF_SAMPLE_TIME, perf's clock) of the first and the last
  * sample; false (and 0s) when no sample has one. */
 DS_API bool ds_profile_times(const struct ds_profile *p, uint64_t *first, uint64_t *last);
+/* perf report's --max-stack N: whether perf keeps frame `frame` of stack
+ * s's callchain (an index of s->locs; 0: the callchain's copy of the
+ * sampled address, which is kept or not like the others; the sample's own
+ * row is always there).  perf counts the callchain's entries (not the
+ * context markers, not inline frames) from the sample outward, or with
+ * caller order (-G, children) from the outermost caller in; the frames of
+ * an unwound user stack are counted apart, always from the sample
+ * outward, N of them too.  SIZE_MAX: every frame; 0: none. */
+DS_API bool ds_profile_frame_kept(const struct ds_profile_sample *s, size_t frame,
+				  size_t max_stack, bool caller);
 /* perf's short name of a DSO: a file's base name, "[kernel.kallsyms]",
  * "[vdso]" as they are, a kernel module as "[name]"; "[unknown]" for
  * SIZE_MAX.  Valid with the profile. */
@@ -1095,16 +1112,24 @@ enum ds_sort_key {
 #define DS_TABLE_CHILDREN (1u << 0)
 /* Each row's inline chains (perf's --inline): needs DS_PROFILE_LINES. */
 #define DS_TABLE_INLINES (1u << 1)
-/* The callchains are walked from the sample outward (perf's -g callee):
- * with children, a caller without a map takes the level of the entry perf
- * filled before it, so the order decides it. */
+/* The callchains are walked from the sample outward (perf's -g callee,
+ * and its default without children): with children, a caller without a
+ * map takes the level of the entry perf filled before it, and which
+ * entries --max-stack keeps depends on it too. */
 #define DS_TABLE_CALLEE (1u << 2)
+/* max_stack below is set (perf's --max-stack, 0 included); without it,
+ * every entry counts. */
+#define DS_TABLE_MAX_STACK (1u << 3)
 
 struct ds_table_opts {
 	size_t sz;
 	const enum ds_sort_key *keys; /* NULL: perf's default, dso then sym */
 	size_t nkeys; /* at most 8 */
 	unsigned int flags; /* DS_TABLE_* */
+	/* With DS_TABLE_MAX_STACK, perf's --max-stack: the callchain entries
+	 * the Children periods and ds_table_row_of() see
+	 * (ds_profile_frame_kept()). */
+	size_t max_stack;
 };
 
 /* The samples of one row at one inline chain (innermost frame first, the

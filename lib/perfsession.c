@@ -92,6 +92,7 @@ struct sample {
 	int32_t pid, tid;
 	uint32_t cpu, dso;
 	uint16_t cpumode;
+	uint16_t nunwound; /* the callchain's last entries from unwind_sample() */
 	unsigned int attr;
 	const char *comm;
 	size_t cc, ncc; /* callchain: [cc, cc + ncc) of the cc_* arrays */
@@ -848,7 +849,7 @@ static bool unwind_map(void *user, int32_t pid, uint64_t addr, struct ds__unwind
  * popcount(mask) values; the stack copy and its dyn_size after them),
  * unwound and appended to its callchain as user entries.  A sample in
  * the kernel has the registers of the user code it came from. */
-static int unwind_sample(struct ds_perf_session *s, const struct sample *sm, uint64_t abi,
+static int unwind_sample(struct ds_perf_session *s, struct sample *sm, uint64_t abi,
 			 uint64_t mask, const unsigned char *regs, const unsigned char *stack,
 			 uint64_t stack_size)
 {
@@ -887,6 +888,7 @@ static int unwind_sample(struct ds_perf_session *s, const struct sample *sm, uin
 		rc = add_cc(s, ip, dso, off, CPUMODE_USER);
 		if (rc)
 			return rc;
+		sm->nunwound++; /* at most UNWIND_MAX */
 	}
 	return 0;
 }
@@ -1388,6 +1390,7 @@ static void sample_out(const struct ds_perf_session *s, const struct sample *sm,
 		.callchain_dso = s->cc_dso ? s->cc_dso + sm->cc : NULL,
 		.callchain_offset = s->cc_off ? s->cc_off + sm->cc : NULL,
 		.callchain_cpumode = s->cc_mode ? s->cc_mode + sm->cc : NULL,
+		.nr_unwound = sm->nunwound,
 	};
 }
 

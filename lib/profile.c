@@ -247,6 +247,27 @@ static char *short_name(const struct ds_perf_dso *d)
 	return strdup(b);
 }
 
+DS_API bool ds_profile_frame_kept(const struct ds_profile_sample *s, size_t frame,
+				  size_t max_stack, bool caller)
+{
+	/* c: the frame's entry in perf's callchain, which has the sampled
+	 * address again first when the kernel wrote it so. */
+	size_t nchain, c, ns;
+
+	if (!s || frame >= s->nlocs)
+		return false;
+	if (!frame && !s->leaf_in_callchain)
+		return max_stack > 0; /* the sampled address, not in perf's chain */
+	nchain = s->nlocs - 1 + s->leaf_in_callchain;
+	c = frame - !s->leaf_in_callchain;
+	ns = nchain - (s->nunwound < nchain ? s->nunwound : nchain);
+	if (c >= ns) /* unwound: unwind__get_entries() stops after max_stack */
+		return c - ns < max_stack;
+	/* the recorded chain: thread__resolve_callchain_sample() takes
+	 * max_stack entries in the cursor's order */
+	return caller ? ns - c <= max_stack : c < max_stack;
+}
+
 DS_API const char *ds_profile_dso_name(const struct ds_profile *p, size_t dso)
 {
 	if (!p || dso >= p->ndsos)
@@ -304,7 +325,8 @@ static bool stack_equal(const struct ds_profile *p, const struct ds_profile_samp
 {
 	return a->attr == b->attr && a->pid == b->pid && a->tid == b->tid && a->comm == b->comm &&
 	       a->nlocs == b->nlocs && a->callchain == b->callchain &&
-	       a->leaf_in_callchain == b->leaf_in_callchain && !memcmp(p->ids + at, p->ids + bt, a->nlocs * sizeof(*p->ids)) &&
+	       a->leaf_in_callchain == b->leaf_in_callchain && a->nunwound == b->nunwound &&
+	       !memcmp(p->ids + at, p->ids + bt, a->nlocs * sizeof(*p->ids)) &&
 	       !memcmp(p->ips + at, p->ips + bt, a->nlocs * sizeof(*p->ips)) &&
 	       !memcmp(p->modes + at, p->modes + bt, a->nlocs * sizeof(*p->modes));
 }
@@ -345,7 +367,10 @@ static int on_sample(void *user, const struct ds_perf_sample *smp)
 					 .comm = smp->comm,
 					 .nlocs = n,
 					 .callchain = cc && smp->nr_callchain,
-					 .leaf_in_callchain = skip };
+					 .leaf_in_callchain = skip,
+					 .nunwound = (uint16_t)(cc && smp->nr_unwound <= smp->nr_callchain
+									? smp->nr_unwound
+									: 0) };
 	uint64_t h;
 	size_t i;
 

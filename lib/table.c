@@ -65,6 +65,7 @@ struct site {
 struct ds_table {
 	const struct ds_profile *prof;
 	unsigned int attr, flags;
+	size_t max_stack; /* perf's --max-stack; SIZE_MAX: every entry */
 	enum ds_sort_key keys[MAX_KEYS];
 	size_t nkeys;
 	bool by_comm, srcline;
@@ -373,6 +374,14 @@ static struct site *stack_site(struct ds_table *t, const struct ds_profile_sampl
 	return site_get(t, &want, make);
 }
 
+/* Whether --max-stack keeps the site of element i of stack p, as
+ * stack_site() numbers them (nlocs: the callchain's first entry). */
+static bool site_kept(const struct ds_table *t, const struct ds_profile_sample *p, size_t i)
+{
+	return ds_profile_frame_kept(p, i == p->nlocs ? 0 : i, t->max_stack,
+				     !(t->flags & DS_TABLE_CALLEE));
+}
+
 /* The sites of the event's stacks: each sample's own and, with children,
  * its callers'. */
 static int collect(struct ds_table *t)
@@ -396,7 +405,8 @@ static int collect(struct ds_table *t)
 				return -ENOMEM;
 			dup = caller_levels(t, p, t->levels);
 			for (size_t i = 1; i < p->nlocs + p->leaf_in_callchain; i++)
-				if (!stack_site(t, p, i, t->levels, dup, true))
+				if (site_kept(t, p, i) &&
+				    !stack_site(t, p, i, t->levels, dup, true))
 					return -ENOMEM;
 		}
 	}
@@ -719,7 +729,9 @@ static int add_children(struct ds_table *t, struct agg *rows, size_t nrows)
 		}
 		dup = caller_levels(t, p, t->levels);
 		for (size_t i = 0; i < p->nlocs + p->leaf_in_callchain; i++) {
-			const struct site *s = stack_site(t, p, i, t->levels, dup, false);
+			const struct site *s = i && !site_kept(t, p, i)
+						       ? NULL
+						       : stack_site(t, p, i, t->levels, dup, false);
 
 			/* Without a callchain the callers have no site. */
 			if (s && stamp[s->entry] != k + 1) {
@@ -881,6 +893,7 @@ DS_API struct ds_table *ds_table_new(const struct ds_profile *p, unsigned int at
 	t->prof = p;
 	t->attr = attr;
 	t->flags = DS_OPT(opts, flags, 0);
+	t->max_stack = t->flags & DS_TABLE_MAX_STACK ? DS_OPT(opts, max_stack, 0) : SIZE_MAX;
 	t->nkeys = nkeys;
 	memcpy(t->keys, keys, nkeys * sizeof(*keys));
 	for (size_t i = 0; i < nkeys; i++) {
@@ -928,8 +941,8 @@ DS_API size_t ds_table_row_of(struct ds_table *t, size_t stack, size_t frame, bo
 	if (own) {
 		s = stack_site(t, p, 0, NULL, 0, false);
 	} else {
-		if (frame >= p->nlocs)
-			return SIZE_MAX;
+		if (!ds_profile_frame_kept(p, frame, t->max_stack, !(t->flags & DS_TABLE_CALLEE)))
+			return SIZE_MAX; /* also past the stack */
 		if (t->lv_stack != stack) {
 			if (levels_room(t, p->nlocs))
 				return SIZE_MAX;

@@ -7,7 +7,9 @@
 # -fno-omit-frame-pointer, is recorded with perf record -g; then for each
 # option combination (--no-children, --children; graph, fractal, flat,
 # folded, none; thresholds; caller and callee order, -G; a print limit;
-# --percent-limit; the values period and count; --sort sym, where perf
+# --percent-limit; --max-stack, which keeps the entries nearest the
+# sample, or in caller order the outermost ones; the values period and
+# count; --sort sym, where perf
 # leaves out a chain's first entry) the whole table after the header lines
 # (column headers, rows and graphs, trailing blanks included) must be perf
 # report's text, with two exceptions said where they are found:
@@ -116,6 +118,14 @@ cases=(
 	"ch-folded|--children -g folded"
 	"ch-pl|--children --percent-limit 3"
 	"ch-none|--children -g none"
+	"nc-ms0|--no-children --max-stack 0"
+	"nc-ms2|--no-children --max-stack 2"
+	"nc-G-ms3|--no-children -G --max-stack 3"
+	"ch-ms0|--children --max-stack 0"
+	"ch-ms1|--children --max-stack 1"
+	"ch-ms3|--children --max-stack 3"
+	"ch-callee-ms2|--children -g callee --max-stack 2"
+	"ch-fractal-ms4|--children -g fractal,0 --max-stack 4"
 )
 # NAME|RECORDING|OPTIONS: the other recordings, a few option sets each.
 # Pipe mode: perf 6.1 prints no Children table from a pipe recording
@@ -239,9 +249,11 @@ for name, opts, perf_raw, ours_raw in pairs:
     if len(pb) < 2:
         bad.append("%s: perf's table has %d rows" % (name, len(pb)))
     g = sum(1 for b in pb for l in b[1:] if l.strip())
-    if "none" in opts:
+    if "none" in opts or "--max-stack 0" in opts:
+        # --max-stack 0 keeps no callchain entry: no graph, and Children
+        # is Self (the tables are compared below)
         if any(l.strip() for b in ob for l in b[1:]):
-            bad.append("%s: a graph under a row with -g none" % name)
+            bad.append("%s: a graph under a row with %s" % (name, opts))
     elif not g:
         bad.append("%s: perf drew no graph: the comparison proves nothing" % name)
     graphs += g

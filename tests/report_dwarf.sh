@@ -13,6 +13,8 @@
 #    --no-children and --children, call graphs in several shapes: the
 #    tables after their headers, line for line (with --children, rows of
 #    one Children share may come in another order: compared as a set);
+#    --max-stack too, which keeps an unwound stack's frames nearest the
+#    sample in either order;
 #  - perf's default (inline frames in callchains) differs from its
 #    --no-inline only by "NAME (inlined)" lines that stand for or come
 #    before an entry (perf 6.1 expands each callchain address into its
@@ -93,6 +95,10 @@ cases=(
 	"ch|--children"
 	"ch-g0|--children -g graph,0"
 	"ch-callee|--children -g callee"
+	"nc-ms2|--no-children --max-stack 2"
+	"nc-G-ms3|--no-children -G --max-stack 3"
+	"ch-ms3|--children --max-stack 3"
+	"ch-callee-ms2|--children -g callee --max-stack 2"
 )
 for c in "${cases[@]}"; do
 	name=${c%%|*} opts=${c#*|}

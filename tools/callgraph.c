@@ -25,6 +25,12 @@ struct callgraph {
 	struct cg_opts o;
 	struct ds_calltree **trees; /* per row; NULL: no paths */
 	size_t nrows;
+	/* --max-stack: a stack's kept frames, and where each was in it */
+	struct ds_profile_sample cut;
+	uint32_t *cut_locs;
+	uint64_t *cut_ips;
+	uint16_t *cut_modes;
+	size_t *cut_frame, cut_cap;
 };
 
 static _Noreturn void cg_oom(void)
@@ -125,13 +131,46 @@ static void add(struct callgraph *g, size_t row, const struct ds_profile_sample 
 		cg_oom(); /* the frames are the stack's: only memory can fail */
 }
 
+/* The frames of s that --max-stack keeps, as a stack of their own in
+ * g->cut (g->cut_frame[i]: the frame of s that frame i is). */
+static const struct ds_profile_sample *cut(struct callgraph *g, const struct ds_profile_sample *s)
+{
+	size_t n = 0;
+
+	if (s->nlocs > g->cut_cap) {
+		size_t cap = s->nlocs;
+
+		if (!(g->cut_locs = realloc(g->cut_locs, cap * sizeof(*g->cut_locs))) ||
+		    !(g->cut_ips = realloc(g->cut_ips, cap * sizeof(*g->cut_ips))) ||
+		    !(g->cut_modes = realloc(g->cut_modes, cap * sizeof(*g->cut_modes))) ||
+		    !(g->cut_frame = realloc(g->cut_frame, cap * sizeof(*g->cut_frame))))
+			cg_oom();
+		g->cut_cap = cap;
+	}
+	for (size_t i = 0; i < s->nlocs; i++) {
+		if (!ds_profile_frame_kept(s, i, (size_t)g->o.max_stack, g->o.order > 0))
+			continue;
+		g->cut_locs[n] = s->locs[i];
+		g->cut_ips[n] = s->ips[i];
+		g->cut_modes[n] = s->cpumodes[i];
+		g->cut_frame[n++] = i;
+	}
+	g->cut = *s;
+	g->cut.nlocs = n;
+	g->cut.locs = g->cut_locs;
+	g->cut.ips = g->cut_ips;
+	g->cut.cpumodes = g->cut_modes;
+	return &g->cut;
+}
+
 /* perf's paths (util/hist.c): a sample's callchain (the profile's
  * locations: it leaves out the callchain's first entry, the sampled
  * address again, which locs[0] stands for) goes to its own row; with
  * children, each other row in the chain gets the chain from its frame on,
  * toward the callers (callee order) or toward the sample (caller order),
  * once per sample: where the row's frame comes first in that order, the
- * sample's own row counting as first. */
+ * sample's own row counting as first.  --max-stack: of the frames it
+ * keeps. */
 struct callgraph *callgraph_new(const struct ds_profile *p, const struct cg_opts *o,
 				bool children, size_t nrows, cg_row_fn row_of, void *user)
 {
@@ -148,16 +187,20 @@ struct callgraph *callgraph_new(const struct ds_profile *p, const struct cg_opts
 	g->nrows = nrows;
 	for (size_t k = 0; k < ns; k++) {
 		const struct ds_profile_sample *s = &ps[k];
-		size_t n = s->nlocs, self;
+		size_t n, self;
 
 		if (!s->callchain || (self = row_of(user, k, 0, true)) >= nrows)
 			continue; /* perf adds no chain without one */
+		if (g->o.max_stack >= 0)
+			s = cut(g, s);
+		n = s->nlocs;
 		add(g, self, s, 0, n);
 		if (!children)
 			continue;
 		stamp[self] = k + 1;
 		for (size_t j = 0; j < n; j++) {
-			size_t i = g->o.order > 0 ? n - 1 - j : j, row = row_of(user, k, i, false);
+			size_t i = g->o.order > 0 ? n - 1 - j : j;
+			size_t row = row_of(user, k, g->o.max_stack >= 0 ? g->cut_frame[i] : i, false);
 
 			if (row >= nrows || stamp[row] == k + 1)
 				continue;
@@ -179,6 +222,10 @@ void callgraph_free(struct callgraph *g)
 	for (size_t i = 0; i < g->nrows; i++)
 		ds_calltree_free(g->trees[i]);
 	free(g->trees);
+	free(g->cut_locs);
+	free(g->cut_ips);
+	free(g->cut_modes);
+	free(g->cut_frame);
 	free(g);
 }
 

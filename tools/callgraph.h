@@ -19,9 +19,10 @@ struct cg_opts {
 	int order; /* 1: caller, 0: callee, -1: perf's default (caller with children) */
 	double min_percent; /* the threshold, percent */
 	unsigned long print_limit; /* entries per level; 0: all */
+	long max_stack; /* perf's --max-stack; -1: none given */
 };
 
-#define CG_OPTS_DEFAULT { .mode = CG_GRAPH, .value = CG_PERCENT, .order = -1, .min_percent = 0.5 }
+#define CG_OPTS_DEFAULT { .mode = CG_GRAPH, .value = CG_PERCENT, .order = -1, .min_percent = 0.5, .max_stack = -1 }
 
 /* Apply a -g argument ("graph,0.5,caller", any order, perf's prefixes);
  * NULL: perf's default for a bare -g.  0; -1 when it is no -g argument

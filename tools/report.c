@@ -53,6 +53,10 @@ static const char report_help[] =
 	"                          with --children, else callee), percent, period or\n"
 	"                          count; bare -g: graph,0.5,caller\n"
 	"  -G, --inverted          caller order\n"
+	"  --max-stack N           only N callchain entries of each sample, for the\n"
+	"                          graphs and Children: from the sample out, or with\n"
+	"                          caller order from the outermost caller in (an\n"
+	"                          unwound user stack: from the sample out), as perf\n"
 	"  --percent-limit N       only rows of at least N% (their Children share with\n"
 	"                          --children); the graphs' threshold too\n"
 	"  --inline                under each row, each inline chain its samples are\n"
@@ -414,7 +418,9 @@ static void output(struct report *r, const struct ds_perf_info *info,
 			 (o->inlines ? DS_TABLE_INLINES : 0) |
 			 /* perf walks in the call graph's order: -g callee
 			  * from the sample out */
-			 (!o->graph.order && !o->inverted ? DS_TABLE_CALLEE : 0));
+			 (!r->graph_opts.order ? DS_TABLE_CALLEE : 0) |
+			 (o->graph.max_stack >= 0 ? DS_TABLE_MAX_STACK : 0),
+		.max_stack = o->graph.max_stack >= 0 ? (size_t)o->graph.max_stack : 0);
 
 	for (int k = 0; k < o->nkeys; k++)
 		keys[k] = (enum ds_sort_key)o->keys[k];
@@ -635,6 +641,19 @@ int cmd_report(int argc, char **argv)
 			/* perf: the rows' limit, and the graphs' threshold too */
 			o.percent_limit = f;
 			o.graph.min_percent = f;
+		} else if ((!strcmp(a, "--max-stack") && i + 1 < argc) ||
+			   !strncmp(a, "--max-stack=", 12)) {
+			const char *v = a[11] == '=' ? a + 12 : argv[++i];
+			char *end;
+			long n;
+
+			errno = 0;
+			n = strtol(v, &end, 10);
+			if (errno || end == v || *end || n < 0 || n > INT_MAX) {
+				cli_error("report: --max-stack needs a number of entries, not '%s'", v);
+				return 2;
+			}
+			o.graph.max_stack = n;
 		} else if (!strcmp(a, "--inline")) {
 			o.inlines = true;
 		} else if (!strcmp(a, "--json")) {
