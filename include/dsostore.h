@@ -411,6 +411,10 @@ DS_API int ds_perf_session_samples(const struct ds_perf_session *s, ds_perf_samp
  * debuginfo, not the dwz alt files and split DWARF its DWARF names (the
  * store finds those when a line is first asked for). */
 #define DS_PERF_PREFETCH_NAMES (1u << 2)
+/* The kernel modules too, not the kernel itself (a module's debuginfo is
+ * a few hundred KB, a vmlinux's hundreds of MB): what file:line of module
+ * samples needs, in the same batch. */
+#define DS_PERF_PREFETCH_MODULES (1u << 3)
 DS_API int ds_perf_session_prefetch(struct ds_perf_session *s, unsigned int flags,
 				    const struct ds_fetch_opts *opts);
 

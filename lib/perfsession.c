@@ -1420,6 +1420,13 @@ static int cmp_ptr(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* A kernel module, not the kernel ("[kernel.kallsyms]", a guest's
+ * "[guest.kernel.kallsyms...]"). */
+static bool is_module(const struct ds_perf_dso *d)
+{
+	return d->kernel && !strstr(d->path, "kernel.kallsyms");
+}
+
 DS_API int ds_perf_session_prefetch(struct ds_perf_session *s, unsigned int flags,
 				    const struct ds_fetch_opts *opts)
 {
@@ -1436,7 +1443,8 @@ DS_API int ds_perf_session_prefetch(struct ds_perf_session *s, unsigned int flag
 		const struct ds_perf_dso *d = &s->pub[i];
 
 		if (!d->dso || (!d->samples && !d->callchain_hits && !(flags & DS_PERF_PREFETCH_ALL)) ||
-		    (d->kernel && !(flags & DS_PERF_PREFETCH_KERNEL)))
+		    (d->kernel && !(flags & DS_PERF_PREFETCH_KERNEL) &&
+		     !((flags & DS_PERF_PREFETCH_MODULES) && is_module(d))))
 			continue;
 		v[n++] = d->dso;
 	}

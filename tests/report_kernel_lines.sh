@@ -63,17 +63,20 @@ KASLR_REC=0x1e400000 # where the kernel was when recorded
 KASLR_NOW=0x2a000000 # where it is in the kernel root's boot
 X_REC=0xffffffffc0400000 X_NOW=0xffffffffc1230000 # the module's .text
 
-# gen.py OUT WITH-MODULE: OUT.data
+# gen.py OUT WITH-MODULE: OUT.data (WITH-MODULE 2: and its build ID in
+# the header, $MBID, as perf record writes it)
 cat >gen.py <<'EOF'
 import os, sys
 sys.path.insert(0, os.environ["DS_SRC"] + "/tests")
 from perfgen import Recording, MISC_KERNEL
-out, with_module = sys.argv[1], sys.argv[2] == "1"
+out, with_module = sys.argv[1], sys.argv[2] in ("1", "2")
 bid = bytes.fromhex(os.environ["BID"])
 kaslr, xrec = int(os.environ["KASLR_REC"], 0), int(os.environ["X_REC"], 0)
 K = 0xffffffff81000000 + kaslr
 r = Recording()
 r.build_id(bid, "[kernel.kallsyms]", cpumode=MISC_KERNEL)
+if sys.argv[2] == "2":
+    r.build_id(bytes.fromhex(os.environ["MBID"]), "[kmodx]", cpumode=MISC_KERNEL)
 r.comm(100, 100, "load", 1)
 r.mmap(-1, 0, K, 0x1000000, K, "[kernel.kallsyms]_text", 1, misc=MISC_KERNEL)
 if with_module:
@@ -92,8 +95,9 @@ if with_module:
             t += 1
 r.write(out + ".data")
 EOF
-export BID=$bid KASLR_REC X_REC
-DS_SRC=$DS_SRC python3 gen.py k 0 && DS_SRC=$DS_SRC python3 gen.py km 1 || fail "gen.py"
+export BID=$bid MBID=$mbid KASLR_REC X_REC
+DS_SRC=$DS_SRC python3 gen.py k 0 && DS_SRC=$DS_SRC python3 gen.py km 1 &&
+	DS_SRC=$DS_SRC python3 gen.py kmb 2 || fail "gen.py"
 
 rows() { # FILE: "SHARE SYMBOL SRCLINE" of each [k] row
 	awk '$2 == "[k]" { $2 = ""; print }' "$1" | tr -s ' ' | sort
@@ -267,5 +271,30 @@ grep -q "x_read m.c:[0-9]" km.mrows || fail "no x_read line: $(head -3 km.mrows)
 awk '$2 == "[kernel.kallsyms]" { print $1, $4, $5 }' km.out | sort >km.krows
 [ -s km.krows ] && grep -q " k.c:" km.krows || fail "no core kernel lines: $(head -3 km.out)"
 tl_case_end "($(wc -l <km.mrows) module rows)"
+
+tl_case "the module's debuginfo fetched in the report's one batch"
+# Its .ko only behind a debuginfod server (dsserver, on 127.0.0.1), the
+# recording naming its build ID: a line report fetches it with the rest,
+# before naming (the progress line counts it), and only once.
+tl_need_dsserver
+rm -f mroot/usr/lib/debug/lib/modules/6.1.0-dstest/extra/kmodx.ko
+mkdir -p srv
+cp kmodx.ko srv/
+tl_no_proxy
+if tl_start_dsserver port srv --max-runtime 120 "$tmp/srv"; then
+	DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$tmp/kmb-cache \
+		"$DSOSTORE" report --progress --stdio -i kmb.data --kernel-root mroot \
+		--debug-dir "$tmp/dbg" -s dso,sym,srcline >kmb.out 2>kmb.err ||
+		fail "report: exit $?: $(tail -3 kmb.err)"
+	grep -q '\[1/1\] .* 0 failed' kmb.err || fail "the .ko was not in the batch: $(cat kmb.err)"
+	n=$(grep -c "/buildid/$mbid/debuginfo" srv.log)
+	[ "$n" = 1 ] || fail "the .ko asked for $n times: $(cat srv.log)"
+	grep -q "/buildid/$bid/" srv.log && fail "the vmlinux was asked for: $(cat srv.log)"
+	awk '$2 == "[kmodx]" { print $1, $4, $5 }' kmb.out | sort >kmb.mrows
+	check "fetched module rows" km.want kmb.mrows
+else
+	fail "dsserver did not start"
+fi
+tl_case_end "($(cat kmb.mrows 2>/dev/null | wc -l) module rows)"
 
 tl_finish report_kernel_lines

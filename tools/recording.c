@@ -58,9 +58,13 @@ int cli_recording_open(struct cli_recording *r, const char *path, const struct c
 int cli_recording_prefetch(struct cli_recording *r, bool progress, bool verbose)
 {
 	DS_OPTS(ds_fetch_opts, fo, .progress = progress ? cli_progress : NULL);
-	/* Names alone need no dwz alt file and no split DWARF.  The kernel's
-	 * DWARF is not fetched (lib/profile.c local_kernel). */
-	int left = ds_perf_session_prefetch(r->s, r->lines ? 0 : DS_PERF_PREFETCH_NAMES, &fo), rc;
+	/* Names alone need no dwz alt file and no split DWARF.  Lines of
+	 * module samples need the modules' debuginfo, fetched here with the
+	 * rest (lib/ksym.c load_module() finds it in the cache); the kernel's
+	 * is not fetched (lib/profile.c local_kernel). */
+	int left = ds_perf_session_prefetch(
+		r->s, r->lines ? DS_PERF_PREFETCH_MODULES : DS_PERF_PREFETCH_NAMES, &fo);
+	int rc;
 
 	if (left < 0)
 		cli_error("fetching debuginfo: %s", ds_strerror(left));
