@@ -263,7 +263,9 @@ DS_API int ds_cache_clean(struct ds_context *ctx, bool force);
  * (perf record -z, zstd) decompressed.  Malformed input: -EBADMSG, with err
  * saying what and at which file offset; nothing beyond the file is read
  * and no size field is trusted for an allocation.  -EPROTONOSUPPORT: a
- * compression other than zstd. */
+ * compression other than zstd.  ds_perf_data_open() maps a file of 4 MiB
+ * or more (as perf does; it must not shrink while open), and reads a
+ * smaller one. */
 struct ds_perf_data;
 struct ds_store_opts;
 struct ds_dso;

@@ -906,9 +906,10 @@ static int parse(struct ds_perf_data *p, char *err, size_t errlen)
 	return 0;
 }
 
-/* Room for a recording read whole.  A big one is mapped and populated in
- * one go: a --call-graph dwarf recording is 8 KiB a sample, and faulting
- * in 150 MB of malloc'd pages one by one cost more than the read. */
+/* Room for a recording read whole (a big file that cannot be mapped: see
+ * ds_perf_data_open()).  A big one is anonymous memory populated in one
+ * go: faulting in 150 MB of malloc'd pages one by one cost more than the
+ * read. */
 #define BUF_MAP_MIN (4u << 20)
 
 static unsigned char *buf_alloc(size_t size, size_t *map_len)
@@ -1020,6 +1021,21 @@ DS_API int ds_perf_data_open(const char *path, struct ds_perf_data **out, char *
 		close(fd);
 		return fail(err, errlen, -EFBIG, "%lld bytes: larger than we read",
 			    (long long)st.st_size);
+	}
+	/* A big file is mapped, as perf maps it: a --call-graph dwarf
+	 * recording is 8 KiB a sample, and reading 150 MB into anonymous
+	 * memory spent more time clearing and copying pages than everything
+	 * else together.  (Like every mapping of a file, it must not shrink
+	 * while open.)  Where mapping fails, it is read. */
+	if ((size_t)st.st_size >= BUF_MAP_MIN) {
+		void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd,
+			       0);
+
+		if (m != MAP_FAILED) {
+			close(fd);
+			return open_buf(m, (size_t)st.st_size, true, (size_t)st.st_size, out, err,
+					errlen);
+		}
 	}
 	buf = buf_alloc((size_t)st.st_size, &map_len);
 	if (!buf) {
