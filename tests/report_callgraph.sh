@@ -84,6 +84,38 @@ perf record -N -g -e cpu-clock -F 4000 -o - -- ./cg 2>rec-pipe.log >pipe.data ||
 	fail "perf record -g -o -: $(tail -3 rec-pipe.log)"
 perf record -N -g -e cpu-clock,task-clock -F 2000 -o ev2.data -- ./cg >rec-ev2.log 2>&1 ||
 	fail "perf record -g, two events: $(tail -3 rec-ev2.log)"
+# Chains deeper than perf's default --max-stack (this machine's
+# kernel.perf_event_max_stack, 127 unless raised), as a machine with a
+# raised limit records them: perf report and perf script cut them there by
+# default.  tests/perfgen.py writes them: a sample in hot (or rec) under
+# DEPTH frames of rec under main, for depths on both sides of 127.
+"$py" - "$DS_SRC/tests" cg deep.data <<'PY' || fail "perfgen: the deep recording"
+import os, subprocess, sys
+sys.path.insert(0, sys.argv[1])
+from perfgen import Recording
+exe, out = os.path.abspath(sys.argv[2]), sys.argv[3]
+syms = {}
+for l in subprocess.run(["nm", exe], capture_output=True, text=True).stdout.split("\n"):
+    f = l.split()
+    if len(f) == 3 and f[1] in "tT":
+        syms[f[2]] = int(f[0], 16)
+notes = subprocess.run(["readelf", "-n", exe], capture_output=True, text=True).stdout
+bid = bytes.fromhex(notes.split("Build ID: ")[1].split()[0])
+base = 0x555555554000  # the PIE's text: file offset = vaddr, one map
+r = Recording(callchain=True)
+r.build_id(bid, exe)
+r.comm(4242, 4242, "cg", 1)
+r.mmap(4242, 4242, base, os.path.getsize(exe) + 0x1000, 0, exe, 1)
+t = 10
+for fn, depth, n in (("hot", 20, 3), ("hot", 120, 2), ("hot", 126, 2), ("hot", 127, 1),
+                     ("hot", 200, 4), ("hot", 400, 2), ("rec", 150, 2), ("rec", 30, 1)):
+    leaf = base + syms[fn] + 8
+    chain = [leaf] + [base + syms["rec"] + 0x10] * depth + [base + syms["main"] + 0x20]
+    for _ in range(n):
+        r.sample(4242, 4242, leaf, t, callchain=chain)
+        t += 1
+r.write(out)
+PY
 
 # NAME|OPTIONS: each is run by perf report --stdio and by us.
 cases=(
@@ -138,6 +170,11 @@ kinds=(
 	"pipe-callee|pipe.data|--no-children -g graph,1,callee"
 	"ev2-nc|ev2.data|--no-children"
 	"ev2-ch|ev2.data|--children"
+	"deep-nc|deep.data|--no-children"
+	"deep-G|deep.data|--no-children -G"
+	"deep-ch|deep.data|--children"
+	"deep-fractal|deep.data|--children -g fractal,0,callee"
+	"deep-ms|deep.data|--children --max-stack 300"
 )
 for c in "${cases[@]}" "${kinds[@]}"; do
 	name=${c%%|*} opts=${c#*|} data=cg.data
@@ -309,6 +346,17 @@ print("%d option sets: tables and graphs (%d graph lines) are perf report's%s%s%
        "; perf's \"[...] (inlined)\" read as \"[...]\" %d time(s)" % inlined_dots
        if inlined_dots else ""))
 PY
+
+# ---- The deep chains collapsed: perf script cuts them as perf report
+# does (from the sample: its default order), and so must report --folded.
+perf script -i deep.data 2>/dev/null | "$py" "$DS_SRC/tests/stackcollapse.py" >deep.folded.perf ||
+	fail "perf script | stackcollapse.py on the deep recording"
+"$DSOSTORE" report --no-fetch --folded --count period deep.data >deep.folded.ours 2>deep.folded.err ||
+	fail "report --folded on the deep recording: $(head -3 deep.folded.err)"
+cmp -s deep.folded.perf deep.folded.ours ||
+	fail "deep chains: report --folded differs from perf script's: $(diff deep.folded.perf deep.folded.ours | cut -c1-120 | head -4)"
+awk -F';' '{ if (NF > n) n = NF } END { exit !(n < 300) }' deep.folded.ours ||
+	fail "deep chains: report --folded did not cut them"
 
 # ---- --json: the trees, pruned as printed; at threshold 0 they sum.
 for mode in no-children children; do

@@ -5,7 +5,9 @@
 
 #include "dsostore.h"
 
+#include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 /* Options every subcommand accepts. */
 struct cli_common {
@@ -67,6 +69,22 @@ void cli_recording_close(struct cli_recording *r);
  * *path, --no-fetch into *no_fetch, --progress/--no-progress into
  * *progress (1, 0; see cli_want_progress()), and perf's --stdio, which
  * changes nothing. */
+/* perf's --max-stack when none is given (report and script alike): this
+ * machine's kernel.perf_event_max_stack (perf's sysctl__max_stack()), 127
+ * where it cannot be read.  Here, as the fuzz harness of folded.c links
+ * no other part of the CLI. */
+static inline long cli_sysctl_max_stack(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "re");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v >= 0 && v <= INT_MAX ? v : 127;
+}
 bool cli_recording_option(int argc, char **argv, int *i, const char **path, bool *no_fetch,
 			  int *progress);
 

@@ -413,6 +413,7 @@ struct collapse {
 	uint32_t *frames;
 	size_t nframes_cap;
 	bool callchains; /* a -g recording: some sample of the event has a callchain */
+	size_t max_stack; /* perf script's: its callchains' entries, from the sample */
 };
 
 static int put(struct collapse *c, const char *s, size_t n)
@@ -552,6 +553,8 @@ static int collapse_sample(struct collapse *c, const struct ds_profile_sample *s
 	 * sample was taken: locs[0], then the callers; in a -g recording, a
 	 * sample the kernel could not unwind at all (no entry) prints none. */
 	for (size_t i = c->callchains && !s->callchain ? 0 : s->nlocs; i-- > 0;) {
+		if (s->callchain && !ds_profile_frame_kept(s, i, c->max_stack, false))
+			continue;
 		id = loc_frame(c, s->locs[i], java);
 		if (id < 0)
 			return -ENOMEM;
@@ -587,7 +590,7 @@ static int collapse_profile(struct folded *f, const struct ds_profile *p,
 	const struct ds_profile_sample *smp;
 	const struct ds_profile_loc *locs;
 	size_t n = ds_profile_samples(p, &smp), nl = ds_profile_locs(p, &locs);
-	struct collapse c = { .f = f, .o = o, .p = p };
+	struct collapse c = { .f = f, .o = o, .p = p, .max_stack = (size_t)cli_sysctl_max_stack() };
 	long attr = pick_event(pd, o, smp, n, path);
 	const char *ev;
 	int rc = 0;

@@ -419,8 +419,8 @@ static void output(struct report *r, const struct ds_perf_info *info,
 			 /* perf walks in the call graph's order: -g callee
 			  * from the sample out */
 			 (!r->graph_opts.order ? DS_TABLE_CALLEE : 0) |
-			 (o->graph.max_stack >= 0 ? DS_TABLE_MAX_STACK : 0),
-		.max_stack = o->graph.max_stack >= 0 ? (size_t)o->graph.max_stack : 0);
+			 (r->graph_opts.max_stack >= 0 ? DS_TABLE_MAX_STACK : 0),
+		.max_stack = r->graph_opts.max_stack >= 0 ? (size_t)r->graph_opts.max_stack : 0);
 
 	for (int k = 0; k < o->nkeys; k++)
 		keys[k] = (enum ds_sort_key)o->keys[k];
@@ -505,14 +505,33 @@ static int run(const struct opts *o, const struct cli_common *common)
 	r.prof = rec.prof;
 	r.dsos = rec.dsos;
 	r.ndsos = rec.ndsos;
+	r.graph_opts = o->graph;
 	{
 		const struct ds_profile_sample *ps;
-		size_t n = ds_profile_samples(r.prof, &ps);
+		size_t n = ds_profile_samples(r.prof, &ps), longest = 0;
 
 		for (size_t k = 0; k < n; k++) {
+			/* perf's counts: the recorded entries, and apart the
+			 * unwound ones */
+			size_t chain = ps[k].nlocs - 1 + ps[k].leaf_in_callchain;
+			size_t unw = ps[k].nunwound < chain ? ps[k].nunwound : chain;
+
 			r.any_callchain |= ps[k].callchain;
 			if (ps[k].attr >= r.nev)
 				r.nev = ps[k].attr + 1;
+			if (ps[k].callchain) {
+				longest = chain - unw > longest ? chain - unw : longest;
+				longest = unw > longest ? unw : longest;
+			}
+		}
+		/* perf applies its default limit to every recording; only a
+		 * longer chain than that needs it (a recording of a machine
+		 * whose kernel.perf_event_max_stack was raised). */
+		if (r.graph_opts.max_stack < 0 && r.any_callchain) {
+			long lim = cli_sysctl_max_stack();
+
+			if (longest > (size_t)lim)
+				r.graph_opts.max_stack = lim;
 		}
 	}
 	/* perf refuses -g here ("Did you call 'perf record' without -g?"); the
@@ -523,7 +542,6 @@ static int run(const struct opts *o, const struct cli_common *common)
 	/* perf's default: a Children column when the samples have callchains. */
 	r.children_on = o->children > 0 || (o->children < 0 && r.any_callchain);
 	/* perf's order: caller with children, unless -g says; -G: caller. */
-	r.graph_opts = o->graph;
 	if (o->inverted || r.graph_opts.order < 0)
 		r.graph_opts.order = o->inverted || r.children_on;
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
