@@ -452,6 +452,44 @@ static const char gen[] =
 	"r.features[27] = struct.pack('<IIIII', 0, 1, 19, len(raw) // len(z), 4 << 20)\n"
 	"r.write(d + '/zsame.data')\n";
 
+/* perf's --max-stack rule (util/machine.c thread__resolve_callchain*):
+ * entries counted in the cursor's order, the unwound ones apart and from
+ * the sample; worked out by hand for three stack shapes. */
+static void frame_kept(void)
+{
+	/* Frame pointers: the callchain is [sample again, 4 callers]. */
+	struct ds_profile_sample fp = { .callchain = true, .leaf_in_callchain = true, .nlocs = 5 };
+	/* --call-graph dwarf in the kernel: 3 recorded (kernel) entries, the
+	 * first the sample again, then 3 unwound user frames. */
+	struct ds_profile_sample dw = {
+		.callchain = true, .leaf_in_callchain = true, .nunwound = 3, .nlocs = 6
+	};
+	/* A chain without the sampled address: frames 1 and 2 are all of it. */
+	struct ds_profile_sample nl = { .callchain = true, .nlocs = 3 };
+	static const bool fp_callee2[] = { 1, 1, 0, 0, 0 }, fp_caller2[] = { 0, 0, 0, 1, 1 };
+	static const bool dw_caller2[] = { 0, 1, 1, 1, 1, 0 }, dw_callee2[] = { 1, 1, 0, 1, 1, 0 };
+
+	for (size_t f = 0; f < 5; f++) {
+		CHECK_EQ_INT(ds_profile_frame_kept(&fp, f, 2, false), fp_callee2[f]);
+		CHECK_EQ_INT(ds_profile_frame_kept(&fp, f, 2, true), fp_caller2[f]);
+		CHECK(ds_profile_frame_kept(&fp, f, SIZE_MAX, true));
+		CHECK(ds_profile_frame_kept(&fp, f, 5, false));
+		CHECK(!ds_profile_frame_kept(&fp, f, 0, false));
+	}
+	CHECK(!ds_profile_frame_kept(&fp, 5, SIZE_MAX, false)); /* past the stack */
+	CHECK(!ds_profile_frame_kept(NULL, 0, SIZE_MAX, false));
+	for (size_t f = 0; f < 6; f++) {
+		CHECK_EQ_INT(ds_profile_frame_kept(&dw, f, 2, true), dw_caller2[f]);
+		CHECK_EQ_INT(ds_profile_frame_kept(&dw, f, 2, false), dw_callee2[f]);
+	}
+	CHECK(ds_profile_frame_kept(&nl, 0, 1, false));
+	CHECK(!ds_profile_frame_kept(&nl, 0, 0, false));
+	CHECK(ds_profile_frame_kept(&nl, 1, 1, false));
+	CHECK(!ds_profile_frame_kept(&nl, 2, 1, false));
+	CHECK(ds_profile_frame_kept(&nl, 2, 1, true));
+	CHECK(!ds_profile_frame_kept(&nl, 1, 1, true));
+}
+
 int main(void)
 {
 	DS_OPTS(ds_context_opts, co, .urls = "", .perf_buildid_dir = "");
@@ -468,6 +506,7 @@ int main(void)
 		return 1;
 	}
 	free(py);
+	frame_kept();
 	ctx = ds_context_new(&co);
 	CHECK(ctx != NULL);
 
