@@ -566,6 +566,10 @@ for o in "--count period" --comm-pid "--event cpu-clock" "-o x.folded"; do
 done
 run plain.data --no-fetch --folded --pprof x.pb.gz
 [ "$rc" -eq 2 ] || fail "--folded --pprof: exit $rc, expected 2"
+run plain.data --no-fetch --pprof x.pb.gz --max-stack 3
+[ "$rc" -eq 2 ] && grep -q "no --max-stack" "$err" || fail "--pprof --max-stack: exit $rc: $(head -3 "$err")"
+run plain.data --no-fetch --max-stack -1
+[ "$rc" -eq 2 ] || fail "--max-stack -1: exit $rc, expected 2"
 # -g on a recording without callchains: perf refuses it; we print the
 # table (the same as without -g) and say why it has no graph.
 run plain.data --no-fetch -g

@@ -357,6 +357,14 @@ cmp -s deep.folded.perf deep.folded.ours ||
 	fail "deep chains: report --folded differs from perf script's: $(diff deep.folded.perf deep.folded.ours | cut -c1-120 | head -4)"
 awk -F';' '{ if (NF > n) n = NF } END { exit !(n < 300) }' deep.folded.ours ||
 	fail "deep chains: report --folded did not cut them"
+for n in 5 300; do
+	perf script --max-stack $n -i deep.data 2>/dev/null | "$py" "$DS_SRC/tests/stackcollapse.py" \
+		>deep.folded$n.perf || fail "perf script --max-stack $n | stackcollapse.py"
+	"$DSOSTORE" report --no-fetch --folded --count period --max-stack $n deep.data \
+		>deep.folded$n.ours 2>/dev/null || fail "report --folded --max-stack $n: exit $?"
+	cmp -s deep.folded$n.perf deep.folded$n.ours ||
+		fail "report --folded --max-stack $n differs from perf script's: $(diff deep.folded$n.perf deep.folded$n.ours | cut -c1-120 | head -4)"
+done
 
 # ---- --json: the trees, pruned as printed; at threshold 0 they sum.
 for mode in no-children children; do

@@ -64,11 +64,6 @@ int cli_recording_open(struct cli_recording *r, const char *path, const struct c
  * saying why. */
 int cli_recording_prefetch(struct cli_recording *r, bool progress, bool verbose);
 void cli_recording_close(struct cli_recording *r);
-/* If argv[*i] is an option every command reading a recording takes,
- * consume it (and its argument) and return true: -i/--input FILE into
- * *path, --no-fetch into *no_fetch, --progress/--no-progress into
- * *progress (1, 0; see cli_want_progress()), and perf's --stdio, which
- * changes nothing. */
 /* perf's --max-stack when none is given (report and script alike): this
  * machine's kernel.perf_event_max_stack (perf's sysctl__max_stack()), 127
  * where it cannot be read.  Here, as the fuzz harness of folded.c links
@@ -85,6 +80,12 @@ static inline long cli_sysctl_max_stack(void)
 	}
 	return v >= 0 && v <= INT_MAX ? v : 127;
 }
+
+/* If argv[*i] is an option every command reading a recording takes,
+ * consume it (and its argument) and return true: -i/--input FILE into
+ * *path, --no-fetch into *no_fetch, --progress/--no-progress into
+ * *progress (1, 0; see cli_want_progress()), and perf's --stdio, which
+ * changes nothing. */
 bool cli_recording_option(int argc, char **argv, int *i, const char **path, bool *no_fetch,
 			  int *progress);
 

@@ -26,7 +26,10 @@ static const char flamegraph_help[] =
 	"                          yellow, purple, orange\n"
 	"  --no-fetch              no debuginfod: local debuginfo only\n"
 	"  --progress, --no-progress   a progress bar of the fetch on stderr\n"
-	"The stacks, as report --folded makes them:\n" FOLDED_OPTS_HELP CLI_COMMON_HELP;
+	"The stacks, as report --folded makes them:\n" FOLDED_OPTS_HELP
+	"  --max-stack N           N callchain entries of each sample, from the sample\n"
+	"                          out (default: kernel.perf_event_max_stack, as perf)\n"
+	CLI_COMMON_HELP;
 
 /* Frames narrower than this many pixels are left out (flamegraph.pl's
  * default --minwidth): they could not be seen, and a big profile has

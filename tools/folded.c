@@ -93,6 +93,21 @@ int folded_option(struct folded_opts *o, int argc, char **argv, int *i, bool wit
 			return 1;
 		}
 	}
+	if ((!strcmp(a, "--max-stack") && *i + 1 < argc) || !strncmp(a, "--max-stack=", 12)) {
+		char *end;
+		long n;
+
+		v = a[11] == '=' ? a + 12 : argv[++*i];
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (errno || end == v || *end || n < 0 || n > INT_MAX) {
+			cli_error("--max-stack needs a number of entries, not '%s'", v);
+			return CLI_BAD;
+		}
+		o->max_stack_set = true;
+		o->max_stack = (size_t)n;
+		return 1;
+	}
 	if (with_folded && !strcmp(a, "--folded")) {
 		o->on = true;
 		return 1;
@@ -590,7 +605,7 @@ static int collapse_profile(struct folded *f, const struct ds_profile *p,
 	const struct ds_profile_sample *smp;
 	const struct ds_profile_loc *locs;
 	size_t n = ds_profile_samples(p, &smp), nl = ds_profile_locs(p, &locs);
-	struct collapse c = { .f = f, .o = o, .p = p, .max_stack = (size_t)cli_sysctl_max_stack() };
+	struct collapse c = { .f = f, .o = o, .p = p, .max_stack = o->max_stack_set ? o->max_stack : (size_t)cli_sysctl_max_stack() };
 	long attr = pick_event(pd, o, smp, n, path);
 	const char *ev;
 	int rc = 0;

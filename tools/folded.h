@@ -22,6 +22,10 @@ struct folded_opts {
 	bool ann_kernel; /* --annotate kernel: "_[k]" after kernel functions */
 	bool ann_dso; /* --annotate dso: "DSO`function" */
 	const char *event; /* --event NAME; NULL: the first sample's */
+	/* --max-stack N: callchain entries kept, from the sample (as perf
+	 * script keeps them); without it, cli_sysctl_max_stack()'s */
+	bool max_stack_set;
+	size_t max_stack;
 	/* The first option seen that shapes the stacks (not --folded): report
 	 * refuses it without --folded rather than ignore it. */
 	const char *given;
@@ -36,7 +40,7 @@ struct folded_opts {
 	"                          sample's event, as stackcollapse-perf.pl)\n"
 
 /* If argv[*i] is one of the options above (--folded and -o FILE among
- * them when with_folded), consume it and its argument: 1; 0 if not one;
+ * them when with_folded; --max-stack, which report's tables take too), consume it and its argument: 1; 0 if not one;
  * CLI_BAD after printing why. */
 int folded_option(struct folded_opts *o, int argc, char **argv, int *i, bool with_folded);
 

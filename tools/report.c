@@ -56,7 +56,9 @@ static const char report_help[] =
 	"  --max-stack N           only N callchain entries of each sample, for the\n"
 	"                          graphs and Children: from the sample out, or with\n"
 	"                          caller order from the outermost caller in (an\n"
-	"                          unwound user stack: from the sample out), as perf\n"
+	"                          unwound user stack: from the sample out), as perf;\n"
+	"                          --folded: from the sample out, as perf script;\n"
+	"                          default: kernel.perf_event_max_stack (127)\n"
 	"  --percent-limit N       only rows of at least N% (their Children share with\n"
 	"                          --children); the graphs' threshold too\n"
 	"  --inline                under each row, each inline chain its samples are\n"
@@ -659,19 +661,6 @@ int cmd_report(int argc, char **argv)
 			/* perf: the rows' limit, and the graphs' threshold too */
 			o.percent_limit = f;
 			o.graph.min_percent = f;
-		} else if ((!strcmp(a, "--max-stack") && i + 1 < argc) ||
-			   !strncmp(a, "--max-stack=", 12)) {
-			const char *v = a[11] == '=' ? a + 12 : argv[++i];
-			char *end;
-			long n;
-
-			errno = 0;
-			n = strtol(v, &end, 10);
-			if (errno || end == v || *end || n < 0 || n > INT_MAX) {
-				cli_error("report: --max-stack needs a number of entries, not '%s'", v);
-				return 2;
-			}
-			o.graph.max_stack = n;
 		} else if (!strcmp(a, "--inline")) {
 			o.inlines = true;
 		} else if (!strcmp(a, "--json")) {
@@ -702,6 +691,12 @@ int cmd_report(int argc, char **argv)
 		cli_error("report: --folded or --pprof, not both");
 		return 2;
 	}
+	if (pprof && fo.max_stack_set) {
+		cli_error("report: --pprof writes whole stacks: no --max-stack");
+		return 2;
+	}
+	if (fo.max_stack_set)
+		o.graph.max_stack = (long)fo.max_stack;
 	if (fo.on)
 		return folded_report(&fo, o.path, &common, o.no_fetch, o.progress);
 	if (pprof)
