@@ -42,9 +42,9 @@ void cli_error(const char *fmt, ...)
 }
 
 int cli_recording_open(struct cli_recording *r, const char *path, const struct cli_common *c,
-		       bool no_fetch, const struct ds_profile_opts *po)
+		       bool no_fetch, const struct ds_profile_opts *po, size_t unwind_max)
 {
-	(void)r, (void)path, (void)c, (void)no_fetch, (void)po;
+	(void)r, (void)path, (void)c, (void)no_fetch, (void)po, (void)unwind_max;
 	abort();
 }
 

@@ -326,6 +326,10 @@ struct ds_perf_session_opts {
 	const struct ds_store_opts *store_opts; /* for each machine's store */
 	/* Do not read build IDs from the files on this machine. */
 	bool no_local_build_ids;
+	/* --call-graph dwarf: user frames unwound at most a sample (perf's
+	 * --max-stack, which it unwinds to; at most 65535); 0: 127, perf's
+	 * default kernel.perf_event_max_stack. */
+	size_t unwind_max;
 };
 
 enum ds_perf_bid_source {

@@ -129,7 +129,8 @@ struct ds_perf_session {
 	void *stream_user;
 	/* --call-graph dwarf samples: their user stacks (lib/unwind.c). */
 	struct ds__unwind *unwind;
-	uint64_t *unwind_ips;
+	uint64_t *unwind_ips; /* unwind_max of them */
+	size_t unwind_max;
 	uint32_t *rank; /* internal DSO index -> public, after publish() */
 	const struct ds_perf_data *p; /* during ds_perf_session_new only */
 	char *err;
@@ -842,7 +843,8 @@ static bool unwind_map(void *user, int32_t pid, uint64_t addr, struct ds__unwind
 }
 
 /* perf's sysctl kernel.perf_event_max_stack default: perf report unwinds
- * at most this many user frames (libunwind and libdw alike). */
+ * at most this many user frames (libunwind and libdw alike) unless
+ * --max-stack says (ds_perf_session_opts.unwind_max). */
 #define UNWIND_MAX 127
 
 /* The user stack of a --call-graph dwarf sample (regs at pos: abi, then
@@ -862,7 +864,7 @@ static int unwind_sample(struct ds_perf_session *s, struct sample *sm, uint64_t 
 	pr = proc_find(&s->machines[0].procs, sm->pid);
 	if (!pr)
 		return 0;
-	if (!s->unwind_ips && !(s->unwind_ips = malloc(UNWIND_MAX * sizeof(*s->unwind_ips))))
+	if (!s->unwind_ips && !(s->unwind_ips = malloc(s->unwind_max * sizeof(*s->unwind_ips))))
 		return -ENOMEM;
 	us = (struct ds__unwind_sample){ .pid = sm->pid,
 					 .tid = sm->tid,
@@ -872,7 +874,7 @@ static int unwind_sample(struct ds_perf_session *s, struct sample *sm, uint64_t 
 					 .stack = stack,
 					 .stack_size = stack_size,
 					 .maps_gen = pr->maps.gen };
-	n = ds__unwind_stack(s->unwind, &us, s->unwind_ips, UNWIND_MAX);
+	n = ds__unwind_stack(s->unwind, &us, s->unwind_ips, s->unwind_max);
 	for (size_t i = 0; i < n; i++) {
 		uint64_t ip = s->unwind_ips[i], off = 0;
 		uint32_t dso = UINT32_MAX;
@@ -888,7 +890,7 @@ static int unwind_sample(struct ds_perf_session *s, struct sample *sm, uint64_t 
 		rc = add_cc(s, ip, dso, off, CPUMODE_USER);
 		if (rc)
 			return rc;
-		sm->nunwound++; /* at most UNWIND_MAX */
+		sm->nunwound++; /* at most unwind_max, a uint16_t */
 	}
 	return 0;
 }
@@ -1259,6 +1261,11 @@ static struct ds_perf_session *session_new(struct ds_context *ctx, const struct 
 	s->err = err;
 	s->errlen = errlen;
 	s->local_bids = !DS_OPT(opts, no_local_build_ids, false);
+	s->unwind_max = DS_OPT(opts, unwind_max, 0);
+	if (!s->unwind_max)
+		s->unwind_max = UNWIND_MAX;
+	else if (s->unwind_max > UINT16_MAX)
+		s->unwind_max = UINT16_MAX;
 	so = DS_OPT(opts, store_opts, NULL);
 	if (so) {
 		memset(&s->store_opts, 0, sizeof(s->store_opts));

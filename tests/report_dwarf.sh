@@ -266,6 +266,58 @@ grep -q ';caller_a;hot ' fp.theirs &&
 	fail "perf -g (frame pointers) unwinds the program: the dwarf recording proves nothing"
 tl_case_end
 
+# --------------------------------------------- deeper than 127 frames
+tl_case "a recursion 200 deep: unwound to --max-stack, as perf unwinds it"
+# perf unwinds a user stack to its --max-stack (default: the sysctl's
+# 127), so with --max-stack 250 its chains, and ours, go deeper.
+cat >deep.c <<'EOF'
+#define KEEP(x) __asm__ volatile("" : "+r"(x))
+__attribute__((noinline)) unsigned long hot(unsigned long x)
+{
+	for (int i = 0; i < 200000; i++) {
+		x = x * 6364136223846793005UL + 1;
+		KEEP(x);
+	}
+	return x;
+}
+__attribute__((noinline)) unsigned long deep(int d, unsigned long x)
+{
+	if (!d)
+		return hot(x);
+	x = deep(d - 1, x);
+	KEEP(x);
+	return x + 1;
+}
+int main(void)
+{
+	unsigned long x = 1;
+	for (int i = 0; i < 300; i++)
+		x = deep(200, x);
+	KEEP(x);
+	return 0; /* perf record's status is the workload's */
+}
+EOF
+gcc -O2 -g -fomit-frame-pointer -o deep deep.c || fail "gcc deep.c"
+if perf record -N --call-graph dwarf,16384 -e cpu-clock -F 2000 -o deep.data -- ./deep \
+	>rec-deep.log 2>&1; then
+	for ms in "" 250 40; do
+		# shellcheck disable=SC2086 # the option is two words or none
+		perf report -i deep.data --stdio --no-inline --sort dso,sym --no-children -g caller \
+			${ms:+--max-stack $ms} 2>/dev/null | grep -v -e '^#' -e '^$' >"deep$ms.perf"
+		# shellcheck disable=SC2086
+		"$DSOSTORE" report --no-fetch --sort dso,sym --no-children -g caller \
+			${ms:+--max-stack $ms} deep.data 2>/dev/null | grep -v -e '^#' -e '^$' >"deep$ms.ours"
+		cmp -s "deep$ms.perf" "deep$ms.ours" ||
+			fail "deep, --max-stack ${ms:-default}: $(diff "deep$ms.perf" "deep$ms.ours" | head -6)"
+	done
+	n0=$(grep -c -w deep deep.perf) n250=$(grep -c -w deep deep250.perf)
+	[ "$n250" -gt $((n0 + 50)) ] ||
+		fail "--max-stack 250 unwinds no deeper ($n250 and $n0 lines of deep): the case proves nothing"
+else
+	fail "perf record --call-graph dwarf,16384: $(tail -3 rec-deep.log)"
+fi
+tl_case_end "(lines of deep: ${n250:-?} with --max-stack 250, ${n0:-?} without)"
+
 # ----------------------------------- a multi-process workload, per sample
 # gcc -c (gcc, cc1, as: PIE and not, exec'ed children, syscalls in ld.so):
 # where perf 6.1's libunwind stops early, skips a frame or writes

@@ -678,7 +678,7 @@ static int run(const struct opts *o, const struct cli_common *common)
 	{
 		DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_LINES);
 
-		if (cli_recording_open(&rec, o->path, common, o->no_fetch, &po) ||
+		if (cli_recording_open(&rec, o->path, common, o->no_fetch, &po, 0) ||
 		    cli_recording_prefetch(&rec, o->progress, o->verbose))
 			goto out;
 	}

@@ -53,10 +53,12 @@ struct cli_recording {
 };
 /* Open the recording at path, make a context from the common options (no
  * debuginfod servers with no_fetch) and replay it into a profile made
- * with po.  0, or 1 (the exit status) after saying why on stderr;
- * cli_recording_close() either way. */
+ * with po; a --call-graph dwarf sample's user stack unwound to unwind_max
+ * frames (perf's --max-stack; 0: cli_sysctl_max_stack()'s).  0, or 1 (the
+ * exit status) after saying why on stderr; cli_recording_close() either
+ * way. */
 int cli_recording_open(struct cli_recording *r, const char *path, const struct cli_common *c,
-		       bool no_fetch, const struct ds_profile_opts *po);
+		       bool no_fetch, const struct ds_profile_opts *po, size_t unwind_max);
 /* The sampled DSOs' debuginfo, locally then in one debuginfod batch
  * (ds_perf_session_prefetch()), with a progress bar when progress; with
  * verbose, a line for each sampled DSO left without it.  Then the

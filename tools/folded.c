@@ -667,7 +667,8 @@ int folded_of_recording(struct folded *f, const char *path, const struct cli_com
 	struct cli_recording rec;
 	int status = 1;
 
-	if (!cli_recording_open(&rec, path, common, no_fetch, &po) &&
+	if (!cli_recording_open(&rec, path, common, no_fetch, &po,
+				o->max_stack_set ? o->max_stack : 0) &&
 	    !cli_recording_prefetch(&rec, progress, common->verbose))
 		status = collapse_profile(f, rec.prof, rec.s, rec.pd, o, path);
 	cli_recording_close(&rec);

@@ -782,7 +782,7 @@ int pprof_report(const char *out, const char *data_path, const struct cli_common
 	struct cli_recording rec;
 	int status = 1;
 
-	if (!cli_recording_open(&rec, data_path, common, no_fetch, &po) &&
+	if (!cli_recording_open(&rec, data_path, common, no_fetch, &po, 0) &&
 	    !cli_recording_prefetch(&rec, progress, common->verbose))
 		status = encode(out, data_path, rec.pd, rec.s, rec.prof);
 	cli_recording_close(&rec);

@@ -20,8 +20,11 @@ static void profile_warn(void *user, enum ds_log_level level, const char *msg)
 }
 
 int cli_recording_open(struct cli_recording *r, const char *path, const struct cli_common *c,
-		       bool no_fetch, const struct ds_profile_opts *po)
+		       bool no_fetch, const struct ds_profile_opts *po, size_t unwind_max)
 {
+	/* perf unwinds a dwarf sample's user stack to its --max-stack */
+	DS_OPTS(ds_perf_session_opts, so,
+		.unwind_max = unwind_max ? unwind_max : (size_t)cli_sysctl_max_stack());
 	struct ds_profile_opts o = { 0 };
 	char err[256] = "";
 	int rc;
@@ -45,7 +48,7 @@ int cli_recording_open(struct cli_recording *r, const char *path, const struct c
 	o.vmlinux = c->vmlinux;
 	o.warn = profile_warn;
 	o.warn_user = (void *)&c->verbose; /* only read */
-	r->prof = ds_profile_open(r->ctx, r->pd, NULL, &o, err, sizeof(err));
+	r->prof = ds_profile_open(r->ctx, r->pd, &so, &o, err, sizeof(err));
 	if (!r->prof) {
 		cli_error("%s: %s", path, err[0] ? err : ds_strerror(-errno));
 		return 1;

@@ -500,7 +500,8 @@ static int run(const struct opts *o, const struct cli_common *common)
 			 (o->children || o->graph.mode != CG_NONE ? DS_PROFILE_CALLCHAINS
 								  : 0));
 
-	if (cli_recording_open(&rec, o->path, common, o->no_fetch, &po) ||
+	if (cli_recording_open(&rec, o->path, common, o->no_fetch, &po,
+			       o->graph.max_stack > 0 ? (size_t)o->graph.max_stack : 0) ||
 	    cli_recording_prefetch(&rec, o->progress, o->verbose))
 		goto out;
 	ds_perf_data_info(rec.pd, &info);
