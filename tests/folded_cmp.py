@@ -3,8 +3,9 @@
 """folded_cmp.py THEIRS OURS: two files of collapsed stacks ("frames count"
 a line, as stackcollapse-perf.pl writes them) must hold the same stacks
 with the same counts, but for PLT stubs: where perf 6.1 names no stub,
-our NAME@plt is its _init or [DSO], and some stubs of libc's .plt
-(__tunable_get_val's) it names "@plt" (docs/oracles.md).  Prints each
+our NAME@plt is its _init or [DSO]; some stubs of libc's .plt
+(__tunable_get_val's) it names "@plt", and others after another entry
+(docs/oracles.md): a stub of ours is then any stub of perf's.  Prints each
 stack of one side only ("perf: ..." / "ours: ..."), then "plt N" (the
 samples whose stacks matched through a stub's name); exit 1 when a stack
 differs otherwise."""
@@ -17,15 +18,16 @@ def read(p):
     return c
 theirs, ours = read(sys.argv[1]), read(sys.argv[2])
 only_t, only_o = theirs - ours, ours - theirs
-# where perf 6.1 names no stub, our NAME@plt is its _init or [DSO]; and
-# some stubs of libc's .plt (__tunable_get_val's) it names "@plt"
+# where perf 6.1 names no stub, our NAME@plt is its _init or [DSO]; some
+# stubs of libc's .plt (__tunable_get_val's) it names "@plt", others after
+# another .rela.plt entry (our *ABS*+0x9c590@plt, its __tunable_get_val@plt)
 def plt_frame(o, t):
     if o == t:
         return True
     pre = o.rsplit('`', 1)[0] + '`' if '`' in o else ''
     if not o.endswith('@plt') or not t.startswith(pre):
         return False
-    return re.fullmatch(r'_init|\[[^]]+\]|@plt', t[len(pre):]) is not None
+    return re.fullmatch(r'_init|\[[^]]+\]|[^;`]*@plt', t[len(pre):]) is not None
 plt = 0
 for s, n in list(only_o.items()):
     if '@plt' not in s:
