@@ -5,9 +5,7 @@
 
 #include "dsostore.h"
 
-#include <limits.h>
 #include <stdbool.h>
-#include <stdio.h>
 
 /* Options every subcommand accepts. */
 struct cli_common {
@@ -50,11 +48,16 @@ struct cli_recording {
 	const struct ds_perf_dso *dsos;
 	size_t ndsos;
 	bool lines; /* the profile reads DWARF (DS_PROFILE_LINES) */
+	/* perf's --max-stack for it: the one given to cli_recording_open(),
+	 * else this machine's kernel.perf_event_max_stack (perf's
+	 * sysctl__max_stack(), 127 where it cannot be read), what report and
+	 * script cut callchains at and dwarf stacks are unwound to */
+	size_t max_stack;
 };
 /* Open the recording at path, make a context from the common options (no
  * debuginfod servers with no_fetch) and replay it into a profile made
  * with po; a --call-graph dwarf sample's user stack unwound to unwind_max
- * frames (perf's --max-stack; 0: cli_sysctl_max_stack()'s).  0, or 1 (the
+ * frames (perf's --max-stack; 0: the sysctl's, see max_stack).  0, or 1 (the
  * exit status) after saying why on stderr; cli_recording_close() either
  * way. */
 int cli_recording_open(struct cli_recording *r, const char *path, const struct cli_common *c,
@@ -66,23 +69,6 @@ int cli_recording_open(struct cli_recording *r, const char *path, const struct c
  * saying why. */
 int cli_recording_prefetch(struct cli_recording *r, bool progress, bool verbose);
 void cli_recording_close(struct cli_recording *r);
-/* perf's --max-stack when none is given (report and script alike): this
- * machine's kernel.perf_event_max_stack (perf's sysctl__max_stack()), 127
- * where it cannot be read.  Here, as the fuzz harness of folded.c links
- * no other part of the CLI. */
-static inline long cli_sysctl_max_stack(void)
-{
-	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "re");
-	long v = -1;
-
-	if (f) {
-		if (fscanf(f, "%ld", &v) != 1)
-			v = -1;
-		fclose(f);
-	}
-	return v >= 0 && v <= INT_MAX ? v : 127;
-}
-
 /* If argv[*i] is an option every command reading a recording takes,
  * consume it (and its argument) and return true: -i/--input FILE into
  * *path, --no-fetch into *no_fetch, --progress/--no-progress into

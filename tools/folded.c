@@ -26,6 +26,7 @@
 #include "folded.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -598,14 +599,15 @@ static long pick_event(const struct ds_perf_data *pd, const struct folded_opts *
 	return -1;
 }
 
-static int collapse_profile(struct folded *f, const struct ds_profile *p,
+/* max_stack: perf script's, the entries of a callchain kept. */
+static int collapse_profile(struct folded *f, const struct ds_profile *p, size_t max_stack,
 			    const struct ds_perf_session *s, const struct ds_perf_data *pd,
 			    const struct folded_opts *o, const char *path)
 {
 	const struct ds_profile_sample *smp;
 	const struct ds_profile_loc *locs;
 	size_t n = ds_profile_samples(p, &smp), nl = ds_profile_locs(p, &locs);
-	struct collapse c = { .f = f, .o = o, .p = p, .max_stack = o->max_stack_set ? o->max_stack : (size_t)cli_sysctl_max_stack() };
+	struct collapse c = { .f = f, .o = o, .p = p, .max_stack = max_stack };
 	long attr = pick_event(pd, o, smp, n, path);
 	const char *ev;
 	int rc = 0;
@@ -670,7 +672,8 @@ int folded_of_recording(struct folded *f, const char *path, const struct cli_com
 	if (!cli_recording_open(&rec, path, common, no_fetch, &po,
 				o->max_stack_set ? o->max_stack : 0) &&
 	    !cli_recording_prefetch(&rec, progress, common->verbose))
-		status = collapse_profile(f, rec.prof, rec.s, rec.pd, o, path);
+		status = collapse_profile(f, rec.prof, o->max_stack_set ? o->max_stack : rec.max_stack,
+					  rec.s, rec.pd, o, path);
 	cli_recording_close(&rec);
 	return status;
 }

@@ -23,7 +23,8 @@ struct folded_opts {
 	bool ann_dso; /* --annotate dso: "DSO`function" */
 	const char *event; /* --event NAME; NULL: the first sample's */
 	/* --max-stack N: callchain entries kept, from the sample (as perf
-	 * script keeps them); without it, cli_sysctl_max_stack()'s */
+	 * script keeps them); without it, the recording's default
+	 * (struct cli_recording's max_stack) */
 	bool max_stack_set;
 	size_t max_stack;
 	/* The first option seen that shapes the stacks (not --folded): report

@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +20,33 @@ static void profile_warn(void *user, enum ds_log_level level, const char *msg)
 		cli_error("%s", msg);
 }
 
+/* perf's default --max-stack (see struct cli_recording). */
+static size_t sysctl_max_stack(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_stack", "re");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v >= 0 && v <= INT_MAX ? (size_t)v : 127;
+}
+
 int cli_recording_open(struct cli_recording *r, const char *path, const struct cli_common *c,
 		       bool no_fetch, const struct ds_profile_opts *po, size_t unwind_max)
 {
-	/* perf unwinds a dwarf sample's user stack to its --max-stack */
-	DS_OPTS(ds_perf_session_opts, so,
-		.unwind_max = unwind_max ? unwind_max : (size_t)cli_sysctl_max_stack());
+	struct ds_perf_session_opts so = { .sz = sizeof(so) };
 	struct ds_profile_opts o = { 0 };
 	char err[256] = "";
 	int rc;
 
 	*r = (struct cli_recording){ .path = path,
-				     .lines = po && (po->flags & DS_PROFILE_LINES) };
+				     .lines = po && (po->flags & DS_PROFILE_LINES),
+				     .max_stack = unwind_max ? unwind_max : sysctl_max_stack() };
+	/* perf unwinds a dwarf sample's user stack to its --max-stack */
+	so.unwind_max = r->max_stack;
 	rc = ds_perf_data_open(path, &r->pd, err, sizeof(err));
 	if (rc) {
 		cli_error("%s: %s", path, err[0] ? err : ds_strerror(rc));

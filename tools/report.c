@@ -531,10 +531,8 @@ static int run(const struct opts *o, const struct cli_common *common)
 		 * longer chain than that needs it (a recording of a machine
 		 * whose kernel.perf_event_max_stack was raised). */
 		if (r.graph_opts.max_stack < 0 && r.any_callchain) {
-			long lim = cli_sysctl_max_stack();
-
-			if (longest > (size_t)lim)
-				r.graph_opts.max_stack = lim;
+			if (longest > rec.max_stack)
+				r.graph_opts.max_stack = (long)rec.max_stack;
 		}
 	}
 	/* perf refuses -g here ("Did you call 'perf record' without -g?"); the
