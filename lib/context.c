@@ -12,27 +12,6 @@
 
 static const char *const default_debug_dirs[] = { "/usr/lib/debug", NULL };
 
-DS_API const char *ds_source_name(enum ds_source src)
-{
-	switch (src) {
-	case DS_SOURCE_SELF:
-		return "self";
-	case DS_SOURCE_BUILD_ID_DIR:
-		return "build-id-dir";
-	case DS_SOURCE_DEBUGLINK:
-		return "debuglink";
-	case DS_SOURCE_PERF_CACHE:
-		return "perf-cache";
-	case DS_SOURCE_DEBUGINFOD_CACHE:
-		return "debuginfod-cache";
-	case DS_SOURCE_DEBUGINFOD:
-		return "debuginfod";
-	case DS_SOURCE_NONE:
-		break;
-	}
-	return "none";
-}
-
 static void log_stderr(void *user, enum ds_log_level level, const char *msg)
 {
 	(void)user;

@@ -612,7 +612,7 @@ uint64_t ds__debuginfo_close(struct ds_debuginfo *di);
 int ds__debuginfo_reopen(struct ds_debuginfo *di);
 void ds__debuginfo_release(struct ds_debuginfo *di);
 
-/* ---- normalize (lib/normalize.c): an ELF file's loadable segments */
+/* ---- loadmap (lib/loadmap.c): an ELF file's loadable segments */
 
 /* The PT_LOAD headers of an executable: what turns a file offset (perf's,
  * /proc/PID/maps') into a virtual address.  A debug file's own are no
@@ -635,11 +635,8 @@ int ds__loadmap_vaddr(const struct ds__loadmap *lm, uint64_t offset, uint64_t *v
 /* A debug file whose segments say nothing of the file offsets: its code
  * segment (PF_X) has no file bytes. */
 bool ds__loadmap_stripped(struct Elf *elf);
-/* The executable's headers for bid: a local executable (ds__locate),
- * else, when fetch, debuginfod's executable artifact (cache, servers);
- * or, when path is not NULL, that file (a fetched one).  -ENOENT none. */
-int ds__loadmap_find(struct ds_context *ctx, const struct ds_build_id *bid, const char *path,
-		     bool fetch, struct ds__loadmap **out);
+
+/* ---- normalize (lib/normalize.c) */
 
 /* One line of /proc/PID/maps ("START-END PERMS PGOFF MAJ:MIN INODE NAME"),
  * its name borrowed from the text (not NUL-terminated). */

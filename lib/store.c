@@ -38,38 +38,6 @@
 
 /* ------------------------------------------------------------- hashing */
 
-uint64_t ds__mix64(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	h *= 0xc4ceb9fe1a85ec53ULL;
-	h ^= h >> 33;
-	return h;
-}
-
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const unsigned char *s = p;
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a, then mixed */
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ s[i]) * 0x100000001b3ULL;
-	return ds__mix64(h);
-}
-
-/* Build IDs are hashes already (sha1, md5, uuid): their first bytes do;
- * short ones, set by hand with --build-id=0x..., go through FNV. */
-uint64_t ds__hash_bid(const struct ds_build_id *bid)
-{
-	uint64_t h;
-
-	if (bid->size < 8)
-		return hash_bytes(bid->data, bid->size);
-	memcpy(&h, bid->data, 8);
-	return ds__mix64(h ^ bid->size);
-}
-
 static uint64_t hash_ino(const struct ds_dso_id *id)
 {
 	return ds__mix64(id->ino ^ ds__mix64(((uint64_t)id->maj << 32) | id->min));
@@ -187,7 +155,7 @@ struct path_key {
 static uint64_t path_hash(struct path_key *k)
 {
 	if (!k->hashed) {
-		k->hash = hash_bytes(k->path, strlen(k->path));
+		k->hash = ds__hash_bytes(k->path, strlen(k->path));
 		k->hashed = true;
 	}
 	return k->hash;
@@ -561,14 +529,6 @@ DS_API void ds_dso_id(struct ds_dso *d, struct ds_dso_id *out)
 
 /* ----------------------------------------------------- debuginfo states */
 
-int64_t ds__now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* The ring of open debuginfos, walked by the CLOCK hand.  di_lock held. */
 static void ring_link(struct ds_store *s, struct ds_dso *d)
 {
@@ -653,23 +613,6 @@ static void try_trim(struct ds_store *s, struct ds_dso *d)
 static bool has_budget(const struct ds_store *s)
 {
 	return s->budget || s->fd_budget;
-}
-
-bool ds__over_mem(struct ds_store *s)
-{
-	return s->budget && atomic_load(&s->bytes_held) > s->budget;
-}
-
-/* Descriptors held: one per open debuginfo, and the auxiliary files'. */
-static bool over_fds(struct ds_store *s)
-{
-	return s->fd_budget &&
-	       atomic_load(&s->n_open) + atomic_load(&s->aux_fds) > (uint64_t)s->fd_budget;
-}
-
-bool ds__over_budget(struct ds_store *s)
-{
-	return ds__over_mem(s) || over_fds(s);
 }
 
 /* Over the budget, first the CUs of indexes nobody reads that were not
@@ -795,7 +738,7 @@ static bool miss_still_valid(struct ds_dso *d)
 /* local_only: a miss is not remembered (prefetch asks debuginfod next);
  * fetched: see search(). */
 /* Kept out of line so that the ready path stays a few instructions. */
-__attribute__((noinline, cold)) static int debuginfo_slow(struct ds_dso *d,
+__attribute__((noinline, cold)) int ds__dso_debuginfo_slow(struct ds_dso *d,
 							  const struct ds_debuginfo **out,
 							  bool local_only,
 							  const struct ds_fetch_req *fetched)
@@ -861,7 +804,7 @@ DS_API int ds_dso_debuginfo(struct ds_dso *d, const struct ds_debuginfo **out)
 		*out = &d->di;
 		return 0;
 	}
-	return debuginfo_slow(d, out, false, NULL);
+	return ds__dso_debuginfo_slow(d, out, false, NULL);
 }
 
 DS_API int ds_dso_error(struct ds_dso *d, char *buf, size_t len)
@@ -904,7 +847,7 @@ DS_API void ds_dso_unpin(struct ds_dso *d)
 }
 
 /* Every DSO not searched yet (or whose miss expired), with a reference. */
-static struct ds_dso **unsearched(struct ds_store *s, size_t *n_out)
+struct ds_dso **ds__store_unsearched(struct ds_store *s, size_t *n_out)
 {
 	struct ds_dso **v = NULL;
 	size_t n = 0, cap = 0;
@@ -942,6 +885,41 @@ out:
 	return v;
 }
 
+static int loadmap_of_found(struct ds_found *f, struct ds__loadmap **out)
+{
+	int err = ds__loadmap_read(f->elf, out);
+
+	ds__found_release(f);
+	return err;
+}
+
+/* The executable's headers for bid: a local executable (ds__locate),
+ * else, when fetch, debuginfod's executable artifact (cache, servers);
+ * or, when path is not NULL, that file (a fetched one).  -ENOENT none. */
+static int loadmap_find(struct ds_context *ctx, const struct ds_build_id *bid, const char *path,
+		     bool fetch, struct ds__loadmap **out)
+{
+	struct ds_found f = { .fd = -1 };
+	const char *why = NULL;
+	char *fetched = NULL;
+	int err;
+
+	*out = NULL;
+	if (path)
+		err = ds__open_candidate(path, bid, DS_ARTIFACT_EXECUTABLE, &f, &why);
+	else
+		err = ds__locate(ctx, bid, NULL, DS_ARTIFACT_EXECUTABLE, &f, NULL);
+	if (err == -ENOENT && !path && fetch) {
+		err = ds_fetch(ctx, bid, DS_ARTIFACT_EXECUTABLE, NULL, &fetched, NULL);
+		if (!err)
+			err = ds__open_candidate(fetched, bid, DS_ARTIFACT_EXECUTABLE, &f, &why);
+		free(fetched);
+	}
+	if (err)
+		return err;
+	return loadmap_of_found(&f, out);
+}
+
 /* The executable's program headers of a DSO whose index has only a debug
  * file's (offsets_bad), found once (locally, else fetched) and kept;
  * NULL when there is none: the debug file's segments answer then. */
@@ -964,7 +942,7 @@ static const struct ds__loadmap *exec_loadmap(struct ds_dso *d)
 	pthread_rwlock_rdlock(&s->lock);
 	bid = d->id.build_id;
 	pthread_rwlock_unlock(&s->lock);
-	if (bid.size && ds__loadmap_find(s->ctx, &bid, NULL, true, &lm) == 0)
+	if (bid.size && loadmap_find(s->ctx, &bid, NULL, true, &lm) == 0)
 		ds_debug(s->ctx, "file offsets of %s through its executable's headers",
 			 d->path ? d->path : "a DSO");
 	pthread_mutex_lock(&s->di_lock);
@@ -976,12 +954,12 @@ static const struct ds__loadmap *exec_loadmap(struct ds_dso *d)
 }
 
 /* A prefetched executable's headers (path: the batch's file). */
-static void exec_adopt(struct ds_dso *d, const char *path)
+void ds__dso_exec_adopt(struct ds_dso *d, const char *path)
 {
 	struct ds_store *s = d->store;
 	struct ds__loadmap *lm = NULL;
 
-	if (ds__loadmap_find(s->ctx, &d->id.build_id, path, false, &lm))
+	if (loadmap_find(s->ctx, &d->id.build_id, path, false, &lm))
 		return;
 	pthread_mutex_lock(&s->di_lock);
 	if (d->exec_state == EXEC_UNKNOWN) {
@@ -995,7 +973,7 @@ static void exec_adopt(struct ds_dso *d, const char *path)
 
 /* The DSO has a binary on this machine, or a local executable: its file
  * offsets need nothing fetched. */
-static bool exec_local(struct ds_dso *d)
+bool ds__dso_exec_local(struct ds_dso *d)
 {
 	struct ds_found f = { .fd = -1 };
 	struct stat st;
@@ -1006,100 +984,6 @@ static bool exec_local(struct ds_dso *d)
 		return false;
 	ds__found_release(&f);
 	return true;
-}
-
-/* Prefetch for a list of DSOs of one context (any of its stores). */
-int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, bool dwarf,
-		      const struct ds_fetch_opts *opts)
-{
-	return ds__dsos_prefetch_with(dsos, n, dwarf, NULL, 0, opts);
-}
-
-/* The same, with nextra requests of the caller's (executables the
- * unwinder needs) in the one batch; their results are the caller's. */
-int ds__dsos_prefetch_with(struct ds_dso **dsos, size_t n, bool dwarf, struct ds_fetch_req *extra,
-			   size_t nextra, const struct ds_fetch_opts *opts)
-{
-	const struct ds_debuginfo *di;
-	struct ds_fetch_req *reqs;
-	size_t nreq = 0, *of;
-	int left = 0, err = 0;
-
-	if (!n)
-		return nextra ? -EINVAL : 0; /* the context is the DSOs' */
-	/* a DSO's debuginfo, maybe its executable (file offsets); the extra */
-	reqs = calloc(2 * n + nextra, sizeof(*reqs));
-	of = calloc(n, sizeof(*of));
-	if (!reqs || !of) {
-		free(reqs);
-		free(of);
-		return -ENOMEM;
-	}
-	/* Local sources first; what they lack goes into one batch. */
-	for (size_t i = 0; i < n; i++) {
-		of[i] = SIZE_MAX;
-		if (debuginfo_slow(dsos[i], &di, true, NULL) != -ENOENT ||
-		    !dsos[i]->id.build_id.size)
-			continue;
-		reqs[nreq].build_id = dsos[i]->id.build_id;
-		reqs[nreq].what = DS_ARTIFACT_DEBUGINFO;
-		of[i] = nreq++;
-		/* No binary here to read file offsets from: the executable's
-		 * headers, in the same batch. */
-		if (dsos[i]->store->file_offsets && !exec_local(dsos[i])) {
-			reqs[nreq].build_id = dsos[i]->id.build_id;
-			reqs[nreq].what = DS_ARTIFACT_EXECUTABLE;
-			nreq++;
-		}
-	}
-	for (size_t i = 0; i < nextra; i++)
-		reqs[nreq + i] = extra[i];
-	if (nreq + nextra)
-		err = ds_fetch_batch(dsos[0]->store->ctx, reqs, nreq + nextra, opts);
-	for (size_t i = 0; i < nextra; i++)
-		extra[i] = reqs[nreq + i];
-	/* Each takes its answer: the batch's (neither the local search nor
-	 * the servers asked again), else what it has (or a remembered miss). */
-	for (size_t i = 0; err >= 0 && i < n; i++) {
-		size_t x = of[i] + 1;
-
-		if (of[i] != SIZE_MAX && x < nreq && reqs[x].what == DS_ARTIFACT_EXECUTABLE &&
-		    !reqs[x].err && ds_build_id_equal(&reqs[x].build_id, &reqs[of[i]].build_id))
-			exec_adopt(dsos[i], reqs[x].path);
-		if (of[i] != SIZE_MAX)
-			left += debuginfo_slow(dsos[i], &di, false, &reqs[of[i]]) != 0;
-		else
-			left += ds_dso_debuginfo(dsos[i], &di) != 0;
-	}
-	/* Now that the debuginfo is here, the alt files and the split DWARF
-	 * it names. */
-	if (err >= 0 && dwarf)
-		err = ds__prefetch_alts(dsos, n, opts);
-	if (err >= 0 && dwarf)
-		ds__prefetch_split(dsos, n);
-	for (size_t i = 0; i < nreq; i++)
-		free(reqs[i].path);
-	free(reqs);
-	free(of);
-	return err < 0 ? err : left;
-}
-
-DS_API int ds_store_prefetch(struct ds_store *s, const struct ds_fetch_opts *opts)
-{
-	struct ds_dso **dsos;
-	size_t n;
-	int rc;
-
-	if (!s)
-		return -EINVAL;
-	dsos = unsearched(s, &n);
-	if (!dsos && n)
-		return -ENOMEM;
-	rc = ds__dsos_prefetch(dsos, n, true, opts);
-	for (size_t i = 0; i < n; i++)
-		ds_dso_put(dsos[i]);
-	free(dsos);
-	return rc;
 }
 
 /* ------------------------------------------------------------ symbolize */

@@ -155,13 +155,35 @@ struct ds_store {
 	    dwp_opens, dwo_opens, dwo_searches, aux_fds;
 };
 
-/* ---- lib/store.c, for storeaux.c */
-uint64_t ds__mix64(uint64_t h);
-uint64_t ds__hash_bid(const struct ds_build_id *bid);
-int64_t ds__now_ns(void);
-/* Over the memory budget (bytes_held); over it or the descriptor one. */
-bool ds__over_mem(struct ds_store *s);
-bool ds__over_budget(struct ds_store *s);
+/* ---- lib/store.c: the budget, read by the auxiliary files' table too */
+static inline bool ds__over_mem(struct ds_store *s)
+{
+	return s->budget && atomic_load(&s->bytes_held) > s->budget;
+}
+/* Descriptors held: one per open debuginfo, and the auxiliary files'. */
+static inline bool ds__over_fds(struct ds_store *s)
+{
+	return s->fd_budget &&
+	       atomic_load(&s->n_open) + atomic_load(&s->aux_fds) > (uint64_t)s->fd_budget;
+}
+/* Over the memory budget (bytes_held), or the descriptor one. */
+static inline bool ds__over_budget(struct ds_store *s)
+{
+	return ds__over_mem(s) || ds__over_fds(s);
+}
+
+/* ---- lib/store.c, for prefetch.c */
+/* d's debuginfo the slow way: searched (local_only: locally, a miss not
+ * remembered; fetched: the batch's answer for it) and published. */
+int ds__dso_debuginfo_slow(struct ds_dso *d, const struct ds_debuginfo **out, bool local_only, const struct ds_fetch_req *fetched);
+/* Every DSO of s not searched yet (or whose miss expired), each with a
+ * reference; *n_out of them (NULL with *n_out > 0: no memory). */
+struct ds_dso **ds__store_unsearched(struct ds_store *s, size_t *n_out);
+/* The DSO has a binary here, or a local executable: its file offsets need
+ * nothing fetched. */
+bool ds__dso_exec_local(struct ds_dso *d);
+/* A prefetched executable's headers (path: the batch's file), kept. */
+void ds__dso_exec_adopt(struct ds_dso *d, const char *path);
 
 /* ---- lib/storeaux.c, for store.c */
 /* s->aux_src: what the indexes call for their auxiliary files. */
@@ -170,9 +192,28 @@ void ds__aux_init(struct ds_store *s);
 void ds__aux_free_all(struct ds_store *s);
 /* Over the budget, the files held but not pinned (di_lock held). */
 void ds__aux_trim(struct ds_store *s);
-/* Prefetch's rounds after the debuginfo: the dwz alt files (local, then
- * one fetch batch; 0 or the batch's error), the split DWARF surveyed. */
-int ds__prefetch_alts(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts *opts);
-void ds__prefetch_split(struct ds_dso **dsos, size_t n);
+
+/* ---- lib/storeaux.c, for prefetch.c: the table's entries */
+struct aux *ds__aux_entry(struct ds_store *s, const struct aux_key *k, bool create);
+bool ds__aux_claim(struct ds_store *s, struct aux *e, bool open, const char *where, int *prev);
+void ds__aux_found(struct ds_store *s, struct aux *e, const struct ds_found *found);
+void ds__aux_missed(struct ds_store *s, struct aux *e, int err, const char *where, const char *why);
+int ds__aux_search(struct ds_store *s, const struct ds_build_id *bid, const char *named, bool local_only, struct ds_found *found, struct ds_strbuf *why);
+char *ds__aux_alt_path(const char *name, const char *from);
+int ds__aux_dwo_lookup(struct ds_store *s, const struct ds__dwo_want *w, bool open, struct aux **out);
+bool ds__aux_id_in(const uint64_t *ids, size_t n, uint64_t id);
+/* A package of w: each candidate by its real path and identity, opened
+ * (once) to read its unit index, refused unless it holds one of w's ids. */
+struct dwp_try {
+	struct ds_store *s;
+	const struct ds__dwp_want *w;
+	bool open;
+	struct aux *e; /* the one taken (held if open) */
+	char *path; /* its path (malloc()ed) */
+	size_t held; /* how many of w's ids it holds */
+	int err;
+};
+
+bool ds__aux_dwp_try(void *arg, const char *path);
 
 #endif

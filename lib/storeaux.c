@@ -61,7 +61,7 @@ static const char *aux_name(const struct aux *e, char *buf, size_t len)
 
 /* aux_lock held.  The record of k, made if there is none and create (NULL:
  * none, or no memory). */
-static struct aux *aux_entry(struct ds_store *s, const struct aux_key *k, bool create)
+struct aux *ds__aux_entry(struct ds_store *s, const struct aux_key *k, bool create)
 {
 	size_t b = aux_hash(k) & s->aux_mask;
 	struct aux *e;
@@ -105,7 +105,7 @@ static struct aux *aux_entry(struct ds_store *s, const struct aux_key *k, bool c
  * state it had), false when its state answers: open, a miss still valid
  * (for a .dwo, one looked for in the same places: where), or found when
  * the caller does not want it open. */
-static bool aux_claim(struct ds_store *s, struct aux *e, bool open, const char *where, int *prev)
+bool ds__aux_claim(struct ds_store *s, struct aux *e, bool open, const char *where, int *prev)
 {
 	while (e->state == AUX_LOADING)
 		pthread_cond_wait(&s->aux_cond, &s->aux_lock);
@@ -135,7 +135,7 @@ static bool aux_set_path(struct aux *e, const char *path)
 
 /* aux_lock held.  e found (its path and source kept, the file not): the
  * caller closes found. */
-static void aux_found(struct ds_store *s, struct aux *e, const struct ds_found *found)
+void ds__aux_found(struct ds_store *s, struct aux *e, const struct ds_found *found)
 {
 	if (!aux_set_path(e, found->path)) {
 		e->state = AUX_NEW; /* (no memory is no answer to remember) */
@@ -148,7 +148,7 @@ static void aux_found(struct ds_store *s, struct aux *e, const struct ds_found *
 
 /* aux_lock held.  e searched, none: err remembered (with where, for a
  * .dwo) until the miss TTL, why (may be NULL) in a debug message. */
-static void aux_missed(struct ds_store *s, struct aux *e, int err, const char *where,
+void ds__aux_missed(struct ds_store *s, struct aux *e, int err, const char *where,
 		       const char *why)
 {
 	char name[PATH_MAX];
@@ -265,10 +265,10 @@ static int aux_open_at(struct ds_store *s, const struct aux_key *k, const char *
 }
 
 /* An alt file's search proper, with no lock held: the path its debug file
- * names (named: resolved by alt_path(); NULL: none), then the rules of
+ * names (named: resolved by ds__aux_alt_path(); NULL: none), then the rules of
  * debuginfo (this machine, then debuginfod's cache and servers unless
  * local_only). */
-static int aux_search(struct ds_store *s, const struct ds_build_id *bid, const char *named,
+int ds__aux_search(struct ds_store *s, const struct ds_build_id *bid, const char *named,
 		      bool local_only, struct ds_found *found, struct ds_strbuf *why)
 {
 	const char *reason = "";
@@ -290,7 +290,7 @@ static int aux_search(struct ds_store *s, const struct ds_build_id *bid, const c
 /* The path an alt file's name (from .gnu_debugaltlink) stands for: as it
  * is when absolute, else relative to the directory of the debug file that
  * names it (from; dwz -r writes such names).  NULL: none, or no memory. */
-static char *alt_path(const char *name, const char *from)
+char *ds__aux_alt_path(const char *name, const char *from)
 {
 	const char *slash = from ? strrchr(from, '/') : NULL;
 	char *p;
@@ -322,8 +322,8 @@ static struct ds__aux *alt_get(void *arg, const struct ds_build_id *bid, const c
 	int prev = AUX_NEW, err = -ENOENT;
 
 	pthread_mutex_lock(&s->aux_lock);
-	e = aux_entry(s, &k, true);
-	if (!e || !aux_claim(s, e, true, NULL, &prev)) {
+	e = ds__aux_entry(s, &k, true);
+	if (!e || !ds__aux_claim(s, e, true, NULL, &prev)) {
 		if (e && e->state == AUX_OPEN) {
 			e->holds++;
 			out = e;
@@ -344,9 +344,9 @@ static struct ds__aux *alt_get(void *arg, const struct ds_build_id *bid, const c
 		free(path);
 	}
 	if (err && err != -ENOMEM) {
-		char *named = alt_path(name, from);
+		char *named = ds__aux_alt_path(name, from);
 
-		err = aux_search(s, bid, named, false, &found, &why);
+		err = ds__aux_search(s, bid, named, false, &found, &why);
 		free(named);
 		if (!err)
 			err = ds__dwarf_aux_open(s->ctx, DS__AUX_ALT, &found, 0, NULL, &dw);
@@ -358,7 +358,7 @@ static struct ds__aux *alt_get(void *arg, const struct ds_build_id *bid, const c
 		out = e;
 		ds_debug(s->ctx, "dwz alt file %s (for %s)", e->path, name ? name : "?");
 	} else {
-		aux_missed(s, e, err ? err : -ENOMEM, NULL, why.buf);
+		ds__aux_missed(s, e, err ? err : -ENOMEM, NULL, why.buf);
 	}
 	pthread_mutex_unlock(&s->aux_lock);
 	ds__dwarf_aux_close(dw);
@@ -392,7 +392,7 @@ static bool dwo_try(void *arg, const char *path)
 
 /* The .dwo of w (open: opened, and a hold on it in *out; else only found,
  * nothing kept open).  0; -ENOENT: none; -ENOMEM. */
-static int dwo_lookup(struct ds_store *s, const struct ds__dwo_want *w, bool open, struct aux **out)
+int ds__aux_dwo_lookup(struct ds_store *s, const struct ds__dwo_want *w, bool open, struct aux **out)
 {
 	struct aux_key k = { .kind = DS__AUX_DWO, .id = w->id };
 	struct ds_found found = { .fd = -1 };
@@ -409,8 +409,8 @@ static int dwo_lookup(struct ds_store *s, const struct ds__dwo_want *w, bool ope
 	if (asprintf(&where, "%s\n%s", w->binary ? w->binary : "", w->debug ? w->debug : "") < 0)
 		return -ENOMEM;
 	pthread_mutex_lock(&s->aux_lock);
-	e = aux_entry(s, &k, true);
-	if (!e || !aux_claim(s, e, open, where, &prev)) {
+	e = ds__aux_entry(s, &k, true);
+	if (!e || !ds__aux_claim(s, e, open, where, &prev)) {
 		err = !e ? -ENOMEM : e->state == AUX_MISSING ? e->err : 0;
 		if (!err && open) {
 			e->holds++;
@@ -440,7 +440,7 @@ static int dwo_lookup(struct ds_store *s, const struct ds__dwo_want *w, bool ope
 		ds_debug(s->ctx, "%s: split unit %016llx from %s", w->for_name,
 			 (unsigned long long)w->id, found.path);
 		if (!open) {
-			aux_found(s, e, &found);
+			ds__aux_found(s, e, &found);
 		} else if (aux_opened(s, e, &found, &dw)) {
 			e->holds++;
 			*out = e;
@@ -448,7 +448,7 @@ static int dwo_lookup(struct ds_store *s, const struct ds__dwo_want *w, bool ope
 			err = -ENOMEM;
 		}
 	} else {
-		aux_missed(s, e, err, where, NULL);
+		ds__aux_missed(s, e, err, where, NULL);
 	}
 	pthread_mutex_unlock(&s->aux_lock);
 	ds__dwarf_aux_close(dw);
@@ -462,23 +462,11 @@ static struct ds__aux *dwo_get(void *arg, const struct ds__dwo_want *w)
 {
 	struct aux *e;
 
-	dwo_lookup(arg, w, true, &e);
+	ds__aux_dwo_lookup(arg, w, true, &e);
 	return (struct ds__aux *)e;
 }
 
-/* A package of w: each candidate by its real path and identity, opened
- * (once) to read its unit index, refused unless it holds one of w's ids. */
-struct dwp_try {
-	struct ds_store *s;
-	const struct ds__dwp_want *w;
-	bool open;
-	struct aux *e; /* the one taken (held if open) */
-	char *path; /* its path (malloc()ed) */
-	size_t held; /* how many of w's ids it holds */
-	int err;
-};
-
-static bool id_in(const uint64_t *ids, size_t n, uint64_t id)
+bool ds__aux_id_in(const uint64_t *ids, size_t n, uint64_t id)
 {
 	size_t lo = 0, hi = n;
 
@@ -504,11 +492,11 @@ static size_t dwp_holds(const struct aux *e, const struct ds__dwp_want *w)
 	if (!e->ids)
 		return w->nids;
 	for (size_t i = 0; i < w->nids; i++)
-		n += id_in(e->ids, e->nids, w->ids[i]);
+		n += ds__aux_id_in(e->ids, e->nids, w->ids[i]);
 	return n;
 }
 
-static bool dwp_try(void *arg, const char *path)
+bool ds__aux_dwp_try(void *arg, const char *path)
 {
 	struct dwp_try *t = arg;
 	struct ds_store *s = t->s;
@@ -531,15 +519,15 @@ static bool dwp_try(void *arg, const char *path)
 	k.size = st.st_size;
 	k.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 	pthread_mutex_lock(&s->aux_lock);
-	e = aux_entry(s, &k, true);
-	claimed = e && aux_claim(s, e, t->open, NULL, &prev);
+	e = ds__aux_entry(s, &k, true);
+	claimed = e && ds__aux_claim(s, e, t->open, NULL, &prev);
 	if (claimed) {
 		pthread_mutex_unlock(&s->aux_lock);
 		/* (Its identity is checked again on the descriptor.) */
 		err = aux_open_at(s, &k, rp, t->w->for_name, &found, &dw);
 		pthread_mutex_lock(&s->aux_lock);
 		if (err)
-			aux_missed(s, e, err, NULL, NULL);
+			ds__aux_missed(s, e, err, NULL, NULL);
 		else if (!aux_opened(s, e, &found, &dw))
 			err = -ENOMEM;
 		else
@@ -573,7 +561,7 @@ static struct ds__aux *dwp_get(void *arg, const struct ds__dwp_want *w)
 {
 	struct dwp_try t = { arg, w, true, NULL, NULL, 0, 0 };
 
-	ds__dwp_candidates(w->binary, w->debug, dwp_try, &t);
+	ds__dwp_candidates(w->binary, w->debug, ds__aux_dwp_try, &t);
 	free(t.path);
 	return (struct ds__aux *)t.e;
 }
@@ -702,267 +690,6 @@ void ds__aux_free_all(struct ds_store *s)
 	}
 	free(s->aux_tab);
 }
-
-/* The alt file d's debuginfo names (size 0: none, or no debuginfo). */
-/* The alt file d's debuginfo names: its build ID, and (named, may be
- * NULL) the path the name stands for, malloc()ed. */
-static void altlink_of(struct ds_dso *d, struct ds_build_id *bid, char **named)
-{
-	const char *name;
-
-	bid->size = 0;
-	if (named)
-		*named = NULL;
-	if (ds_dso_pin(d) != 0)
-		return;
-	if (!ds__elf_altlink(d->di.elf, &name, bid))
-		bid->size = 0;
-	else if (named)
-		*named = alt_path(name, atomic_load(&d->di.path));
-	ds_dso_unpin(d);
-}
-
-DS_API int ds_dso_alt_file(struct ds_dso *d, struct ds_build_id *bid, char **path)
-{
-	struct ds_store *s;
-	struct aux_key k = { .kind = DS__AUX_ALT };
-	struct ds_found found = { .fd = -1 };
-	struct ds_strbuf why = { 0 };
-	char *named = NULL;
-	struct aux *e;
-	int prev, err;
-
-	if (path)
-		*path = NULL;
-	if (!d || !bid)
-		return -EINVAL;
-	s = d->store;
-	altlink_of(d, bid, &named);
-	if (!bid->size)
-		return -ENODATA;
-	k.bid = *bid;
-	pthread_mutex_lock(&s->aux_lock);
-	e = aux_entry(s, &k, true);
-	if (!e) {
-		pthread_mutex_unlock(&s->aux_lock);
-		free(named);
-		return -ENOMEM;
-	}
-	if (aux_claim(s, e, false, NULL, &prev)) {
-		pthread_mutex_unlock(&s->aux_lock);
-		err = aux_search(s, bid, named, false, &found, &why);
-		pthread_mutex_lock(&s->aux_lock);
-		if (err)
-			aux_missed(s, e, err, NULL, why.buf);
-		else
-			aux_found(s, e, &found);
-	}
-	err = e->state == AUX_MISSING ? e->err : e->state == AUX_NEW ? -ENOMEM : 0;
-	if (!err && path && !(*path = strdup(e->path)))
-		err = -ENOMEM;
-	pthread_mutex_unlock(&s->aux_lock);
-	ds__found_release(&found);
-	ds__strbuf_release(&why);
-	free(named);
-	return err;
-}
-
-/* Prefetch's second round: the alt files the debuginfo of dsos names
- * (each build ID once, whichever stores ask), those not found locally
- * fetched in one batch.  The store keeps where each is (AUX_FOUND) or its
- * miss; nothing is opened.  0, or the batch's negative error. */
-struct alt_want {
-	struct ds_store *s;
-	struct aux *e; /* claimed (AUX_LOADING) */
-	size_t req; /* SIZE_MAX: found locally */
-};
-
-int ds__prefetch_alts(struct ds_dso **dsos, size_t n, const struct ds_fetch_opts *opts)
-{
-	struct alt_want *want = calloc(n, sizeof(*want));
-	struct ds_fetch_req *reqs = calloc(n, sizeof(*reqs));
-	size_t nwant = 0, nreq = 0;
-	int err = 0;
-
-	if (!want || !reqs) {
-		free(want);
-		free(reqs);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct ds_store *s = dsos[i]->store;
-		struct ds_found found = { .fd = -1 };
-		struct aux_key k = { .kind = DS__AUX_ALT };
-		struct aux *e;
-		bool mine = false;
-		int lerr, prev;
-
-		char *named = NULL;
-
-		altlink_of(dsos[i], &k.bid, &named);
-		if (!k.bid.size)
-			continue;
-		pthread_mutex_lock(&s->aux_lock);
-		e = aux_entry(s, &k, true);
-		/* (One this round has claimed already: not waited for.) */
-		for (size_t j = 0; e && j < nwant && !mine; j++)
-			mine = want[j].e == e;
-		if (!e || mine || !aux_claim(s, e, false, NULL, &prev)) {
-			pthread_mutex_unlock(&s->aux_lock);
-			free(named);
-			continue; /* known already (or no memory: asked later) */
-		}
-		pthread_mutex_unlock(&s->aux_lock);
-		lerr = aux_search(s, &k.bid, named, true, &found, NULL);
-		free(named);
-		named = NULL;
-		want[nwant] = (struct alt_want){ s, e, SIZE_MAX };
-		if (lerr == -ENOENT) {
-			for (size_t j = 0; j < nreq; j++)
-				if (ds_build_id_equal(&reqs[j].build_id, &k.bid))
-					want[nwant].req = j;
-			if (want[nwant].req == SIZE_MAX) {
-				reqs[nreq].build_id = k.bid;
-				reqs[nreq].what = DS_ARTIFACT_DEBUGINFO;
-				want[nwant].req = nreq++;
-			}
-		} else {
-			pthread_mutex_lock(&s->aux_lock);
-			if (lerr)
-				aux_missed(s, e, lerr, NULL, NULL);
-			else
-				aux_found(s, e, &found);
-			pthread_mutex_unlock(&s->aux_lock);
-		}
-		ds__found_release(&found);
-		nwant++;
-	}
-	if (nreq)
-		err = ds_fetch_batch(dsos[0]->store->ctx, reqs, nreq, opts);
-	for (size_t i = 0; i < nwant; i++) {
-		struct ds_store *s = want[i].s;
-		struct ds_found found = { .fd = -1 };
-		struct ds_strbuf why = { 0 };
-		int ferr = -ECANCELED;
-
-		if (want[i].req == SIZE_MAX)
-			continue;
-		if (err >= 0)
-			ferr = ds__fetch_found_req(s->ctx, &reqs[want[i].req], &found, &why);
-		pthread_mutex_lock(&s->aux_lock);
-		if (ferr == -ECANCELED) { /* not answered: the next asker searches */
-			want[i].e->state = AUX_NEW;
-			pthread_cond_broadcast(&s->aux_cond);
-		} else if (ferr) {
-			aux_missed(s, want[i].e, ferr, NULL, why.buf);
-		} else {
-			aux_found(s, want[i].e, &found);
-		}
-		pthread_mutex_unlock(&s->aux_lock);
-		ds__found_release(&found);
-		ds__strbuf_release(&why);
-	}
-	for (size_t j = 0; j < nreq; j++)
-		free(reqs[j].path);
-	free(reqs);
-	free(want);
-	return err < 0 ? err : 0;
-}
-
-/* What the store has of the split units d's debuginfo needs (search: look
- * for what it does not know yet, locally: debuginfod serves no split
- * DWARF), nothing kept open.  0; -ENODATA: no debuginfo, or not split;
- * -ENOMEM. */
-static int split_survey(struct ds_dso *d, struct ds_split_files *out)
-{
-	struct ds_store *s = d->store;
-	struct ds__skeleton *sk = NULL;
-	struct dwp_try t = { s, NULL, false, NULL, NULL, 0, 0 };
-	const char *debug, *binary;
-	uint64_t *ids = NULL;
-	size_t n = 0;
-	int err;
-
-	memset(out, 0, sizeof(*out));
-	if (ds_dso_pin(d) != 0)
-		return -ENODATA;
-	debug = ds_debuginfo_path(&d->di);
-	binary = d->path && strcmp(d->path, debug) ? d->path : NULL;
-	err = ds__dwarf_skeletons(s->ctx, d->di.elf, debug, &sk, &n);
-	ds_dso_unpin(d);
-	if (!err && !n)
-		err = -ENODATA;
-	if (!err && !(ids = malloc(n * sizeof(*ids))))
-		err = -ENOMEM;
-	if (err)
-		goto out;
-	for (size_t i = 0; i < n; i++)
-		ids[i] = sk[i].id;
-	/* The package first, as the index reads them; the units it lacks
-	 * from their .dwo files. */
-	t.w = &(struct ds__dwp_want){ binary, debug, ids, n, debug };
-	ds__dwp_candidates(binary, debug, dwp_try, &t);
-	if ((err = t.err))
-		goto out;
-	out->units = n;
-	out->in_dwp = t.held;
-	out->dwp = t.path;
-	t.path = NULL;
-	for (size_t i = 0; i < n; i++) {
-		struct ds__dwo_want w = { sk[i].id, sk[i].dwo_name, sk[i].comp_dir, binary, debug,
-					  debug };
-		struct aux *e;
-		bool in_pkg;
-
-		pthread_mutex_lock(&s->aux_lock);
-		in_pkg = t.e && id_in(t.e->ids, t.e->nids, sk[i].id);
-		pthread_mutex_unlock(&s->aux_lock);
-		if (in_pkg)
-			continue;
-		err = dwo_lookup(s, &w, false, &e);
-		if (err == -ENOMEM)
-			goto out;
-		if (err)
-			out->missing++;
-		else
-			out->in_dwo++;
-		err = 0;
-	}
-out:
-	if (err) {
-		free(out->dwp);
-		memset(out, 0, sizeof(*out));
-	}
-	free(t.path);
-	free(ids);
-	free(sk);
-	return err;
-}
-
-DS_API int ds_dso_split_files(struct ds_dso *d, struct ds_split_files *out)
-{
-	if (!d || !out)
-		return -EINVAL;
-	return split_survey(d, out);
-}
-
-/* Prefetch's split round: the .dwp and .dwo files of every DSO's split
- * units, found locally.  debuginfod has none to give: it indexes and
- * serves files by build ID (debuginfo, executable, source, section;
- * elfutils 0.188's debuginfod(8)), and neither a .dwo nor a .dwp has one.
- * The store remembers what it found; nothing is kept open. */
-void ds__prefetch_split(struct ds_dso **dsos, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct ds_split_files sf;
-
-		if (atomic_load(&dsos[i]->di_state) == DI_MISSING)
-			continue;
-		if (split_survey(dsos[i], &sf) == 0)
-			free(sf.dwp);
-	}
-}
-
 
 void ds__aux_init(struct ds_store *s)
 {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Header-only: nothing of libxxhash at run time. */
@@ -174,4 +175,46 @@ void *ds__grow(void *v, size_t *cap, size_t n, size_t elem)
 uint32_t ds__blob_sum(const void *data, size_t size)
 {
 	return (uint32_t)XXH3_64bits(data, size);
+}
+
+/* ---- hashing and the clock, for the tables of the store */
+
+uint64_t ds__mix64(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+uint64_t ds__hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *s = p;
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a, then mixed */
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ s[i]) * 0x100000001b3ULL;
+	return ds__mix64(h);
+}
+
+/* Build IDs are hashes already (sha1, md5, uuid): their first bytes do;
+ * short ones, set by hand with --build-id=0x..., go through FNV. */
+uint64_t ds__hash_bid(const struct ds_build_id *bid)
+{
+	uint64_t h;
+
+	if (bid->size < 8)
+		return ds__hash_bytes(bid->data, bid->size);
+	memcpy(&h, bid->data, 8);
+	return ds__mix64(h ^ bid->size);
+}
+
+int64_t ds__now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }

@@ -53,4 +53,13 @@ size_t ds__pread_upto(int fd, void *buf, size_t len, uint64_t off);
  * of a one-address lookup from a saved index; XXH3 is ten times faster.) */
 uint32_t ds__blob_sum(const void *data, size_t size);
 
+/* A 64-bit finalizer (murmur3's): good low bits from any input. */
+uint64_t ds__mix64(uint64_t h);
+/* FNV-1a of n bytes, mixed. */
+uint64_t ds__hash_bytes(const void *p, size_t n);
+/* A build ID's hash (its own first bytes, mixed; FNV for short ones). */
+uint64_t ds__hash_bid(const struct ds_build_id *bid);
+/* CLOCK_MONOTONIC in ns. */
+int64_t ds__now_ns(void);
+
 #endif
