@@ -34,7 +34,7 @@ endif()
 # bench_symindex: the symbol index build alone, on the files given
 # (bench_symbolize.sh passes its targets); internal calls, so lib/ too.
 ds_bench(bench_symindex)
-target_include_directories(bench_symindex PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+target_include_directories(bench_symindex PRIVATE ${DS_LIB_INCLUDE_DIRS})
 
 # bench_normalize: a live process's addresses normalized and symbolized
 # (bench_normalize.sh makes the process and its 1M samples).

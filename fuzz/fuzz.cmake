@@ -94,36 +94,36 @@ set_tests_properties(fuzz_perfdata_cli PROPERTIES
 # accepts).  Seeds: containers written from the format's description by
 # gen_symfile_corpus.sh (Python), and real indexes of small programs saved
 # by `dsostore index` when the compilers are here.
-ds_fuzz(symfile MUTATIONS 300 INCLUDE ${CMAKE_SOURCE_DIR}/lib
+ds_fuzz(symfile MUTATIONS 300 INCLUDE ${DS_LIB_INCLUDE_DIRS}
   GEN gen_symfile_corpus.sh GEN_ARGS $<TARGET_FILE:fuzz_symfile_replay>
   GEN_ENV ${DS_TEST_ENV})
 
 # Go's .gopclntab reader (lib/gopclntab.c).  Seeds: the hand-built tables
 # of mkgotab.h (every layout, both byte orders, 32 and 64 bit) and, when go
 # is installed, the tables of a small program built for amd64 and 386.
-ds_fuzz(gopclntab MUTATIONS 300 INCLUDE ${CMAKE_SOURCE_DIR}/lib
+ds_fuzz(gopclntab MUTATIONS 300 INCLUDE ${DS_LIB_INCLUDE_DIRS}
   GEN gen_gopclntab_corpus.sh GEN_ARGS $<TARGET_FILE:ds_mkgotab>)
 
 # The .dwp unit index (lib/dwarf_split.c): the indexes of real packages
 # made by dwp and llvm-dwp-14 (when here) and hand-made ones, ~60 seeds x
 # 2000 mutations, a second or two.
-ds_fuzz(dwp MUTATIONS 2000 INCLUDE ${CMAKE_SOURCE_DIR}/lib GEN gen_dwp_corpus.sh)
+ds_fuzz(dwp MUTATIONS 2000 INCLUDE ${DS_LIB_INCLUDE_DIRS} GEN gen_dwp_corpus.sh)
 
 # The kernel room's readers: /proc/kallsyms text and the kallsyms cache
 # file (lib/kernel.c).  A committed text corpus (no ELF in it).
-ds_fuzz(kallsyms MUTATIONS 3000 INCLUDE ${CMAKE_SOURCE_DIR}/lib)
+ds_fuzz(kallsyms MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
 
 # The normalize room's text readers (lib/normalize.c): /proc/PID/maps and
 # JIT perf maps.  A committed text corpus.
-ds_fuzz(procmaps MUTATIONS 3000 INCLUDE ${CMAKE_SOURCE_DIR}/lib)
+ds_fuzz(procmaps MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
 
 # perf's config syntax, raw ELF notes and /proc/modules lines
 # (lib/perfconfig.c, lib/kernel.c, lib/ksym.c): a committed corpus.
-ds_fuzz(kconf MUTATIONS 3000 INCLUDE ${CMAKE_SOURCE_DIR}/lib)
+ds_fuzz(kconf MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
 
 # The .ko relocation of symbolize --kernel (lib/ksym.c): seeds compiled
 # at test time (no ELF committed), a few hundred mutations each.
-ds_fuzz(ko MUTATIONS 400 INCLUDE ${CMAKE_SOURCE_DIR}/lib GEN gen_ko_corpus.sh)
+ds_fuzz(ko MUTATIONS 400 INCLUDE ${DS_LIB_INCLUDE_DIRS} GEN gen_ko_corpus.sh)
 
 # The folded-stack reader of dsostore flamegraph (tools/folded.c): a
 # committed text corpus, many mutations, a second or two.  The harness

@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 
-#include "../lib/internal.h"
+#include "internal.h"
 
 #include <dsostore.h>
 #include <errno.h>

@@ -9,7 +9,7 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 
-#include "../lib/symindex.h"
+#include "symindex.h"
 
 #include <dsostore.h>
 #include <errno.h>

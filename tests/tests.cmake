@@ -31,9 +31,13 @@ add_executable(ds_perfchains ${CMAKE_SOURCE_DIR}/tests/perfchains.c)
 target_link_libraries(ds_perfchains PRIVATE dsostore_static)
 
 # test_symindex also reaches inside: the index's parts (lib/symindex.h).
-target_include_directories(test_symindex PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+target_include_directories(test_symindex PRIVATE ${DS_LIB_INCLUDE_DIRS})
 # test_gopclntab reads Go tables through lib/symindex.h too.
-target_include_directories(test_gopclntab PRIVATE ${CMAKE_SOURCE_DIR}/lib)
+target_include_directories(test_gopclntab PRIVATE ${DS_LIB_INCLUDE_DIRS})
+# test_symfile (the saved index's container) and test_perfconfig (perf's
+# config parser) call the library's private functions.
+target_include_directories(test_symfile PRIVATE ${DS_LIB_INCLUDE_DIRS})
+target_include_directories(test_perfconfig PRIVATE ${DS_LIB_INCLUDE_DIRS})
 
 # Third-party corpora (tests/corpus/NAME.bash, see tl_corpus in
 # tests/testlib.bash): each is built by a test of its own, corpus_NAME,
