@@ -19,7 +19,7 @@
  * fuzz/replay.c for make check.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "live.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -10,7 +10,7 @@
  * fuzz/replay.c for make check (seeds: fuzz/gen_ko_corpus.sh).
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "live.h"
 
 #include <elf.h>
 #include <errno.h>

@@ -13,7 +13,7 @@
  * fuzz/replay.c for make check.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "live.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -8,7 +8,7 @@
 #define _GNU_SOURCE
 #include "testutil.h"
 
-#include "internal.h"
+#include "debuginfod.h"
 
 #include <dsostore.h>
 #include <errno.h>

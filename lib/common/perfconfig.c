@@ -17,7 +17,7 @@
  * $PERF_CONFIG_NOGLOBAL), the later winning.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -62,4 +62,33 @@ uint64_t ds__hash_bid(const struct ds_build_id *bid);
 /* CLOCK_MONOTONIC in ns. */
 int64_t ds__now_ns(void);
 
+#define likely(x) __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+/* Read a field of a caller's options struct only if the caller's struct
+ * is large enough to have it (libbpf's OPTS_GET). */
+#define DS_OPT(opts, field, dflt)                                                       \
+	(((opts) && (opts)->sz >= offsetof(__typeof__(*(opts)), field) + sizeof((opts)->field)) \
+		 ? (opts)->field                                                        \
+		 : (dflt))
+
+/* An optional error buffer of a public call (err, errlen), made usable:
+ * the caller's, else the one byte of dummy; emptied. */
+static inline void ds__errbuf_init(char **err, size_t *errlen, char *dummy)
+{
+	if (!*err || !*errlen) {
+		*err = dummy;
+		*errlen = 1;
+	}
+	(*err)[0] = 0;
+}
+
+/* ---- perf's config files (perfconfig.c) */
+
+/* The value of "section.name" in perfconfig text (the last one): 1, 0 not
+ * set, -ENAMETOOLONG longer than outlen - 1 (cut). */
+int ds__perfconfig_get(const char *text, size_t len, const char *name, char *out, size_t outlen);
+/* The same from the files perf reads, in its order. */
+int ds__perfconfig(const char *name, char *out, size_t outlen);
+
 #endif

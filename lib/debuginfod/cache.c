@@ -26,7 +26,7 @@
  * layout of its own (see there).
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "debuginfod.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
 /* The context: configuration shared by all stores (its log, its cache,
  * its fetcher). */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "debuginfod.h"
 
 #include <errno.h>
 #include <limits.h>

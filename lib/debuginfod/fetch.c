@@ -28,7 +28,7 @@
  * under f->lock.  Everything about transfers belongs to the loop thread.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "debuginfod.h"
 
 #include <curl/curl.h>
 #include <ctype.h>

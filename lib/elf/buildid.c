@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* Build IDs: parse, format, compare, and read the GNU build-ID note. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "elfinfo.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -5,7 +5,7 @@
  * names of the places a found file comes from.  The local lookup, the
  * debuginfod cache and the fetcher all open what they find this way. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "elfinfo.h"
 
 #include <errno.h>
 #include <gelf.h>

@@ -2,7 +2,7 @@
 /* An opened debuginfo: the file a DSO holds open so that a cache cleaned
  * under it cannot take it away. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "elfinfo.h"
 
 #include <errno.h>
 #include <gelf.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* ELF facts the lookup needs: debug sections, code, .gnu_debuglink. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "elfinfo.h"
 
 #include <byteswap.h>
 #include <endian.h>

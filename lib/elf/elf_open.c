@@ -2,7 +2,7 @@
 /* Opening ELF files: libelf's version set once, and a descriptor that is
  * a regular file (a FIFO must not hang the open, a directory is no ELF). */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "elfinfo.h"
 
 #include <errno.h>
 #include <fcntl.h>

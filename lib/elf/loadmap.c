@@ -3,7 +3,7 @@
  * virtual address, for the store (a DSO known by its debuginfo alone keeps
  * its executable's), the symbolizer and the live-process normalizer. */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "elfinfo.h"
 
 #include <errno.h>
 #include <gelf.h>

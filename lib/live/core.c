@@ -13,7 +13,7 @@
  * first NT_PRSTATUS is the thread that dumped (the one with the signal);
  * NT_SIGINFO, one per core, is its siginfo_t.
  */
-#include "internal.h"
+#include "live.h"
 
 #include <elf.h>
 #include <errno.h>

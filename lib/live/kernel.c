@@ -20,7 +20,7 @@
  *   sum: ds__blob_sum() of everything after the header.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "live.h"
 
 #include <elf.h>
 #include <errno.h>

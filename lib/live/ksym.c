@@ -26,7 +26,7 @@
  * kernel's own, looked up at the runtime address.  No DWARF: kallsyms.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "live.h"
 
 #include <errno.h>
 #include <gelf.h>

@@ -16,7 +16,7 @@
  * vDSO, which has no file.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "live.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -14,7 +14,7 @@
  * are found by build ID on this machine, one Dwfl per process for a whole
  * recording, with the finder as each module's userdata.
  */
-#include "internal.h"
+#include "live.h"
 
 #include <elfutils/libdwfl.h>
 #include <errno.h>

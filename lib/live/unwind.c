@@ -16,7 +16,7 @@
  * unmapped and another mapped there), its Dwfl is made again.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "live.h"
 #include "unwind.h"
 
 #include <dwarf.h>

@@ -9,7 +9,7 @@
  * paths are added, laid out and sorted in one array when asked for.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "perf.h"
 
 #include <errno.h>
 #include <stdint.h>

@@ -24,7 +24,7 @@
  *               misc bit 15 is set, else 20), filename @36, NUL-padded
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "perf.h"
 #include "perfdata.h"
 
 #include <byteswap.h>

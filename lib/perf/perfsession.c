@@ -15,7 +15,7 @@
  * a build ID is put into the store by its path.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "perf.h"
 #include "perfdata.h"
 #include "unwind.h"
 

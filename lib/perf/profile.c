@@ -10,7 +10,7 @@
  * vDSO's from its image.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "perf.h"
 
 #include <elf.h>
 #include <errno.h>

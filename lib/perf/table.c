@@ -9,7 +9,7 @@
  * and ds_table_row_of(), find a stack's sites again by hashing.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "perf.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -17,7 +17,7 @@
  * dwo id.
  */
 #define _GNU_SOURCE
-#include "internal.h"
+#include "store.h"
 
 #include <errno.h>
 #include <gelf.h>

@@ -8,7 +8,7 @@
  * DSOs (store.c) and its table of auxiliary files (storeaux.c).
  */
 #define _GNU_SOURCE
-#include "store.h"
+#include "store_impl.h"
 
 #include <errno.h>
 #include <stdint.h>

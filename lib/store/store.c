@@ -22,7 +22,6 @@
  * store one on its context, so the caller may free them in any order.
  */
 #define _GNU_SOURCE
-#include "internal.h"
 
 #include <gelf.h>
 #include <unistd.h>
@@ -34,7 +33,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "store.h"
+#include "store_impl.h"
 
 /* ------------------------------------------------------------- hashing */
 

@@ -5,7 +5,7 @@
  * found, opened, pinned and closed for the budget like debuginfo.
  */
 #define _GNU_SOURCE
-#include "store.h"
+#include "store_impl.h"
 
 #include <gelf.h>
 

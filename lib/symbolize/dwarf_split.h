@@ -9,7 +9,7 @@
 #ifndef DS_DWARF_SPLIT_H
 #define DS_DWARF_SPLIT_H
 
-#include "internal.h"
+#include "symbolize.h"
 
 #include <stdbool.h>
 #include <stddef.h>

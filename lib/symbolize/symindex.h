@@ -8,7 +8,7 @@
 #ifndef DS_SYMINDEX_H
 #define DS_SYMINDEX_H
 
-#include "internal.h"
+#include "symbolize.h"
 
 #include <errno.h>
 #include <stdint.h>
