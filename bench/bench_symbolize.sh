@@ -84,7 +84,7 @@ unset DEBUGINFOD_URLS
 
 bl_need gcc g++ nm readelf python3 addr2line llvm-symbolizer eu-addr2line
 # GNU time gives the peak RSS; without it a small python wrapper takes it
-# from wait4() (scripts/install-deps installs the 'time' package).
+# from wait4() (scripts/install-deps bench installs the 'time' package).
 if [ -x /usr/bin/time ]; then
 	timer=(/usr/bin/time -f '%e %M' -o)
 else
@@ -193,7 +193,7 @@ setup_libc() {
 	id=$(readelf -n "$so" | awk '/Build ID:/ { print $3 }')
 	dbg=/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug
 	if [ -z "$id" ] || [ ! -r "$dbg" ]; then
-		skip libc "no $dbg for $so: libc6-dbg is not installed (scripts/install-deps)"
+		skip libc "no $dbg for $so: libc6-dbg is not installed (scripts/install-deps bench)"
 		return 0
 	fi
 	dir=$build/bench/sym-libc/$id
@@ -211,7 +211,7 @@ setup_googletest() {
 	local f key dir gtbin t0=$SECONDS
 	for f in "${gt_sources[@]}"; do
 		[ -r "$gt_src/$f" ] || {
-			skip googletest "no $gt_src/$f: the googletest package is not installed (scripts/install-deps)"
+			skip googletest "no $gt_src/$f: the googletest package is not installed (scripts/install-deps bench)"
 			return 0
 		}
 	done

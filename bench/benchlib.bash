@@ -21,7 +21,7 @@ die() {
 bl_need() {
 	local t
 	for t; do
-		command -v "$t" >/dev/null || die "$t not found (scripts/install-deps)"
+		command -v "$t" >/dev/null || die "$t not found (scripts/install-deps bench)"
 	done
 }
 
