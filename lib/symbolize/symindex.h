@@ -247,7 +247,31 @@ struct ds_symbols {
 		_err;                                                            \
 	})
 
+/* ---- a piece as a blob (symblob.c) */
+
+/* How many sampled keys n rows (or scopes) have. */
+size_t ds__symblob_nkeys(uint32_t n);
+/* Views into a CU blob whose size fits its header. */
+void ds__symblob_cu_view(const void *blob, struct piece *P);
+/* A blob from a file: can every lookup read it without leaving it?
+ * (Whether its answers are right is the CRC's business.) */
+bool ds__symblob_cu_blob_ok(const void *blob, uint64_t size);
+/* A built CU made a piece: sorted scopes, ordered sequences (or sorted
+ * rows), keys; the arrays are taken from B (no copy) into own[] and
+ * *bytes.  B keeps its interning table for the next CU. */
+int ds__symblob_cu_finish(struct sym_build *B, struct piece *P, void *own[5], uint64_t *bytes);
+/* A piece as one blob, for saving. */
+void *ds__symblob_cu_blob(const struct piece *P, uint64_t *size);
+void ds__symblob_elf_view(const void *blob, struct elf_piece *E);
+bool ds__symblob_elf_blob_ok(const void *blob, uint64_t size);
+int ds__symblob_elf_pack(struct sym_build *B, void **blob, uint64_t *size);
+
 /* ---- symindex (lib/symindex.c) */
+
+/* CU i, ready; NULL when it has nothing (or building it failed: *err). */
+const struct piece *ds__symbols_unit_get(struct ds_symbols *S, size_t i, int *err);
+/* Build the CUs of want (NULL: all) on up to the machine's cores. */
+int ds__symbols_build_units(struct ds_symbols *S, const uint8_t *want, size_t nwant);
 
 /* The pool offset of s, interned (0 for NULL or on allocation failure). */
 uint32_t ds__symbols_intern(struct sym_build *B, const char *s);

@@ -1,0 +1,477 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Queries on the symbol index: a file offset to a virtual address, an
+ * address to its ELF symbol, section, and (from the CU that holds it,
+ * built on first use by symindex.c) its scopes and line row; and a batch's
+ * CUs built ahead, on all cores.
+ */
+#define _GNU_SOURCE
+#include "symindex.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CANDIDATES 16 /* CUs claiming one address that we look into */
+
+/* -------------------------------------------------------------- lookup */
+
+static const char *str(const char *pool, uint32_t off)
+{
+	return off ? pool + off : NULL;
+}
+
+int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vaddr)
+{
+	for (size_t i = 0; i < S->elf.nsegs; i++) {
+		const struct segment *sg = &S->elf.segs[i];
+
+		if (offset >= sg->offset && offset - sg->offset < sg->filesz) {
+			*vaddr = offset - sg->offset + sg->vaddr;
+			return 0;
+		}
+	}
+	return -ERANGE;
+}
+
+/* Last entry with key <= addr, or -1. */
+#define UPPER(arr, n, field, addr)                                 \
+	({                                                         \
+		size_t _lo = 0, _hi = (n);                         \
+		while (_lo < _hi) {                                \
+			size_t _mid = _lo + (_hi - _lo) / 2;       \
+			if ((arr)[_mid].field <= (addr))           \
+				_lo = _mid + 1;                    \
+			else                                       \
+				_hi = _mid;                        \
+		}                                                  \
+		(ptrdiff_t)_lo - 1;                                \
+	})
+
+/* Last element with key <= addr, through the sampled keys. */
+#define UPPER2(arr, n, keys, field, addr)                                          \
+	({                                                                         \
+		size_t _lo = 0, _hi = ((n) + BLOCK - 1) / BLOCK, _b, _end;         \
+		while (_lo < _hi) {                                                \
+			size_t _mid = _lo + (_hi - _lo) / 2;                       \
+			if ((keys)[_mid] <= (addr))                                \
+				_lo = _mid + 1;                                    \
+			else                                                       \
+				_hi = _mid;                                        \
+		}                                                                  \
+		_b = _lo ? (_lo - 1) * BLOCK : 0;                                  \
+		_end = _lo ? (_b + BLOCK < (n) ? _b + BLOCK : (n)) : 0;            \
+		_lo = _b;                                                          \
+		_hi = _end;                                                        \
+		while (_lo < _hi) {                                                \
+			size_t _mid = _lo + (_hi - _lo) / 2;                       \
+			if ((arr)[_mid].field <= (addr))                           \
+				_lo = _mid + 1;                                    \
+			else                                                       \
+				_hi = _mid;                                        \
+		}                                                                  \
+		(ptrdiff_t)_lo - 1;                                                \
+	})
+
+/* UPPER, from a guess h: the entries a caller's sorted lookups land on
+ * move forward, usually by little, so a search gallops ahead from the last
+ * answer (steps 1, 2, 4, ...) and ends with a binary search of the last
+ * step; where h is past addr (unsorted lookups), a whole search. */
+#define GALLOP(arr, n, field, addr, h, whole)                                       \
+	({                                                                          \
+		size_t _n = (n), _g = (h);                                          \
+		ptrdiff_t _r;                                                       \
+		if (_g >= _n || (arr)[_g].field > (addr)) {                         \
+			_r = (whole);                                               \
+		} else {                                                            \
+			size_t _step = 1, _end;                                     \
+			while (_g + _step < _n && (arr)[_g + _step].field <= (addr)) { \
+				_g += _step;                                        \
+				_step *= 2;                                         \
+			}                                                           \
+			_end = _g + _step < _n ? _g + _step : _n;                   \
+			_r = (ptrdiff_t)_g + UPPER((arr) + _g, _end - _g, field, addr); \
+		}                                                                   \
+		_r;                                                                 \
+	})
+
+static const struct scope *innermost(const struct piece *P, uint64_t addr, size_t *hint)
+{
+	ptrdiff_t i = GALLOP(P->scopes, P->nscopes, lo, addr, *hint,
+			     UPPER2(P->scopes, P->nscopes, P->scope_keys, lo, addr));
+
+	if (i >= 0)
+		*hint = (size_t)i;
+
+	/* Ranges nest: if the last one starting at or below addr does not
+	 * hold it, any range that does holds that one's start too, so it is
+	 * among its ancestors. */
+	for (int steps = 0; i >= 0 && steps < MAX_DEPTH; steps++) {
+		const struct scope *sc = &P->scopes[i];
+
+		if (addr < sc->hi)
+			return sc;
+		if (sc->parent == NO_PARENT)
+			return NULL;
+		i = sc->parent;
+	}
+	return NULL;
+}
+
+/* The last row at or below addr among rows [f, e), which are sorted: the
+ * sampled keys of the blocks inside the range first, then one block. */
+static ptrdiff_t rows_upper(const struct piece *P, size_t f, size_t e, uint64_t addr)
+{
+	size_t kb = (f + BLOCK - 1) / BLOCK, ke = e ? (e - 1) / BLOCK + 1 : 0, lo, hi;
+
+	lo = kb;
+	hi = ke > kb ? ke : kb;
+	while (lo < hi) { /* last block start in the range with key <= addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (P->line_keys[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo > kb) { /* within block lo - 1 */
+		size_t b = (lo - 1) * BLOCK;
+
+		lo = b;
+		hi = b + BLOCK < e ? b + BLOCK : e;
+	} else { /* before the first block start of the range */
+		lo = f;
+		hi = kb * BLOCK < e ? kb * BLOCK : e;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (P->lines[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (ptrdiff_t)lo - 1;
+}
+
+static const struct line *line_at(const struct piece *P, uint64_t addr, size_t *seq_hint,
+				  size_t *hint)
+{
+	ptrdiff_t q = GALLOP(P->seqs, P->nseqs, lo, addr, *seq_hint,
+			     UPPER(P->seqs, P->nseqs, lo, addr)),
+		  i;
+	const struct seq *sq;
+	size_t f, e;
+
+	if (q < 0)
+		return NULL;
+	*seq_hint = (size_t)q;
+	sq = &P->seqs[q];
+	f = sq->first;
+	e = f + sq->n;
+	/* (The guess only within this sequence: rows are sorted per
+	 * sequence.) */
+	i = *hint >= f && *hint < e
+		    ? (ptrdiff_t)f + GALLOP(P->lines + f, e - f, addr, addr, *hint - f, -1)
+		    : -1;
+	if (i < (ptrdiff_t)f)
+		i = rows_upper(P, f, e, addr);
+	if (i < (ptrdiff_t)f || P->lines[i].end)
+		return NULL;
+	*hint = (size_t)i;
+	/* Several rows at one address: binutils takes the last of them. */
+	return &P->lines[i];
+}
+
+static const struct section *section_at(const struct elf_piece *E, uint64_t addr)
+{
+	ptrdiff_t i = UPPER(E->secs, E->nsecs, lo, addr);
+
+	return i >= 0 && addr < E->secs[i].hi ? &E->secs[i] : NULL;
+}
+
+/* binutils: the closest symbol at or below addr in addr's section, its
+ * size notwithstanding (so padding after a function is named after it);
+ * among symbols at one address, the largest. */
+static const struct symbol *symbol_at(const struct elf_piece *E, uint64_t addr)
+{
+	const struct section *sec = section_at(E, addr);
+	const struct symbol *best = NULL;
+	ptrdiff_t i = UPPER(E->syms, E->nsyms, lo, addr);
+
+	if (!sec)
+		return NULL;
+	for (; i >= 0 && E->syms[i].lo >= sec->lo; i--) {
+		const struct symbol *sym = &E->syms[i];
+
+		if (sym->shndx != sec->shndx)
+			continue;
+		if (best && sym->lo != best->lo)
+			break;
+		if (!best || sym->size >= best->size)
+			best = sym;
+	}
+	return best;
+}
+
+static size_t leading_underscores(const char *name)
+{
+	size_t n = 0;
+
+	while (name[n] == '_')
+		n++;
+	return n;
+}
+
+/* perf's choose_best_symbol() (tools/perf/util/symbol.c): of two symbols
+ * at one address, the one with a size, then not weak, then global, then
+ * with fewer leading underscores, then with the longer name; else the one
+ * first in the symbol table. */
+static bool perf_prefers(const struct elf_piece *E, const struct symbol *a,
+			 const struct symbol *b)
+{
+	const char *na = str(E->pool, a->name) ?: "", *nb = str(E->pool, b->name) ?: "";
+	size_t ua, ub, la, lb;
+
+	if (!a->size != !b->size)
+		return a->size != 0;
+	if ((a->bind == SYM_WEAK) != (b->bind == SYM_WEAK))
+		return a->bind != SYM_WEAK;
+	if ((a->bind == SYM_GLOBAL) != (b->bind == SYM_GLOBAL))
+		return a->bind == SYM_GLOBAL;
+	ua = leading_underscores(na);
+	ub = leading_underscores(nb);
+	if (ua != ub)
+		return ua < ub;
+	la = strlen(na);
+	lb = strlen(nb);
+	if (la != lb)
+		return la > lb;
+	return a->order < b->order;
+}
+
+/* The symbol perf report names an address after: of the symbols at the
+ * greatest start at or below addr, perf's choice, which holds addr up to
+ * its size or, when it has none, up to the next symbol (the last one: to
+ * the page after its own; perf's symbols__fixup_end). */
+static const struct symbol *perf_symbol_at(const struct elf_piece *E, uint64_t addr)
+{
+	ptrdiff_t i = UPPER(E->syms, E->nsyms, lo, addr), j;
+	const struct symbol *best;
+	uint64_t end;
+
+	if (i < 0)
+		return NULL;
+	best = &E->syms[i];
+	for (j = i - 1; j >= 0 && E->syms[j].lo == best->lo; j--)
+		if (perf_prefers(E, &E->syms[j], best))
+			best = &E->syms[j];
+	if (best->size)
+		end = best->lo + best->size;
+	else if ((size_t)i + 1 < E->nsyms)
+		end = E->syms[i + 1].lo;
+	else /* the last one: to the end of its page, and one more */
+		end = ((best->lo + 4095) & ~(uint64_t)4095) + 4096;
+	return addr < end ? best : NULL;
+}
+
+/* The CUs whose ranges hold addr, the one with the greatest start first:
+ * up to CANDIDATES. */
+static size_t units_at(const struct ds_symbols *S, uint64_t addr, uint32_t *out, size_t *hint)
+{
+	ptrdiff_t i = GALLOP(S->ranges, S->nranges, lo, addr, *hint,
+			     UPPER(S->ranges, S->nranges, lo, addr));
+	size_t n = 0;
+
+	if (i >= 0)
+		*hint = (size_t)i;
+	for (; i >= 0 && S->range_maxhi[i] > addr && n < CANDIDATES; i--) {
+		bool seen = false;
+
+		if (addr >= S->ranges[i].hi)
+			continue;
+		for (size_t k = 0; k < n; k++)
+			seen |= out[k] == S->ranges[i].cu;
+		if (!seen)
+			out[n++] = S->ranges[i].cu;
+	}
+	return n;
+}
+
+/* The DWARF at addr: the innermost scope and the line row, both of one
+ * CU (*scp == *lnp).  Several CUs claim an address where the linker folded
+ * identical functions (ICF, COMDAT copies of one inline function) or where
+ * a CU's range is wider than its code: the first of them in .debug_info
+ * order that has a scope or a row there answers, as in binutils (the
+ * first unit that finds a line or a function) and LLVM (the CU of the
+ * lowest offset among those whose ranges cover it).  Scopes of one CU and
+ * rows of another would make up frames no program has. */
+static int dwarf_at(struct ds_symbols *S, uint64_t addr, struct ds__find_hint *H,
+		    const struct piece **scp, const struct scope **sc, const struct piece **lnp,
+		    const struct line **ln)
+{
+	uint32_t cus[CANDIDATES];
+	size_t n = S->nranges ? units_at(S, addr, cus, &H->range) : 0;
+
+	*sc = NULL;
+	*ln = NULL;
+	/* In unit order (insertion sort: n is small). */
+	for (size_t k = 1; k < n; k++)
+		for (size_t j = k; j && cus[j - 1] > cus[j]; j--) {
+			uint32_t t = cus[j];
+
+			cus[j] = cus[j - 1];
+			cus[j - 1] = t;
+		}
+	for (size_t k = 0; k < n && !*sc && !*ln; k++) {
+		int err;
+		const struct piece *P = ds__symbols_unit_get(S, cus[k], &err);
+
+		if (err)
+			return err;
+		if (!P)
+			continue;
+		if (P != H->piece) {
+			H->piece = P;
+			H->seq = H->scope = H->row = SIZE_MAX;
+		}
+		*sc = innermost(P, addr, &H->scope);
+		*ln = line_at(P, addr, &H->seq, &H->row);
+		*scp = *lnp = P;
+	}
+	return 0;
+}
+
+/* The frames of addr, innermost first, through emit; see symindex.h. */
+int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
+		     struct ds__find_hint *hint, bool *from_symtab, ds__frame_fn emit, void *arg)
+{
+	struct ds__find_hint none = { 0 };
+	const struct elf_piece *E = &S->elf;
+	const struct piece *scp = NULL, *lnp = NULL;
+	const struct scope *sc;
+	const struct line *ln;
+	const struct symbol *sym;
+	int err = 0;
+
+	*from_symtab = false;
+	if (flags & DS_SYM_NO_LINES) {
+		/* ELF symbols alone, whichever tier S is, so the answer does
+		 * not depend on what an earlier query built. */
+		sym = (flags & DS_SYM_ELF_NAMES) ? perf_symbol_at(E, addr) : symbol_at(E, addr);
+		if (!sym)
+			return 0;
+		*from_symtab = true;
+		return emit(arg, &(struct ds__raw_frame){ .function = str(E->pool, sym->name),
+							  .function_start = sym->lo });
+	}
+	if (!hint)
+		hint = &none;
+	if (hint->S != S)
+		*hint = (struct ds__find_hint){ .S = S };
+	err = dwarf_at(S, addr, hint, &scp, &sc, &lnp, &ln);
+	if (err)
+		return err;
+	if (sc) {
+		struct ds__raw_frame f = {
+			.file = ln ? str(lnp->pool, ln->file) : NULL,
+			.line = ln ? ln->line : 0,
+			.column = ln ? ln->column : 0,
+			.discriminator = ln ? ln->discriminator : 0,
+		};
+
+		/* Innermost first; each inlined scope's call site is where
+		 * its caller (the next frame) is. */
+		for (int depth = 0; sc && depth < MAX_DEPTH && !err; depth++) {
+			const struct scope *up =
+				sc->parent != NO_PARENT ? &scp->scopes[sc->parent] : NULL;
+
+			f.function = str(scp->pool, sc->name);
+			/* binutils: an innermost function whose DWARF name is not
+			 * a linkage name (C++ DW_AT_name only) is named after
+			 * the ELF symbol that holds the address, and without a
+			 * line row there its file is the symbol's too (the
+			 * STT_FILE before it: _bfd_elf_find_function). */
+			if (!depth && !sc->is_linkage && (flags & DS_SYM_BINUTILS)) {
+				sym = symbol_at(E, addr);
+				if (sym) {
+					f.function = str(E->pool, sym->name);
+					if (!ln)
+						f.file = str(E->pool, sym->file);
+				}
+			}
+			/* perf: the function holding the address is named after
+			 * its ELF symbol. */
+			if ((flags & DS_SYM_ELF_NAMES) && !(sc->inlined && up)) {
+				sym = perf_symbol_at(E, addr);
+				if (sym)
+					f.function = str(E->pool, sym->name);
+			}
+			f.function_start = sc->lo;
+			f.inlined = sc->inlined && up;
+			err = emit(arg, &f);
+			if (!sc->inlined || !(flags & DS_SYM_INLINES) || !up)
+				break;
+			f.file = str(scp->pool, sc->call_file);
+			f.line = sc->call_line;
+			f.column = sc->call_column;
+			f.discriminator = sc->call_discriminator;
+			sc = up;
+		}
+		return err;
+	}
+	sym = (flags & DS_SYM_ELF_NAMES) ? perf_symbol_at(E, addr) : symbol_at(E, addr);
+	if (!sym && !ln)
+		return 0;
+	*from_symtab = sym != NULL;
+	return emit(arg, &(struct ds__raw_frame){
+				 .function = sym ? str(E->pool, sym->name) : NULL,
+				 .function_start = sym ? sym->lo : 0,
+				 .file = ln    ? str(lnp->pool, ln->file)
+					 : sym ? str(E->pool, sym->file)
+					       : NULL,
+				 .line = ln ? ln->line : 0,
+				 .column = ln ? ln->column : 0,
+				 .discriminator = ln ? ln->discriminator : 0,
+			 });
+}
+
+
+int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n)
+{
+	uint8_t *want = NULL;
+	size_t nwant = 0, range_hint = SIZE_MAX;
+	bool done;
+	int err = 0;
+
+	/* (Every CU built: the common case, and no lock on this per-call
+	 * path.) */
+	if (!S->ncus || !n || atomic_load(&S->built) == S->ncus)
+		return 0;
+	pthread_mutex_lock(&S->mu);
+	done = S->complete || (!S->dwarf && !S->go);
+	pthread_mutex_unlock(&S->mu);
+	if (!done) {
+		want = calloc(S->ncus, 1);
+		if (!want)
+			return -ENOMEM;
+		for (size_t i = 0; i < n; i++) {
+			uint32_t cus[CANDIDATES];
+			size_t k = units_at(S, vaddrs[i], cus, &range_hint);
+
+			while (k--)
+				if (!want[cus[k]] && atomic_load(&S->cus[cus[k]].state) == CU_NEW) {
+					want[cus[k]] = 1;
+					nwant++;
+				}
+		}
+		/* Most of them: all of them (and the index can be saved). */
+		if (nwant > S->ncus / 4 + 1)
+			err = ds__symbols_build_units(S, NULL, S->ncus);
+		else if (nwant)
+			err = ds__symbols_build_units(S, want, nwant);
+		free(want);
+	}
+	return err;
+}
