@@ -1,5 +1,5 @@
-# Every tests/test_*.c is a test program linked with the library; every
-# tests/*.sh is a shell test.  Both get, in their environment:
+# Every tests/unit/test_*.c is a test program linked with the library; every
+# tests/cli/*.sh is a shell test.  Both get, in their environment:
 #   DSOSTORE   the CLI        DS_BUILD  the build dir    DS_SRC  the source dir
 # A test that needs something this machine lacks exits 77 (skipped).
 set(DS_TEST_ENV
@@ -14,20 +14,20 @@ set(DS_TEST_ENV
   # Saved symbol indexes of local debuginfo: not in the user's ~/.cache.
   "DSOSTORE_SYMINDEX_PATH=${CMAKE_BINARY_DIR}/test-default-symindex")
 
-file(GLOB DS_TEST_C CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/test_*.c)
+file(GLOB DS_TEST_C CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/unit/test_*.c)
 foreach(src ${DS_TEST_C})
   get_filename_component(name ${src} NAME_WE)
-  add_executable(${name} ${src} ${CMAKE_SOURCE_DIR}/tests/testutil.c)
-  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+  add_executable(${name} ${src} ${CMAKE_SOURCE_DIR}/tests/unit/testutil.c)
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests/unit)
   target_link_libraries(${name} PRIVATE dsostore_static)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${DS_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
 
 # Helpers the shell tests run (not tests themselves).
-add_executable(ds_symstats ${CMAKE_SOURCE_DIR}/tests/symstats.c)
+add_executable(ds_symstats ${CMAKE_SOURCE_DIR}/tests/lib/symstats.c)
 target_link_libraries(ds_symstats PRIVATE dsostore_static)
-add_executable(ds_perfchains ${CMAKE_SOURCE_DIR}/tests/perfchains.c)
+add_executable(ds_perfchains ${CMAKE_SOURCE_DIR}/tests/lib/perfchains.c)
 target_link_libraries(ds_perfchains PRIVATE dsostore_static)
 
 # test_symindex also reaches inside: the index's parts (lib/symindex.h).
@@ -36,19 +36,19 @@ target_include_directories(test_symindex PRIVATE ${CMAKE_SOURCE_DIR}/lib)
 target_include_directories(test_gopclntab PRIVATE ${CMAKE_SOURCE_DIR}/lib)
 
 # Third-party corpora (tests/corpus/NAME.bash, see tl_corpus in
-# tests/testlib.bash): each is built by a test of its own, corpus_NAME,
+# tests/lib/testlib.bash): each is built by a test of its own, corpus_NAME,
 # with a longer timeout, which every shell test that says `tl_corpus NAME`
 # requires: a test's 300 s are its own, not a compiler's run of minutes.
 file(GLOB DS_CORPUS_RECIPES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/corpus/*.bash)
 foreach(recipe ${DS_CORPUS_RECIPES})
   get_filename_component(corpus ${recipe} NAME_WE)
   add_test(NAME corpus_${corpus} COMMAND bash -c
-    ". \"$DS_SRC/tests/testlib.bash\" && tl_corpus ${corpus} >/dev/null")
+    ". \"$DS_SRC/tests/lib/testlib.bash\" && tl_corpus ${corpus} >/dev/null")
   set_tests_properties(corpus_${corpus} PROPERTIES ENVIRONMENT "${DS_TEST_ENV}"
     SKIP_RETURN_CODE 77 TIMEOUT 1500 FIXTURES_SETUP corpus_${corpus})
 endforeach()
 
-file(GLOB DS_TEST_SH CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/*.sh)
+file(GLOB DS_TEST_SH CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/cli/*.sh)
 foreach(src ${DS_TEST_SH})
   get_filename_component(name ${src} NAME_WE)
   add_test(NAME ${name} COMMAND bash ${src})
@@ -69,7 +69,7 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/tests/server/server.cmake)
 endif()
 
 # examples/agent.c, built against the shared library as a user builds it;
-# tests/example_agent.sh runs it on a live process (against addr2line).
+# tests/cli/example_agent.sh runs it on a live process (against addr2line).
 add_executable(ds_example_agent ${CMAKE_SOURCE_DIR}/examples/agent.c)
 target_include_directories(ds_example_agent PRIVATE ${CMAKE_SOURCE_DIR}/include)
 target_link_libraries(ds_example_agent PRIVATE dsostore)
