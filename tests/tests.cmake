@@ -1,7 +1,10 @@
-# Every tests/unit/test_*.c is a test program linked with the library; every
-# tests/cli/*.sh is a shell test.  Both get, in their environment:
+# The one place that registers the tests (included from CMakeLists.txt).
+# Every tests/unit/test_*.c is a test program linked with the library;
+# every tests/cli/*.sh and tests/tree/*.sh is a shell test.  All get, in
+# their environment:
 #   DSOSTORE   the CLI        DS_BUILD  the build dir    DS_SRC  the source dir
 # A test that needs something this machine lacks exits 77 (skipped).
+# tests/README.md says what each folder of tests/ holds.
 set(DS_TEST_ENV
   "DSOSTORE=$<TARGET_FILE:dsostore_cli>"
   "DS_BUILD=${CMAKE_BINARY_DIR}"
@@ -24,7 +27,7 @@ foreach(src ${DS_TEST_C})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${DS_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
 
-# Helpers the shell tests run (not tests themselves).
+# Helpers the shell tests run (tests/lib/; not tests themselves).
 add_executable(ds_symstats ${CMAKE_SOURCE_DIR}/tests/lib/symstats.c)
 target_link_libraries(ds_symstats PRIVATE dsostore_static)
 add_executable(ds_perfchains ${CMAKE_SOURCE_DIR}/tests/lib/perfchains.c)
@@ -48,7 +51,13 @@ foreach(recipe ${DS_CORPUS_RECIPES})
     SKIP_RETURN_CODE 77 TIMEOUT 1500 FIXTURES_SETUP corpus_${corpus})
 endforeach()
 
-file(GLOB DS_TEST_SH CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/cli/*.sh)
+# Shell tests: tests/cli/*.sh (the CLI against its oracles) and
+# tests/tree/*.sh (the source tree itself; the folder may be empty or
+# absent).  A test is named after its file, so names are unique across
+# both folders.
+file(GLOB DS_TEST_SH CONFIGURE_DEPENDS
+  ${CMAKE_SOURCE_DIR}/tests/cli/*.sh
+  ${CMAKE_SOURCE_DIR}/tests/tree/*.sh)
 foreach(src ${DS_TEST_SH})
   get_filename_component(name ${src} NAME_WE)
   add_test(NAME ${name} COMMAND bash ${src})
@@ -63,7 +72,8 @@ foreach(src ${DS_TEST_SH})
   endforeach()
 endforeach()
 
-# The fault-injecting debuginfod test server (issue 3) has its own rules.
+# The fault-injecting debuginfod test server (tests/server/) has its own
+# rules; every test registered above gets DSSERVER from them.
 if(EXISTS ${CMAKE_SOURCE_DIR}/tests/server/server.cmake)
   include(${CMAKE_SOURCE_DIR}/tests/server/server.cmake)
 endif()
