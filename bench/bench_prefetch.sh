@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prefetch benchmark (issue 5): `dsostore prefetch` of a recording that maps
+# Prefetch benchmark: `dsostore prefetch` of a recording that maps
 # 300 distinct DSOs, through dsserver with 50 ms added per request, beside
 # the serial route perf has today (one `debuginfod-find` per build ID).
 #

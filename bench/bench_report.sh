@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Report benchmark (issue 5): `dsostore report` beside `perf report --stdio`
+# Report benchmark: `dsostore report` beside `perf report --stdio`
 # on the same real recordings, both reading the recording and naming its
 # samples from local debuginfo (no network).
 #

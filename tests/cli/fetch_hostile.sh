@@ -1,5 +1,5 @@
 #!/bin/bash
-# The debuginfod client against what a hostile review tried (issue 9):
+# The debuginfod client against what a hostile review tried:
 # servers that lie in ways curl cannot see (half a file with a matching
 # Content-Length, padding, decompression bombs, 20 MB of headers), lock
 # holders that never finish, a full or read-only disk, a cache removed

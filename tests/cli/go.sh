@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Stripped Go binaries (issue 11): `go build -ldflags='-s -w'` leaves no
+# Stripped Go binaries: `go build -ldflags='-s -w'` leaves no
 # .symtab and no DWARF, only .gopclntab, which dsostore reads
 # (lib/gopclntab.c).  A Go program with inlined calls (nested), methods on
 # pointer receivers, closures, generics and a goroutine is built by the Go

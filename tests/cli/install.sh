@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# An installed dsostore is usable through pkg-config alone (issue 9: after
+# An installed dsostore is usable through pkg-config alone (once, after
 # an earlier `make`, `make install PREFIX=P` left prefix=/usr/local in
 # dsostore.pc).  `cmake --install` of the already-built tree into a
 # temporary prefix (the build directory is not configured again), then:

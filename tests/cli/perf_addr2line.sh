@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# dsostore as binutils' addr2line (issue 12, item 6): perf 6.1 resolves
+# dsostore as binutils' addr2line: perf 6.1 resolves
 # every srcline by running `addr2line -e FILE -i -f` once per DSO and
 # writing "ADDR\n,\n" per address; `dsostore addr2line`, the same binary
 # run through a link named addr2line, and `dsostore symbolize -e FILE`
@@ -136,7 +136,7 @@ text() {
 # req.FILE.plain has the starts, the junk and what is outside, for
 # `dsostore symbolize`, which answers each address as binutils does in a
 # fresh process (its names do not depend on what was asked before) and
-# names PLT stubs NAME@plt as objdump does (issue 11), where binutils
+# names PLT stubs NAME@plt as objdump does, where binutils
 # has "??".
 requests() {
 	local f=$1

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# dsostore report's rows for PLT stubs (issue 11 item 4), against perf
+# dsostore report's rows for PLT stubs, against perf
 # report.  A loop in a shared library (libl.so) and one in the program
 # call a one-line function of another library (libt.so) through their
 # PLTs, many times, so that a good share of the samples land in the stubs.

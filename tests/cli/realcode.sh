@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Real code, not only generated code (issue 11): every plain build of the
+# Real code, not only generated code: every plain build of the
 # stb and googletest corpora (tests/corpus/stb.bash, gtest.bash: gcc and
 # clang, DWARF 4 and 5, -O0 and -O2, LTO, -gz=zlib, zstd by the linker)
 # against the oracle that is right for it (docs/oracles.md, "Which oracle

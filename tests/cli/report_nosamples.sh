@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Recordings with no sample at all (issue 9: report ran qsort(NULL, 0)
+# Recordings with no sample at all (report once ran qsort(NULL, 0)
 # on them).  perf report is the oracle: on such a file it prints no table,
 # says "The FILE data has no samples!" on stderr and exits 0; `dsostore
 # report` must do the same, in text and JSON (an empty "events" list), and

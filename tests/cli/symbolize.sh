@@ -1,5 +1,5 @@
 #!/bin/bash
-# `dsostore symbolize` against the oracles (issue 4).
+# `dsostore symbolize` against the oracles.
 #
 # Generated C and C++ sources (tests/gen/symbolize_gen.py: always_inline
 # helpers nested three deep, loops, switches, recursion, templates,

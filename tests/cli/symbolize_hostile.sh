@@ -1,6 +1,6 @@
 #!/bin/bash
 # `dsostore symbolize` on structurally valid debuginfo whose DWARF sections
-# claim far more than is there (issue 9, item 3).
+# claim far more than is there.
 #
 # A small C program is built with -g, its debuginfo split off with
 # objcopy --only-keep-debug, and copies of that file are made by

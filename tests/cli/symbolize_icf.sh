@@ -1,5 +1,5 @@
 #!/bin/bash
-# Folded functions (issue 11): where the linker merged identical functions
+# Folded functions: where the linker merged identical functions
 # of several CUs into one copy (gold and lld --icf=all), every one of those
 # CUs describes the same bytes.  The answer for such an address must come
 # from one CU: its function, its inline frames, its line.  Before this, the

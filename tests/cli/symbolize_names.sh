@@ -1,5 +1,5 @@
 #!/bin/bash
-# Names as binutils and LLVM print them (issue 11): `dsostore symbolize -C`
+# Names as binutils and LLVM print them: `dsostore symbolize -C`
 # against the tools themselves, on code nobody here wrote.
 #
 # Programs: a Rust program built by /usr/bin/rustc (Debian's 1.63, not a

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # `dsostore symbolize --file-offset` by build ID when this machine has only
-# the debuginfo (issue 13's bug): a debug file's PT_LOAD headers have
+# the debuginfo (a fixed bug): a debug file's PT_LOAD headers have
 # p_filesz 0 and rewritten p_offset (objcopy --only-keep-debug), so file
 # offsets must go through the executable's headers.  Before the fix every
 # offset said "outside every loadable segment".

@@ -1,5 +1,5 @@
 #!/bin/bash
-# PLT stubs named NAME@plt (issue 11), as objdump names them.
+# PLT stubs named NAME@plt, as objdump names them.
 #
 # A small C program (and a C++ one, for -C) built every way the linkers lay
 # PLTs out on x86-64: gcc and clang; lazy binding and -z now; -fno-plt

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # `dsostore symbolize` build-ID mode (lines "BUILD-ID ADDR" / "PATH ADDR" on
-# stdin) stays bounded however hostile the stream (issue 9):
+# stdin) stays bounded however hostile the stream:
 #
 #  - long lines: a line over 64 KiB (65,536 bytes without its newline) gets
 #    the answer of an unresolvable address, in the style in use (addr2line's

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The symbol index's tiers (issue 10): what a query builds, observed
+/* The symbol index's tiers: what a query builds, observed
  * through ds_store_stats().
  *
  * Fixtures: programs of NCU compilation units (one generated C file each,
