@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prefetch benchmark (issue 5): `dsostore prefetch` of a recording that maps
+# Prefetch benchmark: `dsostore prefetch` of a recording that maps
 # 300 distinct DSOs, through dsserver with 50 ms added per request, beside
 # the serial route perf has today (one `debuginfod-find` per build ID).
 #
@@ -11,8 +11,8 @@
 #     -k  keep the work directory
 #
 # One `gcc -g -shared` library is built once and copied N times with the
-# 20 build-ID bytes patched (tests/perfgen.py --clone; checked with
-# readelf -n).  tests/perfgen.py writes a perf.data (build-ID table, as
+# 20 build-ID bytes patched (tests/gen/perfgen.py --clone; checked with
+# readelf -n).  tests/gen/perfgen.py writes a perf.data (build-ID table, as
 # perf record writes it) mapping the copies at /opt/bench/<name>, paths
 # that do not exist here, one sample in each.  Every cold run starts with
 # an empty DEBUGINFOD_CACHE_PATH; HOME is the work directory, so neither
@@ -26,7 +26,7 @@ src=${DS_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${DS_BUILD:-$src/build}
 dsostore=${DSOSTORE:-$build/dsostore}
 dsserver=${DSSERVER:-$build/dsserver}
-gen=$src/tests/perfgen.py
+gen=$src/tests/gen/perfgen.py
 n=300 latency=50 runs=3 sruns=1 keep=''
 conc=32 # the fetcher's default connections per server (max_per_server, lib/fetch.c)
 

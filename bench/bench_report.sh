@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Report benchmark (issue 5): `dsostore report` beside `perf report --stdio`
+# Report benchmark: `dsostore report` beside `perf report --stdio`
 # on the same real recordings, both reading the recording and naming its
 # samples from local debuginfo (no network).
 #
@@ -178,7 +178,7 @@ measure() {
 
 # The rows, sorted: perf's order of rows tied on their share is not ours
 # (docs/oracles.md; the gcc recording has thousands of tied [unknown] and
-# small rows), and the tests check the order (tests/report_callgraph.sh).
+# small rows), and the tests check the order (tests/cli/report_callgraph.sh).
 rows() { grep '%' "$1" | grep -v '^#' | sort; }
 # The table after its column headers, a row and the graph under it a
 # line, sorted: the rows that differ, with their graphs (perf's order of

@@ -8,7 +8,7 @@
 #  - MKGOTAB (fuzz/mkgotab.c) writes the hand-built tables of mkgotab.h:
 #    the Go 1.2, 1.16, 1.18 and 1.20 layouts, both byte orders, 4- and
 #    8-byte pointers;
-#  - when go is installed, tests/goprog (tests/go.sh's program) is built
+#  - when go is installed, tests/gen/goprog (tests/cli/go.sh's program) is built
 #    for amd64 and 386, stripped (-ldflags=-s -w), and the part of its
 #    read-only segment from go.func.* to the end of .gopclntab becomes a
 #    seed (what the reader copies).
@@ -27,7 +27,7 @@ mkdir -p "$out"
 
 command -v go >/dev/null || exit 0
 mkdir -p "$tmp/src"
-cp "$(dirname "$0")/../tests/goprog/main.go" "$tmp/src/"
+cp "$(dirname "$0")/../tests/gen/goprog/main.go" "$tmp/src/"
 printf 'module example.com/seed\n\ngo 1.18\n' >"$tmp/src/go.mod"
 export GOFLAGS=-mod=mod GOPROXY=off GOCACHE=$tmp/gocache GOPATH=$tmp/gopath HOME=$tmp \
 	CGO_ENABLED=0 GOTOOLCHAIN=local

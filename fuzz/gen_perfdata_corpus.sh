@@ -7,10 +7,10 @@
 #   fuzz/gen_perfdata_corpus.sh OUTDIR
 #
 # Seeds: a recording of `true` (when perf record -e cpu-clock works here)
-# and its copy in the other byte order (tests/perfswap.py); one of
+# and its copy in the other byte order (tests/gen/perfswap.py); one of
 # --call-graph dwarf with its samples broken where the user registers and
 # stack are decoded (dwarf_mutants()); recordings with
-# no sample (perf's, when it works, and tests/perfgen.py's); hand-built
+# no sample (perf's, when it works, and tests/gen/perfgen.py's); hand-built
 # files with a small build-ID table, in both byte orders (so the corpus
 # exists without perf too); a pipe-mode header; and copies cut and
 # corrupted where the reader steers: in the header, in the feature table,
@@ -55,7 +55,7 @@ else
 fi
 
 # One python run for everything: it starts slowly on some machines.
-python3 - "$src/tests" "$out" "$recorded" "$tmp" <<'PY'
+python3 - "$src/tests/gen" "$out" "$recorded" "$tmp" <<'PY'
 import glob, os, struct, sys
 sys.path.insert(0, sys.argv[1])
 import perfswap
@@ -242,7 +242,7 @@ def dwarf_mutants(tag, src):
 if os.path.exists(os.path.join(tmp, "ev-dwarf")):
     dwarf_mutants("ev-dwarf", open(os.path.join(tmp, "ev-dwarf"), "rb").read())
 
-# Recordings without a sample: perf's, and one of tests/perfgen.py (its
+# Recordings without a sample: perf's, and one of tests/gen/perfgen.py (its
 # two DSOs mapped, none sampled, both in the table), also in pipe mode.
 if os.path.exists(os.path.join(tmp, "nosamples.data")):
     put("rec-nosamples", open(os.path.join(tmp, "nosamples.data"), "rb").read())

@@ -151,11 +151,11 @@ if [ -f "$out/gcc-O2-g" ]; then
 		n=$((n + 1))
 	done
 	# Section headers intact, .debug_info claiming more than is there
-	# (tests/elfhole.py): 256 KiB of zeros at the end of the file (units
+	# (tests/gen/elfhole.py): 256 KiB of zeros at the end of the file (units
 	# of length 0), and SHF_COMPRESSED with a real zlib stream of 16 MiB
 	# of zeros (16 KB: past our ratio limit, within libelf's).
 	if command -v python3 >/dev/null; then
-		hole=$(cd "$(dirname "$0")/.." && pwd)/tests/elfhole.py
+		hole=$(cd "$(dirname "$0")/.." && pwd)/tests/gen/elfhole.py
 		python3 "$hole" hole "$g" "$out/gcc-O2-g.hole-debug-info" .debug_info $((256 << 10)) &&
 			n=$((n + 1))
 		python3 "$hole" zlib "$g" "$out/gcc-O2-g.zlib-claim-debug-info" .debug_info \

@@ -3,7 +3,7 @@
  * Hand-built minimal ELF files carrying notes, for the build-ID tests and
  * the fuzz corpus.  Because we choose every byte, the expected build ID is
  * known from first principles, in any ELF class and byte order, without a
- * cross compiler.  Header-only so that tests/test_buildid.c, fuzz/mkelf.c
+ * cross compiler.  Header-only so that tests/unit/test_buildid.c, fuzz/mkelf.c
  * and the replay driver share one table of variants.
  *
  * Layout: Ehdr, one Phdr per group that has a PT_NOTE, each group's notes

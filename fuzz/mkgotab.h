@@ -5,7 +5,7 @@
  * layouts, big-endian and 32-bit tables are written here from the
  * description of the format (lib/gopclntab.c's header comment, Go's
  * runtime/symtab.go and debug/gosym), with every answer known in advance.
- * Header-only, for tests/test_gopclntab.c and fuzz/mkgotab.c.
+ * Header-only, for tests/unit/test_gopclntab.c and fuzz/mkgotab.c.
  *
  * The "program" (text at MKGO_TEXT, quantum-aligned pcs):
  *   main.outer    [0x00, 0x40)  a.go; inlines main.mid at a.go:11, which

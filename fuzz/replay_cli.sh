@@ -17,7 +17,7 @@
 # Prefetch takes up to 64 files per process, as it can, and a failing group
 # is run again one file at a time to name the file.
 set -uo pipefail
-. "$DS_SRC/tests/testlib.bash"
+. "$DS_SRC/tests/lib/testlib.bash"
 
 corpus=${1:?usage: replay_cli.sh CORPUS}
 : "${DSOSTORE:?DSOSTORE must name the CLI}"

@@ -1,7 +1,10 @@
-# Every tests/test_*.c is a test program linked with the library; every
-# tests/*.sh is a shell test.  Both get, in their environment:
+# The one place that registers the tests (included from CMakeLists.txt).
+# Every tests/unit/test_*.c is a test program linked with the library;
+# every tests/cli/*.sh and tests/tree/*.sh is a shell test.  All get, in
+# their environment:
 #   DSOSTORE   the CLI        DS_BUILD  the build dir    DS_SRC  the source dir
 # A test that needs something this machine lacks exits 77 (skipped).
+# tests/README.md says what each folder of tests/ holds.
 set(DS_TEST_ENV
   "DSOSTORE=$<TARGET_FILE:dsostore_cli>"
   "DS_BUILD=${CMAKE_BINARY_DIR}"
@@ -14,20 +17,20 @@ set(DS_TEST_ENV
   # Saved symbol indexes of local debuginfo: not in the user's ~/.cache.
   "DSOSTORE_SYMINDEX_PATH=${CMAKE_BINARY_DIR}/test-default-symindex")
 
-file(GLOB DS_TEST_C CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/test_*.c)
+file(GLOB DS_TEST_C CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/unit/test_*.c)
 foreach(src ${DS_TEST_C})
   get_filename_component(name ${src} NAME_WE)
-  add_executable(${name} ${src} ${CMAKE_SOURCE_DIR}/tests/testutil.c)
-  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests)
+  add_executable(${name} ${src} ${CMAKE_SOURCE_DIR}/tests/unit/testutil.c)
+  target_include_directories(${name} PRIVATE ${CMAKE_SOURCE_DIR}/tests/unit)
   target_link_libraries(${name} PRIVATE dsostore_static)
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${DS_TEST_ENV}" SKIP_RETURN_CODE 77 TIMEOUT 300)
 endforeach()
 
-# Helpers the shell tests run (not tests themselves).
-add_executable(ds_symstats ${CMAKE_SOURCE_DIR}/tests/symstats.c)
+# Helpers the shell tests run (tests/lib/; not tests themselves).
+add_executable(ds_symstats ${CMAKE_SOURCE_DIR}/tests/lib/symstats.c)
 target_link_libraries(ds_symstats PRIVATE dsostore_static)
-add_executable(ds_perfchains ${CMAKE_SOURCE_DIR}/tests/perfchains.c)
+add_executable(ds_perfchains ${CMAKE_SOURCE_DIR}/tests/lib/perfchains.c)
 target_link_libraries(ds_perfchains PRIVATE dsostore_static)
 
 # test_symindex also reaches inside: the index's parts (lib/symindex.h).
@@ -40,19 +43,25 @@ target_include_directories(test_symfile PRIVATE ${DS_LIB_INCLUDE_DIRS})
 target_include_directories(test_perfconfig PRIVATE ${DS_LIB_INCLUDE_DIRS})
 
 # Third-party corpora (tests/corpus/NAME.bash, see tl_corpus in
-# tests/testlib.bash): each is built by a test of its own, corpus_NAME,
+# tests/lib/testlib.bash): each is built by a test of its own, corpus_NAME,
 # with a longer timeout, which every shell test that says `tl_corpus NAME`
 # requires: a test's 300 s are its own, not a compiler's run of minutes.
 file(GLOB DS_CORPUS_RECIPES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/corpus/*.bash)
 foreach(recipe ${DS_CORPUS_RECIPES})
   get_filename_component(corpus ${recipe} NAME_WE)
   add_test(NAME corpus_${corpus} COMMAND bash -c
-    ". \"$DS_SRC/tests/testlib.bash\" && tl_corpus ${corpus} >/dev/null")
+    ". \"$DS_SRC/tests/lib/testlib.bash\" && tl_corpus ${corpus} >/dev/null")
   set_tests_properties(corpus_${corpus} PROPERTIES ENVIRONMENT "${DS_TEST_ENV}"
     SKIP_RETURN_CODE 77 TIMEOUT 1500 FIXTURES_SETUP corpus_${corpus})
 endforeach()
 
-file(GLOB DS_TEST_SH CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/tests/*.sh)
+# Shell tests: tests/cli/*.sh (the CLI against its oracles) and
+# tests/tree/*.sh (the source tree itself; the folder may be empty or
+# absent).  A test is named after its file, so names are unique across
+# both folders.
+file(GLOB DS_TEST_SH CONFIGURE_DEPENDS
+  ${CMAKE_SOURCE_DIR}/tests/cli/*.sh
+  ${CMAKE_SOURCE_DIR}/tests/tree/*.sh)
 foreach(src ${DS_TEST_SH})
   get_filename_component(name ${src} NAME_WE)
   add_test(NAME ${name} COMMAND bash ${src})
@@ -67,13 +76,14 @@ foreach(src ${DS_TEST_SH})
   endforeach()
 endforeach()
 
-# The fault-injecting debuginfod test server (issue 3) has its own rules.
+# The fault-injecting debuginfod test server (tests/server/) has its own
+# rules; every test registered above gets DSSERVER from them.
 if(EXISTS ${CMAKE_SOURCE_DIR}/tests/server/server.cmake)
   include(${CMAKE_SOURCE_DIR}/tests/server/server.cmake)
 endif()
 
 # examples/agent.c, built against the shared library as a user builds it;
-# tests/example_agent.sh runs it on a live process (against addr2line).
+# tests/cli/example_agent.sh runs it on a live process (against addr2line).
 add_executable(ds_example_agent ${CMAKE_SOURCE_DIR}/examples/agent.c)
 target_include_directories(ds_example_agent PRIVATE ${CMAKE_SOURCE_DIR}/include)
 target_link_libraries(ds_example_agent PRIVATE dsostore)

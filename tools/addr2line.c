@@ -6,7 +6,7 @@
  * (debug directories, perf's cache, debuginfod).
  *
  * The behaviour followed is binutils 2.40's (addr2line.c, bucomm.c),
- * checked against it by tests/perf_addr2line.sh:
+ * checked against it by tests/cli/perf_addr2line.sh:
  *  - options by getopt_long() with binutils' table (so abbreviations,
  *    permutation, "--" and the error messages are getopt's), @FILE
  *    expanded by libiberty as binutils does; -e defaults to a.out;

@@ -8,7 +8,7 @@
 # variant added here is found by every test that lists the directory.
 #
 #   gcc-O2, clang-O2   -g: DWARF 5, both compilers' default (the names of
-#                      tests/symbolize_names.sh; keep them)
+#                      tests/cli/symbolize_names.sh; keep them)
 #   gcc-O0-g4          DWARF 4, unoptimised
 #   clang-O2-g4-gz     DWARF 4, debug sections compressed (-gz=zlib)
 #   gcc-O2-g5-lto      -flto: <artificial> CUs, code of several sources

@@ -15,7 +15,7 @@
 #                           removed: only the package can answer);
 #   gcc-O0-g4               plain only: the rest of the matrix of
 #   clang-O0-g{4,5}         compiler x DWARF version x -O0/-O2
-#                           (tests/realcode.sh);
+#                           (tests/cli/realcode.sh);
 #   {gcc,clang}-O2-g5-lto   -flto (clang through lld: its gold plugin
 #                           works too, lld is what symbolize.sh already
 #                           needs), one <artificial> CU per partition;

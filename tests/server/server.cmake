@@ -1,4 +1,4 @@
-# dsserver, the fault-injecting debuginfod test server (issue 3), and its
+# dsserver, the fault-injecting debuginfod test server, and its
 # self-test.  Included from tests/tests.cmake; the binary lands in the build
 # directory, so tests find it as $DSSERVER or $DS_BUILD/dsserver.
 pkg_check_modules(MHD REQUIRED IMPORTED_TARGET libmicrohttpd)

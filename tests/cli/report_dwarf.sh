@@ -1,0 +1,343 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Recordings of perf record --call-graph dwarf: the user stack of each
+# sample (registers and a copy of the stack's top) unwound by lib/unwind.c
+# (libdwfl, CFI of the mapped files) must give the callchains perf 6.1
+# unwinds (with libunwind here: perf version --build-options).  A program
+# of known call paths (three callers of one hot function, a recursion,
+# a shared library calling back into the program, a burner in the
+# library), gcc -O2 -g -fomit-frame-pointer, so that frame pointers cannot
+# unwind it (checked: perf's own -g recording of it has none of its call
+# paths).  Then:
+#  - dsostore report --stdio against perf report --stdio --no-inline, for
+#    --no-children and --children, call graphs in several shapes: the
+#    tables after their headers, line for line (with --children, rows of
+#    one Children share may come in another order: compared as a set);
+#    --max-stack too, which keeps an unwound stack's frames nearest the
+#    sample in either order;
+#  - perf's default (inline frames in callchains) differs from its
+#    --no-inline only by "NAME (inlined)" lines that stand for or come
+#    before an entry (perf 6.1 expands each callchain address into its
+#    DWARF frames, docs/oracles.md; we print the ELF symbol's frame only);
+#  - report --folded against perf script --no-inline collapsed by
+#    tests/lib/stackcollapse.py, stack for stack (a PLT stub perf names "@plt"
+#    is our NAME@plt: tests/lib/folded_cmp.py); also for the program recorded
+#    to a pipe and with -z;
+#  - first principles: the program's call paths, each down to _start;
+#  - gcc -c (a multi-process workload), sample by sample: perf's chain,
+#    or where perf's libunwind gives up early, frames of ours that each
+#    follow a call instruction (tests/lib/unwind_cmp.py).
+set -uo pipefail
+. "$DS_SRC/tests/lib/testlib.bash"
+: "${DSOSTORE:?DSOSTORE must name the CLI}"
+tl_need perf gcc python3
+
+tl_tmpdir dsdwarf
+cd "$tmp" || exit 2
+export HOME=$tmp/home
+mkdir -p "$HOME"
+unset PERF_BUILDID_DIR DEBUGINFOD_PROGRESS
+export DEBUGINFOD_URLS= DEBUGINFOD_CACHE_PATH=$tmp/dcache
+tl_sanitizer_exitcodes
+tl_perf_or_skip
+py=$(python3 -c 'import sys; print(sys.executable)') || py=python3
+
+cat >libdw1.c <<'EOF'
+#define KEEP(x) __asm__ volatile("" : "+r"(x))
+__attribute__((noinline)) unsigned long lib_burn(unsigned long n, unsigned long x)
+{
+	for (unsigned long i = 0; i < n; i++) {
+		x = x * 31 + i;
+		KEEP(x);
+	}
+	return x;
+}
+
+/* A frame of its own on the stack (a buffer), then a call back. */
+unsigned long lib_step(unsigned long n, unsigned long x,
+		       unsigned long (*fn)(unsigned long, unsigned long))
+{
+	unsigned long buf[8];
+
+	for (int i = 0; i < 8; i++)
+		buf[i] = x + (unsigned long)i;
+	__asm__ volatile("" ::"r"(buf) : "memory");
+	x = fn(n, x ^ buf[3]);
+	KEEP(x);
+	return x + 1;
+}
+EOF
+cp "$DS_SRC/tests/gen/cgprog/cg.c" dw.c
+if ! gcc -O2 -g -fomit-frame-pointer -fPIC -shared -o libdw1.so libdw1.c ||
+	! gcc -O2 -g -fomit-frame-pointer -o dw dw.c -L. -ldw1 -Wl,-rpath,'$ORIGIN'; then
+	echo "FAIL: cannot build the workload" >&2
+	exit 1
+fi
+if ! perf record -N --call-graph dwarf -e cpu-clock -F 4000 -o dw.data -- ./dw >rec.log 2>&1; then
+	fail "perf record --call-graph dwarf: $(tail -3 rec.log)"
+	tl_finish report_dwarf
+fi
+perf record -N -g -e cpu-clock -F 4000 -o fp.data -- ./dw >rec-fp.log 2>&1 ||
+	fail "perf record -g: $(tail -3 rec-fp.log)"
+
+# ------------------------------------------------------ report --stdio
+tl_case "report --stdio as perf report --stdio --no-inline"
+# NAME|OPTIONS
+cases=(
+	"nc|--no-children"
+	"nc-caller|--no-children -g caller"
+	"nc-G|--no-children -G"
+	"nc-g0|--no-children -g graph,0"
+	"nc-fractal|--no-children -g fractal,0"
+	"nc-folded|--no-children -g folded,0"
+	"nc-sym|--no-children --sort sym"
+	"nc-pl|--no-children --percent-limit 5"
+	"ch|--children"
+	"ch-g0|--children -g graph,0"
+	"ch-callee|--children -g callee"
+	"nc-ms2|--no-children --max-stack 2"
+	"nc-G-ms3|--no-children -G --max-stack 3"
+	"ch-ms3|--children --max-stack 3"
+	"ch-callee-ms2|--children -g callee --max-stack 2"
+)
+for c in "${cases[@]}"; do
+	name=${c%%|*} opts=${c#*|}
+	# shellcheck disable=SC2086 # the options are words
+	perf report -i dw.data --stdio --no-inline --sort dso,sym $opts >"$name.perf" \
+		2>"$name.perferr" || fail "perf report $opts: $(head -3 "$name.perferr")"
+	rc=0
+	# shellcheck disable=SC2086
+	"$DSOSTORE" report --no-fetch --sort dso,sym $opts dw.data >"$name.ours" 2>"$name.err" ||
+		rc=$?
+	[ "$rc" = 0 ] || fail "report $opts: exit $rc: $(head -3 "$name.err")"
+	if grep -q -E 'Sanitizer|runtime error' "$name.err"; then
+		fail "report $opts: sanitizer report: $(head -5 "$name.err")"
+	fi
+done
+perf report -i dw.data --stdio --sort dso,sym --no-children >nc-inline.perf 2>/dev/null ||
+	fail "perf report --no-children (inline frames)"
+
+"$py" - "${cases[@]}" >cmp.out <<'PY' || fail "$(cat cmp.out)"
+import difflib, re, sys
+
+ROW = re.compile(r"^ +[0-9.]+%  +\S")
+
+def table(path):
+    """The lines from the column header on, perf's trailer and the blank
+    lines at the end left out."""
+    lines = open(path, errors="replace").read().split("\n")
+    at = [i for i, l in enumerate(lines) if re.match(r"^# (Overhead|Children) ", l)]
+    if len(at) != 1:
+        return None
+    body = lines[at[0]:]
+    while body and (not body[-1].strip() or body[-1].startswith("#")):
+        body.pop()
+    return body
+
+def blocks(body):
+    """Each row with the lines under it."""
+    out = []
+    for l in body[3:]:
+        if ROW.match(l) or not out:
+            out.append([l])
+        else:
+            out[-1].append(l)
+    return [tuple(l for l in b if l.strip()) for b in out]
+
+bad, graphs = [], 0
+for case in sys.argv[1:]:
+    name, opts = case.split("|", 1)
+    p, o = table(name + ".perf"), table(name + ".ours")
+    if p is None or o is None:
+        bad.append("%s: no single table (perf %s, ours %s)" % (name, p is not None, o is not None))
+        continue
+    graphs += sum(1 for l in p if "--" in l and not l.startswith("#"))
+    if p[:3] != o[:3]:
+        bad.append("%s: column headers differ:\n  perf %r\n  ours %r" % (name, p[:3], o[:3]))
+        continue
+    pb, ob = blocks(p), blocks(o)
+    if "--children" in opts:
+        key = lambda b: re.findall(r"[0-9.]+%", b[0])[:1]
+        if [key(b) for b in pb] != [key(b) for b in ob]:
+            bad.append("%s: the rows' Children shares are not perf's, in perf's order" % name)
+            continue
+        if sorted(pb) != sorted(ob):
+            miss = sorted(set(ob) - set(pb))
+            bad.append("%s: our block %r is not perf's" % (name, miss[:1]))
+        continue
+    if pb != ob:
+        i = next(i for i in range(min(len(pb), len(ob)) + 1)
+                 if i >= len(pb) or i >= len(ob) or pb[i] != ob[i])
+        bad.append("%s: block %d differs:\n  perf %r\n  ours %r" %
+                   (name, i, pb[i] if i < len(pb) else None, ob[i] if i < len(ob) else None))
+if not graphs:
+    bad.append("perf drew no call graph: the comparison proves nothing")
+
+# perf's inline frames: each "(inlined)" line stands for the entry of its
+# address (replaced, when DWARF names the function otherwise than the ELF
+# symbol: __libc_start_main_impl for __libc_start_main) or comes before
+# it; nothing else differs.
+inl, noinl = table("nc-inline.perf"), table("nc.perf")
+n_inl = 0
+for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, inl, noinl, autojunk=False).get_opcodes():
+    if op == "equal":
+        continue
+    extra = inl[i1:i2]
+    if op == "delete" or not extra or not all(l.endswith(" (inlined)") for l in extra):
+        bad.append("perf's inline frames: %s %r for %r" % (op, extra, noinl[j1:j2]))
+        break
+    n_inl += len(extra)
+if not n_inl:
+    print("note: perf printed no inline frame", file=sys.stderr)
+print("\n".join(bad) if bad else "ok: %d cases, %d graph lines, %d inline lines of perf's"
+      % (len(sys.argv) - 1, graphs, n_inl))
+sys.exit(1 if bad else 0)
+PY
+tl_case_end "$(tail -1 cmp.out)"
+
+# ------------------------------------------------------------ folded
+tl_case "report --folded as perf script --no-inline | stackcollapse-perf"
+rc=0
+"$DSOSTORE" report --folded --no-fetch --no-progress dw.data >folded.ours 2>folded.err || rc=$?
+[ "$rc" = 0 ] || fail "report --folded: exit $rc: $(head -3 folded.err)"
+perf script -i dw.data --no-inline -F comm,pid,tid,time,event,ip,sym,dso 2>script.err |
+	"$py" "$DS_SRC/tests/lib/stackcollapse.py" >folded.theirs ||
+	fail "perf script | stackcollapse.py: $(tail -3 script.err)"
+[ -s folded.theirs ] || fail "perf script gave no stack"
+# (a PLT stub's frame: perf's "@plt", our NAME@plt: tests/lib/folded_cmp.py)
+"$py" "$DS_SRC/tests/lib/folded_cmp.py" folded.theirs folded.ours >folded.cmp ||
+	fail "stacks differ from perf script's: $(head -10 folded.cmp)"
+tl_case_end "($(wc -l <folded.ours) stacks)"
+
+tl_case "pipe mode and -z: report --folded as perf script's"
+for kind in pipe z; do
+	if [ $kind = pipe ]; then
+		perf record -N --call-graph dwarf -e cpu-clock -F 2000 -o - -- ./dw 2>rec-$kind.log \
+			>$kind.data
+	else
+		perf record -N -z --call-graph dwarf -e cpu-clock -F 2000 -o $kind.data -- ./dw \
+			>rec-$kind.log 2>&1
+	fi || {
+		fail "perf record ($kind): $(tail -3 rec-$kind.log)"
+		continue
+	}
+	rc=0
+	"$DSOSTORE" report --folded --no-fetch --no-progress $kind.data >$kind.ours 2>$kind.err ||
+		rc=$?
+	[ "$rc" = 0 ] || fail "report --folded ($kind): exit $rc: $(head -3 $kind.err)"
+	perf script -i $kind.data --no-inline -F comm,pid,tid,time,event,ip,sym,dso 2>/dev/null |
+		"$py" "$DS_SRC/tests/lib/stackcollapse.py" >$kind.theirs
+	grep -q ';main;caller_a;hot ' $kind.theirs || fail "$kind: perf unwound no main;caller_a;hot"
+	"$py" "$DS_SRC/tests/lib/folded_cmp.py" $kind.theirs $kind.ours >$kind.cmp ||
+		fail "$kind: stacks differ from perf script's: $(head -6 $kind.cmp)"
+done
+tl_case_end
+
+# -------------------------------------------------- first principles
+tl_case "the program's call paths, down to _start; frame pointers give none"
+"$py" - folded.ours <<'PY' >paths.out || fail "$(cat paths.out)"
+import re, sys
+want = {"main;caller_a;hot": 0, "main;caller_b;hot": 0, "main;caller_c;hot": 0,
+        "main;rec;rec;hot": 0, "main;lib_step;hot": 0, "main;lib_burn": 0}
+total = rooted = 0
+for line in open(sys.argv[1]):
+    stack, n = line.rsplit(" ", 1)
+    frames = stack.split(";")
+    if frames[0] != "dw" or "main" not in frames:
+        continue
+    n = int(n)
+    total += n
+    # _start (the program's), __libc_start_main, __libc_start_call_main
+    if frames[1] == "_start" and frames[frames.index("main") - 1] == "__libc_start_call_main":
+        rooted += n
+    path = ";".join(frames[frames.index("main"):])
+    for w in want:
+        if path == w or (w.startswith("main;rec;rec") and re.fullmatch(r"main(;rec)+;hot", path)):
+            want[w] += n
+bad = [w for w, n in want.items() if not n]
+if bad or total == 0 or rooted != total:
+    print("paths never sampled: %s; %d of %d samples through main rooted at _start"
+          % (bad, rooted, total))
+    sys.exit(1)
+PY
+perf script -i fp.data -F comm,pid,tid,time,event,ip,sym,dso 2>/dev/null |
+	"$py" "$DS_SRC/tests/lib/stackcollapse.py" >fp.theirs
+grep -q ';caller_a;hot ' fp.theirs &&
+	fail "perf -g (frame pointers) unwinds the program: the dwarf recording proves nothing"
+tl_case_end
+
+# --------------------------------------------- deeper than 127 frames
+tl_case "a recursion 200 deep: unwound to --max-stack, as perf unwinds it"
+# perf unwinds a user stack to its --max-stack (default: the sysctl's
+# 127), so with --max-stack 250 its chains, and ours, go deeper.
+cat >deep.c <<'EOF'
+#define KEEP(x) __asm__ volatile("" : "+r"(x))
+__attribute__((noinline)) unsigned long hot(unsigned long x)
+{
+	for (int i = 0; i < 200000; i++) {
+		x = x * 6364136223846793005UL + 1;
+		KEEP(x);
+	}
+	return x;
+}
+__attribute__((noinline)) unsigned long deep(int d, unsigned long x)
+{
+	if (!d)
+		return hot(x);
+	x = deep(d - 1, x);
+	KEEP(x);
+	return x + 1;
+}
+int main(void)
+{
+	unsigned long x = 1;
+	for (int i = 0; i < 300; i++)
+		x = deep(200, x);
+	KEEP(x);
+	return 0; /* perf record's status is the workload's */
+}
+EOF
+gcc -O2 -g -fomit-frame-pointer -o deep deep.c || fail "gcc deep.c"
+if perf record -N --call-graph dwarf,16384 -e cpu-clock -F 2000 -o deep.data -- ./deep \
+	>rec-deep.log 2>&1; then
+	for ms in "" 250 40; do
+		# shellcheck disable=SC2086 # the option is two words or none
+		perf report -i deep.data --stdio --no-inline --sort dso,sym --no-children -g caller \
+			${ms:+--max-stack $ms} 2>/dev/null | grep -v -e '^#' -e '^$' >"deep$ms.perf"
+		# shellcheck disable=SC2086
+		"$DSOSTORE" report --no-fetch --sort dso,sym --no-children -g caller \
+			${ms:+--max-stack $ms} deep.data 2>/dev/null | grep -v -e '^#' -e '^$' >"deep$ms.ours"
+		cmp -s "deep$ms.perf" "deep$ms.ours" ||
+			fail "deep, --max-stack ${ms:-default}: $(diff "deep$ms.perf" "deep$ms.ours" | head -6)"
+	done
+	# perf's own graphs must change with the depth, or the case proves
+	# nothing (the tables' lines are no measure of it: deeper chains can
+	# draw fewer lines)
+	! cmp -s deep.perf deep250.perf ||
+		fail "perf report --max-stack 250 draws what it draws without: the case proves nothing"
+	! cmp -s deep.perf deep40.perf ||
+		fail "perf report --max-stack 40 draws what it draws without: the case proves nothing"
+else
+	fail "perf record --call-graph dwarf,16384: $(tail -3 rec-deep.log)"
+fi
+tl_case_end
+
+# ----------------------------------- a multi-process workload, per sample
+# gcc -c (gcc, cc1, as: PIE and not, exec'ed children, syscalls in ld.so):
+# where perf 6.1's libunwind stops early, skips a frame or writes
+# 0xffffffffffffffff, the frames we have instead must be calls
+# (tests/lib/unwind_cmp.py, docs/oracles.md).
+tl_case "gcc -c, sample by sample: perf's chains, or frames that follow calls"
+if perf record -N --call-graph dwarf -e cpu-clock -F 2000 -o cc.data -- gcc -O2 -c dw.c \
+	-o dw.o >rec-cc.log 2>&1; then
+	"$DS_BUILD/ds_perfchains" cc.data >cc.ours 2>cc.err || fail "ds_perfchains: $(head -3 cc.err)"
+	perf script -i cc.data --no-inline -F tid,time,ip,dso >cc.perf 2>cc.perferr ||
+		fail "perf script: $(head -3 cc.perferr)"
+	"$py" "$DS_SRC/tests/lib/unwind_cmp.py" cc.perf cc.ours >cc.cmp || fail "$(cat cc.cmp)"
+	grep -q 'same [1-9]' cc.cmp || fail "no chain is perf's: $(head -1 cc.cmp)"
+else
+	fail "perf record gcc -c: $(tail -3 rec-cc.log)"
+fi
+tl_case_end "($(head -1 cc.cmp 2>/dev/null))"
+
+tl_finish report_dwarf

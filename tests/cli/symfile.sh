@@ -1,0 +1,269 @@
+#!/bin/bash
+# Saved symbol indexes (lib/symfile.c) end to end, through the CLI.
+#
+# A program of two CUs (gcc -O2, DWARF 4, inlines) is indexed with
+# `dsostore index`; the next process must map that file (its -v log says
+# "loaded") and answer as addr2line does, and as dsostore does with the
+# saved indexes off.  Where the file goes (local debuginfo: the index
+# directory; fetched: its debuginfod cache entry) and its bytes (magic,
+# the build ID at 104, the size a multiple of 8, identical for identical
+# inputs) are checked against the format's description, not against the
+# writer.  Then every way a file can be wrong — cut, flipped bytes,
+# another build ID, another debuginfo of the same build ID, a symlink,
+# huge, empty, not a file — must be ignored (and said so in the log), the
+# answers stay addr2line's, and the next save makes it right.  Last:
+# switched off, read-only, and `cache clean` by age.
+set -u
+. "$DS_SRC/tests/lib/testlib.bash"
+
+: "${DSOSTORE:?DSOSTORE must name the dsostore CLI}"
+tl_need gcc objcopy addr2line nm eu-readelf python3 cmp
+tl_sanitizer_exitcodes
+tl_tmpdir dssymfile
+T=$tmp
+PY=$(tl_python xxhash) || PY=python3
+export HOME=$T/home DSOSTORE_SYMINDEX_PATH=$T/idx DEBUGINFOD_CACHE_PATH=$T/dcache
+unset PERF_BUILDID_DIR DEBUGINFOD_URLS DSOSTORE_SYMINDEX XDG_CACHE_HOME
+mkdir -p "$HOME" "$T/nodebug"
+cd "$T" || exit 2
+ds() { "$DSOSTORE" "$@" --debug-dir "$T/nodebug" --perf-buildid-dir ""; }
+
+cat >a.c <<'EOF'
+volatile int sink;
+static inline __attribute__((always_inline)) int leaf(int x) { return x * sink + 1; }
+static inline __attribute__((always_inline)) int mid(int x) { return x > 2 ? leaf(x) : leaf(x + 3) * 2; }
+__attribute__((noinline)) int work(int n) { int s = 0; for (int i = 0; i < n; i++) s += mid(i); return s; }
+int other(int);
+int main(int argc, char **argv) { (void)argv; return work(argc) + other(argc); }
+EOF
+cat >b.c <<'EOF'
+static __attribute__((noinline)) int twice(int x) { return 2 * x; }
+int other(int x) { return twice(x) + 7; }
+EOF
+gcc -g -gdwarf-4 -O2 -Wl,--build-id=sha1 -o prog a.c b.c || exit 2
+bid=$(tl_build_id prog)
+[ -n "$bid" ] || { echo "FAIL: no build ID" >&2; exit 1; }
+idx=$T/idx/$bid
+# Addresses: every function's start and a few bytes in (inline frames).
+addrs=$(nm prog | awk '$2 ~ /^[Tt]$/ {print $1}' | while read -r a; do
+	printf '0x%x 0x%x\n' "$((16#$a))" "$((16#$a + 6))"; done)
+[ -n "$addrs" ] || exit 2
+# shellcheck disable=SC2086
+addr2line -f -i -e prog $addrs >expected
+
+# symbolize -e prog, its -v log in $1.log; the output must be addr2line's.
+answers() {
+	# shellcheck disable=SC2086
+	ds symbolize -v -f -i -e prog $addrs >"$1.out" 2>"$1.log"
+	local rc=$?
+	[ $rc = 0 ] || fail "$1: symbolize exited $rc: $(tail -3 "$1.log")"
+	cmp -s expected "$1.out" || fail "$1: not addr2line's answers: $(diff expected "$1.out" | head -5)"
+}
+
+# The index can be saved here (the per-CU index and its parts exist).
+if ! ds index prog >index.out 2>index.err; then
+	if grep -q "not implemented" index.err; then
+		echo "SKIP: no saved index yet: $(cat index.err)" >&2
+		exit 77
+	fi
+	fail "dsostore index prog: $(cat index.err)"
+fi
+
+tl_case "index saves where documented"
+[ "$(cat index.out)" = "$bid $idx" ] || fail "printed '$(cat index.out)', not '$bid $idx'"
+[ -f "$idx" ] && [ ! -L "$idx" ] || fail "no file $idx"
+[ "$(stat -c %a "$T/idx")" = 700 ] || fail "index directory mode $(stat -c %a "$T/idx")"
+[ "$(stat -c %a "$idx")" = 644 ] || fail "index mode $(stat -c %a "$idx")"
+$PY - "$idx" "$bid" <<'EOF' || fail "not the documented format"
+import struct, sys
+b = open(sys.argv[1], "rb").read()
+bid = bytes.fromhex(sys.argv[2])
+assert b[:8] == b"DSOSYMIX", b[:8]
+version, order = struct.unpack_from("=II", b, 8)
+assert (version, order) == (2, 0x01020304)
+assert b[17] == len(bid) and b[104:104 + len(bid)] == bid
+assert struct.unpack_from("=Q", b, 24)[0] == len(b) and len(b) % 8 == 0
+debug_size, binary_size = struct.unpack_from("=QQ", b, 32)
+import os
+assert debug_size == os.path.getsize("prog") and binary_size == 0, (debug_size, binary_size)
+ncus = struct.unpack_from("=I", b, 56)[0]
+assert ncus >= 2, ncus  # a.c and b.c (and maybe crt files)
+# The ELF blob's sum: XXH3-64's low 32 bits (where this python3 has the
+# module; Debian's does, python3-xxhash).
+elf_off, elf_size = struct.unpack_from("=QQ", b, 80)
+try:
+    import xxhash
+except ImportError:
+    xxhash = None
+if xxhash:
+    want = xxhash.xxh3_64_intdigest(b[elf_off:elf_off + elf_size]) & 0xffffffff
+    assert struct.unpack_from("=I", b, 96)[0] == want, "ELF blob sum"
+EOF
+ls "$T/idx" | grep -v "^$bid\$" && fail "something else in the index directory"
+tl_case_end
+
+tl_case "the next process maps it, answers as addr2line"
+answers loaded
+grep -q "saved index $idx: loaded" loaded.log || fail "not loaded: $(grep -i index loaded.log | head -3)"
+DSOSTORE_SYMINDEX=0 answers off
+grep -qi "saved index" off.log && fail "switched off, yet: $(grep -i "saved index" off.log | head -2)"
+tl_case_end
+
+tl_case "identical inputs, identical bytes"
+cp "$idx" first
+rm "$idx"
+ds index prog >/dev/null 2>&1 || fail "index again"
+cmp -s first "$idx" || fail "a second save differs"
+# The same binary elsewhere (another path, other times): the same file.
+mkdir -p copy && cp prog copy/prog && touch -d '2001-01-01' copy/prog
+rm "$idx"
+ds index copy/prog >/dev/null 2>&1 || fail "index of the copy"
+cmp -s first "$idx" || fail "the copy's index differs"
+tl_case_end
+
+# damaged WHAT: after the file is made WHAT (by the commands on stdin),
+# the answers stay addr2line's and the log says why the file was not used
+# (grep -E pattern $1); then a save makes it loadable again.
+damaged() {
+	local why=$1 name=$2
+
+	tl_case "$name: ignored, answers right, replaced by the next save"
+	bash -e || fail "could not make it"
+	answers "$name"
+	grep -q "saved index $idx: loaded" "$name.log" && fail "loaded it"
+	grep -Eq "saved index $idx: .*($why)" "$name.log" ||
+		fail "no reason in the log: $(grep -i "index" "$name.log" | head -3)"
+	rm -rf "$idx"
+	ds index prog >/dev/null 2>&1 || fail "save again"
+	cmp -s first "$idx" || fail "not the same file again"
+	tl_case_end
+}
+export idx T bid
+damaged "shorter than a header|bytes, its header says|do not fit" truncated <<<'head -c 1000 first >"$idx.t" && mv "$idx.t" "$idx"'
+damaged "checksum" header-flipped <<<'cp first "$idx.t" && printf "\x5a" | dd of="$idx.t" bs=1 seek=50 conv=notrunc 2>/dev/null && mv "$idx.t" "$idx"'
+damaged "empty" empty <<<': >"$idx"'
+damaged "symbolic link" symlink <<<'rm -f "$idx" && cp first "$T/elsewhere" && ln -s "$T/elsewhere" "$idx"'
+damaged "too large" huge <<<'rm -f "$idx" && truncate -s 68719476737 "$idx"'
+damaged "not a regular file" directory <<<'rm -f "$idx" && mkdir "$idx"'
+damaged "no magic" garbage <<<'head -c 4096 /dev/urandom >"$idx"'
+damaged "another build ID" other-bid <<<'python3 -c "
+import sys, struct, zlib
+b = bytearray(open(\"first\", \"rb\").read())
+b[104] ^= 1
+ncus, nranges = struct.unpack_from(\"=II\", b, 56)
+b[100:104] = bytes(4)
+b[100:104] = struct.pack(\"=I\", zlib.crc32(bytes(b[:168 + 24 * (ncus + nranges)])))
+open(sys.argv[1], \"wb\").write(b)" "$idx"'
+rm -rf "$idx"
+ds index prog >/dev/null 2>&1
+
+# A blob's bytes flipped (b.c's CU, found through the ranges table): its
+# CRC no longer matches when a lookup first needs it, and that CU is built
+# from the DWARF instead.  Every address answers as addr2line, and the
+# complete index replaces the damaged file.
+tl_case "a flipped blob byte: that CU built from the DWARF, every answer right, the file mended"
+other=0x$(nm prog | awk '$3 == "other" {print $1}')
+python3 - "$idx" "$other" <<'EOF' || fail "could not flip"
+import struct, sys
+p, addr = sys.argv[1], int(sys.argv[2], 16)
+b = bytearray(open(p, "rb").read())
+ncus, nranges = struct.unpack_from("=II", b, 56)
+cu = None
+for i in range(nranges):
+    lo, hi, c, _ = struct.unpack_from("=QQII", b, 168 + 24 * ncus + 24 * i)
+    if lo <= addr < hi:
+        cu = c
+off, size = struct.unpack_from("=QQ", b, 168 + 24 * cu)
+assert size, "no blob for other()"
+b[off + size // 2] ^= 0xff
+open(p + ".t", "wb").write(b)
+EOF
+mv "$idx.t" "$idx"
+a_addrs=$(for f in work main; do printf '0x%s ' "$(nm prog | awk -v f=$f '$3 == f {print $1}')"; done)
+# shellcheck disable=SC2086
+addr2line -f -i -e prog $a_addrs >a.expected
+# shellcheck disable=SC2086
+ds symbolize -f -i -e prog $a_addrs >a.out 2>a.err || fail "symbolize exited $?"
+cmp -s a.expected a.out || fail "a.c's CU: $(diff a.expected a.out | head -5)"
+addr2line -f -i -e prog "$other" >b.expected
+ds symbolize -f -i -e prog "$other" >b.out 2>b.err || fail "symbolize of other() exited $?"
+cmp -s b.expected b.out || fail "b.c's CU: $(diff b.expected b.out | head -5)"
+# That lookup completed the index again: the file is written anew.
+cmp -s first "$idx" || fail "the damaged file was not replaced by a good one"
+tl_case_end
+rm -f "$idx"
+ds index prog >/dev/null 2>&1
+
+tl_case "another debuginfo of the build ID: stale, not used"
+cp prog split && objcopy --only-keep-debug split split.debug && objcopy --strip-debug split
+mkdir -p dbg/.build-id/"${bid:0:2}" && cp split.debug dbg/.build-id/"${bid:0:2}/${bid:2}.debug"
+# shellcheck disable=SC2086
+"$DSOSTORE" symbolize -v -f -i -e split --debug-dir "$T/dbg" --perf-buildid-dir "" $addrs \
+	>split.out 2>split.log
+cmp -s expected split.out || fail "answers: $(diff expected split.out | head -5)"
+grep -q "saved index $idx: .*of another debuginfo file" split.log ||
+	fail "no 'another debuginfo' in the log: $(grep -i index split.log | head -3)"
+grep -q "saved index $idx: loaded" split.log && fail "loaded the unstripped binary's index"
+tl_case_end
+
+tl_case "switched off: nothing read or written"
+rm -f "$idx"
+DSOSTORE_SYMINDEX=0 ds index prog >off-index.out 2>off-index.err && fail "index succeeded"
+grep -q "not supported" off-index.err || fail "no reason: $(cat off-index.err)"
+[ -e "$idx" ] && fail "written"
+tl_case_end
+
+# (A stream saving a completed index by itself: test_symfile.c, through
+# ds_dso_symbolize_batch(), which the CLI's stream does not use yet.)
+for a in $addrs; do echo "$T/prog $a"; done >stream.in
+
+if [ "$(id -u)" != 0 ]; then
+	tl_case "a read-only index directory costs nothing"
+	rm -f "$idx"
+	chmod 0500 "$T/idx"
+	answers readonly
+	ds symbolize -f -i <stream.in >ro-stream.out 2>ro-stream.err || fail "stream: $(tail -3 ro-stream.err)"
+	cmp -s expected ro-stream.out || fail "stream answers"
+	[ -s ro-stream.err ] && fail "said something: $(head -3 ro-stream.err)"
+	chmod 0700 "$T/idx"
+	tl_case_end
+fi
+
+tl_case "fetched debuginfo: the index goes in its cache entry"
+mkdir -p srv/buildid/"$bid"
+cp split.debug srv/buildid/"$bid"/debuginfo
+DEBUGINFOD_URLS="file://$T/srv" ds index split >fetched.out 2>fetched.err ||
+	fail "index: $(cat fetched.err)"
+entry=$T/dcache/$bid/dsostore-index
+[ "$(cat fetched.out)" = "$bid $entry" ] || fail "printed '$(cat fetched.out)'"
+[ -f "$entry" ] && [ "$(stat -c %a "$entry")" = 400 ] || fail "no 0400 $entry"
+# shellcheck disable=SC2086
+DEBUGINFOD_URLS="file://$T/srv" ds symbolize -v -f -i -e split $addrs >fetched2.out 2>fetched2.log
+cmp -s expected fetched2.out || fail "answers: $(diff expected fetched2.out | head -5)"
+grep -q "saved index $entry: loaded" fetched2.log || fail "not loaded from the entry"
+tl_case_end
+
+tl_case "cache clean: indexes (and kernel symbols) unused for max_unused_age_s go, used ones stay"
+ds index prog >/dev/null 2>&1
+touch -a -d '8 days ago' "$entry" "$T/dcache/$bid/debuginfo"
+ds cache clean >clean.out 2>clean.err || fail "clean: $(cat clean.err)"
+[ -e "$entry" ] && fail "the entry's old index stayed"
+[ -e "$idx" ] || fail "a fresh local index went"
+touch -a -d '8 days ago' "$idx"
+# Mapping it is a use: atime moves.
+answers touched
+[ "$(($(date +%s) - $(stat -c %X "$idx")))" -lt 3600 ] || fail "loading did not touch its atime"
+touch -a -d '8 days ago' "$idx"
+# A kernel's cached symbols (lib/kernel.c) go by the same rule; a name
+# that is not ours stays.
+kdir=$(dirname "$idx")
+echo x >"$kdir/$bid.kallsyms"
+echo x >"$kdir/$bid.other"
+touch -a -d '8 days ago' "$kdir/$bid.kallsyms" "$kdir/$bid.other"
+ds cache clean >/dev/null 2>&1
+[ -e "$idx" ] && fail "an old local index stayed"
+[ -e "$kdir/$bid.kallsyms" ] && fail "an old kernel symbol file stayed"
+[ -e "$kdir/$bid.other" ] || fail "a file not ours went"
+tl_case_end
+
+tl_finish symfile

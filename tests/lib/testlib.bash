@@ -1,0 +1,452 @@
+# SPDX-License-Identifier: MIT
+# Shared preambles of the shell tests, sourced (never run: it is not a
+# *.sh, so tests/tests.cmake makes no test of it):
+#
+#	. "$DS_SRC/tests/lib/testlib.bash"
+#
+# Sourcing it defines functions and `fails=0` plus fail(); it runs nothing
+# else.  Exit 77 is "skipped" (SKIP_RETURN_CODE).  Works under
+# `set -euo pipefail` as well as under plain `set -u`.
+
+fails=0
+CASE=
+CASE_FAILED=0
+case_fails=0
+
+# fail MESSAGE...: report a failed check and count it in $fails; inside a
+# case (tl_case), the case fails too.
+fail() {
+	if [ -n "$CASE" ]; then
+		echo "  FAIL [$CASE]: $*" >&2
+		CASE_FAILED=1
+	else
+		echo "FAIL: $*" >&2
+	fi
+	fails=$((fails + 1))
+}
+
+# tl_case NAME: the checks that follow are case NAME's.
+tl_case() {
+	CASE=$1
+	CASE_FAILED=0
+}
+
+# tl_case_end [NOTE]: "ok   NAME NOTE", or "FAIL NAME NOTE" counted in
+# $case_fails and status 1 (for the caller to show more).
+tl_case_end() {
+	local name=$CASE note=${1:+ $1}
+
+	CASE=
+	if [ "$CASE_FAILED" = 0 ]; then
+		echo "ok   $name$note"
+		return 0
+	fi
+	echo "FAIL $name$note"
+	case_fails=$((case_fails + 1))
+	return 1
+}
+
+# tl_finish NAME [MESSAGE [CMD ARGS...]]: the last line of a test.  With
+# failures: "NAME: N failure(s)" on stderr, then CMD ARGS (more detail,
+# if given), and exit 1; else "NAME: MESSAGE" ("ok" by default).
+tl_finish() {
+	local name=$1 ok=${2:-ok}
+
+	if [ "$fails" -ne 0 ]; then
+		echo "$name: $fails failure(s)" >&2
+		if [ $# -gt 2 ]; then
+			"${@:3}" || true
+		fi
+		exit 1
+	fi
+	echo "$name: $ok"
+}
+
+# tl_split_debuginfo FILE: FILE's debuginfo into FILE.debug, FILE keeps
+# its code and a .gnu_debuglink to it.  Status of objcopy.
+tl_split_debuginfo() {
+	objcopy --only-keep-debug "$1" "$1.debug" &&
+		objcopy --strip-debug --add-gnu-debuglink="$1.debug" "$1"
+}
+
+# tl_vmlinux OUT BUILD-ID [SOURCE]: a synthetic vmlinux: SOURCE (default
+# k.c, written here when absent: middle with an inlined deep, do_sys_thing,
+# _start) built with gcc -g -O2 as kernel code, linked at
+# 0xffffffff81000000 (_text, _stext, _etext; k.lds), with that build ID.
+# Status of gcc; its messages in gcc.err.
+tl_vmlinux() {
+	local src=${3:-k.c}
+	[ -e k.c ] || cat >k.c <<'EOF'
+static int counter;
+static inline __attribute__((always_inline)) int deep(int x)
+{
+	counter += x;
+	return counter * 3;
+}
+__attribute__((noinline)) int middle(int x)
+{
+	int r = deep(x + 1);
+
+	return r + deep(r);
+}
+__attribute__((noinline)) int do_sys_thing(int x)
+{
+	return middle(x) - 1;
+}
+void _start(void)
+{
+	do_sys_thing(2);
+	for (;;)
+		;
+}
+EOF
+	[ -e k.lds ] || cat >k.lds <<'EOF'
+SECTIONS
+{
+	. = 0xffffffff81000000;
+	_text = .;
+	.text : { _stext = .; *(.text .text.*) _etext = .; }
+	.notes : { *(.note.gnu.build-id) }
+	/DISCARD/ : { *(.note.*) }
+	.bss : { *(.bss .bss.*) }
+}
+EOF
+	gcc -g -O2 -ffreestanding -fno-pie -no-pie -nostdlib -mcmodel=kernel \
+		-fno-asynchronous-unwind-tables -Wl,-T,k.lds -Wl,--build-id=0x$2 -o "$1" "$src" \
+		2>>gcc.err
+}
+
+# tl_kmod OUT BUILD-ID: a synthetic kernel module kmodx, ET_REL with DWARF
+# (gcc -c -g -O2 of m.c, ld -r): x_read (with an inlined deep) and x_write
+# in .text, x_init in .init.text.  Status of the build; messages in gcc.err.
+tl_kmod() {
+	cat >m.c <<'EOF'
+static int counter;
+static inline __attribute__((always_inline)) int deep(int x)
+{
+	counter += x;
+	return counter * 3;
+}
+__attribute__((noinline)) int x_read(int x)
+{
+	int r = deep(x + 1);
+
+	return r + deep(r);
+}
+__attribute__((noinline)) int x_write(int x)
+{
+	return x_read(x) - 1;
+}
+__attribute__((section(".init.text"), noinline)) int x_init(void)
+{
+	return x_write(2);
+}
+EOF
+	gcc -c -g -O2 -fno-pie -mcmodel=kernel -fno-asynchronous-unwind-tables m.c -o m.o \
+		2>>gcc.err && ld -r --build-id=0x$2 -o "$1" m.o 2>>gcc.err
+}
+
+# tl_build_id FILE: its GNU build ID as eu-readelf reads it ("" if none).
+tl_build_id() {
+	eu-readelf -n "$1" 2>/dev/null | awk '/Build ID:/ {print $3; exit}'
+}
+
+# tl_client_env SECONDS: the debuginfod client's environment for the fault
+# tests: HOME in $tmp (tl_tmpdir first), TIMEOUT=SECONDS exported as
+# DEBUGINFOD_TIMEOUT (a server must send 100 KiB within it; connecting is
+# capped by it too), two retries of a transient failure (backoff 100 + 200
+# ms), no size, time or header settings of the caller's, nothing verbose.
+tl_client_env() {
+	export HOME=$tmp/home
+	mkdir -p "$HOME"
+	TIMEOUT=$1
+	export DEBUGINFOD_TIMEOUT=$TIMEOUT DEBUGINFOD_RETRY_LIMIT=2
+	unset DEBUGINFOD_MAXSIZE DEBUGINFOD_MAXTIME DEBUGINFOD_HEADERS_FILE DEBUGINFOD_PROGRESS \
+		DEBUGINFOD_VERBOSE VERBOSE
+}
+
+# tl_need TOOL...: skip (77) unless every TOOL is on PATH.
+tl_need() {
+	local tool
+
+	for tool; do
+		if ! command -v "$tool" >/dev/null; then
+			echo "SKIP: $tool is not installed" >&2
+			exit 77
+		fi
+	done
+}
+
+# tl_need_dsserver: sets DSSERVER (the environment's, else
+# $DS_BUILD/dsserver) and fails (exit 1: the build makes it) without it.
+tl_need_dsserver() {
+	DSSERVER=${DSSERVER:-${DS_BUILD:-build}/dsserver}
+	if [ ! -x "$DSSERVER" ]; then
+		echo "FAIL: no dsserver at $DSSERVER" >&2
+		exit 1
+	fi
+}
+
+# tl_no_proxy: no proxy between the clients and the servers on 127.0.0.1.
+tl_no_proxy() {
+	unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY all_proxy ALL_PROXY no_proxy NO_PROXY
+}
+
+# tl_sanitizer_exitcodes: a sanitizer's report must not pass for a clean
+# exit (nor for an expected "exit 1"): ASan exits 86, UBSan 87.
+tl_sanitizer_exitcodes() {
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}exitcode=86
+	export UBSAN_OPTIONS=${UBSAN_OPTIONS:+$UBSAN_OPTIONS:}exitcode=87
+}
+
+# tl_tmpdir PREFIX: makes the scratch directory, sets tmp to its canonical
+# path, and pids=() (servers tl_cleanup stops: append to it).  On exit,
+# tl_cleanup runs.  Call it from the script, not from a subshell.
+tl_tmpdir() {
+	tmp=$(mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX") || exit 2
+	tmp=$(realpath "$tmp") || exit 2
+	pids=()
+	tl_also_rm=()
+	trap tl_cleanup EXIT
+}
+
+# tl_cleanup: TERMs every process in pids, waits for all children, and
+# removes $tmp and whatever tl_also_rm names, unless DS_KEEP_TMP is set.
+# Never fails: it runs at exit, and must not change the test's status.
+tl_cleanup() {
+	local p
+
+	for p in "${pids[@]}"; do
+		kill -TERM "$p" 2>/dev/null || true
+	done
+	wait 2>/dev/null || true
+	if [ -z "${DS_KEEP_TMP:-}" ]; then
+		rm -rf "$tmp" "${tl_also_rm[@]}" || true
+	fi
+}
+
+# tl_spin_main NAME: on stdout, the main() of a perf workload that calls
+# NAME_spin(h) for 0.3 s (now(): seconds, and NAME_spin must be declared
+# before it), printing the result so that nothing is optimized away.
+tl_spin_main() {
+	cat <<EOF
+int main(void)
+{
+	double end = now() + 0.3;
+	unsigned long h = 1;
+
+	while (now() < end)
+		h = $1_spin(h);
+	printf("%lx\\n", h);
+	return 0;
+}
+EOF
+}
+
+# tl_perf_or_skip: skip (77), showing perf's words, unless this user may
+# `perf record -e cpu-clock` (perf_event_paranoid, containers).  -N: no
+# write to the build-id cache.
+tl_perf_or_skip() {
+	if ! perf record -N -e cpu-clock -o "$tmp/probe.data" -- true >"$tmp/probe.log" 2>&1; then
+		echo "SKIP: perf record -e cpu-clock is not permitted here:" >&2
+		sed 's/^/  /' "$tmp/probe.log" >&2
+		exit 77
+	fi
+}
+
+# tl_netns_reexec [--skip WHY | --root-only] SCRIPT ARGS...
+# Outside a namespace of ours (DS_IN_NETNS unset): runs `bash SCRIPT ARGS`
+# again, with DS_IN_NETNS=1, in a new network namespace and does not
+# return: `unshare -n` as root, else `unshare -rn` (a user namespace too,
+# where we may still bring lo up); --root-only: only `unshare -n`, only as
+# root.  Inside one (DS_IN_NETNS=1): brings lo up.  Returns 0 inside with
+# lo up, 1 otherwise; with --skip, skips (77) instead of returning 1, with
+# "SKIP: WHY" when no namespace could be made.
+tl_netns_reexec() {
+	local skip='' how
+	local -a ways=("unshare -n" "unshare -rn")
+
+	case $1 in
+	--skip)
+		skip=$2
+		shift 2
+		;;
+	--root-only)
+		ways=()
+		[ "$(id -u)" != 0 ] || ways=("unshare -n")
+		shift
+		;;
+	esac
+	if [ "${DS_IN_NETNS:-}" != 1 ]; then
+		for how in "${ways[@]}"; do
+			if $how true 2>/dev/null; then
+				exec $how env DS_IN_NETNS=1 bash "$@"
+			fi
+		done
+		if [ -n "$skip" ]; then
+			echo "SKIP: $skip" >&2
+			exit 77
+		fi
+		return 1
+	fi
+	if ip link set lo up 2>/dev/null; then
+		return 0
+	fi
+	if [ -n "$skip" ]; then
+		echo "SKIP: cannot bring up lo in the network namespace" >&2
+		exit 77
+	fi
+	return 1
+}
+
+# tl_metrics PORT: the /metrics page of the server on 127.0.0.1:PORT.
+tl_metrics() {
+	curl -s --max-time 5 "http://127.0.0.1:$1/metrics"
+}
+
+# tl_metric PORT NAME-WITH-LABELS: its value, 0 if absent.
+tl_metric() {
+	tl_metrics "$1" | awk -v k="$2" '$1 == k {v = $2} END {print v + 0}'
+}
+
+# tl_wait_ready PORT [PID]: waits up to 15 s (less if PID dies) until the
+# debuginfod on PORT (or dsserver, which answers alike) is ready: the
+# traversal is done and no file waits for or is in a scanner (the scan
+# gauges are absent when nothing was ever queued: an empty dir).
+tl_wait_ready() {
+	local port=$1 pid=${2:-} m i
+
+	for ((i = 0; i < 150; i++)); do
+		m=$(tl_metrics "$port") || m=
+		if awk '$1 == "ready" && $2 == 1 {r = 1}
+			$1 == "thread_work_total{role=\"traverse\"}" && $2 >= 1 {t = 1}
+			$1 == "thread_work_pending{role=\"scan\"}" && $2 != 0 {busy = 1}
+			$1 == "thread_busy{role=\"scan\"}" && $2 != 0 {busy = 1}
+			END {exit !(r && t && !busy)}' <<<"$m"; then
+			return 0
+		fi
+		if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+			return 1
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# tl_start_debuginfod PORT DIR [UPSTREAM-URLS]: the real elfutils
+# debuginfod serving DIR on PORT (every address: run it in a namespace,
+# see tl_netns_reexec), federating to UPSTREAM-URLS if given, its cache
+# $tmp/srvcache-PORT, its log $tmp/server-PORT.log; added to pids.
+# Returns once it is ready (tl_wait_ready); 1, with the log's tail on
+# stderr, if it is not.
+tl_start_debuginfod() {
+	local port=$1 dir=$2 up=${3:-}
+
+	env -u DEBUGINFOD_URLS ${up:+DEBUGINFOD_URLS=$up} DEBUGINFOD_CACHE_PATH="$tmp/srvcache-$port" \
+		debuginfod -F -d :memory: -p "$port" -t0 -g0 "$dir" >"$tmp/server-$port.log" 2>&1 &
+	pids+=($!)
+	tl_wait_ready "$port" "${pids[-1]}" && return 0
+	echo "debuginfod on port $port did not get ready; its log:" >&2
+	tail -20 "$tmp/server-$port.log" >&2
+	return 1
+}
+
+# tl_start_dsserver VAR NAME DSSERVER-ARGS...: tests/server's dsserver
+# (tl_need_dsserver first) with --die-with-parent and ARGS, its request
+# log $tmp/NAME.log, stdout and stderr $tmp/NAME.err; added to pids.
+# Once it has written its port file ($tmp/NAME.port, when ready), sets
+# VAR to the port.  Returns 1, saying why on stderr, if it does not
+# within 10 s.  (Its locals are _tl_*, so that VAR is the caller's.)
+tl_start_dsserver() {
+	local _tl_var=$1 _tl_name=$2 _tl_i _tl_port=''
+
+	shift 2
+	rm -f "$tmp/$_tl_name.port"
+	"$DSSERVER" --port-file "$tmp/$_tl_name.port" --log "$tmp/$_tl_name.log" --die-with-parent \
+		"$@" >"$tmp/$_tl_name.err" 2>&1 &
+	pids+=($!)
+	for ((_tl_i = 0; _tl_i < 200; _tl_i++)); do
+		[ ! -s "$tmp/$_tl_name.port" ] || break
+		kill -0 "${pids[-1]}" 2>/dev/null || break
+		sleep 0.05
+	done
+	_tl_port=$(cat "$tmp/$_tl_name.port" 2>/dev/null) || _tl_port=''
+	if [ -z "$_tl_port" ]; then
+		echo "FAIL: dsserver $_tl_name did not start: $(cat "$tmp/$_tl_name.err")" >&2
+		return 1
+	fi
+	printf -v "$_tl_var" '%s' "$_tl_port"
+}
+
+# tl_corpus NAME: the directory of test corpus NAME, made by the recipe
+# tests/corpus/NAME.bash (run as `bash RECIPE DIR`, DIR empty and its own)
+# the first time any test asks for it, and reused after that: by the other
+# tests of the run and by the sanitizer passes, since corpora compiled from
+# third-party sources do not depend on our build.  They live in $DS_CORPUS
+# (default: build-corpus/ in the source tree).  A recipe is run again when
+# it or the compilers change (recipes run alone, without this file: an
+# edit here rebuilds nothing).  Concurrent askers wait on a lock.  Status 77 (print nothing) if the recipe exits 77 (a tool missing),
+# 1 if it fails (its log is printed).
+tl_corpus() {
+	local name=$1 root=${DS_CORPUS:-$DS_SRC/build-corpus}
+	local recipe=$DS_SRC/tests/corpus/$name.bash dir key rc=0
+
+	mkdir -p "$root"
+	dir=$root/$name
+	key=$({ cat "$recipe"; gcc --version; clang --version; } 2>&1 |
+		cksum | cut -d' ' -f1)
+	(
+		flock 9
+		if [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$key" ]; then
+			exit 0
+		fi
+		rm -rf "$dir" "$dir.log"
+		mkdir -p "$dir"
+		bash "$recipe" "$dir" >"$dir.log" 2>&1 || exit $?
+		echo "$key" >"$dir/.stamp"
+	) 9>"$root/.$name.lock" || rc=$?
+	if [ "$rc" = 77 ]; then
+		return 77
+	elif [ "$rc" != 0 ]; then
+		echo "corpus $name: recipe failed (status $rc):" >&2
+		tail -n 40 "$dir.log" >&2 || true
+		return 1
+	fi
+	echo "$dir"
+}
+
+# tl_python MODULE: print a python3 that can import MODULE, Debian's
+# /usr/bin/python3 first (the setup installs its modules, e.g.
+# python3-xxhash; a python3 earlier in PATH, such as pyenv's, lacks
+# them); status 1 if none can.
+tl_python() {
+	local p
+
+	for p in /usr/bin/python3 python3; do
+		if "$p" -c "import $1" 2>/dev/null; then
+			echo "$p"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# tl_prefetch NAME ARGS...: `$DSOSTORE prefetch --no-progress ARGS...`,
+# stdout in NAME.out, stderr in NAME.err, the exit status in $rc; a
+# sanitizer report on stderr is a failure.
+tl_prefetch() {
+	local name=$1
+	shift
+	rc=0
+	"$DSOSTORE" prefetch --no-progress "$@" >"$name.out" 2>"$name.err" || rc=$?
+	if grep -q -E 'Sanitizer|runtime error' "$name.err"; then
+		fail "$name: sanitizer report: $(head -5 "$name.err")"
+	fi
+}
+
+# tl_summary_field NAME LABEL: the number after LABEL in NAME.out's
+# summary (prefetch's "  LABEL   N" lines).
+tl_summary_field() {
+	awk -v l="$2" 'index($0, "  " l " ") == 1 {
+		sub("^  " l " +", ""); print $1 + 0; exit}' "$1.out"
+}

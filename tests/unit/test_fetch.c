@@ -1,0 +1,999 @@
+/* SPDX-License-Identifier: MIT */
+/* The debuginfod client under concurrency and inside the store: one request
+ * per build ID however many threads, batches and stores ask (1, 2);
+ * prefetch of a whole store (3); a cache directory deleted under an opened
+ * debuginfo (5); callers that cancel and ask again (6); a warm run that
+ * makes no request (7).  Several processes on one cache (4) is
+ * tests/cli/fetch_procs.sh.  Meant to run under SANITIZE=thread and
+ * SANITIZE=address,undefined as much as to check the counts.
+ *
+ * Server: our dsserver (tests/server), started here with 50 ms of latency
+ * per request, so that requests overlap and joins happen.  Request counts
+ * come from its /control/stats (counted on arrival), never from the
+ * library's own statistics alone.
+ *
+ * Fixtures: one small -g program linked once with a template build ID;
+ * copies get their own build ID patched into the note (the only place the
+ * 20 bytes occur), and readelf confirms every copy's build ID. */
+#define _GNU_SOURCE
+#include "dsostore.h"
+#include "testutil.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TEMPLATE_HEX "f7e5d0c1a2b3c4d5e6f708192a3b4c5d6e7f8091"
+
+/* Fixture groups; each gets its own build IDs (byte 1 of the ID). */
+#define N_MANY	      50 /* case 1 and the warm run: served */
+#define N_PREF	      30 /* case 3: one third each local, served, nowhere */
+#define N_CANCEL      16 /* case 6: the server hangs on them */
+#define NTHREADS      8
+#define NSTORES	      4
+#define CANCEL_ROUNDS 100
+
+enum group { G_MANY = 1, G_STORES, G_PREF, G_GONE, G_CANCEL };
+
+struct fix {
+	struct ds_build_id bid;
+	char hex[2 * DS_BUILD_ID_MAX + 1];
+	char *file; /* where the copy is (served dir or debug tree); NULL: nowhere */
+};
+
+static struct fix many[N_MANY], stores_fix, pref[N_PREF], gone_fix, cancel_fix[N_CANCEL];
+static char *served_dir, *debug_dir, *empty_dir;
+static pid_t server_pid = -1;
+static int server_port;
+static char server_url[64];
+
+static const char prog_src[] =
+    "#include <stdio.h>\n"
+    "static int cube(int x) { return x * x * x; }\n"
+    "int sum(int n) { int s = 0; for (int i = 0; i < n; i++) s += cube(i); return s; }\n"
+    "int main(int argc, char **argv) { (void)argv; printf(\"%d\\n\", sum(argc)); return 0; }\n";
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* ------------------------------------------------------------- fixtures */
+
+/* A copy of the template program with the build ID replaced. */
+static void write_copy(const char *tmpl, size_t len, const char *dst, const struct ds_build_id *bid)
+{
+	struct ds_build_id t;
+	char *buf = malloc(len), *hit;
+	int fd;
+
+	memcpy(buf, tmpl, len);
+	t_hex_to_bid(TEMPLATE_HEX, &t);
+	hit = memmem(buf, len, t.data, t.size);
+	memcpy(hit, bid->data, bid->size);
+	t_mkdir_parents(dst);
+	fd = open(dst, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	if (fd < 0 || write(fd, buf, len) != (ssize_t)len || close(fd) != 0) {
+		perror(dst);
+		exit(1);
+	}
+	free(buf);
+}
+
+static void fix_init(struct fix *f, enum group g, int i)
+{
+	/* As long as the template's: the copy replaces exactly its bytes. */
+	snprintf(f->hex, sizeof(f->hex), "f7%02x%04x5eed0123456789abcdef0123456789ab", g, i);
+	t_hex_to_bid(f->hex, &f->bid);
+	if (strlen(f->hex) != strlen(TEMPLATE_HEX))
+		abort();
+}
+
+/* Served copy under the server's directory. */
+static void fix_served(struct fix *f, const char *tmpl, size_t len)
+{
+	f->file = t_path("served/%s", f->hex);
+	write_copy(tmpl, len, f->file, &f->bid);
+}
+
+/* Local copy in <debug>/.build-id/xx/rest.debug. */
+static void fix_local(struct fix *f, const char *tmpl, size_t len)
+{
+	f->file = t_path("debug/.build-id/%.2s/%s.debug", f->hex, f->hex + 2);
+	write_copy(tmpl, len, f->file, &f->bid);
+}
+
+/* Every copy's build ID as binutils' readelf reads it, in one run. */
+static void confirm_build_ids(struct fix **all, int n)
+{
+	size_t cap = 64 + (size_t)n * 300, len = 0;
+	char *cmd = malloc(cap), line[1024], file[512] = "";
+	int seen = 0;
+	FILE *p;
+
+	len += snprintf(cmd + len, cap - len, "LC_ALL=C readelf -n 2>/dev/null");
+	for (int i = 0; i < n; i++)
+		len += snprintf(cmd + len, cap - len, " '%s'", all[i]->file);
+	p = popen(cmd, "r");
+	while (p && fgets(line, sizeof(line), p)) {
+		char hex[200];
+		struct ds_build_id got;
+
+		if (sscanf(line, "File: %511s", file) == 1)
+			continue;
+		if (sscanf(line, " Build ID: %199s", hex) != 1)
+			continue;
+		t_hex_to_bid(hex, &got);
+		for (int i = 0; i < n; i++)
+			if (!strcmp(file, all[i]->file)) {
+				CHECK(t_same_bid(&got, &all[i]->bid));
+				seen++;
+			}
+	}
+	if (!p || pclose(p) != 0 || seen != n) {
+		fprintf(stderr, "readelf -n confirmed %d of %d build IDs\n", seen, n);
+		exit(1);
+	}
+	free(cmd);
+}
+
+static void setup_fixtures(void)
+{
+	char *src = t_path("prog.c"), *prog = t_path("prog");
+	struct fix *all[N_MANY + N_PREF + 2];
+	size_t len;
+	char *tmpl;
+	int n = 0;
+
+	if (t_sh("{ command -v gcc && command -v readelf; } >/dev/null") != 0) {
+		fprintf(stderr, "SKIP: gcc or readelf is not installed\n");
+		exit(77);
+	}
+	t_write_file(src, prog_src);
+	if (t_sh("gcc -g -O1 -Wl,--build-id=0x" TEMPLATE_HEX " -o '%s' '%s'", prog, src) != 0) {
+		fprintf(stderr, "building the fixture program failed\n");
+		exit(1);
+	}
+	tmpl = t_read_all(prog, &len);
+	{
+		struct ds_build_id t;
+		char *hit;
+
+		t_hex_to_bid(TEMPLATE_HEX, &t);
+		hit = memmem(tmpl, len, t.data, t.size);
+		if (!hit || memmem(hit + 1, len - (hit + 1 - tmpl), t.data, t.size)) {
+			fprintf(stderr, "the template build ID is not in %s exactly once\n", prog);
+			exit(1);
+		}
+	}
+	served_dir = t_path("served");
+	debug_dir = t_path("debug");
+	empty_dir = t_path("empty");
+	mkdir(served_dir, 0755);
+	mkdir(debug_dir, 0755);
+	mkdir(empty_dir, 0755);
+
+	for (int i = 0; i < N_MANY; i++) {
+		fix_init(&many[i], G_MANY, i);
+		fix_served(&many[i], tmpl, len);
+		all[n++] = &many[i];
+	}
+	fix_init(&stores_fix, G_STORES, 0);
+	fix_served(&stores_fix, tmpl, len);
+	all[n++] = &stores_fix;
+	/* Case 3: i % 3 == 0 local, 1 served, 2 nowhere. */
+	for (int i = 0; i < N_PREF; i++) {
+		fix_init(&pref[i], G_PREF, i);
+		if (i % 3 == 0)
+			fix_local(&pref[i], tmpl, len);
+		else if (i % 3 == 1)
+			fix_served(&pref[i], tmpl, len);
+		if (pref[i].file)
+			all[n++] = &pref[i];
+	}
+	fix_init(&gone_fix, G_GONE, 0);
+	fix_served(&gone_fix, tmpl, len);
+	all[n++] = &gone_fix;
+	for (int i = 0; i < N_CANCEL; i++) /* the server hangs on them */
+		fix_init(&cancel_fix[i], G_CANCEL, i);
+	confirm_build_ids(all, n);
+	free(tmpl);
+	free(src);
+	free(prog);
+}
+
+/* --------------------------------------------------------------- server */
+
+static void server_stop(void)
+{
+	if (server_pid > 0) {
+		kill(server_pid, SIGTERM);
+		waitpid(server_pid, NULL, 0);
+		server_pid = -1;
+	}
+}
+
+static char *server_exe(void)
+{
+	const char *env = getenv("DSSERVER"), *build = getenv("DS_BUILD");
+	char *exe = NULL;
+
+	if (env && *env)
+		return strdup(env);
+	if (asprintf(&exe, "%s/dsserver", build ? build : "build") < 0)
+		exit(2);
+	return exe;
+}
+
+/* Started before any thread exists; --die-with-parent covers a crash. */
+static void server_start(void)
+{
+	char *exe = server_exe(), *port_file = t_path("port"), *log = t_path("server.log");
+	double deadline = now_s() + 20;
+
+	if (access(exe, X_OK) != 0) {
+		fprintf(stderr, "FAIL: no dsserver at %s (build it with make)\n", exe);
+		exit(1);
+	}
+	server_pid = fork();
+	if (server_pid < 0) {
+		perror("fork");
+		exit(2);
+	}
+	if (server_pid == 0) {
+		execl(exe, exe, "--port-file", port_file, "--log", log, "--max-runtime", "120",
+		      "--die-with-parent", "--fault", "*:latency=50", served_dir, (char *)NULL);
+		perror(exe);
+		_exit(127);
+	}
+	atexit(server_stop);
+	for (;;) {
+		FILE *f = fopen(port_file, "r");
+		int status;
+
+		if (f) {
+			int ok = fscanf(f, "%d", &server_port) == 1;
+
+			fclose(f);
+			if (ok)
+				break;
+		}
+		if (waitpid(server_pid, &status, WNOHANG) == server_pid) {
+			server_pid = -1;
+			fprintf(stderr, "FAIL: dsserver exited before it was ready\n");
+			exit(1);
+		}
+		if (now_s() > deadline) {
+			fprintf(stderr, "FAIL: dsserver not ready after 20 s\n");
+			exit(1);
+		}
+		usleep(20000);
+	}
+	snprintf(server_url, sizeof(server_url), "http://127.0.0.1:%d", server_port);
+	free(exe);
+	free(port_file);
+	free(log);
+}
+
+/* GET a control URL; the body, malloc()ed, or NULL unless the answer is 200. */
+static char *server_get(const char *path)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(server_port)};
+	char *buf = NULL, *body;
+	size_t len = 0, cap = 0;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	FILE *req;
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) {
+		perror("connect to dsserver");
+		exit(1);
+	}
+	req = fdopen(dup(fd), "w");
+	fprintf(req, "GET %s HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n", path);
+	fclose(req);
+	for (;;) {
+		ssize_t r;
+
+		if (len + 1024 > cap) {
+			cap = cap ? 2 * cap : 4096;
+			buf = realloc(buf, cap);
+		}
+		r = read(fd, buf + len, cap - len - 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	if (!buf)
+		return NULL;
+	buf[len] = 0;
+	body = strstr(buf, "\r\n\r\n");
+	if (strncmp(buf, "HTTP/1.", 7) || strncmp(buf + 8, " 200", 4) || !body) {
+		fprintf(stderr, "dsserver: GET %s: %.60s\n", path, buf);
+		free(buf);
+		return NULL;
+	}
+	body = strdup(body + 4);
+	free(buf);
+	return body;
+}
+
+static void server_reset_stats(void)
+{
+	free(server_get("/control/reset-stats"));
+}
+
+/* Requests received since the last reset. */
+static long server_requests(void)
+{
+	char *body = server_get("/control/stats");
+	long n = -1;
+
+	if (!body || sscanf(body, "requests %ld", &n) != 1)
+		fprintf(stderr, "dsserver: no request count in /control/stats\n");
+	free(body);
+	return n;
+}
+
+/* Requests for one build ID's debuginfo since the last reset. */
+static long server_count(const struct fix *f)
+{
+	char path[256], *body;
+	long n = -1;
+
+	snprintf(path, sizeof(path), "/control/stats?url=/buildid/%s/debuginfo", f->hex);
+	body = server_get(path);
+	if (!body || sscanf(body, "%ld", &n) != 1)
+		fprintf(stderr, "dsserver: no count for %s\n", f->hex);
+	free(body);
+	return n;
+}
+
+/* -------------------------------------------------------------- helpers */
+
+static void log_stderr(void *user, enum ds_log_level level, const char *msg)
+{
+	(void)user;
+	fprintf(stderr, "  lib[%d]: %s\n", (int)level, msg);
+}
+
+/* A context on our server and the given cache, local search confined to
+ * dirs (default: an empty directory), perf's cache off. */
+static struct ds_context *new_context(const char *cache, const char *debug)
+{
+	const char *dirs[2] = {debug ? debug : empty_dir, NULL};
+	DS_OPTS(ds_context_opts, o, .debug_dirs = dirs, .perf_buildid_dir = "", .urls = server_url,
+		.cache_path = cache, .timeout_s = 20, .log_fn = log_stderr,
+		.log_level = DS_LOG_WARN);
+	struct ds_context *ctx = ds_context_new(&o);
+
+	if (!ctx) {
+		perror("ds_context_new");
+		exit(1);
+	}
+	return ctx;
+}
+
+/* A path the fetcher handed out: under the cache, and the right file. */
+static bool valid_fetched(const char *path, const char *cache, const struct fix *f)
+{
+	struct ds_build_id got;
+	char *want;
+	bool ok;
+
+	if (!path)
+		return false;
+	if (asprintf(&want, "%s/%s/debuginfo", cache, f->hex) < 0)
+		exit(2);
+	ok = !strcmp(path, want) && access(path, R_OK) == 0 &&
+	     ds_build_id_read_file(path, &got) == 0 && t_same_bid(&got, &f->bid);
+	if (!ok)
+		fprintf(stderr, "  bad fetched path '%s' for %s\n", path, f->hex);
+	free(want);
+	return ok;
+}
+
+static void shuffle(int *v, int n, unsigned int *seed)
+{
+	for (int i = 0; i < n; i++)
+		v[i] = i;
+	for (int i = n - 1; i > 0; i--) {
+		int j = rand_r(seed) % (i + 1), t = v[i];
+
+		v[i] = v[j];
+		v[j] = t;
+	}
+}
+
+/* ------------------------------------------- case 1: 8 threads x 50 IDs */
+
+struct many_thread {
+	pthread_t tid;
+	int idx;
+	bool batch;
+	struct ds_context *ctx;
+	pthread_barrier_t *start;
+	char *paths[N_MANY];
+	int errs[N_MANY];
+	int batch_ret;
+	int progress_calls;
+};
+
+static int count_progress(void *user, const struct ds_fetch_progress *p)
+{
+	struct many_thread *t = user;
+
+	(void)p;
+	t->progress_calls++; /* this thread's own: progress runs in the caller */
+	return 0;
+}
+
+static void *many_worker(void *arg)
+{
+	struct many_thread *t = arg;
+	unsigned int seed = 1234 + t->idx;
+	int order[N_MANY];
+
+	shuffle(order, N_MANY, &seed);
+	pthread_barrier_wait(t->start);
+	if (t->batch) {
+		struct ds_fetch_req reqs[N_MANY];
+		DS_OPTS(ds_fetch_opts, o, .progress = count_progress, .user = t, .progress_ms = 10);
+
+		memset(reqs, 0, sizeof(reqs));
+		for (int k = 0; k < N_MANY; k++) {
+			reqs[k].build_id = many[order[k]].bid;
+			reqs[k].what = DS_ARTIFACT_DEBUGINFO;
+		}
+		t->batch_ret = ds_fetch_batch(t->ctx, reqs, N_MANY, &o);
+		for (int k = 0; k < N_MANY; k++) {
+			t->errs[order[k]] = reqs[k].err;
+			t->paths[order[k]] = reqs[k].path;
+		}
+		return NULL;
+	}
+	for (int k = 0; k < N_MANY; k++) {
+		int i = order[k];
+
+		t->errs[i] =
+		    ds_fetch(t->ctx, &many[i].bid, DS_ARTIFACT_DEBUGINFO, NULL, &t->paths[i], NULL);
+	}
+	return NULL;
+}
+
+/* Reads statistics while the others fetch: the counters must be safe to
+ * read at any time. */
+struct poller {
+	struct ds_context *ctx;
+	atomic_bool stop;
+	int rounds;
+};
+
+static void *stats_poller(void *arg)
+{
+	struct poller *p = arg;
+
+	while (!atomic_load(&p->stop)) {
+		struct ds_fetch_stats fs;
+		struct ds_cache_stats cs;
+
+		ds_fetch_stats(p->ctx, &fs);
+		ds_cache_stats(p->ctx, &cs);
+		p->rounds++;
+		usleep(5000);
+	}
+	return NULL;
+}
+
+static void case_many_threads(struct ds_context *ctx, const char *cache)
+{
+	struct many_thread th[NTHREADS];
+	struct poller poll = {.ctx = ctx};
+	pthread_t poll_tid;
+	pthread_barrier_t start;
+	struct ds_fetch_stats fs;
+	double t0;
+	int bad = 0;
+
+	printf("case: %d threads x the same %d build IDs\n", NTHREADS, N_MANY);
+	server_reset_stats();
+	pthread_barrier_init(&start, NULL, NTHREADS);
+	atomic_init(&poll.stop, false);
+	pthread_create(&poll_tid, NULL, stats_poller, &poll);
+	t0 = now_s();
+	for (int k = 0; k < NTHREADS; k++) {
+		memset(&th[k], 0, sizeof(th[k]));
+		th[k].idx = k;
+		th[k].batch = k >= NTHREADS - 2; /* two threads batch, six loop */
+		th[k].ctx = ctx;
+		th[k].start = &start;
+		pthread_create(&th[k].tid, NULL, many_worker, &th[k]);
+	}
+	for (int k = 0; k < NTHREADS; k++)
+		pthread_join(th[k].tid, NULL);
+	atomic_store(&poll.stop, true);
+	pthread_join(poll_tid, NULL);
+	pthread_barrier_destroy(&start);
+	printf("  %.3f s\n", now_s() - t0);
+
+	CHECK_EQ_INT(server_requests(), N_MANY);
+	for (int i = 0; i < N_MANY; i++)
+		CHECK_EQ_INT(server_count(&many[i]), 1);
+	for (int k = 0; k < NTHREADS; k++) {
+		if (th[k].batch) {
+			CHECK_EQ_INT(th[k].batch_ret, 0);
+			CHECK(th[k].progress_calls > 0);
+		}
+		for (int i = 0; i < N_MANY; i++) {
+			if (th[k].errs[i] || !valid_fetched(th[k].paths[i], cache, &many[i])) {
+				fprintf(stderr, "  thread %d, %s: %s\n", k, many[i].hex,
+					ds_strerror(th[k].errs[i]));
+				bad++;
+			}
+			free(th[k].paths[i]);
+		}
+	}
+	CHECK_EQ_INT(bad, 0);
+	ds_fetch_stats(ctx, &fs);
+	printf("  client: %llu requests, %llu downloads, %llu joined, %llu cache hits\n",
+	       (unsigned long long)fs.requests, (unsigned long long)fs.downloads,
+	       (unsigned long long)fs.joined, (unsigned long long)fs.cache_hits);
+	CHECK(fs.joined > 0);
+	CHECK_EQ_INT(fs.requests, N_MANY);
+	CHECK_EQ_INT(fs.downloads, N_MANY);
+	CHECK(poll.rounds > 0);
+}
+
+/* ------------------------------- case 2: many stores of one context */
+
+struct store_thread {
+	pthread_t tid;
+	struct ds_store *store;
+	struct ds_dso *dso;
+	pthread_barrier_t *start;
+	const struct ds_debuginfo *di;
+	int err;
+};
+
+static void *store_worker(void *arg)
+{
+	struct store_thread *t = arg;
+
+	pthread_barrier_wait(t->start);
+	t->err = ds_dso_debuginfo(t->dso, &t->di);
+	return NULL;
+}
+
+static void case_many_stores(void)
+{
+	char *cache = t_path("cache-stores");
+	struct ds_context *ctx = new_context(cache, NULL);
+	struct ds_dso_id id = {.flags = DS_DSO_ID_BUILD_ID, .build_id = stores_fix.bid};
+	struct store_thread th[NSTORES];
+	pthread_barrier_t start;
+
+	printf("case: %d stores of one context, one build ID\n", NSTORES);
+	server_reset_stats();
+	pthread_barrier_init(&start, NULL, NSTORES);
+	for (int k = 0; k < NSTORES; k++) {
+		char machine[32];
+
+		snprintf(machine, sizeof(machine), "guest%d", k);
+		memset(&th[k], 0, sizeof(th[k]));
+		th[k].store = ds_store_new(ctx, machine, NULL);
+		CHECK(th[k].store != NULL);
+		th[k].dso = ds_store_findnew(th[k].store, NULL, &id);
+		CHECK(th[k].dso != NULL);
+		th[k].start = &start;
+	}
+	/* The stores keep the context (and its fetcher, started by the
+	 * threads) alive: the caller may free it first. */
+	ds_context_free(ctx);
+	for (int k = 0; k < NSTORES; k++)
+		pthread_create(&th[k].tid, NULL, store_worker, &th[k]);
+	for (int k = 0; k < NSTORES; k++)
+		pthread_join(th[k].tid, NULL);
+	pthread_barrier_destroy(&start);
+
+	CHECK_EQ_INT(server_count(&stores_fix), 1);
+	CHECK_EQ_INT(server_requests(), 1);
+	for (int k = 0; k < NSTORES; k++) {
+		enum ds_source src;
+
+		CHECK_EQ_INT(th[k].err, 0);
+		if (th[k].err) {
+			char why[512];
+
+			ds_dso_error(th[k].dso, why, sizeof(why));
+			fprintf(stderr, "  store %d: %s\n", k, why);
+			continue;
+		}
+		src = ds_debuginfo_source(th[k].di);
+		CHECK(src == DS_SOURCE_DEBUGINFOD || src == DS_SOURCE_DEBUGINFOD_CACHE);
+		CHECK(valid_fetched(ds_debuginfo_path(th[k].di), cache, &stores_fix));
+		CHECK(t_same_bid(ds_debuginfo_build_id(th[k].di), &stores_fix.bid));
+		printf("  store %d: %s (%s)\n", k, ds_debuginfo_path(th[k].di),
+		       ds_source_name(src));
+	}
+	for (int k = 0; k < NSTORES; k++) {
+		ds_dso_put(th[k].dso);
+		ds_store_free(th[k].store);
+	}
+	free(cache);
+}
+
+/* ------------------------------------------------ case 3: prefetch */
+
+struct reader {
+	struct ds_dso **dsos;
+	atomic_bool stop;
+	int calls;
+};
+
+/* ds_dso_debuginfo on the DSOs that have debuginfo somewhere, while
+ * prefetch runs: it waits for, or joins, what prefetch does, and changes
+ * neither the request count nor what prefetch reports missing. */
+static void *found_reader(void *arg)
+{
+	struct reader *r = arg;
+
+	while (!atomic_load(&r->stop)) {
+		for (int i = 0; i < N_PREF; i++) {
+			const struct ds_debuginfo *di;
+
+			if (i % 3 == 2)
+				continue;
+			ds_dso_debuginfo(r->dsos[i], &di);
+			r->calls++;
+		}
+		usleep(1000);
+	}
+	return NULL;
+}
+
+static void check_prefetched(struct ds_dso **dsos, const char *cache)
+{
+	for (int i = 0; i < N_PREF; i++) {
+		const struct ds_debuginfo *di = NULL;
+		int err = ds_dso_debuginfo(dsos[i], &di);
+
+		if (i % 3 == 2) {
+			CHECK_EQ_INT(err, -ENOENT);
+			continue;
+		}
+		CHECK_EQ_INT(err, 0);
+		if (err)
+			continue;
+		if (i % 3 == 0) {
+			CHECK_EQ_INT(ds_debuginfo_source(di), DS_SOURCE_BUILD_ID_DIR);
+			CHECK(ds_debuginfo_path(di) &&
+			      !strcmp(ds_debuginfo_path(di), pref[i].file));
+		} else {
+			enum ds_source src = ds_debuginfo_source(di);
+
+			CHECK(src == DS_SOURCE_DEBUGINFOD || src == DS_SOURCE_DEBUGINFOD_CACHE);
+			CHECK(valid_fetched(ds_debuginfo_path(di), cache, &pref[i]));
+		}
+	}
+}
+
+static void case_prefetch(void)
+{
+	char *cache = t_path("cache-prefetch");
+	struct ds_context *ctx = new_context(cache, debug_dir);
+	struct ds_store *store = ds_store_new(ctx, "host", NULL);
+	struct ds_dso *dsos[N_PREF];
+	struct reader rd = {.dsos = dsos};
+	struct ds_store_stats before, after;
+	pthread_t rd_tid;
+	long fetched = 0, missing = 0;
+	int left;
+
+	printf("case: prefetch of a store of %d DSOs\n", N_PREF);
+	server_reset_stats();
+	for (int i = 0; i < N_PREF; i++) {
+		struct ds_dso_id id = {.flags = DS_DSO_ID_BUILD_ID, .build_id = pref[i].bid};
+
+		dsos[i] = ds_store_findnew(store, NULL, &id);
+		CHECK(dsos[i] != NULL);
+		fetched += i % 3 == 1;
+		missing += i % 3 == 2;
+	}
+	atomic_init(&rd.stop, false);
+	pthread_create(&rd_tid, NULL, found_reader, &rd);
+	left = ds_store_prefetch(store, NULL);
+	atomic_store(&rd.stop, true);
+	pthread_join(rd_tid, NULL);
+	printf("  left without debuginfo: %d (reader made %d calls)\n", left, rd.calls);
+	CHECK_EQ_INT(left, missing);
+	CHECK_EQ_INT(server_requests(), fetched + missing);
+	for (int i = 0; i < N_PREF; i++)
+		CHECK_EQ_INT(server_count(&pref[i]), i % 3 == 0 ? 0 : 1);
+
+	/* Afterwards: answered without a search, found ones from the ready
+	 * path, missing ones from the remembered miss. */
+	ds_store_stats(store, &before);
+	check_prefetched(dsos, cache);
+	ds_store_stats(store, &after);
+	CHECK_EQ_INT(after.searches, before.searches);
+	CHECK_EQ_INT(after.debuginfos_open, fetched + N_PREF / 3);
+	CHECK_EQ_INT(server_requests(), fetched + missing);
+
+	for (int i = 0; i < N_PREF; i++)
+		ds_dso_put(dsos[i]);
+	ds_store_free(store);
+	ds_context_free(ctx);
+	free(cache);
+}
+
+/* --------------------------- case 5: the cache deleted under a store */
+
+static bool reads_elf_magic(int fd)
+{
+	char magic[4];
+
+	return fd >= 0 && pread(fd, magic, 4, 0) == 4 && !memcmp(magic, "\177ELF", 4);
+}
+
+static void case_cache_deleted(void)
+{
+	char *cache = t_path("cache-gone"), *path = NULL;
+	struct ds_context *ctx = new_context(cache, NULL), *ctx2;
+	struct ds_store *store = ds_store_new(ctx, "host", NULL), *store2;
+	struct ds_dso_id id = {.flags = DS_DSO_ID_BUILD_ID, .build_id = gone_fix.bid};
+	struct ds_dso *dso = ds_store_findnew(store, NULL, &id), *dso2;
+	const struct ds_debuginfo *di = NULL, *di_again = NULL, *di2 = NULL;
+	struct ds_store_stats st1, st2;
+	int err;
+
+	printf("case: the cache directory deleted under an opened debuginfo\n");
+	server_reset_stats();
+	err = ds_dso_debuginfo(dso, &di);
+	CHECK_EQ_INT(err, 0);
+	if (err)
+		goto out;
+	CHECK(valid_fetched(ds_debuginfo_path(di), cache, &gone_fix));
+	CHECK_EQ_INT(server_count(&gone_fix), 1);
+
+	CHECK_EQ_INT(t_sh("rm -rf '%s'", cache), 0);
+	CHECK(access(cache, F_OK) != 0);
+	CHECK(reads_elf_magic(ds_debuginfo_fd(di)));
+	ds_store_stats(store, &st1);
+	err = ds_dso_debuginfo(dso, &di_again);
+	ds_store_stats(store, &st2);
+	CHECK_EQ_INT(err, 0);
+	CHECK(di_again == di);
+	CHECK(reads_elf_magic(ds_debuginfo_fd(di_again)));
+	CHECK_EQ_INT(st2.searches, st1.searches);
+	CHECK_EQ_INT(server_count(&gone_fix), 1);
+
+	/* A new context and store on the same (now absent) cache: a new
+	 * download, into a re-created directory. */
+	ctx2 = new_context(cache, NULL);
+	store2 = ds_store_new(ctx2, "host", NULL);
+	dso2 = ds_store_findnew(store2, NULL, &id);
+	err = ds_dso_debuginfo(dso2, &di2);
+	CHECK_EQ_INT(err, 0);
+	if (!err) {
+		CHECK_EQ_INT(ds_debuginfo_source(di2), DS_SOURCE_DEBUGINFOD);
+		CHECK(valid_fetched(ds_debuginfo_path(di2), cache, &gone_fix));
+	}
+	CHECK_EQ_INT(server_count(&gone_fix), 2);
+	ds_dso_put(dso2);
+	ds_store_free(store2);
+	ds_context_free(ctx2);
+
+	/* The first context again, after a second rm -rf: its next fetch
+	 * must re-download too, not fail on the directory it had opened.
+	 * (A regression once: lib/cache.c kept the root's fd from the first
+	 * use, so mkdirat() in the deleted directory gave ENOENT, reported as
+	 * "not found" without asking any server.) */
+	printf("  same context, after a second rm -rf\n");
+	CHECK_EQ_INT(t_sh("rm -rf '%s'", cache), 0);
+	err = ds_fetch(ctx, &gone_fix.bid, DS_ARTIFACT_DEBUGINFO, NULL, &path, NULL);
+	if (err)
+		fprintf(stderr, "  ds_fetch after rm -rf of the cache: %s\n", ds_strerror(err));
+	CHECK_EQ_INT(err, 0);
+	if (!err)
+		CHECK(valid_fetched(path, cache, &gone_fix));
+	CHECK_EQ_INT(server_count(&gone_fix), 3);
+	free(path);
+	/* The store's copy is still the one it held open. */
+	CHECK(reads_elf_magic(ds_debuginfo_fd(di)));
+out:
+	ds_dso_put(dso);
+	ds_store_free(store);
+	ds_context_free(ctx);
+	free(cache);
+}
+
+/* ------------------------------- case 6: cancel, then ask again */
+
+struct cancel_state {
+	bool cancelled;
+	int unasked; /* requests that ended in a cancel we did not ask for */
+};
+
+static int cancel_after_10ms(void *user, const struct ds_fetch_progress *p)
+{
+	struct cancel_state *c = user;
+
+	if (p->elapsed_s < 0.010)
+		return 0;
+	c->cancelled = true;
+	return 1;
+}
+
+/* Called only for requests that finished before our own cancel. */
+static void cancel_done(void *user, struct ds_fetch_req *req)
+{
+	struct cancel_state *c = user;
+
+	if (req->err == -ECANCELED)
+		c->unasked++;
+}
+
+/* A caller that cancels a batch and asks again at once (or another thread
+ * asking just after the last waiter cancelled) must get its own outcome,
+ * not the cancellation of a job it happened to join.  The server hangs on
+ * these build IDs, so every request ends by the caller's cancel; a batch
+ * of several makes the fetcher spend longer cancelling, so a new call
+ * often arrives while it does.  (A regression once: lib/fetch.c's loop
+ * marked a job cancelled under the lock but left it in the job table
+ * until job_finish(), so submit() could join it in between.) */
+static void case_cancel_again(void)
+{
+	char *cache = t_path("cache-cancel"), ctl[256];
+	struct ds_context *ctx = new_context(cache, NULL);
+	struct ds_fetch_req reqs[N_CANCEL];
+	int unasked = 0, not_cancelled = 0, rounds_hit = 0, cached = 0;
+	double t0 = now_s();
+
+	printf("case: %d batches of %d cancelled by their caller, one after the other\n",
+	       CANCEL_ROUNDS, N_CANCEL);
+	for (int i = 0; i < N_CANCEL; i++) {
+		char *ok;
+
+		snprintf(ctl, sizeof(ctl), "/control/fault?bid=%s&kind=hang", cancel_fix[i].hex);
+		ok = server_get(ctl);
+		CHECK(ok != NULL);
+		free(ok);
+	}
+	for (int r = 0; r < CANCEL_ROUNDS; r++) {
+		struct cancel_state c = {false, 0};
+		DS_OPTS(ds_fetch_opts, o, .progress = cancel_after_10ms, .done = cancel_done,
+			.user = &c, .progress_ms = 2);
+		int ret;
+
+		memset(reqs, 0, sizeof(reqs));
+		for (int i = 0; i < N_CANCEL; i++)
+			reqs[i].build_id = cancel_fix[i].bid;
+		ret = ds_fetch_batch(ctx, reqs, N_CANCEL, &o);
+		not_cancelled += ret != -ECANCELED || !c.cancelled;
+		unasked += c.unasked;
+		rounds_hit += c.unasked > 0;
+		for (int i = 0; i < N_CANCEL; i++)
+			free(reqs[i].path);
+	}
+	printf("  %.2f s; %d requests (in %d batches) got a cancel they did not ask for\n",
+	       now_s() - t0, unasked, rounds_hit);
+	CHECK_EQ_INT(unasked, 0);
+	CHECK_EQ_INT(not_cancelled, 0);
+	/* A cancel caches nothing, not even a miss. */
+	for (int i = 0; i < N_CANCEL; i++) {
+		char *entry;
+
+		if (asprintf(&entry, "%s/%s/debuginfo", cache, cancel_fix[i].hex) < 0)
+			exit(2);
+		cached += access(entry, F_OK) == 0;
+		free(entry);
+		snprintf(ctl, sizeof(ctl), "/control/fault?bid=%s&kind=clear", cancel_fix[i].hex);
+		free(server_get(ctl));
+	}
+	CHECK_EQ_INT(cached, 0);
+	ds_context_free(ctx);
+	free(cache);
+}
+
+/* ------------------------------------------------ case 7: warm run */
+
+static void case_warm(const char *cache)
+{
+	struct ds_context *ctx = new_context(cache, NULL);
+	struct ds_fetch_req reqs[N_MANY];
+	const int rounds = 20;
+	double t0, loop_s, batch_s;
+	int bad = 0, ret;
+
+	printf("case: warm run over %d cached build IDs\n", N_MANY);
+	server_reset_stats();
+	/* First touch outside the timing (libelf/libcurl set-up). */
+	for (int i = 0; i < N_MANY; i++) {
+		char *path = NULL;
+
+		if (ds_fetch(ctx, &many[i].bid, DS_ARTIFACT_DEBUGINFO, NULL, &path, NULL) ||
+		    !valid_fetched(path, cache, &many[i]))
+			bad++;
+		free(path);
+	}
+	t0 = now_s();
+	for (int r = 0; r < rounds; r++)
+		for (int i = 0; i < N_MANY; i++) {
+			char *path = NULL;
+
+			bad += ds_fetch(ctx, &many[i].bid, DS_ARTIFACT_DEBUGINFO, NULL, &path,
+					NULL) != 0;
+			free(path);
+		}
+	loop_s = now_s() - t0;
+
+	memset(reqs, 0, sizeof(reqs));
+	for (int i = 0; i < N_MANY; i++)
+		reqs[i].build_id = many[i].bid;
+	t0 = now_s();
+	ret = ds_fetch_batch(ctx, reqs, N_MANY, NULL);
+	batch_s = now_s() - t0;
+	CHECK_EQ_INT(ret, 0);
+	for (int i = 0; i < N_MANY; i++) {
+		CHECK_EQ_INT(reqs[i].source, DS_SOURCE_DEBUGINFOD_CACHE);
+		free(reqs[i].path);
+	}
+	CHECK_EQ_INT(bad, 0);
+	CHECK_EQ_INT(server_requests(), 0);
+	printf("  warm ds_fetch: %.2f us per build ID; ds_fetch_batch of %d: %.2f us per build ID"
+	       "%s\n",
+	       loop_s * 1e6 / (rounds * N_MANY), N_MANY, batch_s * 1e6 / N_MANY,
+	       getenv("DS_SANITIZE") && *getenv("DS_SANITIZE") ? " (sanitizer build)" : "");
+	ds_context_free(ctx);
+}
+
+int main(void)
+{
+	char *cache_many;
+	struct ds_context *ctx;
+	double t0 = now_s();
+
+	/* Never anyone's proxy: only 127.0.0.1. */
+	unsetenv("http_proxy");
+	unsetenv("HTTP_PROXY");
+	unsetenv("https_proxy");
+	unsetenv("HTTPS_PROXY");
+	unsetenv("all_proxy");
+	unsetenv("ALL_PROXY");
+	setup_fixtures();
+	server_start();
+	printf("fixtures and server ready in %.2f s (%s)\n", now_s() - t0, server_url);
+
+	cache_many = t_path("cache-many");
+	ctx = new_context(cache_many, NULL);
+	case_many_threads(ctx, cache_many);
+	ds_context_free(ctx);
+	case_many_stores();
+	case_prefetch();
+	case_cache_deleted();
+	case_cancel_again();
+	case_warm(cache_many);
+	free(cache_many);
+
+	printf("total %.2f s\n", now_s() - t0);
+	server_stop();
+	return t_done("test_fetch");
+}
