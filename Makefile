@@ -79,7 +79,7 @@ fuzz:
 	@scripts/fuzz
 
 format:
-	clang-format -i include/*.h lib/*.[ch] tools/*.[ch] tests/unit/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch]
+	clang-format -i include/*.h lib/*/*.[ch] tools/*.[ch] tests/unit/*.[ch] tests/lib/*.[ch] fuzz/*.[ch] bench/*.[ch]
 
 clean:
 	rm -rf build build-*
