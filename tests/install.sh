@@ -193,7 +193,7 @@ else
 fi
 tl_case_end
 
-# The addr2line personality's link (tools/addr2line.c): in a directory
+# The addr2line personality's link (tools/cmd_addr2line.c): in a directory
 # of its own under the prefix, naming the installed CLI, answering as
 # binutils' addr2line for the program just built.
 tl_case "libexec/dsostore/bin/addr2line"

@@ -36,7 +36,7 @@ int cli_progress(void *user, const struct ds_fetch_progress *p);
  * stderr is a terminal or $DEBUGINFOD_PROGRESS is set. */
 bool cli_want_progress(int option);
 
-/* A perf recording opened for a command (tools/recording.c): replayed
+/* A perf recording opened for a command (tools/cli_recording.c): replayed
  * straight into a profile (ds_profile_open(): the samples are not kept
  * twice), its session borrowed from it. */
 struct cli_recording {
@@ -89,14 +89,14 @@ bool cli_recording_option(int argc, char **argv, int *i, const char **path, bool
 	"  -v, --verbose           log the search on stderr\n"                               \
 	"  -h, --help              this help\n"
 
-/* report --pprof (tools/pprof.c): the recording at data_path, its debuginfo
+/* report --pprof (tools/cli_pprof.c): the recording at data_path, its debuginfo
  * found first (not fetched with no_fetch), written as pprof's
  * profile.proto, gzipped, to out ("-": stdout).  The exit status: 0, or 1
  * after saying why. */
 int pprof_report(const char *out, const char *data_path, const struct cli_common *common,
 		 bool no_fetch, bool progress);
 
-/* binutils addr2line's personality (tools/addr2line.c), answered by
+/* binutils addr2line's personality (tools/cmd_addr2line.c), answered by
  * symbolize's -e mode.  addr2line reads stdin with fgets() into 100
  * bytes: a line is cut into pieces of at most A2L_CHUNK bytes. */
 #define A2L_CHUNK 99
@@ -114,7 +114,7 @@ struct cli_a2l {
 uint64_t a2l_scan_addr(const char *path, const char *s, size_t len);
 void a2l_symbols_close(void);
 /* binutils' naming of a function after it was asked about (see
- * tools/addr2line.c): note the name the function starting at start was
+ * tools/cmd_addr2line.c): note the name the function starting at start was
  * given as the innermost frame; a2l_renamed(): the name noted, or NULL;
  * a2l_renamed_free() forgets all. */
 void a2l_note_function(uint64_t start, const char *name, size_t len);
@@ -149,7 +149,7 @@ int cmd_index(int argc, char **argv);
 int cmd_flamegraph(int argc, char **argv);
 int cmd_normalize(int argc, char **argv);
 
-/* symbolize's addresses of live processes (tools/normalize.c): key
+/* symbolize's addresses of live processes (tools/cmd_normalize.c): key
  * "pid:PID" (or NULL and pid) and an absolute address, normalized by a
  * normalizer of that process kept to cli_pid_done().  0: dso (a
  * reference for the caller) and addr (its ELF virtual address, or with

@@ -90,7 +90,7 @@ int folded_write(const struct folded *f, FILE *out);
 int folded_parse(struct folded *f, const char *text, size_t len);
 
 /* The stacks of a recording, as stackcollapse-perf.pl makes them of `perf
- * script`'s output (see folded.c).  path: the perf.data; no_fetch: local
+ * script`'s output (see cli_folded.c).  path: the perf.data; no_fetch: local
  * debuginfo only; progress as cli_want_progress().  0, or 1 after a
  * message (the recording cannot be read, or has no samples of the
  * event). */

@@ -6,7 +6,7 @@
  * here fetched in one parallel batch, into the debuginfod cache. */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "srctext.h"
+#include "cli_srctext.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -23,7 +23,7 @@
  *    their periods, which is what stackcollapse-perf.pl adds up when perf
  *    script prints the period field, as its default output does. */
 #define _GNU_SOURCE
-#include "folded.h"
+#include "cli_folded.h"
 
 #include <errno.h>
 #include <limits.h>

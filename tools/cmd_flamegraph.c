@@ -6,7 +6,7 @@
  * details of the frame under the pointer.  docs/flamegraphs.md describes
  * the file. */
 #define _GNU_SOURCE
-#include "folded.h"
+#include "cli_folded.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -61,7 +61,7 @@ struct opts {
 	int pid; /* --pid: bare addresses are this process's */
 	bool basenames;
 	/* -e in GNU style: stdin and the addresses read as binutils reads
-	 * them (tools/addr2line.c); quiet: nothing on stderr (addr2line's
+	 * them (tools/cmd_addr2line.c); quiet: nothing on stderr (addr2line's
 	 * personality: binutils says nothing of a file without symbols). */
 	bool binutils, quiet;
 	/* The personality: names as binutils gives them in a run, too: no
@@ -770,7 +770,7 @@ static void add_exe_line(struct batch *b, struct ds_dso *dso, const char *line, 
 			      (int)(cut ? strcspn(line, "\r\n") : len), line);
 }
 
-/* A live process's address (tools/normalize.c): its DSO's vaddr. */
+/* A live process's address (tools/cmd_normalize.c): its DSO's vaddr. */
 static void add_pid_item(const struct opts *o, struct batch *b, struct ds_store *store,
 			 struct item *it, const char *key, size_t lineno)
 {

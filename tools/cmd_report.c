@@ -3,9 +3,9 @@
  * DSOs' debuginfo found by build ID (locally, then from debuginfod, all at
  * once) before the first address is looked up. */
 #define _GNU_SOURCE
-#include "callgraph.h"
+#include "cli_callgraph.h"
 #include "cli.h"
-#include "folded.h"
+#include "cli_folded.h"
 
 #include <ctype.h>
 #include <elf.h>
@@ -596,7 +596,7 @@ int cmd_report(int argc, char **argv)
 	};
 	struct folded_opts fo = { 0 };
 	int progress = -1;
-	const char *pprof = NULL; /* --pprof FILE: tools/pprof.c writes it instead */
+	const char *pprof = NULL; /* --pprof FILE: tools/cli_pprof.c writes it instead */
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
