@@ -5,9 +5,11 @@
 
 #include "dsostore.h"
 
+#include "cli_opts.h"
+
 #include <stdbool.h>
 
-/* Options every subcommand accepts. */
+/* The options tables share (cli_opts.h), as cli_next() sets them. */
 struct cli_common {
 	const char *debug_dirs[33];
 	int n_debug_dirs;
@@ -15,13 +17,13 @@ struct cli_common {
 	const char *kallsyms, *kernel_root; /* ds_context_opts' */
 	const char *vmlinux; /* -k: the kernel's vmlinux (symbolize, report, annotate) */
 	int verbose;
+	/* -i/--input, --no-fetch; progress: --progress (1), --no-progress
+	 * (0), else -1 (see cli_want_progress()) */
+	const char *input;
+	bool no_fetch;
+	int progress;
 };
 
-/* If argv[*i] is a common option, consume it (and its argument) and return
- * 1; -h/--help: print help to stdout and return CLI_HELP (exit 0); 0 if it
- * is neither; CLI_BAD after printing an error (exit 2). */
-enum { CLI_BAD = -1, CLI_HELP = -2 };
-int cli_common_option(struct cli_common *c, int argc, char **argv, int *i, const char *help);
 /* A context configured from the common options; exits on failure. */
 struct ds_context *cli_context(const struct cli_common *c);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -69,26 +71,6 @@ int cli_recording_open(struct cli_recording *r, const char *path, const struct c
  * saying why. */
 int cli_recording_prefetch(struct cli_recording *r, bool progress, bool verbose);
 void cli_recording_close(struct cli_recording *r);
-/* If argv[*i] is an option every command reading a recording takes,
- * consume it (and its argument) and return true: -i/--input FILE into
- * *path, --no-fetch into *no_fetch, --progress/--no-progress into
- * *progress (1, 0; see cli_want_progress()), and perf's --stdio, which
- * changes nothing. */
-bool cli_recording_option(int argc, char **argv, int *i, const char **path, bool *no_fetch,
-			  int *progress);
-
-#define CLI_COMMON_HELP                                                                   \
-	"  --debug-dir DIR         a debug directory (repeatable; default /usr/lib/debug)\n" \
-	"  --perf-buildid-dir DIR  perf's build-id cache (default $PERF_BUILDID_DIR,\n"     \
-	"                          perf's buildid.dir, ~/.debug; \"\" disables it)\n"        \
-	"  --kallsyms FILE         kernel symbols from FILE, not /proc/kallsyms (perf's)\n"  \
-	"  --kernel-root DIR       the kernel's proc/ and sys/ files under DIR (default\n"   \
-	"                          $DSOSTORE_KERNEL_ROOT, else /)\n"                          \
-	"  -k, --vmlinux FILE      the kernel's vmlinux with DWARF (perf's -k), for\n"     \
-	"                          kernel addresses: symbolize --kernel, report, annotate\n" \
-	"  -v, --verbose           log the search on stderr\n"                               \
-	"  -h, --help              this help\n"
-
 /* report --pprof (tools/cli_pprof.c): the recording at data_path, its debuginfo
  * found first (not fetched with no_fetch), written as pprof's
  * profile.proto, gzipped, to out ("-": stdout).  The exit status: 0, or 1
@@ -126,28 +108,28 @@ unsigned a2l_addr_width(const char *path);
 /* --demangle=STYLE: false for a style binutils does not know; else
  * *demangle says whether names are demangled ("none": not). */
 bool a2l_demangle_style(const char *style, bool *demangle);
-/* binutils options that change nothing here (-b TARGET, -r, -R and their
- * long forms): consumed (with -b's argument), true. */
-bool a2l_ignored_option(int argc, char **argv, int *i);
+/* Whether binutils knows t as a target an ELF file may be read as (-b). */
+bool a2l_known_target(const char *t);
 /* Answers addrs (stdin's lines when naddrs is 0) of a->exe as binutils
  * addr2line does; the exit status. */
 int symbolize_addr2line(const struct cli_a2l *a, char **addrs, int naddrs);
-int cmd_addr2line(int argc, char **argv);
-
-int cmd_buildid(int argc, char **argv);
-int cmd_find(int argc, char **argv);
-int cmd_scan(int argc, char **argv);
-int cmd_fetch(int argc, char **argv);
-int cmd_cache(int argc, char **argv);
-int cmd_symbolize(int argc, char **argv);
-int cmd_buildid_list(int argc, char **argv);
-int cmd_prefetch(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_annotate(int argc, char **argv);
-int cmd_perf_cache(int argc, char **argv);
-int cmd_index(int argc, char **argv);
-int cmd_flamegraph(int argc, char **argv);
-int cmd_normalize(int argc, char **argv);
+/* The commands (tools/cmd_<command>.c). */
+extern const struct cli_command cli_cmd_buildid;
+extern const struct cli_command cli_cmd_find;
+extern const struct cli_command cli_cmd_scan;
+extern const struct cli_command cli_cmd_fetch;
+extern const struct cli_command cli_cmd_cache;
+extern const struct cli_command cli_cmd_symbolize;
+extern const struct cli_command cli_cmd_normalize;
+extern const struct cli_command cli_cmd_addr2line;
+extern const struct cli_command cli_cmd_index;
+extern const struct cli_command cli_cmd_buildid_list;
+extern const struct cli_command cli_cmd_prefetch;
+extern const struct cli_command cli_cmd_report;
+extern const struct cli_command cli_cmd_annotate;
+extern const struct cli_command cli_cmd_perf_cache;
+extern const struct cli_command cli_cmd_flamegraph;
+extern const struct cli_command cli_cmd_stack;
 
 /* symbolize's addresses of live processes (tools/cmd_normalize.c): key
  * "pid:PID" (or NULL and pid) and an absolute address, normalized by a
@@ -166,7 +148,5 @@ struct cli_pid_answer {
 int cli_pid_address(struct ds_store *store, const char *key, int pid, uint64_t addr,
 		    bool file_offset, struct cli_pid_answer *a);
 void cli_pid_done(void);
-
-int cmd_stack(int argc, char **argv);
 
 #endif

@@ -4,30 +4,27 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char buildid_help[] =
-	"usage: dsostore buildid FILE...\n"
-	"Prints \"<build-id> <path>\" for each ELF file.  A file without a GNU build ID,\n"
-	"unreadable or not ELF gets an error line on stderr; the exit status is then 1.\n";
+static const struct cli_opt *const buildid_tables[] = { cli_opts_help, NULL };
 
-int cmd_buildid(int argc, char **argv)
+static int cmd_buildid(int argc, char **argv)
 {
 	char hex[2 * DS_BUILD_ID_MAX + 1];
-	int status = 0, nfiles = 0;
+	struct cli_common common = { 0 };
+	struct cli_parse p;
+	int status = 0, nfiles = 0, id;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(buildid_help, stdout);
-			return 0;
-		}
+	/* Options first: a help asked for anywhere reads no file. */
+	cli_parse_init(&p, &cli_cmd_buildid, &common, argc, argv);
+	while ((id = cli_next(&p)) != CLI_END) {
+		if (id < 0 && id != CLI_ARG)
+			return id == CLI_HELP ? 0 : 2;
+		if (id == CLI_ARG)
+			argv[++nfiles] = (char *)p.arg;
 	}
-	for (int i = 1; i < argc; i++) {
+	for (int i = 1; i <= nfiles; i++) {
 		struct ds_build_id bid;
-		int err;
+		int err = ds_build_id_read_file(argv[i], &bid);
 
-		if (!strcmp(argv[i], "--") && !nfiles)
-			continue;
-		nfiles++;
-		err = ds_build_id_read_file(argv[i], &bid);
 		if (err) {
 			cli_error("%s: %s", argv[i], ds_strerror(err));
 			status = 1;
@@ -37,8 +34,18 @@ int cmd_buildid(int argc, char **argv)
 		printf("%s %s\n", hex, argv[i]);
 	}
 	if (!nfiles) {
-		fputs(buildid_help, stderr);
+		cli_help(stderr, &cli_cmd_buildid);
 		return 2;
 	}
 	return status;
 }
+
+const struct cli_command cli_cmd_buildid = {
+	.name = "buildid",
+	.run = cmd_buildid,
+	.summary = "print the GNU build ID of ELF files",
+	.usage = "FILE...",
+	.about = "Prints \"<build-id> <path>\" for each ELF file.  A file without a GNU build ID,\n"
+		 "unreadable or not ELF gets an error line on stderr; the exit status is then 1.\n",
+	.tables = buildid_tables,
+};

@@ -4,14 +4,14 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char cache_help[] =
-	"usage: dsostore cache path|stats|clean [--if-due]\n"
-	"  path    the cache directory ($DEBUGINFOD_CACHE_PATH, else as elfutils)\n"
-	"  stats   build IDs, files, bytes and remembered misses in it\n"
-	"  clean   remove files unused for max_unused_age_s and expired misses, now\n"
-	"          (with --if-due: only when cache_clean_interval_s has passed)\n";
+static const struct cli_opt cache_opts[] = {
+	{ 1, 0, "if-due", NULL, "clean: only when cache_clean_interval_s has passed", 0 },
+	{ 0 },
+};
+static const struct cli_opt *const cache_tables[] = { cache_opts, cli_opts_verbose, cli_opts_help,
+						      NULL };
 
-int cmd_cache(int argc, char **argv)
+static int cmd_cache(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
 	struct ds_cache_stats st;
@@ -20,24 +20,24 @@ int cmd_cache(int argc, char **argv)
 	bool if_due = false;
 	int err = 0;
 
-	for (int i = 1; i < argc; i++) {
-		int r = cli_common_option(&common, argc, argv, &i, cache_help);
+	struct cli_parse p;
+	int id;
 
-		if (r < 0)
-			return r == CLI_HELP ? 0 : 2;
-		if (r > 0)
-			continue;
-		if (!strcmp(argv[i], "--if-due"))
+	cli_parse_init(&p, &cli_cmd_cache, &common, argc, argv);
+	while ((id = cli_next(&p)) != CLI_END) {
+		if (id == CLI_BAD || id == CLI_HELP)
+			return id == CLI_HELP ? 0 : 2;
+		if (id == 1) {
 			if_due = true;
-		else if (!sub)
-			sub = argv[i];
-		else {
-			fputs(cache_help, stderr);
+		} else if (!sub) {
+			sub = p.arg;
+		} else {
+			cli_help(stderr, &cli_cmd_cache);
 			return 2;
 		}
 	}
 	if (!sub || (strcmp(sub, "path") && strcmp(sub, "stats") && strcmp(sub, "clean"))) {
-		fputs(cache_help, stderr);
+		cli_help(stderr, &cli_cmd_cache);
 		return 2;
 	}
 	ctx = cli_context(&common);
@@ -60,3 +60,15 @@ int cmd_cache(int argc, char **argv)
 	ds_context_free(ctx);
 	return err < 0;
 }
+
+const struct cli_command cli_cmd_cache = {
+	.name = "cache",
+	.run = cmd_cache,
+	.summary = "the debuginfod client cache: path, stats, clean",
+	.usage = "path|stats|clean [--if-due]",
+	.about = "  path    the cache directory ($DEBUGINFOD_CACHE_PATH, else as elfutils)\n"
+		 "  stats   build IDs, files, bytes and remembered misses in it\n"
+		 "  clean   remove files unused for max_unused_age_s and expired misses, now\n"
+		 "          (with --if-due: only when cache_clean_interval_s has passed)\n",
+	.tables = cache_tables,
+};

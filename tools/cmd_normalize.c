@@ -10,17 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char normalize_help[] =
-	"usage: dsostore normalize --pid PID [--json] [OPTIONS] [ADDR...]\n"
-	"Each ADDR (hex, 0x optional; read from stdin, one a line, when none is given),\n"
-	"an absolute address of process PID, as one line:\n"
-	"  ADDR BUILD-ID FILE-OFFSET VADDR PATH          (hex numbers, 0x-prefixed)\n"
-	"or, when it cannot be normalized, \"-\" for what is unknown and the reason\n"
-	"last (unmapped, anonymous, jit NAME, no build ID, kernel, error: ...).\n"
-	"  --pid PID               the process\n"
-	"  --json                  one JSON object per address\n"
-	"  --no-procmap-query      read /proc/PID/maps' text, not the PROCMAP_QUERY ioctl\n"
-	"  --no-perf-map           do not read the process's /tmp/perf-PID.map\n" CLI_COMMON_HELP;
+enum { O_PID = 1, O_JSON, O_NO_PROCMAP_QUERY, O_NO_PERF_MAP };
+
+static const struct cli_opt normalize_opts[] = {
+	{ O_PID, 0, "pid", "PID", "the process", 0 },
+	{ O_JSON, 0, "json", NULL, "one JSON object per address", 0 },
+	{ O_NO_PROCMAP_QUERY, 0, "no-procmap-query", NULL,
+	  "read /proc/PID/maps' text, not the PROCMAP_QUERY ioctl", 0 },
+	{ O_NO_PERF_MAP, 0, "no-perf-map", NULL, "do not read the process's /tmp/perf-PID.map", 0 },
+	{ 0 },
+};
+static const struct cli_opt *const normalize_tables[] = { normalize_opts, cli_opts_lookup,
+							  cli_opts_verbose, cli_opts_help, NULL };
 
 static bool parse_pid(const char *s, int *pid)
 {
@@ -108,7 +109,7 @@ static void print_one(const struct ds_norm_addr *a, bool json)
 	putchar('\n');
 }
 
-int cmd_normalize(int argc, char **argv)
+static int cmd_normalize(int argc, char **argv)
 {
 	DS_OPTS(ds_normalizer_opts, no);
 	struct cli_common common = { 0 };
@@ -122,31 +123,29 @@ int cmd_normalize(int argc, char **argv)
 	char *line = NULL;
 	size_t llen = 0;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int r = cli_common_option(&common, argc, argv, &i, normalize_help);
-		uint64_t v;
+	struct cli_parse p;
+	uint64_t addr;
+	int id;
 
-		if (r < 0)
-			return r == CLI_HELP ? 0 : 2;
-		if (r > 0)
-			continue;
-		if (!strcmp(a, "--pid") && i + 1 < argc) {
-			if (!parse_pid(argv[++i], &pid))
+	cli_parse_init(&p, &cli_cmd_normalize, &common, argc, argv);
+	while ((id = cli_next(&p)) != CLI_END) {
+		if (id == CLI_BAD || id == CLI_HELP) {
+			free(addrs);
+			return id == CLI_HELP ? 0 : 2;
+		}
+		if (id == O_PID) {
+			if (!parse_pid(p.arg, &pid))
 				goto bad_pid;
-		} else if (!strncmp(a, "--pid=", 6)) {
-			if (!parse_pid(a + 6, &pid))
-				goto bad_pid;
-		} else if (!strcmp(a, "--json")) {
+		} else if (id == O_JSON) {
 			json = true;
-		} else if (!strcmp(a, "--no-procmap-query")) {
+		} else if (id == O_NO_PROCMAP_QUERY) {
 			no.no_procmap_query = true;
-		} else if (!strcmp(a, "--no-perf-map")) {
+		} else if (id == O_NO_PERF_MAP) {
 			no.no_perf_map = true;
-		} else if (parse_hex(a, &v)) {
-			push_addr(&addrs, &naddrs, &cap, v);
+		} else if (parse_hex(p.arg, &addr)) {
+			push_addr(&addrs, &naddrs, &cap, addr);
 		} else {
-			cli_error("normalize: unknown argument '%s' (see --help)", a);
+			cli_error("normalize: '%s' is not an address (see --help)", p.arg);
 			free(addrs);
 			return 2;
 		}
@@ -307,3 +306,16 @@ void cli_pid_done(void)
 		ds_normalizer_free(pids[i].n);
 	npids = 0;
 }
+
+const struct cli_command cli_cmd_normalize = {
+	.name = "normalize",
+	.run = cmd_normalize,
+	.summary = "a live process's addresses as build ID, file offset, vaddr",
+	.usage = "--pid PID [--json] [OPTIONS] [ADDR...]",
+	.about = "Each ADDR (hex, 0x optional; read from stdin, one a line, when none is given),\n"
+		 "an absolute address of process PID, as one line:\n"
+		 "  ADDR BUILD-ID FILE-OFFSET VADDR PATH          (hex numbers, 0x-prefixed)\n"
+		 "or, when it cannot be normalized, \"-\" for what is unknown and the reason\n"
+		 "last (unmapped, anonymous, jit NAME, no build ID, kernel, error: ...).\n",
+	.tables = normalize_tables,
+};
