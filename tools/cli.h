@@ -80,7 +80,8 @@ int pprof_report(const char *out, const char *data_path, const struct cli_common
 
 /* binutils addr2line's personality (tools/cmd_addr2line.c), answered by
  * symbolize's -e mode.  addr2line reads stdin with fgets() into 100
- * bytes: a line is cut into pieces of at most A2L_CHUNK bytes. */
+ * bytes: a line is cut into pieces of at most A2L_CHUNK bytes.  What
+ * both read addresses and names with is in tools/cli_a2l.c. */
 #define A2L_CHUNK 99
 struct cli_a2l {
 	const char *exe;
@@ -96,7 +97,7 @@ struct cli_a2l {
 uint64_t a2l_scan_addr(const char *path, const char *s, size_t len);
 void a2l_symbols_close(void);
 /* binutils' naming of a function after it was asked about (see
- * tools/cmd_addr2line.c): note the name the function starting at start was
+ * tools/cli_a2l.c): note the name the function starting at start was
  * given as the innermost frame; a2l_renamed(): the name noted, or NULL;
  * a2l_renamed_free() forgets all. */
 void a2l_note_function(uint64_t start, const char *name, size_t len);

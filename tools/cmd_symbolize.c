@@ -90,7 +90,7 @@ struct opts {
 	int pid; /* --pid: bare addresses are this process's */
 	bool basenames;
 	/* -e in GNU style: stdin and the addresses read as binutils reads
-	 * them (tools/cmd_addr2line.c); quiet: nothing on stderr (addr2line's
+	 * them (tools/cli_a2l.c); quiet: nothing on stderr (addr2line's
 	 * personality: binutils says nothing of a file without symbols). */
 	bool binutils, quiet;
 	/* The personality: names as binutils gives them in a run, too: no
