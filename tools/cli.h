@@ -132,7 +132,7 @@ extern const struct cli_command cli_cmd_perf_cache;
 extern const struct cli_command cli_cmd_flamegraph;
 extern const struct cli_command cli_cmd_stack;
 
-/* symbolize's addresses of live processes (tools/cmd_normalize.c): key
+/* symbolize's addresses of live processes (tools/cli_pid.c): key
  * "pid:PID" (or NULL and pid) and an absolute address, normalized by a
  * normalizer of that process kept to cli_pid_done().  0: dso (a
  * reference for the caller) and addr (its ELF virtual address, or with
@@ -149,5 +149,7 @@ struct cli_pid_answer {
 int cli_pid_address(struct ds_store *store, const char *key, int pid, uint64_t addr,
 		    bool file_offset, struct cli_pid_answer *a);
 void cli_pid_done(void);
+/* A process ID, decimal, in s: true and *pid. */
+bool cli_parse_pid(const char *s, int *pid);
 
 #endif

@@ -93,3 +93,16 @@ struct ds_context *cli_context(const struct cli_common *c)
 	}
 	return ctx;
 }
+
+bool cli_parse_pid(const char *s, int *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > INT32_MAX)
+		return false;
+	*pid = (int)v;
+	return true;
+}

@@ -1,6 +1,6 @@
 /* dsostore normalize: absolute addresses of a live process as (build ID,
  * file offset, ELF virtual address, path), what a profiling agent sends to
- * where it symbolizes; and the "pid:PID ADDR" lines of symbolize. */
+ * where it symbolizes (symbolize's "pid:PID ADDR" lines: tools/cli_pid.c). */
 #define _GNU_SOURCE
 #include "cli.h"
 
@@ -22,19 +22,6 @@ static const struct cli_opt normalize_opts[] = {
 };
 static const struct cli_opt *const normalize_tables[] = { normalize_opts, cli_opts_lookup,
 							  cli_opts_verbose, cli_opts_help, NULL };
-
-static bool parse_pid(const char *s, int *pid)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v <= 0 || v > INT32_MAX)
-		return false;
-	*pid = (int)v;
-	return true;
-}
 
 static bool parse_hex(const char *s, uint64_t *out)
 {
@@ -134,7 +121,7 @@ static int cmd_normalize(int argc, char **argv)
 			return id == CLI_HELP ? 0 : 2;
 		}
 		if (id == O_PID) {
-			if (!parse_pid(p.arg, &pid))
+			if (!cli_parse_pid(p.arg, &pid))
 				goto bad_pid;
 		} else if (id == O_JSON) {
 			json = true;
@@ -211,100 +198,6 @@ bad_pid:
 	cli_error("normalize: --pid wants a process ID");
 	free(addrs);
 	return 2;
-}
-
-/* ------------------------------------------------ symbolize's pid lines */
-
-/* One normalizer per process named in the stream, kept to the end. */
-#define PID_NORMALIZERS 64
-
-static struct {
-	int pid;
-	struct ds_normalizer *n;
-	int err;
-} pids[PID_NORMALIZERS];
-static size_t npids;
-
-static struct ds_normalizer *normalizer_of(struct ds_store *store, int pid, int *err)
-{
-	for (size_t i = 0; i < npids; i++) {
-		if (pids[i].pid == pid) {
-			*err = pids[i].err;
-			return pids[i].n;
-		}
-	}
-	if (npids == PID_NORMALIZERS) { /* the oldest goes */
-		ds_normalizer_free(pids[0].n);
-		memmove(pids, pids + 1, (PID_NORMALIZERS - 1) * sizeof(pids[0]));
-		npids--;
-	}
-	pids[npids].pid = pid;
-	pids[npids].n = ds_normalizer_new(store, pid, NULL);
-	pids[npids].err = pids[npids].n ? 0 : -errno;
-	*err = pids[npids].err;
-	return pids[npids++].n;
-}
-
-int cli_pid_address(struct ds_store *store, const char *key, int pid, uint64_t addr,
-		    bool file_offset, struct cli_pid_answer *a)
-{
-	struct ds_normalizer *n;
-	struct ds_norm_addr o;
-	int err;
-
-	memset(a, 0, sizeof(*a));
-	if (key && (strncmp(key, "pid:", 4) || !parse_pid(key + 4, &pid))) {
-		snprintf(a->error, sizeof(a->error), "%s: not pid:PID", key);
-		return -EINVAL;
-	}
-	snprintf(a->module, sizeof(a->module), "pid:%d", pid);
-	n = normalizer_of(store, pid, &err);
-	if (!n) {
-		snprintf(a->error, sizeof(a->error), "process %d: %s", pid, ds_strerror(err));
-		return err;
-	}
-	err = ds_normalize(n, &addr, 1, &o);
-	if (err < 0 && o.reason != DS_NORM_ERROR) {
-		o.reason = DS_NORM_ERROR;
-		o.error = err;
-	}
-	if (o.path)
-		snprintf(a->module, sizeof(a->module), "%s", o.path);
-	switch (o.reason) {
-	case DS_NORM_OK:
-	case DS_NORM_NO_BUILD_ID:
-		if (o.dso && (file_offset || o.vaddr_known)) {
-			a->dso = o.dso; /* the reference goes to the caller */
-			a->addr = file_offset ? o.file_offset : o.vaddr;
-			return 0;
-		}
-		snprintf(a->error, sizeof(a->error), "0x%" PRIx64 ": %s", addr,
-			 o.dso ? "no program headers to place it" : "no build ID, no file");
-		break;
-	case DS_NORM_JIT:
-		snprintf(a->jit, sizeof(a->jit), "%s", o.jit_name);
-		a->addr = addr;
-		a->is_jit = true;
-		ds_norm_release(&o, 1);
-		return 0;
-	case DS_NORM_ERROR:
-		snprintf(a->error, sizeof(a->error), "0x%" PRIx64 ": %s", addr,
-			 ds_strerror(o.error));
-		break;
-	default:
-		snprintf(a->error, sizeof(a->error), "0x%" PRIx64 ": %s", addr,
-			 ds_norm_reason_name(o.reason));
-		break;
-	}
-	ds_norm_release(&o, 1);
-	return -ENOENT;
-}
-
-void cli_pid_done(void)
-{
-	for (size_t i = 0; i < npids; i++)
-		ds_normalizer_free(pids[i].n);
-	npids = 0;
 }
 
 const struct cli_command cli_cmd_normalize = {
