@@ -13,17 +13,15 @@
 /* "-k, --vmlinux FILE" into buf. */
 static void opt_name(const struct cli_opt *o, char *buf, size_t len)
 {
-	const char *open = o->flags & CLI_ARG_OPTIONAL ? "[=" : " ";
-	const char *close = o->flags & CLI_ARG_OPTIONAL ? "]" : "";
-	int n = 0;
+	bool optional = o->long_name && (o->flags & CLI_ARG_OPTIONAL);
+	char s[8] = "";
 
 	if (o->short_name)
-		n = snprintf(buf, len, "-%c%s", o->short_name, o->long_name ? ", " : "");
-	if (o->long_name)
-		n += snprintf(buf + n, len - (size_t)n, "--%s", o->long_name);
-	if (o->arg)
-		snprintf(buf + n, len - (size_t)n, "%s%s%s", o->long_name ? open : " ", o->arg,
-			 o->long_name ? close : "");
+		snprintf(s, sizeof(s), "-%c%s", o->short_name, o->long_name ? ", " : "");
+	/* One snprintf: a name too long for buf is cut, never overrun. */
+	snprintf(buf, len, "%s%s%s%s%s%s", s, o->long_name ? "--" : "",
+		 o->long_name ? o->long_name : "", !o->arg ? "" : optional ? "[=" : " ",
+		 o->arg ? o->arg : "", optional && o->arg ? "]" : "");
 }
 
 /* text from column col on, words wrapped at HELP_WIDTH, the lines after
