@@ -125,16 +125,16 @@ ds_fuzz(kconf MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
 # at test time (no ELF committed), a few hundred mutations each.
 ds_fuzz(ko MUTATIONS 400 INCLUDE ${DS_LIB_INCLUDE_DIRS} GEN gen_ko_corpus.sh)
 
-# The folded-stack reader of dsostore flamegraph (tools/folded.c): a
+# The folded-stack reader of dsostore flamegraph (tools/cli_folded.c): a
 # committed text corpus, many mutations, a second or two.  The harness
-# carries tools/folded.c itself (the CLI's code, not the library's).
-ds_fuzz(folded MUTATIONS 3000 SOURCES ${CMAKE_SOURCE_DIR}/tools/folded.c
+# carries tools/cli_folded.c itself (the CLI's code, not the library's).
+ds_fuzz(folded MUTATIONS 3000 SOURCES ${CMAKE_SOURCE_DIR}/tools/cli_folded.c
   INCLUDE ${CMAKE_SOURCE_DIR}/tools)
 
-# annotate's source text (tools/srctext.c: what a debuginfod server sends,
+# annotate's source text (tools/cli_srctext.c: what a debuginfod server sends,
 # split into lines and written to a terminal and into JSON).  A committed
 # text corpus; no library.
-ds_fuzz(srctext MUTATIONS 3000 SOURCES ${CMAKE_SOURCE_DIR}/tools/srctext.c
+ds_fuzz(srctext MUTATIONS 3000 SOURCES ${CMAKE_SOURCE_DIR}/tools/cli_srctext.c
   INCLUDE ${CMAKE_SOURCE_DIR}/tools NO_LIBRARY)
 
 # The core-file reader (lib/core.c): hand-built cores of both classes and

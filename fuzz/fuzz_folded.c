@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target for the folded-stack reader of dsostore flamegraph
- * (folded_parse() in tools/folded.c: "FRAME;FRAME;... COUNT" lines).
+ * (folded_parse() in tools/cli_folded.c: "FRAME;FRAME;... COUNT" lines).
  *
  * The input is copied into a malloc() of exactly its size (no NUL after
  * it), so a read past its end is an ASan error.  When it parses, the
@@ -15,11 +15,11 @@
  *     keeps every stack after the stacks that are prefixes of it.
  *
  * Built with -fsanitize=fuzzer by scripts/fuzz, and linked with
- * fuzz/replay.c for make check; tools/folded.c comes with it, and the few
+ * fuzz/replay.c for make check; tools/cli_folded.c comes with it, and the few
  * CLI helpers it names (never called on this path) are stubs here.
  */
 #define _GNU_SOURCE
-#include "folded.h"
+#include "cli_folded.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for annotate's source text (tools/srctext.c): the line
+ * Fuzz target for annotate's source text (tools/cli_srctext.c): the line
  * index of a file's bytes and the two writers of its lines, to a terminal
  * and into JSON.  The bytes are what a debuginfod server sent, so any.
- * Checked, from the contract in srctext.h rather than from the code:
+ * Checked, from the contract in cli_srctext.h rather than from the code:
  *   - the lines cover the text: each starts where the previous one's
  *     terminator ("\n", or "\r\n" with the CR cut) ended, the last ends
  *     at the end (with or without a newline), none holds a newline, and
@@ -18,7 +18,7 @@
  * fuzz/replay.c for make check.
  */
 #define _GNU_SOURCE
-#include "srctext.h"
+#include "cli_srctext.h"
 
 #include <errno.h>
 #include <iconv.h>

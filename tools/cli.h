@@ -5,9 +5,11 @@
 
 #include "dsostore.h"
 
+#include "cli_opts.h"
+
 #include <stdbool.h>
 
-/* Options every subcommand accepts. */
+/* The options tables share (cli_opts.h), as cli_next() sets them. */
 struct cli_common {
 	const char *debug_dirs[33];
 	int n_debug_dirs;
@@ -15,13 +17,13 @@ struct cli_common {
 	const char *kallsyms, *kernel_root; /* ds_context_opts' */
 	const char *vmlinux; /* -k: the kernel's vmlinux (symbolize, report, annotate) */
 	int verbose;
+	/* -i/--input, --no-fetch; progress: --progress (1), --no-progress
+	 * (0), else -1 (see cli_want_progress()) */
+	const char *input;
+	bool no_fetch;
+	int progress;
 };
 
-/* If argv[*i] is a common option, consume it (and its argument) and return
- * 1; -h/--help: print help to stdout and return CLI_HELP (exit 0); 0 if it
- * is neither; CLI_BAD after printing an error (exit 2). */
-enum { CLI_BAD = -1, CLI_HELP = -2 };
-int cli_common_option(struct cli_common *c, int argc, char **argv, int *i, const char *help);
 /* A context configured from the common options; exits on failure. */
 struct ds_context *cli_context(const struct cli_common *c);
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -36,7 +38,7 @@ int cli_progress(void *user, const struct ds_fetch_progress *p);
  * stderr is a terminal or $DEBUGINFOD_PROGRESS is set. */
 bool cli_want_progress(int option);
 
-/* A perf recording opened for a command (tools/recording.c): replayed
+/* A perf recording opened for a command (tools/cli_recording.c): replayed
  * straight into a profile (ds_profile_open(): the samples are not kept
  * twice), its session borrowed from it. */
 struct cli_recording {
@@ -69,36 +71,17 @@ int cli_recording_open(struct cli_recording *r, const char *path, const struct c
  * saying why. */
 int cli_recording_prefetch(struct cli_recording *r, bool progress, bool verbose);
 void cli_recording_close(struct cli_recording *r);
-/* If argv[*i] is an option every command reading a recording takes,
- * consume it (and its argument) and return true: -i/--input FILE into
- * *path, --no-fetch into *no_fetch, --progress/--no-progress into
- * *progress (1, 0; see cli_want_progress()), and perf's --stdio, which
- * changes nothing. */
-bool cli_recording_option(int argc, char **argv, int *i, const char **path, bool *no_fetch,
-			  int *progress);
-
-#define CLI_COMMON_HELP                                                                   \
-	"  --debug-dir DIR         a debug directory (repeatable; default /usr/lib/debug)\n" \
-	"  --perf-buildid-dir DIR  perf's build-id cache (default $PERF_BUILDID_DIR,\n"     \
-	"                          perf's buildid.dir, ~/.debug; \"\" disables it)\n"        \
-	"  --kallsyms FILE         kernel symbols from FILE, not /proc/kallsyms (perf's)\n"  \
-	"  --kernel-root DIR       the kernel's proc/ and sys/ files under DIR (default\n"   \
-	"                          $DSOSTORE_KERNEL_ROOT, else /)\n"                          \
-	"  -k, --vmlinux FILE      the kernel's vmlinux with DWARF (perf's -k), for\n"     \
-	"                          kernel addresses: symbolize --kernel, report, annotate\n" \
-	"  -v, --verbose           log the search on stderr\n"                               \
-	"  -h, --help              this help\n"
-
-/* report --pprof (tools/pprof.c): the recording at data_path, its debuginfo
+/* report --pprof (tools/cli_pprof.c): the recording at data_path, its debuginfo
  * found first (not fetched with no_fetch), written as pprof's
  * profile.proto, gzipped, to out ("-": stdout).  The exit status: 0, or 1
  * after saying why. */
 int pprof_report(const char *out, const char *data_path, const struct cli_common *common,
 		 bool no_fetch, bool progress);
 
-/* binutils addr2line's personality (tools/addr2line.c), answered by
+/* binutils addr2line's personality (tools/cmd_addr2line.c), answered by
  * symbolize's -e mode.  addr2line reads stdin with fgets() into 100
- * bytes: a line is cut into pieces of at most A2L_CHUNK bytes. */
+ * bytes: a line is cut into pieces of at most A2L_CHUNK bytes.  What
+ * both read addresses and names with is in tools/cli_a2l.c. */
 #define A2L_CHUNK 99
 struct cli_a2l {
 	const char *exe;
@@ -114,7 +97,7 @@ struct cli_a2l {
 uint64_t a2l_scan_addr(const char *path, const char *s, size_t len);
 void a2l_symbols_close(void);
 /* binutils' naming of a function after it was asked about (see
- * tools/addr2line.c): note the name the function starting at start was
+ * tools/cli_a2l.c): note the name the function starting at start was
  * given as the innermost frame; a2l_renamed(): the name noted, or NULL;
  * a2l_renamed_free() forgets all. */
 void a2l_note_function(uint64_t start, const char *name, size_t len);
@@ -126,30 +109,30 @@ unsigned a2l_addr_width(const char *path);
 /* --demangle=STYLE: false for a style binutils does not know; else
  * *demangle says whether names are demangled ("none": not). */
 bool a2l_demangle_style(const char *style, bool *demangle);
-/* binutils options that change nothing here (-b TARGET, -r, -R and their
- * long forms): consumed (with -b's argument), true. */
-bool a2l_ignored_option(int argc, char **argv, int *i);
+/* Whether binutils knows t as a target an ELF file may be read as (-b). */
+bool a2l_known_target(const char *t);
 /* Answers addrs (stdin's lines when naddrs is 0) of a->exe as binutils
  * addr2line does; the exit status. */
 int symbolize_addr2line(const struct cli_a2l *a, char **addrs, int naddrs);
-int cmd_addr2line(int argc, char **argv);
+/* The commands (tools/cmd_<command>.c). */
+extern const struct cli_command cli_cmd_buildid;
+extern const struct cli_command cli_cmd_find;
+extern const struct cli_command cli_cmd_scan;
+extern const struct cli_command cli_cmd_fetch;
+extern const struct cli_command cli_cmd_cache;
+extern const struct cli_command cli_cmd_symbolize;
+extern const struct cli_command cli_cmd_normalize;
+extern const struct cli_command cli_cmd_addr2line;
+extern const struct cli_command cli_cmd_index;
+extern const struct cli_command cli_cmd_buildid_list;
+extern const struct cli_command cli_cmd_prefetch;
+extern const struct cli_command cli_cmd_report;
+extern const struct cli_command cli_cmd_annotate;
+extern const struct cli_command cli_cmd_perf_cache;
+extern const struct cli_command cli_cmd_flamegraph;
+extern const struct cli_command cli_cmd_stack;
 
-int cmd_buildid(int argc, char **argv);
-int cmd_find(int argc, char **argv);
-int cmd_scan(int argc, char **argv);
-int cmd_fetch(int argc, char **argv);
-int cmd_cache(int argc, char **argv);
-int cmd_symbolize(int argc, char **argv);
-int cmd_buildid_list(int argc, char **argv);
-int cmd_prefetch(int argc, char **argv);
-int cmd_report(int argc, char **argv);
-int cmd_annotate(int argc, char **argv);
-int cmd_perf_cache(int argc, char **argv);
-int cmd_index(int argc, char **argv);
-int cmd_flamegraph(int argc, char **argv);
-int cmd_normalize(int argc, char **argv);
-
-/* symbolize's addresses of live processes (tools/normalize.c): key
+/* symbolize's addresses of live processes (tools/cli_pid.c): key
  * "pid:PID" (or NULL and pid) and an absolute address, normalized by a
  * normalizer of that process kept to cli_pid_done().  0: dso (a
  * reference for the caller) and addr (its ELF virtual address, or with
@@ -166,7 +149,7 @@ struct cli_pid_answer {
 int cli_pid_address(struct ds_store *store, const char *key, int pid, uint64_t addr,
 		    bool file_offset, struct cli_pid_answer *a);
 void cli_pid_done(void);
-
-int cmd_stack(int argc, char **argv);
+/* A process ID, decimal, in s: true and *pid. */
+bool cli_parse_pid(const char *s, int *pid);
 
 #endif

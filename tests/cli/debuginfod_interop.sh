@@ -150,7 +150,7 @@ for u in $u1 $u2; do
 done
 
 # ---- (d) sources and sections: the cache names agree.
-# (Once a regression: tools/fetch.c took --source for --section.)
+# (Once a regression: tools/cmd_fetch.c took --source for --section.)
 # One request in all, by whichever client came first (debuginfod-find may
 # even need none for a section: it cuts it from a cached debuginfo).
 source_case() { # what hex path first(eu|ds) expected-file

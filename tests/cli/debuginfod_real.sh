@@ -142,7 +142,7 @@ done
 echo "debuginfo and executable of ${#progs[@]} programs: checked"
 
 # ---- source: the server answers only for files the DWARF names.
-# (Once a regression: tools/fetch.c took --source PATH for --section.)
+# (Once a regression: tools/cmd_fetch.c took --source PATH for --section.)
 source_case() { # what program path-to-ask
 	local what=$1 p=$2 path=$3 h=${bid[$2]} eu
 	if fetch_one "$what" "$h" --source "$path"; then

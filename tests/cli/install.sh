@@ -16,7 +16,8 @@
 #    can only be the archive: it links (the .pc names every library the
 #    archive needs), needs no libdsostore at run time, and answers alike;
 #  - libexec/dsostore/bin/addr2line links to the installed CLI, and run
-#    through it, the CLI answers for that program as binutils does.
+#    through it, the CLI answers for that program as binutils does;
+#  - the man page dsostore(1) and the bash completion are installed.
 #
 # The program's answers come from first principles: a build ID it parses
 # is printed back in lowercase, 20 bytes for 40 digits; an odd number of
@@ -193,7 +194,7 @@ else
 fi
 tl_case_end
 
-# The addr2line personality's link (tools/addr2line.c): in a directory
+# The addr2line personality's link (tools/cmd_addr2line.c): in a directory
 # of its own under the prefix, naming the installed CLI, answering as
 # binutils' addr2line for the program just built.
 tl_case "libexec/dsostore/bin/addr2line"
@@ -207,6 +208,17 @@ if [ -L "$link" ] && [ "$(readlink -f "$link")" = "$(readlink -f "$prefix/bin/ds
 else
 	fail "no link $link to $prefix/bin/dsostore: $(ls -l "${link%/*}" 2>&1 | head -3)"
 fi
+tl_case_end
+
+# The man page and the bash completion the build wrote from the CLI's
+# option tables, where man and bash-completion look under the prefix.
+tl_case "man page and bash completion"
+man1=$(find "$prefix" -path '*/man1/dsostore.1')
+comp=$prefix/share/bash-completion/completions/dsostore
+[ -n "$man1" ] && grep -q '^\.TH DSOSTORE 1' "$man1" && grep -q '^\.SS report$' "$man1" ||
+	fail "no man page man1/dsostore.1 with a section per command under $prefix: '$man1'"
+[ -f "$comp" ] && bash -n "$comp" && grep -q 'complete .*-F _dsostore dsostore' "$comp" ||
+	fail "no bash completion at $comp"
 tl_case_end
 
 tl_finish install

@@ -3,7 +3,7 @@
 """The oracle of report --folded: `perf script` output collapsed by the
 rules stackcollapse-perf.pl (Brendan Gregg's FlameGraph) documents and
 applies by default, written here from those rules, independently of
-tools/folded.c:
+tools/cli_folded.c:
 
   perf script -i perf.data | python3 stackcollapse.py [--kernel] [--dso] [--pid|--tid]
 

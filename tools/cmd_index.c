@@ -7,14 +7,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char index_help[] =
-	"usage: dsostore index [OPTIONS] BUILD-ID|FILE...\n"
-	"Builds the whole symbol index of each (all of its DWARF) and saves it, so that\n"
-	"the next process to symbolize in it maps the index instead of reading DWARF.\n"
-	"Prints \"<build-id> <saved index>\" per success; a failure gets a line on\n"
-	"stderr and exit status 1.  The debuginfo is found as by symbolize (locally,\n"
-	"then debuginfod).  Indexes are also saved without this command, whenever one\n"
-	"is completed; DSOSTORE_SYMINDEX=0 switches them off.\n" CLI_COMMON_HELP;
+static const struct cli_opt *const index_tables[] = { cli_opts_lookup, cli_opts_verbose,
+						      cli_opts_help, NULL };
 
 /* A DSO of the store for a FILE if one exists, else for a build ID. */
 static struct ds_dso *dso_of(struct ds_store *store, const char *arg)
@@ -31,7 +25,7 @@ static struct ds_dso *dso_of(struct ds_store *store, const char *arg)
 	return ds_store_findnew(store, NULL, &id);
 }
 
-int cmd_index(int argc, char **argv)
+static int cmd_index(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
 	struct ds_context *ctx;
@@ -39,25 +33,21 @@ int cmd_index(int argc, char **argv)
 	const char *args[256];
 	int nargs = 0, status = 0;
 
-	for (int i = 1; i < argc; i++) {
-		int r = cli_common_option(&common, argc, argv, &i, index_help);
+	struct cli_parse p;
+	int opt;
 
-		if (r < 0)
-			return r == CLI_HELP ? 0 : 2;
-		if (r > 0)
-			continue;
-		if (argv[i][0] == '-' && argv[i][1]) {
-			cli_error("index: unknown option %s", argv[i]);
-			return 2;
-		}
+	cli_parse_init(&p, &cli_cmd_index, &common, argc, argv);
+	while ((opt = cli_next(&p)) != CLI_END) {
+		if (opt == CLI_BAD || opt == CLI_HELP)
+			return opt == CLI_HELP ? 0 : 2;
 		if (nargs == 256) {
 			cli_error("index: at most 256 arguments");
 			return 2;
 		}
-		args[nargs++] = argv[i];
+		args[nargs++] = p.arg;
 	}
 	if (!nargs) {
-		fputs(index_help, stderr);
+		cli_help(stderr, &cli_cmd_index);
 		return 2;
 	}
 	ctx = cli_context(&common);
@@ -94,3 +84,17 @@ int cmd_index(int argc, char **argv)
 	ds_context_free(ctx);
 	return status;
 }
+
+const struct cli_command cli_cmd_index = {
+	.name = "index",
+	.run = cmd_index,
+	.summary = "build and save the symbol indexes of binaries ahead",
+	.usage = "[OPTIONS] BUILD-ID|FILE...",
+	.about = "Builds the whole symbol index of each (all of its DWARF) and saves it, so that\n"
+		 "the next process to symbolize in it maps the index instead of reading DWARF.\n"
+		 "Prints \"<build-id> <saved index>\" per success; a failure gets a line on\n"
+		 "stderr and exit status 1.  The debuginfo is found as by symbolize (locally,\n"
+		 "then debuginfod).  Indexes are also saved without this command, whenever one\n"
+		 "is completed; DSOSTORE_SYMINDEX=0 switches them off.\n",
+	.tables = index_tables,
+};

@@ -6,7 +6,7 @@
  * here fetched in one parallel batch, into the debuginfod cache. */
 #define _GNU_SOURCE
 #include "cli.h"
-#include "srctext.h"
+#include "cli_srctext.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -15,31 +15,25 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char annotate_help[] =
-	"usage: dsostore annotate [OPTIONS] [PERF.DATA] [SYMBOL...]\n"
-	"The hot functions of a recording, source line by source line: each line's\n"
-	"share of its function's samples, a sample counted for the file:line of its\n"
-	"innermost frame (code inlined from a header counts for the header's line,\n"
-	"under the function it was sampled in).  The hottest line of a function is\n"
-	"marked '>', every other line with at least 5% of its samples '*'.  Source\n"
-	"text from the file the DWARF names, else from the servers of\n"
-	"$DEBUGINFOD_URLS by build ID, all missing files in one parallel batch (and\n"
-	"cached); without it, FILE:LINE and the shares.  Default file: perf.data; the\n"
-	"first argument is the recording unless -i names it.  Without SYMBOLs: the\n"
-	"functions with the most samples.\n"
-	"  -i, --input FILE        the recording\n"
-	"  --top N                 at most N functions per event (default 10)\n"
-	"  --percent-limit P       only functions with at least P% of the event's\n"
-	"                          samples (default 1; SYMBOLs named are shown anyway)\n"
-	"  --context N             source lines shown around each line with samples\n"
-	"                          (default 2)\n"
-	"  -l, --print-line        a summary first: the function's lines by share\n"
-	"  --json                  one JSON object instead of the listing\n"
-	"  --no-fetch              no debuginfod: local debuginfo and sources only\n"
-	"                          (and what the debuginfod cache has)\n"
-	"  --progress, --no-progress   a progress bar of the fetches on stderr\n"
-	"                          (default: on a terminal or with $DEBUGINFOD_PROGRESS)\n"
-	"  --stdio                 accepted, for perf's command lines (the only output)\n" CLI_COMMON_HELP;
+enum { O_TOP = 1, O_PERCENT_LIMIT, O_CONTEXT, O_PRINT_LINE, O_JSON };
+
+static const struct cli_opt annotate_opts[] = {
+	{ O_TOP, 0, "top", "N", "at most N functions per event (default 10)", 0 },
+	{ O_PERCENT_LIMIT, 0, "percent-limit", "P",
+	  "only functions with at least P% of the event's samples (default 1; SYMBOLs named are "
+	  "shown anyway)",
+	  0 },
+	{ O_CONTEXT, 0, "context", "N",
+	  "source lines shown around each line with samples (default 2)", 0 },
+	{ O_PRINT_LINE, 'l', "print-line", NULL, "a summary first: the function's lines by share",
+	  0 },
+	{ O_JSON, 0, "json", NULL, "one JSON object instead of the listing", 0 },
+	{ 0 },
+};
+static const struct cli_opt *const annotate_tables[] = {
+	cli_opts_input, annotate_opts,	 cli_opts_no_fetch, cli_opts_progress, cli_opts_lookup,
+	cli_opts_kernel, cli_opts_vmlinux, cli_opts_verbose, cli_opts_help,	NULL
+};
 
 /* A source file larger than this is not read (sqlite3.c: 9 MB). */
 #define MAX_SOURCE (64u << 20)
@@ -728,62 +722,59 @@ static int number(const char *opt, const char *v, bool positive, unsigned long l
 	return 0;
 }
 
-int cmd_annotate(int argc, char **argv)
+static int cmd_annotate(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
 	struct opts o = { .top = 10, .percent_limit = 1.0, .context = 2 };
 	char **pos = calloc((size_t)argc, sizeof(*pos));
 	size_t npos = 0;
-	int progress = -1, status = 2;
+	int progress = -1, status = 2, id;
+	struct cli_parse p;
 
 	if (!pos)
 		oom();
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int r = cli_common_option(&common, argc, argv, &i, annotate_help);
+	cli_parse_init(&p, &cli_cmd_annotate, &common, argc, argv);
+	while ((id = cli_next(&p)) != CLI_END) {
 		unsigned long long n;
+		char *end;
 
-		if (r < 0) {
-			status = r == CLI_HELP ? 0 : 2;
+		switch (id) {
+		case CLI_BAD:
+		case CLI_HELP:
+			status = id == CLI_HELP ? 0 : 2;
 			goto out;
-		}
-		if (r > 0 || cli_recording_option(argc, argv, &i, &o.path, &o.no_fetch, &progress))
-			continue;
-		if ((!strcmp(a, "--top") && i + 1 < argc) || !strncmp(a, "--top=", 6)) {
-			if (number("--top", a[5] == '=' ? a + 6 : argv[++i], true, &n))
+		case O_TOP:
+		case O_CONTEXT:
+			if (number(id == O_TOP ? "--top" : "--context", p.arg, id == O_TOP, &n))
 				goto out;
-			o.top = (size_t)n;
-		} else if ((!strcmp(a, "--context") && i + 1 < argc) ||
-			   !strncmp(a, "--context=", 10)) {
-			if (number("--context", a[9] == '=' ? a + 10 : argv[++i], false, &n))
-				goto out;
-			o.context = (unsigned)n;
-		} else if ((!strcmp(a, "--percent-limit") && i + 1 < argc) ||
-			   !strncmp(a, "--percent-limit=", 16)) {
-			const char *v = a[15] == '=' ? a + 16 : argv[++i];
-			char *end;
-
+			if (id == O_TOP)
+				o.top = (size_t)n;
+			else
+				o.context = (unsigned)n;
+			break;
+		case O_PERCENT_LIMIT:
 			errno = 0;
-			o.percent_limit = strtod(v, &end);
-			if (errno || end == v || *end || !(o.percent_limit >= 0) ||
+			o.percent_limit = strtod(p.arg, &end);
+			if (errno || end == p.arg || *end || !(o.percent_limit >= 0) ||
 			    o.percent_limit > 100) {
-				cli_error("annotate: --percent-limit needs a percentage, not '%s'", v);
+				cli_error("annotate: --percent-limit needs a percentage, not '%s'",
+					  p.arg);
 				goto out;
 			}
-		} else if (!strcmp(a, "-l") || !strcmp(a, "--print-line")) {
+			break;
+		case O_PRINT_LINE:
 			o.print_line = true;
-		} else if (!strcmp(a, "--json")) {
+			break;
+		case O_JSON:
 			o.json = true;
-		} else if (!strcmp(a, "--")) {
-			while (++i < argc)
-				pos[npos++] = argv[i];
-		} else if (a[0] == '-' && a[1]) {
-			cli_error("annotate: unknown option or missing argument: %s", a);
-			goto out;
-		} else {
-			pos[npos++] = argv[i];
+			break;
+		default:
+			pos[npos++] = (char *)p.arg;
 		}
 	}
+	o.path = common.input;
+	o.no_fetch = common.no_fetch;
+	progress = common.progress;
 	/* perf annotate [-i FILE] [SYMBOL]; ours also takes the file first. */
 	if (!o.path && npos) {
 		o.path = pos[0];
@@ -802,3 +793,21 @@ out:
 	free(pos);
 	return status;
 }
+
+const struct cli_command cli_cmd_annotate = {
+	.name = "annotate",
+	.run = cmd_annotate,
+	.summary = "the hot functions of a perf.data by source line, with the text",
+	.usage = "[OPTIONS] [PERF.DATA] [SYMBOL...]",
+	.about = "The hot functions of a recording, source line by source line: each line's\n"
+		 "share of its function's samples, a sample counted for the file:line of its\n"
+		 "innermost frame (code inlined from a header counts for the header's line,\n"
+		 "under the function it was sampled in).  The hottest line of a function is\n"
+		 "marked '>', every other line with at least 5% of its samples '*'.  Source\n"
+		 "text from the file the DWARF names, else from the servers of\n"
+		 "$DEBUGINFOD_URLS by build ID, all missing files in one parallel batch (and\n"
+		 "cached); without it, FILE:LINE and the shares.  Default file: perf.data; the\n"
+		 "first argument is the recording unless -i names it.  Without SYMBOLs: the\n"
+		 "functions with the most samples.\n",
+	.tables = annotate_tables,
+};

@@ -1,6 +1,6 @@
-/* Source text for annotate: see srctext.h. */
+/* Source text for annotate: see cli_srctext.h. */
 #define _GNU_SOURCE
-#include "srctext.h"
+#include "cli_srctext.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -105,24 +105,6 @@ int cli_recording_prefetch(struct cli_recording *r, bool progress, bool verbose)
 	return 0;
 }
 
-bool cli_recording_option(int argc, char **argv, int *i, const char **path, bool *no_fetch,
-			  int *progress)
-{
-	const char *a = argv[*i];
-
-	if ((!strcmp(a, "-i") || !strcmp(a, "--input")) && *i + 1 < argc)
-		*path = argv[++*i];
-	else if (!strncmp(a, "--input=", 8))
-		*path = a + 8;
-	else if (!strcmp(a, "--no-fetch"))
-		*no_fetch = true;
-	else if (!strcmp(a, "--progress") || !strcmp(a, "--no-progress"))
-		*progress = a[2] == 'p';
-	else if (strcmp(a, "--stdio")) /* perf's, the only output there is */
-		return false;
-	return true;
-}
-
 void cli_recording_close(struct cli_recording *r)
 {
 	ds_profile_free(r->prof); /* and with it the session */

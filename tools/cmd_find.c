@@ -7,14 +7,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char find_help[] =
-	"usage: dsostore find [--debuginfo|--executable] [-s] [OPTIONS] BUILD-ID|FILE...\n"
-	"Prints the path of the debuginfo (default) or executable found on this machine.\n"
-	"A FILE is read for its build ID and is itself the first candidate.\n"
-	"  --debuginfo             find the debuginfo (default)\n"
-	"  --executable            find the executable\n"
-	"  -s, --source            also print where it was found (self, build-id-dir,\n"
-	"                          debuglink, perf-cache)\n" CLI_COMMON_HELP;
+enum { O_DEBUGINFO = 1, O_EXECUTABLE, O_SOURCE };
+
+static const struct cli_opt find_opts[] = {
+	{ O_DEBUGINFO, 0, "debuginfo", NULL, "find the debuginfo (default)", 0 },
+	{ O_EXECUTABLE, 0, "executable", NULL, "find the executable", 0 },
+	{ O_SOURCE, 's', "source", NULL,
+	  "also print where it was found (self, build-id-dir, debuglink, perf-cache)", 0 },
+	{ 0 },
+};
+static const struct cli_opt *const find_tables[] = { find_opts, cli_opts_lookup,
+						     cli_opts_verbose, cli_opts_help, NULL };
 
 /* A FILE when such a file exists, else it must be a build ID. */
 static int resolve_arg(const char *arg, struct ds_build_id *bid, const char **file)
@@ -36,7 +39,7 @@ static int resolve_arg(const char *arg, struct ds_build_id *bid, const char **fi
 	return err;
 }
 
-int cmd_find(int argc, char **argv)
+static int cmd_find(int argc, char **argv)
 {
 	enum ds_artifact what = DS_ARTIFACT_DEBUGINFO;
 	struct cli_common common = { 0 };
@@ -45,28 +48,22 @@ int cmd_find(int argc, char **argv)
 	int nargs = 0, status = 0;
 	bool show_source = false;
 
-	for (int i = 1; i < argc; i++) {
-		int r = cli_common_option(&common, argc, argv, &i, find_help);
+	struct cli_parse p;
+	int id;
 
-		if (r < 0)
-			return r == CLI_HELP ? 0 : 2;
-		if (r > 0)
-			continue;
-		if (!strcmp(argv[i], "--debuginfo")) {
-			what = DS_ARTIFACT_DEBUGINFO;
-		} else if (!strcmp(argv[i], "--executable")) {
-			what = DS_ARTIFACT_EXECUTABLE;
-		} else if (!strcmp(argv[i], "-s") || !strcmp(argv[i], "--source")) {
+	cli_parse_init(&p, &cli_cmd_find, &common, argc, argv);
+	while ((id = cli_next(&p)) != CLI_END) {
+		if (id == CLI_BAD || id == CLI_HELP)
+			return id == CLI_HELP ? 0 : 2;
+		if (id == O_DEBUGINFO || id == O_EXECUTABLE)
+			what = id == O_DEBUGINFO ? DS_ARTIFACT_DEBUGINFO : DS_ARTIFACT_EXECUTABLE;
+		else if (id == O_SOURCE)
 			show_source = true;
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			cli_error("find: unknown option %s", argv[i]);
-			return 2;
-		} else if (nargs < 256) {
-			args[nargs++] = argv[i];
-		}
+		else if (nargs < 256)
+			args[nargs++] = p.arg;
 	}
 	if (!nargs) {
-		fputs(find_help, stderr);
+		cli_help(stderr, &cli_cmd_find);
 		return 2;
 	}
 	ctx = cli_context(&common);
@@ -97,3 +94,13 @@ int cmd_find(int argc, char **argv)
 	ds_context_free(ctx);
 	return status;
 }
+
+const struct cli_command cli_cmd_find = {
+	.name = "find",
+	.run = cmd_find,
+	.summary = "find the local debuginfo or executable of a build ID",
+	.usage = "[--debuginfo|--executable] [-s] [OPTIONS] BUILD-ID|FILE...",
+	.about = "Prints the path of the debuginfo (default) or executable found on this machine.\n"
+		 "A FILE is read for its build ID and is itself the first candidate.\n",
+	.tables = find_tables,
+};

@@ -1,4 +1,4 @@
-/* Source text for annotate (tools/srctext.c): a file read whole with its
+/* Source text for annotate (tools/cli_srctext.c): a file read whole with its
  * lines indexed, and the writers that keep untrusted text (a debuginfod
  * server's) harmless on a terminal and valid in JSON.  Apart from the
  * command so that fuzz/fuzz_srctext.c can reach it. */

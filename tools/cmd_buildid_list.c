@@ -6,15 +6,19 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char buildid_list_help[] =
-	"usage: dsostore buildid-list [--all] [--local] [-i] PERF.DATA\n"
-	"Prints \"<build-id> <path>\" for the DSOs of a perf recording, as perf\n"
-	"buildid-list -i does: the header's build-ID table when the file has one;\n"
-	"otherwise (perf record -z, --buildid-mmap, pipe mode) the DSOs with samples,\n"
-	"with the build IDs of their MMAP2 events (blank when the recording has none).\n"
-	"  --all     every DSO the recording maps or names, sampled or not\n"
-	"  --local   fill a missing build ID from the file on this machine, when it is\n"
-	"            the file that was mapped (same inode)\n";
+enum { O_ALL = 1, O_LOCAL };
+
+static const struct cli_opt buildid_list_opts[] = {
+	{ CLI_O_INPUT, 'i', "input", "FILE", "the recording (default perf.data)", CLI_ARG_FILE },
+	{ O_ALL, 0, "all", NULL, "every DSO the recording maps or names, sampled or not", 0 },
+	{ O_LOCAL, 0, "local", NULL,
+	  "fill a missing build ID from the file on this machine, when it is the file that was "
+	  "mapped (same inode)",
+	  0 },
+	{ 0 },
+};
+static const struct cli_opt *const buildid_list_tables[] = { buildid_list_opts, cli_opts_help,
+							     NULL };
 
 static void print_bid(const struct ds_build_id *bid, const char *path)
 {
@@ -25,7 +29,7 @@ static void print_bid(const struct ds_build_id *bid, const char *path)
 	printf("%s %s\n", hex, path);
 }
 
-int cmd_buildid_list(int argc, char **argv)
+static int cmd_buildid_list(int argc, char **argv)
 {
 	DS_OPTS(ds_perf_session_opts, sopts);
 	const struct ds_perf_build_id *bids;
@@ -40,24 +44,28 @@ int cmd_buildid_list(int argc, char **argv)
 	size_t n;
 	int rc;
 
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-			fputs(buildid_list_help, stdout);
-			return 0;
-		}
-		if (!strcmp(argv[i], "-i") && i + 1 < argc)
-			path = argv[++i];
-		else if (!strcmp(argv[i], "--all"))
-			all = true;
-		else if (!strcmp(argv[i], "--local"))
-			local = true;
-		else if (argv[i][0] != '-' && !path)
-			path = argv[i];
-		else {
-			fputs(buildid_list_help, stderr);
+	struct cli_common common = { 0 };
+	struct cli_parse p;
+	int id;
+
+	cli_parse_init(&p, &cli_cmd_buildid_list, &common, argc, argv);
+	while ((id = cli_next(&p)) != CLI_END) {
+		if (id == CLI_BAD || id == CLI_HELP)
+			return id == CLI_HELP ? 0 : 2;
+		if (id == O_ALL || id == O_LOCAL) {
+			*(id == O_ALL ? &all : &local) = true;
+		} else if (path) {
+			cli_error("buildid-list: one recording at a time (%s and %s)", path, p.arg);
 			return 2;
+		} else {
+			path = p.arg;
 		}
 	}
+	if (path && common.input) {
+		cli_error("buildid-list: one recording at a time (%s and %s)", common.input, path);
+		return 2;
+	}
+	path = path ? path : common.input;
 	if (!path)
 		path = "perf.data"; /* perf's default */
 	rc = ds_perf_data_open(path, &pd, err, sizeof(err));
@@ -96,3 +104,15 @@ int cmd_buildid_list(int argc, char **argv)
 	ds_perf_data_close(pd);
 	return 0;
 }
+
+const struct cli_command cli_cmd_buildid_list = {
+	.name = "buildid-list",
+	.run = cmd_buildid_list,
+	.summary = "the build IDs of a perf.data, as perf buildid-list",
+	.usage = "[--all] [--local] [-i] PERF.DATA",
+	.about = "Prints \"<build-id> <path>\" for the DSOs of a perf recording, as perf\n"
+		 "buildid-list -i does: the header's build-ID table when the file has one;\n"
+		 "otherwise (perf record -z, --buildid-mmap, pipe mode) the DSOs with samples,\n"
+		 "with the build IDs of their MMAP2 events (blank when the recording has none).\n",
+	.tables = buildid_list_tables,
+};

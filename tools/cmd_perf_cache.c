@@ -10,16 +10,16 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static const char perf_cache_help[] =
-	"usage: dsostore perf-cache install [--path DSO-PATH] [OPTIONS] BUILD-ID|FILE...\n"
-	"Finds the debuginfo of each binary (FILE) or build ID (local sources, then\n"
-	"debuginfod if DEBUGINFOD_URLS is set) and installs it in perf's build-id\n"
-	"cache as <root>/<path>/<build-id>/debug with the link\n"
-	"<root>/.build-id/xx/rest, so that perf report resolves its symbols and\n"
-	"source lines.  Prints \"<build-id> <installed file>\" per argument.\n"
-	"  --path DSO-PATH         the binary's path in the cache (default: the\n"
-	"                          FILE's real path; for a BUILD-ID, the entry perf\n"
-	"                          already has, else [dsostore]/<build-id>)\n" CLI_COMMON_HELP;
+static const struct cli_opt perf_cache_opts[] = {
+	{ 1, 0, "path", "DSO-PATH",
+	  "the binary's path in the cache (default: the FILE's real path; for a BUILD-ID, the "
+	  "entry perf already has, else [dsostore]/<build-id>)",
+	  CLI_ARG_FILE },
+	{ 0 },
+};
+static const struct cli_opt *const perf_cache_tables[] = {
+	perf_cache_opts, cli_opts_lookup, cli_opts_verbose, cli_opts_help, NULL
+};
 
 /* The root the library uses, for messages: as ds_context_new() picks it. */
 static const char *perf_root(const struct cli_common *c, char *buf, size_t len)
@@ -105,7 +105,7 @@ out:
 	return err;
 }
 
-int cmd_perf_cache(int argc, char **argv)
+static int cmd_perf_cache(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
 	char rootbuf[PATH_MAX], *path_opt = NULL;
@@ -114,35 +114,29 @@ int cmd_perf_cache(int argc, char **argv)
 	struct ds_context *ctx;
 	struct ds_store *store;
 
-	for (int i = 1; i < argc; i++) {
-		int r = cli_common_option(&common, argc, argv, &i, perf_cache_help);
+	struct cli_parse p;
+	int id;
 
-		if (r < 0)
-			return r == CLI_HELP ? 0 : 2;
-		if (r > 0)
-			continue;
-		if (!strcmp(argv[i], "--path")) {
-			if (i + 1 >= argc) {
-				cli_error("--path needs an argument");
-				return 2;
-			}
+	cli_parse_init(&p, &cli_cmd_perf_cache, &common, argc, argv);
+	while ((id = cli_next(&p)) != CLI_END) {
+		if (id == CLI_BAD || id == CLI_HELP) {
+			free(path_opt);
+			return id == CLI_HELP ? 0 : 2;
+		}
+		if (id == 1) {
 			free(path_opt);
 			/* A path that exists is named as perf names it: real. */
-			path_opt = realpath(argv[++i], NULL);
-			if (!path_opt && argv[i][0] != '/') {
-				cli_error("--path %s: not absolute and not an existing file", argv[i]);
+			path_opt = realpath(p.arg, NULL);
+			if (!path_opt && p.arg[0] != '/') {
+				cli_error("--path %s: not absolute and not an existing file", p.arg);
 				return 2;
 			}
 			if (!path_opt)
-				path_opt = strdup(argv[i]);
-		} else if (argv[i][0] == '-' && argv[i][1]) {
-			cli_error("perf-cache: unknown option %s", argv[i]);
-			free(path_opt);
-			return 2;
+				path_opt = strdup(p.arg);
 		} else if (!sub) {
-			sub = argv[i];
+			sub = p.arg;
 		} else if (nargs < 256) {
-			args[nargs++] = argv[i];
+			args[nargs++] = p.arg;
 		} else {
 			cli_error("perf-cache: more than 256 arguments");
 			free(path_opt);
@@ -150,7 +144,7 @@ int cmd_perf_cache(int argc, char **argv)
 		}
 	}
 	if (!sub || strcmp(sub, "install") || !nargs) {
-		fputs(perf_cache_help, stderr);
+		cli_help(stderr, &cli_cmd_perf_cache);
 		free(path_opt);
 		return 2;
 	}
@@ -177,3 +171,16 @@ int cmd_perf_cache(int argc, char **argv)
 	free(path_opt);
 	return status;
 }
+
+const struct cli_command cli_cmd_perf_cache = {
+	.name = "perf-cache",
+	.run = cmd_perf_cache,
+	.summary = "install debuginfo into perf's build-id cache",
+	.usage = "install [--path DSO-PATH] [OPTIONS] BUILD-ID|FILE...",
+	.about = "Finds the debuginfo of each binary (FILE) or build ID (local sources, then\n"
+		 "debuginfod if DEBUGINFOD_URLS is set) and installs it in perf's build-id\n"
+		 "cache as <root>/<path>/<build-id>/debug with the link\n"
+		 "<root>/.build-id/xx/rest, so that perf report resolves its symbols and\n"
+		 "source lines.  Prints \"<build-id> <installed file>\" per argument.\n",
+	.tables = perf_cache_tables,
+};

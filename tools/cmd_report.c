@@ -3,9 +3,9 @@
  * DSOs' debuginfo found by build ID (locally, then from debuginfod, all at
  * once) before the first address is looked up. */
 #define _GNU_SOURCE
-#include "callgraph.h"
+#include "cli_callgraph.h"
 #include "cli.h"
-#include "folded.h"
+#include "cli_folded.h"
 
 #include <ctype.h>
 #include <elf.h>
@@ -22,59 +22,74 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-static const char report_help[] =
-	"usage: dsostore report [OPTIONS] [PERF.DATA]\n"
-	"The symbols of a recording by their share of the sampled period (Overhead: the\n"
-	"sum of an entry's sample periods over the event's total), as perf report\n"
-	"--stdio prints them; one table per event.  Default file: perf.data.  The\n"
-	"sampled DSOs' debuginfo is found first, all at once: on this machine, then\n"
-	"from the servers of $DEBUGINFOD_URLS.  Kernel samples are named from\n"
-	"/proc/kallsyms when the recording's kernel build ID is the running kernel's,\n"
-	"else from its vmlinux (-k, or perf's places for it).  Their srcline and inline\n"
-	"frames come from that vmlinux, or from one of its build ID on this machine\n"
-	"(debug directories, perf's cache, the debuginfod cache: never fetched, it is\n"
-	"large; `dsostore fetch BUILD-ID` brings it), modules' from their .ko files.\n"
-	"  -i, --input FILE        the recording\n"
-	"  -s, --sort KEYS         dso,sym (default), sym,srcline, comm,dso,sym (perf's\n"
-	"                          default), or another list of comm (the thread's\n"
-	"                          name), dso, sym and srcline (FILE:LINE, the file's\n"
-	"                          base name)\n"
-	"  --children, --no-children   a Children column (each row's share of the\n"
-	"                          samples whose callchain passes through it) and rows\n"
-	"                          for callers without samples; the default when the\n"
-	"                          recording has callchains (perf record -g), as perf\n"
-	"  -n, --show-nr-samples   a column with the number of samples\n"
-	"  --top N                 only the first N rows of each table\n"
-	"  -g, --call-graph [MODE,THRESHOLD,LIMIT,ORDER,VALUE]   under each row, its\n"
-	"                          call graph as perf draws it (recordings with -g):\n"
-	"                          graph (default), fractal, flat, folded or none;\n"
-	"                          a threshold in percent (0.5), a limit of entries\n"
-	"                          per level, caller or callee order (default: caller\n"
-	"                          with --children, else callee), percent, period or\n"
-	"                          count; bare -g: graph,0.5,caller\n"
-	"  -G, --inverted          caller order\n"
-	"  --max-stack N           only N callchain entries of each sample, for the\n"
-	"                          graphs and Children: from the sample out, or with\n"
-	"                          caller order from the outermost caller in (an\n"
-	"                          unwound user stack: from the sample out), as perf;\n"
-	"                          --folded: from the sample out, as perf script;\n"
-	"                          default: kernel.perf_event_max_stack (127)\n"
-	"  --percent-limit N       only rows of at least N% (their Children share with\n"
-	"                          --children); the graphs' threshold too\n"
-	"  --inline                under each row, each inline chain its samples are\n"
-	"                          in: its share, then one line per frame, innermost\n"
-	"                          first (\"FUNC (inlined) FILE:LINE\"), the last one the\n"
-	"                          row's function with the line of the call\n"
-	"  --json                  one JSON object instead of the tables\n"
-	"  --pprof FILE            write pprof's profile.proto (gzipped; \"-\": stdout)\n"
-	"                          instead of the tables: go tool pprof, Pyroscope...\n"
-	"  --no-fetch              no debuginfod: local debuginfo only\n"
-	"  --progress, --no-progress   a progress bar of the fetch on stderr (default:\n"
-	"                          on a terminal or with $DEBUGINFOD_PROGRESS)\n"
-	"  --stdio                 accepted, for perf's command lines (the only output)\n"
-	"  --folded                collapsed stacks instead, as perf script |\n"
-	"                          stackcollapse-perf.pl: to -o FILE or stdout, by\n"
-	FOLDED_OPTS_HELP CLI_COMMON_HELP;
+enum {
+	O_SORT = 1,
+	O_CHILDREN,
+	O_NO_CHILDREN,
+	O_SHOW_NR,
+	O_TOP,
+	O_CALL_GRAPH,
+	O_INVERTED,
+	O_PERCENT_LIMIT,
+	O_INLINE,
+	O_JSON,
+	O_PPROF,
+};
+
+static const struct cli_opt report_opts[] = {
+	{ O_SORT, 's', "sort", "KEYS",
+	  "dso,sym (default), sym,srcline, comm,dso,sym (perf's default), or another list of "
+	  "comm (the thread's name), dso, sym and srcline (FILE:LINE, the file's base name)",
+	  0 },
+	{ O_CHILDREN, 0, "children", NULL,
+	  "a Children column (each row's share of the samples whose callchain passes through "
+	  "it) and rows for callers without samples; the default when the recording has "
+	  "callchains (perf record -g), as perf",
+	  0 },
+	{ O_NO_CHILDREN, 0, "no-children", NULL, "no Children column", 0 },
+	{ O_SHOW_NR, 'n', "show-nr-samples", NULL, "a column with the number of samples", 0 },
+	{ O_TOP, 0, "top", "N", "only the first N rows of each table", 0 },
+	{ O_CALL_GRAPH, 'g', "call-graph", "MODE,THRESHOLD,LIMIT,ORDER,VALUE",
+	  "under each row, its call graph as perf draws it (recordings with -g): graph "
+	  "(default), fractal, flat, folded or none; a threshold in percent (0.5), a limit of "
+	  "entries per level, caller or callee order (default: caller with --children, else "
+	  "callee), percent, period or count; bare -g: graph,0.5,caller (as perf, the next "
+	  "word is taken when it reads as these)",
+	  CLI_ARG_OPTIONAL | CLI_ARG_SHORT_ATTACHED },
+	{ O_INVERTED, 'G', "inverted", NULL, "caller order", 0 },
+	{ FOLDED_O_MAX_STACK, 0, "max-stack", "N",
+	  "only N callchain entries of each sample, for the graphs and Children: from the "
+	  "sample out, or with caller order from the outermost caller in (an unwound user "
+	  "stack: from the sample out), as perf; --folded: from the sample out, as perf "
+	  "script; default: kernel.perf_event_max_stack (127)",
+	  0 },
+	{ O_PERCENT_LIMIT, 0, "percent-limit", "N",
+	  "only rows of at least N% (their Children share with --children); the graphs' "
+	  "threshold too",
+	  0 },
+	{ O_INLINE, 0, "inline", NULL,
+	  "under each row, each inline chain its samples are in: its share, then one line per "
+	  "frame, innermost first (\"FUNC (inlined) FILE:LINE\"), the last one the row's "
+	  "function with the line of the call",
+	  0 },
+	{ O_JSON, 0, "json", NULL, "one JSON object instead of the tables", 0 },
+	{ O_PPROF, 0, "pprof", "FILE",
+	  "write pprof's profile.proto (gzipped; \"-\": stdout) instead of the tables: go tool "
+	  "pprof, Pyroscope...",
+	  CLI_ARG_FILE },
+	{ FOLDED_O_FOLDED, 0, "folded", NULL,
+	  "collapsed stacks instead, as perf script | stackcollapse-perf.pl: to -o FILE or "
+	  "stdout, shaped by --count, --comm-pid, --comm-tid, --annotate and --event",
+	  0 },
+	{ FOLDED_O_OUTPUT, 'o', "output", "FILE", "--folded: the file to write (default: stdout)",
+	  CLI_ARG_FILE },
+	{ 0 },
+};
+static const struct cli_opt *const report_tables[] = {
+	cli_opts_input,	 report_opts,	   cli_opts_no_fetch, cli_opts_progress,
+	folded_opts_stacks, cli_opts_lookup, cli_opts_kernel,   cli_opts_vmlinux,
+	cli_opts_verbose,	 cli_opts_help,	   NULL
+};
 
 enum key { KEY_DSO, KEY_SYM, KEY_SRCLINE, KEY_COMM, NKEYS };
 
@@ -588,7 +603,83 @@ bad:
 	return -1;
 }
 
-int cmd_report(int argc, char **argv)
+/* One of report's own options (id, its argument in p->arg), or the
+ * recording (CLI_ARG): 0, else 2 after saying why. */
+static int report_option(struct opts *o, struct cli_parse *p, int id, const char **pprof,
+			 const char **path)
+{
+	const char *v = p->arg, *next;
+	char *end;
+
+	switch (id) {
+	case O_SORT:
+		return parse_sort(o, v) ? 2 : 0;
+	case O_CHILDREN:
+	case O_NO_CHILDREN:
+		o->children = id == O_CHILDREN;
+		return 0;
+	case O_SHOW_NR:
+		o->show_nr = true;
+		return 0;
+	case O_TOP: {
+		unsigned long long n;
+
+		errno = 0;
+		n = strtoull(v, &end, 10);
+		if (errno || end == v || *end || v[0] == '-' || !n) {
+			cli_error("report: --top needs a positive number, not '%s'", v);
+			return 2;
+		}
+		o->top = (size_t)n;
+		return 0;
+	}
+	case O_CALL_GRAPH:
+		o->graph_given = true;
+		if (v)
+			return cg_parse(&o->graph, v, false) ? 2 : 0;
+		/* perf's argument is optional: the next word, when it is one */
+		next = cli_peek(p);
+		if (next && !cg_parse(&o->graph, next, true))
+			cli_take(p);
+		else
+			cg_parse(&o->graph, NULL, false);
+		return 0;
+	case O_INVERTED:
+		o->inverted = true;
+		o->graph_given = true;
+		return 0;
+	case O_PERCENT_LIMIT: {
+		float f = strtof(v, &end);
+
+		if (end == v || *end || !(f >= 0)) {
+			cli_error("report: --percent-limit needs a percentage, not '%s'", v);
+			return 2;
+		}
+		/* perf: the rows' limit, and the graphs' threshold too */
+		o->percent_limit = f;
+		o->graph.min_percent = f;
+		return 0;
+	}
+	case O_INLINE:
+		o->inlines = true;
+		return 0;
+	case O_JSON:
+		o->json = true;
+		return 0;
+	case O_PPROF:
+		*pprof = v;
+		return 0;
+	default:
+		if (*path) {
+			cli_error("report: one recording at a time (%s and %s)", *path, v);
+			return 2;
+		}
+		*path = v;
+		return 0;
+	}
+}
+
+static int cmd_report(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
 	struct opts o = {
@@ -596,88 +687,23 @@ int cmd_report(int argc, char **argv)
 	};
 	struct folded_opts fo = { 0 };
 	int progress = -1;
-	const char *pprof = NULL; /* --pprof FILE: tools/pprof.c writes it instead */
+	const char *pprof = NULL; /* --pprof FILE: tools/cli_pprof.c writes it instead */
+	const char *path = NULL;
+	struct cli_parse p;
+	int id;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int r = cli_common_option(&common, argc, argv, &i, report_help);
+	cli_parse_init(&p, &cli_cmd_report, &common, argc, argv);
+	while ((id = cli_next(&p)) != CLI_END) {
+		int r = id > 0 ? folded_option(&fo, id, p.arg) : 0;
 
-		if (r == 0)
-			r = folded_option(&fo, argc, argv, &i, true);
-		if (r < 0)
-			return r == CLI_HELP ? 0 : 2;
-		if (r > 0 || cli_recording_option(argc, argv, &i, &o.path, &o.no_fetch, &progress))
-			continue;
-		if ((!strcmp(a, "-s") || !strcmp(a, "--sort")) && i + 1 < argc) {
-			if (parse_sort(&o, argv[++i]))
-				return 2;
-		} else if (!strncmp(a, "--sort=", 7)) {
-			if (parse_sort(&o, a + 7))
-				return 2;
-		} else if (!strcmp(a, "--children")) {
-			o.children = 1;
-		} else if (!strcmp(a, "--no-children")) {
-			o.children = 0;
-		} else if (!strcmp(a, "-n") || !strcmp(a, "--show-nr-samples")) {
-			o.show_nr = true;
-		} else if ((!strcmp(a, "--top") && i + 1 < argc) || !strncmp(a, "--top=", 6)) {
-			const char *v = a[5] == '=' ? a + 6 : argv[++i];
-			char *end;
-			unsigned long long n;
-
-			errno = 0;
-			n = strtoull(v, &end, 10);
-			if (errno || end == v || *end || v[0] == '-' || !n) {
-				cli_error("report: --top needs a positive number, not '%s'", v);
-				return 2;
-			}
-			o.top = (size_t)n;
-		} else if (!strcmp(a, "-g") || !strcmp(a, "--call-graph")) {
-			o.graph_given = true;
-			/* perf's argument is optional: the next word, when it is one */
-			if (i + 1 < argc && !cg_parse(&o.graph, argv[i + 1], true))
-				i++;
-			else
-				cg_parse(&o.graph, NULL, false);
-		} else if (!strncmp(a, "--call-graph=", 13) || (!strncmp(a, "-g", 2) && a[2])) {
-			if (cg_parse(&o.graph, a[1] == '-' ? a + 13 : a + 2, false))
-				return 2;
-			o.graph_given = true;
-		} else if (!strcmp(a, "-G") || !strcmp(a, "--inverted")) {
-			o.inverted = true;
-			o.graph_given = true;
-		} else if ((!strcmp(a, "--percent-limit") && i + 1 < argc) ||
-			   !strncmp(a, "--percent-limit=", 16)) {
-			const char *v = a[15] == '=' ? a + 16 : argv[++i];
-			char *end;
-			float f = strtof(v, &end);
-
-			if (end == v || *end || !(f >= 0)) {
-				cli_error("report: --percent-limit needs a percentage, not '%s'",
-					  v);
-				return 2;
-			}
-			/* perf: the rows' limit, and the graphs' threshold too */
-			o.percent_limit = f;
-			o.graph.min_percent = f;
-		} else if (!strcmp(a, "--inline")) {
-			o.inlines = true;
-		} else if (!strcmp(a, "--json")) {
-			o.json = true;
-		} else if (!strcmp(a, "--pprof") && i + 1 < argc) {
-			pprof = argv[++i];
-		} else if (!strncmp(a, "--pprof=", 8)) {
-			pprof = a + 8;
-		} else if (a[0] == '-' && a[1]) {
-			cli_error("report: unknown option or missing argument: %s", a);
+		if (id == CLI_BAD || id == CLI_HELP || r < 0)
+			return id == CLI_HELP ? 0 : 2;
+		if (r == 0 && report_option(&o, &p, id, &pprof, &path))
 			return 2;
-		} else if (!o.path) {
-			o.path = a;
-		} else {
-			cli_error("report: one recording at a time (%s and %s)", o.path, a);
-			return 2;
-		}
 	}
+	o.path = common.input ? common.input : path;
+	o.no_fetch = common.no_fetch;
+	progress = common.progress;
 	if (!o.path)
 		o.path = "perf.data"; /* perf's default */
 	o.verbose = common.verbose;
@@ -702,3 +728,21 @@ int cmd_report(int argc, char **argv)
 		return pprof_report(pprof, o.path, &common, o.no_fetch, o.progress);
 	return run(&o, &common);
 }
+
+const struct cli_command cli_cmd_report = {
+	.name = "report",
+	.run = cmd_report,
+	.summary = "the top symbols of a perf.data, as perf report --stdio",
+	.usage = "[OPTIONS] [PERF.DATA]",
+	.about = "The symbols of a recording by their share of the sampled period (Overhead: the\n"
+		 "sum of an entry's sample periods over the event's total), as perf report\n"
+		 "--stdio prints them; one table per event.  Default file: perf.data.  The\n"
+		 "sampled DSOs' debuginfo is found first, all at once: on this machine, then\n"
+		 "from the servers of $DEBUGINFOD_URLS.  Kernel samples are named from\n"
+		 "/proc/kallsyms when the recording's kernel build ID is the running kernel's,\n"
+		 "else from its vmlinux (-k, or perf's places for it).  Their srcline and inline\n"
+		 "frames come from that vmlinux, or from one of its build ID on this machine\n"
+		 "(debug directories, perf's cache, the debuginfod cache: never fetched, it is\n"
+		 "large; `dsostore fetch BUILD-ID` brings it), modules' from their .ko files.\n",
+	.tables = report_tables,
+};

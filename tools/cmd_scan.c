@@ -11,11 +11,8 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
-static const char scan_help[] =
-	"usage: dsostore scan [OPTIONS] FILE|DIR...\n"
-	"Puts every ELF file named (or found directly in a DIR) into one store and\n"
-	"prints \"<build-id> <path> <debuginfo-path|-> <source|reason>\" for each, then\n"
-	"the store's counters.\n" CLI_COMMON_HELP;
+static const struct cli_opt *const scan_tables[] = { cli_opts_lookup, cli_opts_verbose,
+						     cli_opts_help, NULL };
 
 struct scan {
 	struct ds_store *store;
@@ -109,7 +106,7 @@ static void scan_path(struct scan *sc, const char *path)
 	closedir(dir);
 }
 
-int cmd_scan(int argc, char **argv)
+static int cmd_scan(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
 	struct scan sc = { 0 };
@@ -117,21 +114,17 @@ int cmd_scan(int argc, char **argv)
 	struct ds_context *ctx;
 	int nargs = 0;
 
-	for (int i = 1; i < argc; i++) {
-		int r = cli_common_option(&common, argc, argv, &i, scan_help);
+	struct cli_parse p;
+	int id;
 
-		if (r < 0)
-			return r == CLI_HELP ? 0 : 2;
-		if (r > 0)
-			continue;
-		if (argv[i][0] == '-' && argv[i][1]) {
-			cli_error("scan: unknown option %s", argv[i]);
-			return 2;
-		}
-		argv[++nargs] = argv[i];
+	cli_parse_init(&p, &cli_cmd_scan, &common, argc, argv);
+	while ((id = cli_next(&p)) != CLI_END) {
+		if (id == CLI_BAD || id == CLI_HELP)
+			return id == CLI_HELP ? 0 : 2;
+		argv[++nargs] = (char *)p.arg;
 	}
 	if (!nargs) {
-		fputs(scan_help, stderr);
+		cli_help(stderr, &cli_cmd_scan);
 		return 2;
 	}
 	ctx = cli_context(&common);
@@ -156,3 +149,14 @@ int cmd_scan(int argc, char **argv)
 	ds_store_free(sc.store);
 	return sc.status;
 }
+
+const struct cli_command cli_cmd_scan = {
+	.name = "scan",
+	.run = cmd_scan,
+	.summary = "put binaries into a store and show the debuginfo of each",
+	.usage = "[OPTIONS] FILE|DIR...",
+	.about = "Puts every ELF file named (or found directly in a DIR) into one store and\n"
+		 "prints \"<build-id> <path> <debuginfo-path|-> <source|reason>\" for each, then\n"
+		 "the store's counters.\n",
+	.tables = scan_tables,
+};

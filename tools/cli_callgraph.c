@@ -12,7 +12,7 @@
  * shown children leave of their parent is "[...]".  Every line is perf's,
  * trailing blanks included. */
 #define _GNU_SOURCE
-#include "callgraph.h"
+#include "cli_callgraph.h"
 #include "cli.h"
 
 #include <inttypes.h>

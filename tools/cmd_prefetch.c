@@ -9,29 +9,25 @@
 #include <string.h>
 #include <time.h>
 
-static const char prefetch_help[] =
-	"usage: dsostore prefetch [OPTIONS] PERF.DATA...\n"
-	"Finds the debuginfo of every DSO with samples (or in their callchains) in\n"
-	"the recordings: on this machine first (the binary itself, debug\n"
-	"directories, debuglink, perf's build-id cache, the debuginfod cache), then\n"
-	"from the servers of $DEBUGINFOD_URLS, all at once; then the dwz alt files\n"
-	"that debuginfo names, the same way, and the .dwp and .dwo files of its split\n"
-	"DWARF, on this machine (no server has them).  Ends with a summary,\n"
-	"and a line for each DSO left without debuginfo.  Exit status 1 when a fetch\n"
-	"failed (a server error, not \"no server has it\"), 2 on bad usage or an\n"
-	"unreadable recording.\n"
-	"  --all                   every DSO the recordings map, not only sampled ones\n"
-	"  --kernel                the kernel and its modules too (large downloads)\n"
-	"  --perf-cache            install each debuginfo perf would not find by itself\n"
-	"                          (fetched, or in another debug directory) into perf's\n"
-	"                          build-id cache (--perf-buildid-dir, else\n"
-	"                          $PERF_BUILDID_DIR, else ~/.debug) so that perf\n"
-	"                          report finds it offline, with the dwz alt file\n"
-	"                          it names where perf's addr2line looks for it, and\n"
-	"                          its .dwp beside it (where gdb and llvm-symbolizer\n"
-	"                          look)\n"
-	"  --progress, --no-progress   a progress bar on stderr (default: on a terminal)\n"
-	"  -q, --quiet             only the lines for DSOs left without debuginfo\n" CLI_COMMON_HELP;
+enum { O_ALL = 1, O_KERNEL, O_PERF_CACHE, O_QUIET };
+
+static const struct cli_opt prefetch_opts[] = {
+	{ O_ALL, 0, "all", NULL, "every DSO the recordings map, not only sampled ones", 0 },
+	{ O_KERNEL, 0, "kernel", NULL, "the kernel and its modules too (large downloads)", 0 },
+	{ O_PERF_CACHE, 0, "perf-cache", NULL,
+	  "install each debuginfo perf would not find by itself (fetched, or in another debug "
+	  "directory) into perf's build-id cache (--perf-buildid-dir, else $PERF_BUILDID_DIR, "
+	  "else ~/.debug) so that perf report finds it offline, with the dwz alt file it names "
+	  "where perf's addr2line looks for it, and its .dwp beside it (where gdb and "
+	  "llvm-symbolizer look)",
+	  0 },
+	{ O_QUIET, 'q', "quiet", NULL, "only the lines for DSOs left without debuginfo", 0 },
+	{ 0 },
+};
+static const struct cli_opt *const prefetch_tables[] = {
+	prefetch_opts, cli_opts_progress, cli_opts_lookup, cli_opts_kernel,
+	cli_opts_verbose, cli_opts_help, NULL
+};
 
 struct tally {
 	size_t local, fetched, cached, missing, failed, nobid, kernel, installed;
@@ -279,7 +275,7 @@ static int prefetch_one(struct ds_context *ctx, const char *path, bool all, bool
 	return status;
 }
 
-int cmd_prefetch(int argc, char **argv)
+static int cmd_prefetch(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
 	bool all = false, kernel = false, perf_cache = false, quiet = false;
@@ -287,35 +283,29 @@ int cmd_prefetch(int argc, char **argv)
 	int nfiles = 0, progress = -1, status = 0;
 	struct ds_context *ctx;
 
-	for (int i = 1; i < argc; i++) {
-		int r = cli_common_option(&common, argc, argv, &i, prefetch_help);
+	struct cli_parse p;
+	int id;
 
-		if (r < 0)
-			return r == CLI_HELP ? 0 : 2;
-		if (r > 0)
-			continue;
-		if (!strcmp(argv[i], "--all")) {
+	cli_parse_init(&p, &cli_cmd_prefetch, &common, argc, argv);
+	while ((id = cli_next(&p)) != CLI_END) {
+		if (id == CLI_BAD || id == CLI_HELP)
+			return id == CLI_HELP ? 0 : 2;
+		if (id == O_ALL) {
 			all = true;
-		} else if (!strcmp(argv[i], "--kernel")) {
+		} else if (id == O_KERNEL) {
 			kernel = true;
-		} else if (!strcmp(argv[i], "--perf-cache")) {
+		} else if (id == O_PERF_CACHE) {
 			perf_cache = true;
-		} else if (!strcmp(argv[i], "--progress")) {
-			progress = 1;
-		} else if (!strcmp(argv[i], "--no-progress")) {
-			progress = 0;
-		} else if (!strcmp(argv[i], "-q") || !strcmp(argv[i], "--quiet")) {
+		} else if (id == O_QUIET) {
 			quiet = true;
-		} else if (argv[i][0] == '-') {
-			cli_error("prefetch: unknown option: %s", argv[i]);
-			return 2;
 		} else if (nfiles < (int)(sizeof(files) / sizeof(files[0]))) {
-			files[nfiles++] = argv[i];
+			files[nfiles++] = p.arg;
 		} else {
 			cli_error("prefetch: more than %zu recordings", sizeof(files) / sizeof(files[0]));
 			return 2;
 		}
 	}
+	progress = common.progress;
 	if (!nfiles)
 		files[nfiles++] = "perf.data"; /* perf's default */
 	ctx = cli_context(&common);
@@ -329,3 +319,20 @@ int cmd_prefetch(int argc, char **argv)
 	ds_context_free(ctx);
 	return status;
 }
+
+const struct cli_command cli_cmd_prefetch = {
+	.name = "prefetch",
+	.run = cmd_prefetch,
+	.summary = "the debuginfo a perf recording needs, in one parallel batch",
+	.usage = "[OPTIONS] PERF.DATA...",
+	.about = "Finds the debuginfo of every DSO with samples (or in their callchains) in\n"
+		 "the recordings: on this machine first (the binary itself, debug\n"
+		 "directories, debuglink, perf's build-id cache, the debuginfod cache), then\n"
+		 "from the servers of $DEBUGINFOD_URLS, all at once; then the dwz alt files\n"
+		 "that debuginfo names, the same way, and the .dwp and .dwo files of its split\n"
+		 "DWARF, on this machine (no server has them).  Ends with a summary,\n"
+		 "and a line for each DSO left without debuginfo.  Exit status 1 when a fetch\n"
+		 "failed (a server error, not \"no server has it\"), 2 on bad usage or an\n"
+		 "unreadable recording.\n",
+	.tables = prefetch_tables,
+};

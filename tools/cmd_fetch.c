@@ -8,22 +8,19 @@
 #include <string.h>
 #include <unistd.h>
 
-static const char fetch_help[] =
-	"usage: dsostore fetch [--debuginfo|--executable|--source PATH|--section NAME]\n"
-	"                      [OPTIONS] BUILD-ID...|-\n"
-	"Fetches every build ID at once (from the cache when it is there, else from the\n"
-	"servers of $DEBUGINFOD_URLS) and prints \"<build-id> <path>\" for each success;\n"
-	"a failure gets an error line on stderr and the exit status 1.  \"-\" reads build\n"
-	"IDs from standard input, one a line.\n"
-	"  --debuginfo / --executable / --source PATH / --section NAME   what to fetch\n"
-	"  --progress              a progress bar on stderr (default when stderr is a\n"
-	"                          terminal or $DEBUGINFOD_PROGRESS is set)\n"
-	"  --no-progress           none\n"
-	"  -v                      log each request (server, status, time, bytes)\n"
-	"  -h, --help              this help\n"
-	"Environment: DEBUGINFOD_URLS, DEBUGINFOD_CACHE_PATH, DEBUGINFOD_TIMEOUT,\n"
-	"DEBUGINFOD_MAXTIME, DEBUGINFOD_MAXSIZE, DEBUGINFOD_RETRY_LIMIT,\n"
-	"DEBUGINFOD_HEADERS_FILE, DEBUGINFOD_PROGRESS, DEBUGINFOD_VERBOSE.\n";
+enum { O_DEBUGINFO = 1, O_EXECUTABLE, O_SOURCE, O_SECTION };
+
+static const struct cli_opt fetch_opts[] = {
+	{ O_DEBUGINFO, 0, "debuginfo", NULL, "fetch the debuginfo (default)", 0 },
+	{ O_EXECUTABLE, 0, "executable", NULL, "fetch the executable", 0 },
+	{ O_SOURCE, 0, "source", "PATH", "fetch the source file PATH", 0 },
+	{ O_SECTION, 0, "section", "NAME", "fetch the ELF section NAME", 0 },
+	{ CLI_O_VERBOSE, 'v', "verbose", NULL, "log each request (server, status, time, bytes)",
+	  0 },
+	{ 0 },
+};
+static const struct cli_opt *const fetch_tables[] = { fetch_opts, cli_opts_progress,
+						      cli_opts_help, NULL };
 
 struct ids {
 	struct ds_fetch_req *v;
@@ -72,7 +69,7 @@ static int read_stdin(struct ids *ids, enum ds_artifact what, const char *arg)
 	return bad;
 }
 
-int cmd_fetch(int argc, char **argv)
+static int cmd_fetch(int argc, char **argv)
 {
 	enum ds_artifact what = DS_ARTIFACT_DEBUGINFO;
 	struct cli_common common = { 0 };
@@ -82,34 +79,25 @@ int cmd_fetch(int argc, char **argv)
 	bool from_stdin = false;
 	struct ds_context *ctx;
 
-	for (int i = 1; i < argc; i++) {
-		int r = cli_common_option(&common, argc, argv, &i, fetch_help);
+	struct cli_parse p;
+	int id;
 
-		if (r < 0)
-			return r == CLI_HELP ? 0 : 2;
-		if (r > 0)
-			continue;
-		if (!strcmp(argv[i], "--debuginfo")) {
-			what = DS_ARTIFACT_DEBUGINFO;
-		} else if (!strcmp(argv[i], "--executable")) {
-			what = DS_ARTIFACT_EXECUTABLE;
-		} else if ((!strcmp(argv[i], "--source") || !strcmp(argv[i], "--section")) &&
-			   i + 1 < argc) {
-			what = argv[i][3] == 'o' ? DS_ARTIFACT_SOURCE : DS_ARTIFACT_SECTION;
-			arg = argv[++i];
-		} else if (!strcmp(argv[i], "--progress")) {
-			progress = 1;
-		} else if (!strcmp(argv[i], "--no-progress")) {
-			progress = 0;
-		} else if (!strcmp(argv[i], "-")) {
+	cli_parse_init(&p, &cli_cmd_fetch, &common, argc, argv);
+	while ((id = cli_next(&p)) != CLI_END) {
+		if (id == CLI_BAD || id == CLI_HELP)
+			return id == CLI_HELP ? 0 : 2;
+		if (id == O_DEBUGINFO || id == O_EXECUTABLE) {
+			what = id == O_DEBUGINFO ? DS_ARTIFACT_DEBUGINFO : DS_ARTIFACT_EXECUTABLE;
+		} else if (id == O_SOURCE || id == O_SECTION) {
+			what = id == O_SOURCE ? DS_ARTIFACT_SOURCE : DS_ARTIFACT_SECTION;
+			arg = p.arg;
+		} else if (!strcmp(p.arg, "-")) {
 			from_stdin = true;
-		} else if (argv[i][0] == '-') {
-			cli_error("fetch: unknown option or missing argument: %s", argv[i]);
-			return 2;
-		} else if (add_id(&ids, argv[i], what, arg)) {
+		} else if (add_id(&ids, p.arg, what, arg)) {
 			status = 1;
 		}
 	}
+	progress = common.progress;
 	/* Options may follow the IDs: apply the final choice to all. */
 	if (from_stdin && read_stdin(&ids, what, arg))
 		status = 1;
@@ -119,7 +107,7 @@ int cmd_fetch(int argc, char **argv)
 	}
 	if (!ids.n) {
 		if (!status)
-			fputs(fetch_help, stderr);
+			cli_help(stderr, &cli_cmd_fetch);
 		return status ? 1 : 2;
 	}
 	progress = cli_want_progress(progress);
@@ -149,3 +137,19 @@ int cmd_fetch(int argc, char **argv)
 	ds_context_free(ctx);
 	return status;
 }
+
+const struct cli_command cli_cmd_fetch = {
+	.name = "fetch",
+	.run = cmd_fetch,
+	.summary = "fetch from debuginfod servers, many build IDs at once",
+	.usage = "[--debuginfo|--executable|--source PATH|--section NAME] [OPTIONS]\n"
+		 "BUILD-ID...|-",
+	.about = "Fetches every build ID at once (from the cache when it is there, else from the\n"
+		 "servers of $DEBUGINFOD_URLS) and prints \"<build-id> <path>\" for each success;\n"
+		 "a failure gets an error line on stderr and the exit status 1.  \"-\" reads build\n"
+		 "IDs from standard input, one a line.\n",
+	.notes = "Environment: DEBUGINFOD_URLS, DEBUGINFOD_CACHE_PATH, DEBUGINFOD_TIMEOUT,\n"
+		 "DEBUGINFOD_MAXTIME, DEBUGINFOD_MAXSIZE, DEBUGINFOD_RETRY_LIMIT,\n"
+		 "DEBUGINFOD_HEADERS_FILE, DEBUGINFOD_PROGRESS, DEBUGINFOD_VERBOSE.\n",
+	.tables = fetch_tables,
+};

@@ -23,7 +23,7 @@
  *    their periods, which is what stackcollapse-perf.pl adds up when perf
  *    script prints the period field, as its default output does. */
 #define _GNU_SOURCE
-#include "folded.h"
+#include "cli_folded.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -53,52 +53,55 @@ static int parse_annotate(struct folded_opts *o, const char *list)
 	return 1;
 }
 
-int folded_option(struct folded_opts *o, int argc, char **argv, int *i, bool with_folded)
+const struct cli_opt folded_opts_stacks[] = {
+	{ FOLDED_O_COUNT, 0, "count", "samples|period",
+	  "what a stack's count adds up (default: samples)", 0 },
+	{ FOLDED_O_COMM_PID, 0, "comm-pid", NULL, "the root frame is COMM-PID, not COMM", 0 },
+	{ FOLDED_O_COMM_TID, 0, "comm-tid", NULL, "the root frame is COMM-PID/TID, not COMM", 0 },
+	{ FOLDED_O_ANNOTATE, 0, "annotate", "LIST",
+	  "kernel: \"_[k]\" after kernel functions; dso: every frame as DSO`FUNCTION "
+	  "(comma-separated, both allowed)",
+	  0 },
+	{ FOLDED_O_EVENT, 0, "event", "NAME",
+	  "the samples of this event (default: the first sample's event, as "
+	  "stackcollapse-perf.pl)",
+	  0 },
+	{ 0 },
+};
+
+int folded_option(struct folded_opts *o, int id, const char *v)
 {
-	const char *a = argv[*i], *v = NULL;
-	static const char *const with_arg[] = { "--count", "--annotate", "--event", "-o",
-						"--output" };
+	static const char *const names[] = { "--count", "--comm-pid", "--comm-tid", "--annotate",
+					     "--event" };
+	char *end;
+	long n;
 
-	for (size_t k = 0; k < sizeof(with_arg) / sizeof(with_arg[0]); k++) {
-		size_t n = strlen(with_arg[k]);
-
-		if (strncmp(a, with_arg[k], n) || (a[n] && a[n] != '='))
-			continue;
-		if (k >= 3 && !with_folded)
-			return 0;
-		if (k < 3 && !o->given)
-			o->given = with_arg[k];
-		if (a[n] == '=') {
-			v = a + n + 1;
-		} else if (*i + 1 < argc) {
-			v = argv[++*i];
-		} else {
-			cli_error("%s needs an argument", a);
+	if (id >= FOLDED_O_COUNT && id <= FOLDED_O_EVENT && !o->given)
+		o->given = names[id - FOLDED_O_COUNT];
+	switch (id) {
+	case FOLDED_O_COUNT:
+		if (strcmp(v, "samples") && strcmp(v, "period")) {
+			cli_error("--count: samples or period, not '%s'", v);
 			return CLI_BAD;
 		}
-		switch (k) {
-		case 0:
-			if (strcmp(v, "samples") && strcmp(v, "period")) {
-				cli_error("--count: samples or period, not '%s'", v);
-				return CLI_BAD;
-			}
-			o->period = !strcmp(v, "period");
-			return 1;
-		case 1:
-			return parse_annotate(o, v);
-		case 2:
-			o->event = v;
-			return 1;
-		default:
-			o->out = v;
-			return 1;
-		}
-	}
-	if ((!strcmp(a, "--max-stack") && *i + 1 < argc) || !strncmp(a, "--max-stack=", 12)) {
-		char *end;
-		long n;
-
-		v = a[11] == '=' ? a + 12 : argv[++*i];
+		o->period = !strcmp(v, "period");
+		return 1;
+	case FOLDED_O_COMM_PID:
+	case FOLDED_O_COMM_TID:
+		*(id == FOLDED_O_COMM_PID ? &o->comm_pid : &o->comm_tid) = true;
+		return 1;
+	case FOLDED_O_ANNOTATE:
+		return parse_annotate(o, v);
+	case FOLDED_O_EVENT:
+		o->event = v;
+		return 1;
+	case FOLDED_O_OUTPUT:
+		o->out = v;
+		return 1;
+	case FOLDED_O_FOLDED:
+		o->on = true;
+		return 1;
+	case FOLDED_O_MAX_STACK:
 		errno = 0;
 		n = strtol(v, &end, 10);
 		if (errno || end == v || *end || n < 0 || n > INT_MAX) {
@@ -108,18 +111,9 @@ int folded_option(struct folded_opts *o, int argc, char **argv, int *i, bool wit
 		o->max_stack_set = true;
 		o->max_stack = (size_t)n;
 		return 1;
+	default:
+		return 0;
 	}
-	if (with_folded && !strcmp(a, "--folded")) {
-		o->on = true;
-		return 1;
-	}
-	if (!strcmp(a, "--comm-pid") || !strcmp(a, "--comm-tid")) {
-		*(a[7] == 'p' ? &o->comm_pid : &o->comm_tid) = true;
-		if (!o->given)
-			o->given = a;
-		return 1;
-	}
-	return 0;
 }
 
 /* ------------------------------------------------------- the stack set */

@@ -6,30 +6,33 @@
  * details of the frame under the pointer.  docs/flamegraphs.md describes
  * the file. */
 #define _GNU_SOURCE
-#include "folded.h"
+#include "cli_folded.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char flamegraph_help[] =
-	"usage: dsostore flamegraph [OPTIONS] [INPUT] [-o OUT.svg]\n"
-	"A flame graph of a recording (default: perf.data) as one self-contained SVG:\n"
-	"zoom on click, search (Ctrl-F), a frame's details under the pointer.  INPUT\n"
-	"may also be collapsed stacks (report --folded, stackcollapse-perf.pl: lines\n"
-	"of \"FRAME;FRAME;... COUNT\"), or - for those on stdin.\n"
-	"  -o, --output FILE       the SVG (default: stdout)\n"
-	"  --title TEXT            the title (default: \"Flame Graph\")\n"
-	"  --width PIXELS          the image's width (default 1200)\n"
-	"  --colors PALETTE        hot (default), mem, io, red, green, blue, aqua,\n"
-	"                          yellow, purple, orange\n"
-	"  --no-fetch              no debuginfod: local debuginfo only\n"
-	"  --progress, --no-progress   a progress bar of the fetch on stderr\n"
-	"The stacks, as report --folded makes them:\n" FOLDED_OPTS_HELP
-	"  --max-stack N           N callchain entries of each sample, from the sample\n"
-	"                          out (default: kernel.perf_event_max_stack, as perf)\n"
-	CLI_COMMON_HELP;
+enum { O_OUTPUT = 1, O_TITLE, O_WIDTH, O_COLORS };
+
+static const struct cli_opt flamegraph_opts[] = {
+	{ O_OUTPUT, 'o', "output", "FILE", "the SVG (default: stdout)", CLI_ARG_FILE },
+	{ O_TITLE, 0, "title", "TEXT", "the title (default: \"Flame Graph\")", 0 },
+	{ O_WIDTH, 0, "width", "PIXELS", "the image's width (default 1200)", 0 },
+	{ O_COLORS, 0, "colors", "PALETTE",
+	  "hot (default), mem, io, red, green, blue, aqua, yellow, purple, orange", 0 },
+	{ FOLDED_O_MAX_STACK, 0, "max-stack", "N",
+	  "N callchain entries of each sample, from the sample out (default: "
+	  "kernel.perf_event_max_stack, as perf)",
+	  0 },
+	{ 0 },
+};
+/* The stacks' options are report --folded's (folded_opts_stacks). */
+static const struct cli_opt *const flamegraph_tables[] = {
+	flamegraph_opts,	cli_opts_no_fetch, cli_opts_progress, folded_opts_stacks,
+	cli_opts_lookup,	cli_opts_kernel,	cli_opts_vmlinux,	 cli_opts_verbose,
+	cli_opts_help,		NULL
+};
 
 /* Frames narrower than this many pixels are left out (flamegraph.pl's
  * default --minwidth): they could not be seen, and a big profile has
@@ -532,39 +535,37 @@ out:
 	return status;
 }
 
-int cmd_flamegraph(int argc, char **argv)
+static int cmd_flamegraph(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
 	struct fg_opts o = { .width = 1200, .colors = &palettes[0], .progress = -1 };
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int r = cli_common_option(&common, argc, argv, &i, flamegraph_help);
+	struct cli_parse p;
+	int id;
 
-		if (r < 0)
-			return r == CLI_HELP ? 0 : 2;
-		if (r == 0)
-			r = folded_option(&o.fo, argc, argv, &i, false);
-		if (r < 0)
-			return 2;
+	cli_parse_init(&p, &cli_cmd_flamegraph, &common, argc, argv);
+	while ((id = cli_next(&p)) != CLI_END) {
+		int r = id > 0 ? folded_option(&o.fo, id, p.arg) : 0;
+		const char *v = p.arg;
+
+		if (id == CLI_BAD || id == CLI_HELP || r < 0)
+			return id == CLI_HELP ? 0 : 2;
 		if (r > 0)
 			continue;
-		if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc) {
-			o.out = argv[++i];
-		} else if (!strcmp(a, "--title") && i + 1 < argc) {
-			o.title = argv[++i];
-		} else if (!strcmp(a, "--width") && i + 1 < argc) {
+		if (id == O_OUTPUT) {
+			o.out = v;
+		} else if (id == O_TITLE) {
+			o.title = v;
+		} else if (id == O_WIDTH) {
 			char *end;
-			unsigned long w = strtoul(argv[++i], &end, 10);
+			unsigned long w = strtoul(v, &end, 10);
 
-			if (*end || end == argv[i] || w < 100 || w > 100000) {
-				cli_error("flamegraph: --width: 100 to 100000 pixels, not '%s'",
-					  argv[i]);
+			if (*end || end == v || w < 100 || w > 100000) {
+				cli_error("flamegraph: --width: 100 to 100000 pixels, not '%s'", v);
 				return 2;
 			}
 			o.width = (unsigned)w;
-		} else if (!strcmp(a, "--colors") && i + 1 < argc) {
-			const char *v = argv[++i];
+		} else if (id == O_COLORS) {
 			size_t k, n = sizeof(palettes) / sizeof(palettes[0]);
 
 			for (k = 0; k < n && strcmp(palettes[k].name, v); k++)
@@ -574,23 +575,28 @@ int cmd_flamegraph(int argc, char **argv)
 				return 2;
 			}
 			o.colors = &palettes[k];
-		} else if (!strcmp(a, "--no-fetch")) {
-			o.no_fetch = true;
-		} else if (!strcmp(a, "--progress")) {
-			o.progress = 1;
-		} else if (!strcmp(a, "--no-progress")) {
-			o.progress = 0;
-		} else if (a[0] == '-' && a[1]) {
-			cli_error("flamegraph: unknown option or missing argument: %s", a);
-			return 2;
 		} else if (!o.in) {
-			o.in = a;
+			o.in = v;
 		} else {
-			cli_error("flamegraph: one input at a time (%s and %s)", o.in, a);
+			cli_error("flamegraph: one input at a time (%s and %s)", o.in, v);
 			return 2;
 		}
 	}
+	o.no_fetch = common.no_fetch;
+	o.progress = common.progress;
 	if (!o.in)
 		o.in = "perf.data";
 	return run(&o, &common);
 }
+
+const struct cli_command cli_cmd_flamegraph = {
+	.name = "flamegraph",
+	.run = cmd_flamegraph,
+	.summary = "a recording's stacks as an interactive SVG flame graph",
+	.usage = "[OPTIONS] [INPUT] [-o OUT.svg]",
+	.about = "A flame graph of a recording (default: perf.data) as one self-contained SVG:\n"
+		 "zoom on click, search (Ctrl-F), a frame's details under the pointer.  INPUT\n"
+		 "may also be collapsed stacks (report --folded, stackcollapse-perf.pl: lines\n"
+		 "of \"FRAME;FRAME;... COUNT\"), or - for those on stdin.\n",
+	.tables = flamegraph_tables,
+};

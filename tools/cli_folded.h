@@ -32,18 +32,23 @@ struct folded_opts {
 	const char *given;
 };
 
-#define FOLDED_OPTS_HELP                                                                   \
-	"  --count samples|period  what a stack's count adds up (default: samples)\n"       \
-	"  --comm-pid, --comm-tid  the root frame is COMM-PID (COMM-PID/TID), not COMM\n"    \
-	"  --annotate LIST         kernel: \"_[k]\" after kernel functions; dso: every\n"    \
-	"                          frame as DSO`FUNCTION (comma-separated, both allowed)\n" \
-	"  --event NAME            the samples of this event (default: the first\n"         \
-	"                          sample's event, as stackcollapse-perf.pl)\n"
-
-/* If argv[*i] is one of the options above (--folded and -o FILE among
- * them when with_folded; --max-stack, which report's tables take too), consume it and its argument: 1; 0 if not one;
- * CLI_BAD after printing why. */
-int folded_option(struct folded_opts *o, int argc, char **argv, int *i, bool with_folded);
+/* The ids of the options above, in report's and flamegraph's tables:
+ * those of folded_opts_stacks, then the ones each command lists itself
+ * (--max-stack, with help of its own; report's --folded and -o). */
+enum {
+	FOLDED_O_COUNT = 900,
+	FOLDED_O_COMM_PID,
+	FOLDED_O_COMM_TID,
+	FOLDED_O_ANNOTATE,
+	FOLDED_O_EVENT,
+	FOLDED_O_MAX_STACK,
+	FOLDED_O_FOLDED,
+	FOLDED_O_OUTPUT,
+};
+extern const struct cli_opt folded_opts_stacks[];
+/* The option id with its argument v applied to o: 1; 0 if id is none of
+ * them; CLI_BAD after printing why. */
+int folded_option(struct folded_opts *o, int id, const char *v);
 
 /* A set of stacks: frame names interned, each distinct stack once. */
 struct folded {
@@ -90,7 +95,7 @@ int folded_write(const struct folded *f, FILE *out);
 int folded_parse(struct folded *f, const char *text, size_t len);
 
 /* The stacks of a recording, as stackcollapse-perf.pl makes them of `perf
- * script`'s output (see folded.c).  path: the perf.data; no_fetch: local
+ * script`'s output (see cli_folded.c).  path: the perf.data; no_fetch: local
  * debuginfo only; progress as cli_want_progress().  0, or 1 after a
  * message (the recording cannot be read, or has no samples of the
  * event). */

@@ -13,27 +13,27 @@
 #include <string.h>
 #include <time.h>
 
-static const char stack_help[] =
-	"usage: dsostore stack [OPTIONS] --core CORE [--exe FILE]\n"
-	"       dsostore stack [OPTIONS] -p PID\n"
-	"Prints the backtrace of every thread, the crashing one first with its signal.\n"
-	"Each module's executable (when the file at its path is missing or another\n"
-	"build) and debuginfo are found on this machine, else fetched from the servers\n"
-	"of $DEBUGINFOD_URLS in one parallel batch, before unwinding; a summary on\n"
-	"stderr says what was found where.  Exit status 0: a backtrace was printed;\n"
-	"1: modules were missing (named in the summary) or unwinding failed; 2: bad\n"
-	"usage or an unreadable core.\n"
-	"  --core CORE             the core file\n"
-	"  --exe FILE              the main executable (when the core's path is wrong)\n"
-	"  -p, --pid PID           a live process (ptrace attach, as eu-stack -p)\n"
-	"  --list-modules          only the modules: START+SIZE BUILDID@ADDR FILE DEBUGINFO\n"
-	"                          NAME, as eu-unstrip -n --core (\"-\": not found)\n"
-	"  --format=FMT            eu-stack (default) or gdb (as gdb's bt)\n"
-	"  --json                  every thread and frame as JSON\n"
-	"  --no-fetch              no debuginfod servers\n"
-	"  --progress, --no-progress   a progress bar on stderr (default: on a terminal)\n"
-	"  -q, --quiet             of the summary, only the lines of missing modules\n"
-	CLI_COMMON_HELP;
+enum { O_CORE = 1, O_EXE, O_PID, O_LIST_MODULES, O_FORMAT, O_JSON, O_QUIET };
+
+static const struct cli_opt stack_opts[] = {
+	{ O_CORE, 0, "core", "CORE", "the core file", CLI_ARG_FILE },
+	{ O_EXE, 0, "exe", "FILE", "the main executable (when the core's path is wrong)",
+	  CLI_ARG_FILE },
+	{ O_PID, 'p', "pid", "PID", "a live process (ptrace attach, as eu-stack -p)", 0 },
+	{ O_LIST_MODULES, 0, "list-modules", NULL,
+	  "only the modules: START+SIZE BUILDID@ADDR FILE DEBUGINFO NAME, as eu-unstrip -n "
+	  "--core (\"-\": not found)",
+	  0 },
+	{ O_FORMAT, 0, "format", "FMT", "eu-stack (default) or gdb (as gdb's bt)", 0 },
+	{ O_JSON, 0, "json", NULL, "every thread and frame as JSON", 0 },
+	{ O_QUIET, 'q', "quiet", NULL, "of the summary, only the lines of missing modules", 0 },
+	{ 0 },
+};
+/* No kernel options: a backtrace names no kernel address. */
+static const struct cli_opt *const stack_tables[] = { stack_opts,	    cli_opts_no_fetch,
+						      cli_opts_progress, cli_opts_lookup,
+						      cli_opts_verbose,	    cli_opts_help,
+						      NULL };
 
 enum out_format { FMT_EU, FMT_GDB, FMT_JSON };
 
@@ -416,7 +416,7 @@ static int stack_pid(struct ds_context *ctx, int pid, struct stack_out *o, bool 
 	return o->printed ? 0 : 1;
 }
 
-int cmd_stack(int argc, char **argv)
+static int cmd_stack(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
 	struct stack_out o = { FMT_EU, 0, 0 };
@@ -426,54 +426,50 @@ int cmd_stack(int argc, char **argv)
 	struct ds_context *ctx;
 	struct sigaction sa = { .sa_handler = on_signal };
 
-	for (int i = 1; i < argc; i++) {
-		int r = cli_common_option(&common, argc, argv, &i, stack_help);
-		const char *a = argv[i];
+	struct cli_parse p;
+	int id;
 
-		if (r < 0)
-			return r == CLI_HELP ? 0 : 2;
-		if (r > 0)
-			continue;
-		if ((!strcmp(a, "--core") || !strcmp(a, "--exe") || !strcmp(a, "-p") ||
-		     !strcmp(a, "--pid")) &&
-		    i + 1 >= argc) {
-			cli_error("stack: %s needs an argument", a);
-			return 2;
-		}
-		if (!strcmp(a, "--core")) {
-			core = argv[++i];
-		} else if (!strcmp(a, "--exe")) {
-			exe = argv[++i];
-		} else if (!strcmp(a, "-p") || !strcmp(a, "--pid")) {
-			char *end;
-			long v = strtol(argv[++i], &end, 10);
+	cli_parse_init(&p, &cli_cmd_stack, &common, argc, argv);
+	while ((id = cli_next(&p)) != CLI_END) {
+		char *end;
+		long v;
 
-			if (*end || v <= 0 || v > 0x7fffffff) {
-				cli_error("stack: bad pid: %s", argv[i]);
+		switch (id) {
+		case CLI_BAD:
+		case CLI_HELP:
+			return id == CLI_HELP ? 0 : 2;
+		case O_CORE:
+		case O_EXE:
+			*(id == O_CORE ? &core : &exe) = p.arg;
+			break;
+		case O_PID:
+			v = strtol(p.arg, &end, 10);
+			if (*end || end == p.arg || v <= 0 || v > 0x7fffffff) {
+				cli_error("stack: bad pid: %s", p.arg);
 				return 2;
 			}
 			pid = (int)v;
-		} else if (!strcmp(a, "--list-modules")) {
+			break;
+		case O_LIST_MODULES:
 			list = true;
-		} else if (!strcmp(a, "--json")) {
+			break;
+		case O_FORMAT:
+			if (strcmp(p.arg, "gdb") && strcmp(p.arg, "eu-stack"))
+				return cli_usage_error(&p, "--format: eu-stack or gdb, not '%s'", p.arg);
+			o.fmt = strcmp(p.arg, "gdb") ? FMT_EU : FMT_GDB;
+			break;
+		case O_JSON:
 			json = true;
-		} else if (!strcmp(a, "--format=gdb")) {
-			o.fmt = FMT_GDB;
-		} else if (!strcmp(a, "--format=eu-stack")) {
-			o.fmt = FMT_EU;
-		} else if (!strcmp(a, "--no-fetch")) {
-			no_fetch = true;
-		} else if (!strcmp(a, "--progress")) {
-			progress = 1;
-		} else if (!strcmp(a, "--no-progress")) {
-			progress = 0;
-		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+			break;
+		case O_QUIET:
 			quiet = true;
-		} else {
-			cli_error("stack: unknown argument: %s", a);
-			return 2;
+			break;
+		default:
+			return cli_usage_error(&p, "unexpected argument '%s'", p.arg);
 		}
 	}
+	no_fetch = common.no_fetch;
+	progress = common.progress;
 	if (json)
 		o.fmt = FMT_JSON;
 	if (!core == !pid || (pid && (list || exe))) {
@@ -495,3 +491,18 @@ int cmd_stack(int argc, char **argv)
 	ds_context_free(ctx);
 	return status;
 }
+
+const struct cli_command cli_cmd_stack = {
+	.name = "stack",
+	.run = cmd_stack,
+	.summary = "backtraces of a core file or a live process, every thread",
+	.usage = "[OPTIONS] --core CORE [--exe FILE]\n[OPTIONS] -p PID",
+	.about = "Prints the backtrace of every thread, the crashing one first with its signal.\n"
+		 "Each module's executable (when the file at its path is missing or another\n"
+		 "build) and debuginfo are found on this machine, else fetched from the servers\n"
+		 "of $DEBUGINFOD_URLS in one parallel batch, before unwinding; a summary on\n"
+		 "stderr says what was found where.  Exit status 0: a backtrace was printed;\n"
+		 "1: modules were missing (named in the summary) or unwinding failed; 2: bad\n"
+		 "usage or an unreadable core.\n",
+	.tables = stack_tables,
+};

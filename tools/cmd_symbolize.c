@@ -14,45 +14,74 @@
 #include <strings.h>
 #include <unistd.h>
 
-static const char symbolize_help[] =
-	"usage: dsostore symbolize -e FILE [-f] [-i] [-C] [-a] [-p] [OPTIONS] [ADDR...]\n"
-	"       dsostore symbolize [-f] [-i] [-C] [-a] [-p] [OPTIONS] < LINES\n"
-	"       dsostore symbolize --kernel [-k VMLINUX] [OPTIONS] [ADDR...]\n"
-	"With -e, as addr2line: each ADDR (hex, 0x optional; read from stdin when none\n"
-	"is given) of FILE, whose debuginfo may be found by build ID.  In the GNU\n"
-	"style, stdin is read as binutils reads it (perf's srcline protocol): every\n"
-	"line, cut at 99 bytes, is an address as strtoul() reads it (a non-address\n"
-	"such as \",\" is 0), each answer out before a read that would wait.  See\n"
-	"also 'dsostore addr2line'.  Without -e, each\n"
-	"input line is \"BUILD-ID ADDR\" or \"PATH ADDR\": the build IDs are resolved\n"
-	"in parallel (debuginfod included), a batch of them at a time, then the batch's\n"
-	"lines answered in order.  A line over 64 KiB gets the \"??\" answer.\n"
-	"A line \"pid:PID ADDR\" is an absolute address of a live process (see\n"
-	"dsostore normalize); with --pid PID, so is each ADDR given or read alone.\n"
-	"A line \"kernel ADDR\" is an address of the running kernel, as with --kernel.\n"
-	"  -e, --exe FILE          the binary\n"
-	"  --kernel                addresses of the kernel (/proc/kallsyms' names, its\n"
-	"                          modules'; file:line from the vmlinux when found)\n"
-	"  -f, --functions         print function names\n"
-	"  -i, --inlines           print the inlined callers too\n"
-	"  -C, --demangle          demangle C++ and Rust names (as addr2line -C; LLVM\n"
-	"                          style: as llvm-symbolizer)\n"
-	"  -a, --addresses         print each address first\n"
-	"  -p, --pretty-print      one line per address (\"FUNC at FILE:LINE\")\n"
-	"  -s, --basenames         file names without their directories\n"
-	"  -b TARGET, -r, -R       accepted as binutils accepts them (no effect)\n"
-	"  --file-offset           addresses are file offsets (perf, /proc/PID/maps)\n"
-	"  --pid PID               addresses are absolute ones of process PID; JIT code\n"
-	"                          named from its /tmp/perf-PID.map\n"
-	"  --batch N               without -e: distinct binaries per batch (4096; at\n"
-	"                          most 16384): memory is bounded by it\n"
-	"  --mem-budget SIZE       bytes of debuginfo and indexes to keep open (K, M, G\n"
-	"                          suffixes: KiB...); over it, what was used least\n"
-	"                          recently is closed and opened again when asked\n"
-	"  --fd-budget N           files to keep open at most (a stream over many\n"
-	"                          binaries stays under RLIMIT_NOFILE), the same way\n"
-	"  --output-style=STYLE    GNU (addr2line, default), LLVM (llvm-symbolizer) or\n"
-	"                          JSON (one object per address)\n" CLI_COMMON_HELP;
+enum {
+	O_EXE = 1,
+	O_KERNEL,
+	O_FUNCTIONS,
+	O_INLINES,
+	O_DEMANGLE,
+	O_ADDRESSES,
+	O_PRETTY,
+	O_BASENAMES,
+	O_IGNORED,
+	O_FILE_OFFSET,
+	O_PID,
+	O_BATCH,
+	O_MEM_BUDGET,
+	O_FD_BUDGET,
+	O_OUTPUT_STYLE,
+};
+
+static const struct cli_opt symbolize_opts[] = {
+	{ O_EXE, 'e', "exe", "FILE", "the binary", CLI_ARG_FILE },
+	{ O_EXE, 0, "obj", "FILE", "the same as --exe (llvm-symbolizer's)", CLI_ARG_FILE },
+	{ O_KERNEL, 0, "kernel", NULL,
+	  "addresses of the kernel (/proc/kallsyms' names, its modules'; file:line from the "
+	  "vmlinux when found)",
+	  0 },
+	{ O_FUNCTIONS, 'f', "functions", NULL, "print function names", 0 },
+	{ O_INLINES, 'i', "inlines", NULL, "print the inlined callers too", 0 },
+	{ O_DEMANGLE, 'C', "demangle", "STYLE",
+	  "demangle C++ and Rust names (as addr2line -C; LLVM style: as llvm-symbolizer); "
+	  "STYLE \"none\" does not",
+	  CLI_ARG_OPTIONAL },
+	{ O_ADDRESSES, 'a', "addresses", NULL, "print each address first", 0 },
+	{ O_PRETTY, 'p', "pretty-print", NULL, "one line per address (\"FUNC at FILE:LINE\")", 0 },
+	{ O_BASENAMES, 's', "basenames", NULL, "file names without their directories", 0 },
+	{ O_IGNORED, 'b', "target", "TARGET", "accepted as binutils accepts it (no effect)", 0 },
+	{ O_IGNORED, 'R', "recurse-limit", NULL, "accepted as binutils accepts it (no effect)",
+	  0 },
+	{ O_IGNORED, 'r', "no-recurse-limit", NULL,
+	  "accepted as binutils accepts it (no effect)", 0 },
+	{ O_IGNORED, 0, "recursion-limit", NULL, "the same as --recurse-limit", 0 },
+	{ O_IGNORED, 0, "no-recursion-limit", NULL, "the same as --no-recurse-limit", 0 },
+	{ O_FILE_OFFSET, 0, "file-offset", NULL,
+	  "addresses are file offsets (perf, /proc/PID/maps)", 0 },
+	{ O_PID, 0, "pid", "PID",
+	  "addresses are absolute ones of process PID; JIT code named from its "
+	  "/tmp/perf-PID.map",
+	  0 },
+	{ O_BATCH, 0, "batch", "N",
+	  "without -e: distinct binaries per batch (4096; at most 16384): memory is bounded "
+	  "by it",
+	  0 },
+	{ O_MEM_BUDGET, 0, "mem-budget", "SIZE",
+	  "bytes of debuginfo and indexes to keep open (K, M, G suffixes: KiB...); over it, "
+	  "what was used least recently is closed and opened again when asked",
+	  0 },
+	{ O_FD_BUDGET, 0, "fd-budget", "N",
+	  "files to keep open at most (a stream over many binaries stays under "
+	  "RLIMIT_NOFILE), the same way",
+	  0 },
+	{ O_OUTPUT_STYLE, 0, "output-style", "STYLE",
+	  "GNU (addr2line, default), LLVM (llvm-symbolizer) or JSON (one object per address)",
+	  0 },
+	{ 0 },
+};
+static const struct cli_opt *const symbolize_tables[] = {
+	symbolize_opts,	 cli_opts_lookup, cli_opts_kernel, cli_opts_vmlinux,
+	cli_opts_verbose, cli_opts_help,   NULL
+};
 
 enum style { STYLE_GNU, STYLE_LLVM, STYLE_JSON };
 
@@ -61,7 +90,7 @@ struct opts {
 	int pid; /* --pid: bare addresses are this process's */
 	bool basenames;
 	/* -e in GNU style: stdin and the addresses read as binutils reads
-	 * them (tools/addr2line.c); quiet: nothing on stderr (addr2line's
+	 * them (tools/cli_a2l.c); quiet: nothing on stderr (addr2line's
 	 * personality: binutils says nothing of a file without symbols). */
 	bool binutils, quiet;
 	/* The personality: names as binutils gives them in a run, too: no
@@ -770,7 +799,7 @@ static void add_exe_line(struct batch *b, struct ds_dso *dso, const char *line, 
 			      (int)(cut ? strcspn(line, "\r\n") : len), line);
 }
 
-/* A live process's address (tools/normalize.c): its DSO's vaddr. */
+/* A live process's address (tools/cmd_normalize.c): its DSO's vaddr. */
 static void add_pid_item(const struct opts *o, struct batch *b, struct ds_store *store,
 			 struct item *it, const char *key, size_t lineno)
 {
@@ -1250,7 +1279,109 @@ int symbolize_addr2line(const struct cli_a2l *a, char **addrs, int naddrs)
 	return status;
 }
 
-int cmd_symbolize(int argc, char **argv)
+/* A number from 1 to max in v, else 0 (after no message). */
+static unsigned long count_arg(const char *v, unsigned long max)
+{
+	char *end;
+	unsigned long n;
+
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	return errno || end == v || *end || v[0] == '-' || n > max ? 0 : n;
+}
+
+/* One of symbolize's options (id, its argument in p->arg): 0, else
+ * after saying why, 2. */
+static int symbolize_option(struct opts *o, const struct cli_parse *p, int id, size_t *batch,
+			    uint64_t *budget, unsigned int *fd_budget)
+{
+	const char *v = p->arg;
+	char *end;
+	long pid;
+
+	switch (id) {
+	case O_EXE:
+		o->exe = v;
+		return 0;
+	case O_KERNEL:
+		o->kernel = true;
+		return 0;
+	case O_FUNCTIONS:
+		o->functions = true;
+		return 0;
+	case O_INLINES:
+		o->inlines = true;
+		return 0;
+	case O_DEMANGLE:
+		o->demangle = true;
+		if (v && !a2l_demangle_style(v, &o->demangle)) {
+			cli_error("unknown demangling style `%s'", v);
+			return 2;
+		}
+		return 0;
+	case O_ADDRESSES:
+		o->addresses = true;
+		return 0;
+	case O_PRETTY:
+		o->pretty = true;
+		return 0;
+	case O_BASENAMES:
+		o->basenames = true;
+		return 0;
+	case O_FILE_OFFSET:
+		o->file_offset = true;
+		return 0;
+	case O_PID:
+		pid = strtol(v, &end, 10);
+		if (end == v || *end || pid <= 0 || pid > INT32_MAX) {
+			cli_error("symbolize: --pid wants a process ID");
+			return 2;
+		}
+		o->pid = (int)pid;
+		return 0;
+	case O_BATCH:
+		*batch = count_arg(v, CHUNK_LINES);
+		if (!*batch) {
+			cli_error("symbolize: --batch needs a number from 1 to %d, not '%s'",
+				  CHUNK_LINES, v);
+			return 2;
+		}
+		return 0;
+	case O_MEM_BUDGET:
+		if (!parse_size(v, budget) || !*budget) {
+			cli_error("symbolize: --mem-budget needs a size in bytes (K, M or G after it "
+				  "allowed), not '%s'",
+				  v);
+			return 2;
+		}
+		return 0;
+	case O_FD_BUDGET:
+		*fd_budget = (unsigned int)count_arg(v, 1000000);
+		if (!*fd_budget) {
+			cli_error("symbolize: --fd-budget needs a number of files from 1 to "
+				  "1000000, not '%s'",
+				  v);
+			return 2;
+		}
+		return 0;
+	case O_OUTPUT_STYLE:
+		if (!strcasecmp(v, "GNU"))
+			o->style = STYLE_GNU;
+		else if (!strcasecmp(v, "LLVM"))
+			o->style = STYLE_LLVM;
+		else if (!strcasecmp(v, "JSON"))
+			o->style = STYLE_JSON;
+		else {
+			cli_error("unknown output style %s (GNU, LLVM or JSON)", v);
+			return 2;
+		}
+		return 0;
+	default:
+		return 0; /* binutils' -b TARGET, -r, -R: nothing to do here */
+	}
+}
+
+static int cmd_symbolize(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
 	struct opts o = { .style = STYLE_GNU };
@@ -1260,117 +1391,20 @@ int cmd_symbolize(int argc, char **argv)
 	size_t batch = CHUNK_DSOS_DEFAULT;
 	uint64_t budget = 0;
 	unsigned int fd_budget = 0;
-	int naddrs = 0, status;
+	int naddrs = 0, status, id;
+	struct cli_parse p;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		int r = cli_common_option(&common, argc, argv, &i, symbolize_help);
-
-		if (r < 0)
-			return r == CLI_HELP ? 0 : 2;
-		if (r > 0)
-			continue;
-		if ((!strcmp(a, "-e") || !strcmp(a, "--exe") || !strcmp(a, "--obj")) &&
-			   i + 1 < argc) {
-			o.exe = argv[++i];
-		} else if (!strcmp(a, "--kernel")) {
-			o.kernel = true;
-		} else if (!strncmp(a, "--exe=", 6) || !strncmp(a, "--obj=", 6)) {
-			o.exe = a + 6;
-		} else if (!strncmp(a, "--output-style=", 15)) {
-			const char *st = a + 15;
-
-			if (!strcasecmp(st, "GNU"))
-				o.style = STYLE_GNU;
-			else if (!strcasecmp(st, "LLVM"))
-				o.style = STYLE_LLVM;
-			else if (!strcasecmp(st, "JSON"))
-				o.style = STYLE_JSON;
-			else {
-				cli_error("unknown output style %s (GNU, LLVM or JSON)", st);
-				return 2;
-			}
-		} else if ((!strcmp(a, "--batch") && i + 1 < argc) || !strncmp(a, "--batch=", 8)) {
-			const char *v = a[7] == '=' ? a + 8 : argv[++i];
-			char *end;
-			unsigned long n;
-
-			errno = 0;
-			n = strtoul(v, &end, 10);
-			if (errno || end == v || *end || v[0] == '-' || !n || n > CHUNK_LINES) {
-				cli_error("symbolize: --batch needs a number from 1 to %d, not '%s'",
-					  CHUNK_LINES, v);
-				return 2;
-			}
-			batch = n;
-		} else if ((!strcmp(a, "--mem-budget") && i + 1 < argc) ||
-			   !strncmp(a, "--mem-budget=", 13)) {
-			const char *v = a[12] == '=' ? a + 13 : argv[++i];
-
-			if (!parse_size(v, &budget) || !budget) {
-				cli_error("symbolize: --mem-budget needs a size in bytes (K, M or G "
-					  "after it allowed), not '%s'",
-					  v);
-				return 2;
-			}
-		} else if ((!strcmp(a, "--fd-budget") && i + 1 < argc) ||
-			   !strncmp(a, "--fd-budget=", 12)) {
-			const char *v = a[11] == '=' ? a + 12 : argv[++i];
-			char *end;
-			unsigned long n;
-
-			errno = 0;
-			n = strtoul(v, &end, 10);
-			if (errno || end == v || *end || !n || n > 1000000) {
-				cli_error("symbolize: --fd-budget needs a number of files from 1 to "
-					  "1000000, not '%s'",
-					  v);
-				return 2;
-			}
-			fd_budget = (unsigned int)n;
-		} else if (!strcmp(a, "--file-offset")) {
-			o.file_offset = true;
-		} else if ((!strcmp(a, "--pid") && i + 1 < argc) || !strncmp(a, "--pid=", 6)) {
-			const char *v = a[5] == '=' ? a + 6 : argv[++i];
-			char *end;
-			long pid = strtol(v, &end, 10);
-
-			if (end == v || *end || pid <= 0 || pid > INT32_MAX) {
-				cli_error("symbolize: --pid wants a process ID");
-				return 2;
-			}
-			o.pid = (int)pid;
-		} else if (!strcmp(a, "--functions")) {
-			o.functions = true;
-		} else if (!strcmp(a, "--inlines")) {
-			o.inlines = true;
-		} else if (!strcmp(a, "--demangle")) {
-			o.demangle = true;
-		} else if (!strcmp(a, "--addresses")) {
-			o.addresses = true;
-		} else if (!strcmp(a, "--pretty-print")) {
-			o.pretty = true;
-		} else if (!strcmp(a, "--basenames")) {
-			o.basenames = true;
-		} else if (!strncmp(a, "--demangle=", 11)) {
-			if (!a2l_demangle_style(a + 11, &o.demangle)) {
-				cli_error("unknown demangling style `%s'", a + 11);
-				return 2;
-			}
-		} else if (a2l_ignored_option(argc, argv, &i)) {
-			/* binutils' -b TARGET, -r, -R: nothing to do here */
-		} else if (a[0] == '-' && a[1] && strspn(a + 1, "fiCaps") == strlen(a + 1)) {
-			o.functions |= !!strchr(a, 'f');
-			o.inlines |= !!strchr(a, 'i');
-			o.demangle |= !!strchr(a, 'C');
-			o.addresses |= !!strchr(a, 'a');
-			o.pretty |= !!strchr(a, 'p');
-			o.basenames |= !!strchr(a, 's');
-		} else if (a[0] == '-' && a[1] && !(a[1] == '0' && a[2] == 'x')) {
-			cli_error("symbolize: unknown option %s", a);
+	cli_parse_init(&p, &cli_cmd_symbolize, &common, argc, argv);
+	while ((id = cli_next(&p)) != CLI_END) {
+		if (id == CLI_BAD || id == CLI_HELP) {
+			free(addrs);
+			return id == CLI_HELP ? 0 : 2;
+		}
+		if (id == CLI_ARG)
+			addrs[naddrs++] = (char *)p.arg;
+		else if (symbolize_option(&o, &p, id, &batch, &budget, &fd_budget)) {
+			free(addrs);
 			return 2;
-		} else {
-			addrs[naddrs++] = argv[i];
 		}
 	}
 	/* llvm-symbolizer names functions, follows inlines and demangles by
@@ -1405,3 +1439,26 @@ int cmd_symbolize(int argc, char **argv)
 	free(addrs);
 	return status;
 }
+
+const struct cli_command cli_cmd_symbolize = {
+	.name = "symbolize",
+	.run = cmd_symbolize,
+	.summary = "addresses to functions, file:line and inline frames",
+	.usage = "-e FILE [-f] [-i] [-C] [-a] [-p] [OPTIONS] [ADDR...]\n"
+		 "[-f] [-i] [-C] [-a] [-p] [OPTIONS] < LINES\n"
+		 "--kernel [-k VMLINUX] [OPTIONS] [ADDR...]",
+	.about = "With -e, as addr2line: each ADDR (hex, 0x optional; read from stdin when none\n"
+		 "is given) of FILE, whose debuginfo may be found by build ID.  In the GNU\n"
+		 "style, stdin is read as binutils reads it (perf's srcline protocol): every\n"
+		 "line, cut at 99 bytes, is an address as strtoul() reads it (a non-address\n"
+		 "such as \",\" is 0), each answer out before a read that would wait.  See\n"
+		 "also 'dsostore addr2line'.  Without -e, each\n"
+		 "input line is \"BUILD-ID ADDR\" or \"PATH ADDR\": the build IDs are resolved\n"
+		 "in parallel (debuginfod included), a batch of them at a time, then the batch's\n"
+		 "lines answered in order.  A line over 64 KiB gets the \"??\" answer.\n"
+		 "A line \"pid:PID ADDR\" is an absolute address of a live process (see\n"
+		 "dsostore normalize); with --pid PID, so is each ADDR given or read alone.\n"
+		 "A line \"kernel ADDR\" is an address of the running kernel, as with --kernel.\n",
+	.tables = symbolize_tables,
+	.flags = CLI_CMD_DASH_HEX,
+};

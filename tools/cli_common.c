@@ -1,0 +1,108 @@
+/* What every command uses: messages, the context made from the shared
+ * options, progress bars, JSON strings. */
+#define _GNU_SOURCE
+#include "cli.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("dsostore: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+void cli_human(double bytes, char *buf, size_t len)
+{
+	const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	int u = 0;
+
+	while (bytes >= 1024 && u < 4) {
+		bytes /= 1024;
+		u++;
+	}
+	snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
+}
+
+int cli_progress(void *user, const struct ds_fetch_progress *p)
+{
+	char bytes[32], rate[32];
+
+	(void)user;
+	cli_human((double)p->bytes, bytes, sizeof(bytes));
+	cli_human(p->elapsed_s > 0 ? p->bytes / p->elapsed_s : 0, rate, sizeof(rate));
+	fprintf(stderr, "\r[%zu/%zu] %s, %s/s, %zu failed, %.1f s  ", p->done, p->total, bytes,
+		rate, p->failed, p->elapsed_s);
+	if (p->done == p->total)
+		fputc('\n', stderr);
+	return 0;
+}
+
+void cli_json_string(const char *s)
+{
+	if (!s) {
+		fputs("null", stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			printf("\\%c", c);
+		else if (c < 0x20)
+			printf("\\u%04x", c);
+		else
+			putchar(c);
+	}
+	putchar('"');
+}
+
+bool cli_want_progress(int option)
+{
+	return option >= 0 ? option : isatty(2) || getenv("DEBUGINFOD_PROGRESS");
+}
+
+static void log_stderr(void *user, enum ds_log_level level, const char *msg)
+{
+	(void)user;
+	(void)level;
+	fprintf(stderr, "dsostore: %s\n", msg);
+}
+
+struct ds_context *cli_context(const struct cli_common *c)
+{
+	DS_OPTS(ds_context_opts, opts, .debug_dirs = c->n_debug_dirs ? c->debug_dirs : NULL,
+		.perf_buildid_dir = c->perf_buildid_dir, .log_fn = log_stderr,
+		.kallsyms = c->kallsyms, .kernel_root = c->kernel_root,
+		.log_level = c->verbose ? DS_LOG_DEBUG : DS_LOG_WARN);
+	struct ds_context *ctx = ds_context_new(&opts);
+
+	if (!ctx) {
+		cli_error("cannot create a context: %s", ds_strerror(-errno));
+		exit(2);
+	}
+	return ctx;
+}
+
+bool cli_parse_pid(const char *s, int *pid)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v <= 0 || v > INT32_MAX)
+		return false;
+	*pid = (int)v;
+	return true;
+}
