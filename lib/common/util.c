@@ -32,7 +32,7 @@ DS_API const char *ds_strerror(int err)
 		return "contents do not match";
 	case EINVAL:
 		return "invalid argument";
-	case EMSGSIZE: /* lib/fetch.c: a server's answer */
+	case EMSGSIZE: /* lib/debuginfod/transfer.c: a server's answer */
 		return "response headers too large";
 	default:
 		/* strerror() of glibc returns a static, immutable string for

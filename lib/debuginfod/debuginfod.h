@@ -65,6 +65,17 @@ int ds__cache_symindex_init(struct ds_cache *c, const char *opt_path, int mode);
 /* The directory of saved indexes of local debuginfo, opened (made first,
  * 0700, with create) and checked as the cache's directories are. */
 int ds__cache_symindex_dir(struct ds_cache *c, bool create, int *dirfd_out);
+/* Pieces of the cache's own that the writer of perf's build-id cache
+ * (lib/perf/perf_buildid_cache.c) uses too.  mkdir -p of path with mode;
+ * "." or ".." (n bytes at c); a temporary name <name>.<6 random
+ * characters> for the attempt'th try; a temporary file of that name made
+ * with mode (its fd; the name in tmpname); all of from's bytes appended to
+ * to. */
+int ds__cache_mkdirs(const char *path, mode_t mode);
+bool ds__cache_bad_component(const char *c, size_t n);
+int ds__cache_tmp_name(const char *name, int attempt, char *tmpname, size_t len);
+int ds__cache_tmp_open_mode(int dirfd, const char *name, mode_t mode, char *tmpname, size_t len);
+int ds__cache_copy_fd(int from, int to);
 
 /* ---- fetch (fetch.c) */
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The debuginfod client: one fetcher per context, one event-loop thread on
- * a libcurl multi handle.  The only module that uses libcurl.
+ * The debuginfod client: one fetcher per context, one event-loop thread
+ * moving its transfers along (transfer.c: libcurl, and the HTTP side of a
+ * download, are that file's alone).
  *
  * A request for (build ID, artifact[, arg]) becomes a job; a second request
  * for the same key while the job runs joins it, so each key costs one
@@ -13,7 +14,7 @@
  *   3. asks every live server at once.  The first transfer to deliver body
  *      bytes with a 200 wins and writes to a temporary file; the others are
  *      dropped.  If the winner fails mid-body, the others are asked again.
- *      A body is bounded as it arrives (body_limit(), watch_elf());
+ *      A body is bounded as it arrives (ds__transfer_body_limit(), watch_elf());
  *   4. checks what arrived (one whole ELF with the requested build ID), then
  *      renames it into place; "not found" from every server is cached as a
  *      miss, nothing else is.
@@ -28,11 +29,9 @@
  * under f->lock.  Everything about transfers belongs to the loop thread.
  */
 #define _GNU_SOURCE
-#include "debuginfod.h"
+#include "transfer.h"
 
-#include <curl/curl.h>
 #include <ctype.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -41,85 +40,6 @@
 #include <string.h>
 #include <sys/file.h>
 #include <unistd.h>
-
-/*
- * libcurl is loaded when the first fetch needs it, not at program start:
- * linked directly it brings ~30 libraries (TLS, GSSAPI, LDAP...) whose
- * loading cost 20-60 ms at every start of the CLI, most of whose runs
- * (buildid, find, symbolize from the cache) never fetch.  The names below
- * are libcurl's, routed through pointers filled by dlsym().
- */
-static struct {
-	CURLcode (*global_init)(long);
-	CURL *(*easy_init)(void);
-	CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
-	CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
-	void (*easy_cleanup)(CURL *);
-	char *(*easy_escape)(CURL *, const char *, int);
-	void (*free)(void *);
-	CURLM *(*multi_init)(void);
-	CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
-	CURLMcode (*multi_add_handle)(CURLM *, CURL *);
-	CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
-	CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd[], unsigned int, int, int *);
-	CURLMcode (*multi_perform)(CURLM *, int *);
-	CURLMsg *(*multi_info_read)(CURLM *, int *);
-	CURLMcode (*multi_wakeup)(CURLM *);
-	CURLMcode (*multi_cleanup)(CURLM *);
-	struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
-	void (*slist_free_all)(struct curl_slist *);
-} cu;
-static bool cu_loaded;
-
-/* curl.h's type-checking macros wrap some of these names: ours replace them. */
-#undef curl_easy_setopt
-#undef curl_easy_getinfo
-#undef curl_multi_setopt
-#define curl_global_init cu.global_init
-#define curl_easy_init cu.easy_init
-#define curl_easy_setopt cu.easy_setopt
-#define curl_easy_getinfo cu.easy_getinfo
-#define curl_easy_cleanup cu.easy_cleanup
-#define curl_easy_escape cu.easy_escape
-#define curl_free cu.free
-#define curl_multi_init cu.multi_init
-#define curl_multi_setopt cu.multi_setopt
-#define curl_multi_add_handle cu.multi_add_handle
-#define curl_multi_remove_handle cu.multi_remove_handle
-#define curl_multi_poll cu.multi_poll
-#define curl_multi_perform cu.multi_perform
-#define curl_multi_info_read cu.multi_info_read
-#define curl_multi_wakeup cu.multi_wakeup
-#define curl_multi_cleanup cu.multi_cleanup
-#define curl_slist_append cu.slist_append
-#define curl_slist_free_all cu.slist_free_all
-
-static void load_curl(void)
-{
-	void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-	void **fn = (void **)&cu;
-	static const char *const names[] = {
-		"curl_global_init",	    "curl_easy_init",	       "curl_easy_setopt",
-		"curl_easy_getinfo",	    "curl_easy_cleanup",       "curl_easy_escape",
-		"curl_free",		    "curl_multi_init",	       "curl_multi_setopt",
-		"curl_multi_add_handle",    "curl_multi_remove_handle", "curl_multi_poll",
-		"curl_multi_perform",	    "curl_multi_info_read",    "curl_multi_wakeup",
-		"curl_multi_cleanup",	    "curl_slist_append",       "curl_slist_free_all",
-	};
-
-	_Static_assert(sizeof(cu) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
-		       "one name per libcurl pointer");
-	if (!h)
-		return;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		/* POSIX: a function pointer and void * convert through dlsym. */
-		fn[i] = dlsym(h, names[i]);
-		if (!fn[i])
-			return; /* h stays open: harmless, and keeps it simple */
-	}
-	cu.global_init(CURL_GLOBAL_DEFAULT);
-	cu_loaded = true;
-}
 
 #define SERVER_DOWN_NS (60 * 1000000000LL)
 #define LOCK_RETRY_NS (25 * 1000000LL)
@@ -130,18 +50,6 @@ static void load_curl(void)
 #define LOCK_PROGRESS_BYTES (100 << 10)
 /* The lock wait's bound when DEBUGINFOD_TIMEOUT is 0 (no low-speed limit). */
 #define LOCK_WAIT_DEFAULT_S 90
-/*
- * Bounds on what a body may decode to, without DEBUGINFOD_MAXSIZE: the
- * size the server announced (X-DEBUGINFOD-SIZE, which debuginfod sends
- * for the file it serves, before any Content-Encoding); else, for an
- * encoded body, DECODE_RATIO times its Content-Length (DWARF deflates
- * 3-10x; a gzip bomb ~1000x); and always DEFAULT_MAXSIZE.
- */
-#define DECODE_RATIO 128
-#define DEFAULT_MAXSIZE (8ULL << 30)
-/* Response headers of one answer; curl's own limit is 100 KiB. */
-#define MAX_HEADER_BYTES (64 << 10)
-#define MAX_REDIRECTS 5
 #define TABLE_SIZE 1024 /* buckets; chains grow past it, that is fine */
 
 enum srv_status { S_ASK, S_RUNNING, S_RETRY, S_NOTFOUND, S_FAILED };
@@ -158,29 +66,6 @@ struct job_server {
 	int attempts;
 	int err;
 	int64_t retry_at_ns;
-};
-
-struct job;
-
-struct xfer {
-	struct ds_fetcher *f;
-	struct job *job;
-	int server;
-	CURL *easy;
-	struct xfer *next;
-	int fd; /* temporary file, winner only */
-	char *tmpname;
-	uint64_t bytes;
-	bool loser, too_big;
-	int local_err; /* an errno of ours (writing the cache), not the server's */
-	const char *bad; /* why the body is not what was asked for: reject it */
-	int bad_err; /* and the error it gives */
-	uint64_t header_bytes, announced; /* X-DEBUGINFOD-SIZE, 0 if none */
-	bool encoded; /* Content-Encoding: curl decodes */
-	uint64_t elf_need; /* bytes before the ELF's extent can be told */
-	uint64_t extent; /* the ELF's own extent, once known (else 0) */
-	int64_t started_ns;
-	char errbuf[CURL_ERROR_SIZE];
 };
 
 struct attach {
@@ -245,8 +130,7 @@ struct ds_fetcher {
 	pthread_mutex_t lock;
 	pthread_t thread;
 	bool stop; /* under lock */
-	CURLM *multi;
-	struct curl_slist *headers;
+	struct ds__transfers t;
 	struct server *servers;
 	int nservers;
 	struct job *table[TABLE_SIZE]; /* under lock */
@@ -259,7 +143,6 @@ struct ds_fetcher {
 	pthread_cond_t commit_cond;
 	struct commit *commit_q, *commit_done; /* under commit_lock */
 	bool commit_stop;
-	char user_agent[64];
 	atomic_uint_fast64_t requests, downloads, bytes, cache_hits, joined, retries, rejected;
 };
 
@@ -496,10 +379,7 @@ static void job_finish(struct ds_fetcher *f, struct job *job, int err, const cha
 
 static void xfer_free(struct ds_fetcher *f, struct xfer *x)
 {
-	if (x->easy) {
-		curl_multi_remove_handle(f->multi, x->easy);
-		curl_easy_cleanup(x->easy);
-	}
+	ds__transfer_stop(x);
 	if (x->fd >= 0)
 		close(x->fd);
 	if (x->tmpname) {
@@ -559,62 +439,6 @@ static bool job_reopen(struct ds_fetcher *f, struct job *job)
 	return true;
 }
 
-/* Response headers: bounded, and X-DEBUGINFOD-SIZE / Content-Encoding
- * noted.  Each answer (a redirect's too) starts with its status line. */
-static size_t on_header(char *buf, size_t size, size_t nitems, void *user)
-{
-	struct xfer *x = user;
-	size_t n = size * nitems;
-
-	if (n >= 5 && !strncmp(buf, "HTTP/", 5)) {
-		x->header_bytes = 0;
-		x->announced = 0;
-		x->encoded = false;
-	}
-	x->header_bytes += n;
-	if (x->header_bytes > MAX_HEADER_BYTES) {
-		x->bad = "response headers too large";
-		x->bad_err = -EMSGSIZE;
-		return 0;
-	}
-	if (n > 18 && !strncasecmp(buf, "X-DEBUGINFOD-SIZE:", 18)) {
-		char num[32];
-		size_t len = n - 18 < sizeof(num) - 1 ? n - 18 : sizeof(num) - 1;
-		unsigned long long v;
-		char *end;
-
-		memcpy(num, buf + 18, len);
-		num[len] = 0;
-		v = strtoull(num, &end, 10);
-		if (end != num && v > 0)
-			x->announced = v;
-	} else if (n > 17 && !strncasecmp(buf, "Content-Encoding:", 17)) {
-		const char *v = buf + 17 + strspn(buf + 17, " \t");
-
-		x->encoded = strncasecmp(v, "identity", 8) != 0 && *v != '\r' && *v != '\n';
-	}
-	return n;
-}
-
-/* The most this body may decode to (see DECODE_RATIO); why, for the log. */
-static uint64_t body_limit(struct ds_fetcher *f, struct xfer *x, const char **why)
-{
-	uint64_t limit = f->cfg->maxsize > 0 ? (uint64_t)f->cfg->maxsize : DEFAULT_MAXSIZE;
-	curl_off_t clen = -1;
-
-	*why = f->cfg->maxsize > 0 ? "DEBUGINFOD_MAXSIZE" : "the default size limit";
-	if (x->announced && x->announced < limit) {
-		limit = x->announced;
-		*why = "the size it announced (X-DEBUGINFOD-SIZE)";
-	}
-	curl_easy_getinfo(x->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &clen);
-	if (x->encoded && clen > 0 && (uint64_t)clen < limit / DECODE_RATIO) {
-		limit = (uint64_t)clen * DECODE_RATIO;
-		*why = "128 times its compressed Content-Length";
-	}
-	return limit;
-}
-
 /* An ELF artifact arriving: once its headers are in, its extent is known,
  * and a body running past it (padding) or a file that cannot be whole is
  * stopped there, not after a gigabyte. */
@@ -642,23 +466,18 @@ static void watch_elf(struct ds_fetcher *f, struct xfer *x)
 		x->bad_err = -EBADMSG;
 }
 
-static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
+/* A 200's body, n more bytes of it about to be written: the first
+ * transfer to deliver wins and gets a temporary file; a loser, or a body
+ * past its limit, is stopped (false). */
+static bool on_body(struct xfer *x, size_t n)
 {
-	struct xfer *x = user;
 	struct job *job = x->job;
 	struct ds_fetcher *f = x->f;
-	size_t n = size * nmemb;
 	const char *why;
-	long code = 0;
 
-	if (x->loser)
-		return 0; /* aborts this transfer: another server won */
-	curl_easy_getinfo(x->easy, CURLINFO_RESPONSE_CODE, &code);
-	if (!(code == 200 || (code == 0 && f->servers[x->server].is_file)))
-		return n; /* an error page: the status code is the answer */
 	if (job->winner && job->winner != x) {
 		x->loser = true;
-		return 0;
+		return false;
 	}
 	if (!job->winner) {
 		char tmp[PATH_MAX];
@@ -670,70 +489,37 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
 				close(fd);
 			}
 			x->local_err = fd < 0 ? -fd : ENOMEM;
-			return 0;
+			return false;
 		}
 		x->fd = fd;
 		job->winner = x;
 		job->winner_new = true;
 	}
-	if (x->bytes + n > body_limit(f, x, &why)) {
+	if (x->bytes + n > ds__transfer_body_limit(x, &why)) {
 		ds_warn(f->ctx, "%s: %s/%s decodes past %s; stopped", f->servers[x->server].url,
 			job->hex, job->name, why);
 		x->too_big = true;
-		return 0;
+		return false;
 	}
-	for (size_t done = 0; done < n;) {
-		ssize_t w = write(x->fd, ptr + done, n - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			x->local_err = w < 0 ? errno : EIO;
-			return 0;
-		}
-		done += (size_t)w;
-	}
-	x->bytes += n;
-	atomic_fetch_add(&job->bytes, n);
-	atomic_fetch_add(&f->bytes, n);
-	watch_elf(f, x);
-	return x->bad ? 0 : n;
+	return true;
 }
 
-/* Each path component of a source file, %-escaped. */
-static char *source_url_path(CURL *easy, const char *path)
+/* n bytes of the body written: counted, and an ELF watched. */
+static void on_wrote(struct xfer *x, size_t n)
 {
-	struct ds_strbuf sb = { 0 };
-
-	while (*path) {
-		size_t len = strcspn(path + 1, "/") + 1;
-		char *esc;
-
-		if (len == 1) { /* "//": an empty component (0 would mean strlen) */
-			ds__strbuf_addf(&sb, "/");
-			path += len;
-			continue;
-		}
-		esc = curl_easy_escape(easy, path + 1, (int)len - 1);
-		if (!esc) {
-			ds__strbuf_release(&sb);
-			return NULL;
-		}
-		ds__strbuf_addf(&sb, "/%s", esc);
-		curl_free(esc);
-		path += len;
-	}
-	return sb.buf;
+	atomic_fetch_add(&x->job->bytes, n);
+	atomic_fetch_add(&x->f->bytes, n);
+	watch_elf(x->f, x);
 }
 
-static char *job_url(struct ds_fetcher *f, struct job *job, int s, CURL *easy)
+static char *job_url(struct ds_fetcher *f, struct job *job, int s, struct xfer *x)
 {
 	const char *base = f->servers[s].url;
 	char *url = NULL, *tail = NULL;
 
 	switch (job->what) {
 	case DS_ARTIFACT_SOURCE:
-		tail = source_url_path(easy, job->arg);
+		tail = ds__transfer_url_path(x, job->arg);
 		if (!tail)
 			return NULL;
 		if (asprintf(&url, "%s/buildid/%s/source%s", base, job->hex, tail) < 0)
@@ -741,10 +527,10 @@ static char *job_url(struct ds_fetcher *f, struct job *job, int s, CURL *easy)
 		free(tail);
 		return url;
 	case DS_ARTIFACT_SECTION:
-		tail = curl_easy_escape(easy, job->arg, 0);
+		tail = ds__transfer_escape(x, job->arg);
 		if (tail && asprintf(&url, "%s/buildid/%s/section/%s", base, job->hex, tail) < 0)
 			url = NULL;
-		curl_free(tail);
+		free(tail);
 		return url;
 	default:
 		if (asprintf(&url, "%s/buildid/%s/%s", base, job->hex, artifact_name(job->what)) <
@@ -790,7 +576,7 @@ static char *file_url_path(const char *url)
  * elsewhere on this machine cached as a build ID's artifact.  The URL
  * curl gets is the resolved path.  -ENOENT: not there (as a 404).
  */
-static int file_job_url(struct ds_fetcher *f, struct job *job, int s, CURL *easy, char **out)
+static int file_job_url(struct ds_fetcher *f, struct job *job, int s, struct xfer *x, char **out)
 {
 	char *root = file_url_path(f->servers[s].url), *rroot = NULL, *want = NULL, *got = NULL;
 	size_t rlen;
@@ -819,7 +605,7 @@ static int file_job_url(struct ds_fetcher *f, struct job *job, int s, CURL *easy
 		goto out;
 	}
 	{
-		char *tail = source_url_path(easy, got);
+		char *tail = ds__transfer_url_path(x, got);
 
 		if (!tail || asprintf(out, "file://%s", tail) < 0) {
 			free(tail);
@@ -838,7 +624,6 @@ out:
 
 static int xfer_start(struct ds_fetcher *f, struct job *job, int s)
 {
-	const struct ds_fetch_config *cfg = f->cfg;
 	struct xfer *x = calloc(1, sizeof(*x));
 	char *url = NULL;
 	int err = -ENOMEM;
@@ -849,55 +634,19 @@ static int xfer_start(struct ds_fetcher *f, struct job *job, int s)
 	x->f = f;
 	x->job = job;
 	x->server = s;
-	x->easy = curl_easy_init();
-	if (x->easy && f->servers[s].is_file)
-		err = file_job_url(f, job, s, x->easy, &url);
-	else if (x->easy && (url = job_url(f, job, s, x->easy)))
-		err = 0;
+	if (!ds__transfer_new(&f->t, x, f->servers[s].is_file)) {
+		if (f->servers[s].is_file)
+			err = file_job_url(f, job, s, x, &url);
+		else if ((url = job_url(f, job, s, x)))
+			err = 0;
+	}
+	if (!err)
+		err = ds__transfer_start(x, url);
+	free(url);
 	if (err) {
-		if (x->easy)
-			curl_easy_cleanup(x->easy);
+		ds__transfer_stop(x);
 		free(x);
 		return err;
-	}
-	curl_easy_setopt(x->easy, CURLOPT_URL, url);
-	free(url);
-	curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
-	curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, on_body);
-	curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
-	curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
-	/* The path is ours, checked and escaped: curl must not resolve it. */
-	curl_easy_setopt(x->easy, CURLOPT_PATH_AS_IS, 1L);
-	curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
-	curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(x->easy, CURLOPT_USERAGENT, f->user_agent);
-	curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, f->headers);
-	curl_easy_setopt(x->easy, CURLOPT_ACCEPT_ENCODING, "");
-	curl_easy_setopt(x->easy, CURLOPT_FILETIME, 1L);
-	curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(x->easy, CURLOPT_MAXREDIRS, (long)MAX_REDIRECTS);
-	/* A remote server must not send us to a local file. */
-	curl_easy_setopt(x->easy, CURLOPT_PROTOCOLS_STR, "http,https,file");
-	curl_easy_setopt(x->easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	if (cfg->connect_timeout_s > 0)
-		curl_easy_setopt(x->easy, CURLOPT_CONNECTTIMEOUT, (long)cfg->connect_timeout_s);
-	if (cfg->timeout_s > 0) {
-		/* elfutils: "at least 100K of data within this many seconds". */
-		long limit = 100 * 1024 / cfg->timeout_s;
-
-		curl_easy_setopt(x->easy, CURLOPT_LOW_SPEED_TIME, (long)cfg->timeout_s);
-		curl_easy_setopt(x->easy, CURLOPT_LOW_SPEED_LIMIT, limit > 0 ? limit : 1L);
-	}
-	if (cfg->maxtime_s > 0)
-		curl_easy_setopt(x->easy, CURLOPT_TIMEOUT, (long)cfg->maxtime_s);
-	if (cfg->maxsize > 0)
-		curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)cfg->maxsize);
-	x->started_ns = now_ns();
-	if (curl_multi_add_handle(f->multi, x->easy) != CURLM_OK) {
-		curl_easy_cleanup(x->easy);
-		free(x);
-		return -ENOMEM;
 	}
 	x->next = job->xfers;
 	job->xfers = x;
@@ -989,52 +738,6 @@ static void server_down(struct ds_fetcher *f, int s, int err)
 		ds_warn(f->ctx, "%s: %s; not asked again for %d s", f->servers[s].url, ds_strerror(err),
 		(int)(SERVER_DOWN_NS / 1000000000));
 }
-
-/* Transient: worth another try at the same server. */
-static bool transient(int err)
-{
-	return err == -ECONNREFUSED || err == -ECONNRESET || err == -EIO;
-}
-
-static int classify(struct ds_fetcher *f, struct xfer *x, CURLcode rc, long code, bool *down)
-{
-	*down = false;
-	if (x->local_err)
-		return -x->local_err;
-	if (x->bad)
-		return x->bad_err;
-	if (x->too_big || rc == CURLE_FILESIZE_EXCEEDED || code == 406)
-		return -EFBIG;
-	switch (rc) {
-	case CURLE_OK:
-		break;
-	case CURLE_COULDNT_RESOLVE_HOST:
-	case CURLE_COULDNT_RESOLVE_PROXY:
-		*down = true;
-		return -EHOSTUNREACH;
-	case CURLE_COULDNT_CONNECT:
-		return -ECONNREFUSED;
-	case CURLE_OPERATION_TIMEDOUT:
-		*down = true;
-		return -ETIMEDOUT;
-	case CURLE_UNSUPPORTED_PROTOCOL:
-	case CURLE_TOO_MANY_REDIRECTS:
-		return -EPROTO;
-	case CURLE_FILE_COULDNT_READ_FILE:
-	case CURLE_REMOTE_FILE_NOT_FOUND:
-		return -ENOENT;
-	default:
-		return -ECONNRESET; /* recv/send errors, partial file, nothing */
-	}
-	if (code == 200 || (code == 0 && f->servers[x->server].is_file))
-		return 0;
-	if (code == 404)
-		return -ENOENT;
-	if (code == 503 || (code >= 400 && code < 500))
-		return -EPROTO; /* debuginfod's "invalid request" */
-	return -EIO;
-}
-
 /* A finished download: is it what we asked for? */
 static int verify(struct ds_fetcher *f, struct xfer *x, const char *url)
 {
@@ -1061,19 +764,12 @@ static void winner_done(struct ds_fetcher *f, struct xfer *x)
 {
 	struct job *job = x->job;
 	struct commit *c = calloc(1, sizeof(*c));
-	curl_off_t filetime = -1;
+	time_t mtime = ds__transfer_filetime(x);
 
-	curl_easy_getinfo(x->easy, CURLINFO_FILETIME_T, &filetime);
-	if (c) {
-		char *url = NULL;
-
-		curl_easy_getinfo(x->easy, CURLINFO_EFFECTIVE_URL, &url);
-		c->url = url ? strdup(url) : NULL;
-	}
+	if (c)
+		c->url = ds__transfer_url(x);
 	xfer_unlink(x);
-	curl_multi_remove_handle(f->multi, x->easy);
-	curl_easy_cleanup(x->easy);
-	x->easy = NULL;
+	ds__transfer_stop(x);
 	job->winner = NULL;
 	if (!c) {
 		job->srv[x->server].status = S_FAILED;
@@ -1084,7 +780,7 @@ static void winner_done(struct ds_fetcher *f, struct xfer *x)
 	}
 	c->job = job;
 	c->x = x;
-	c->mtime = filetime > 0 ? (time_t)filetime : 0;
+	c->mtime = mtime;
 	job->committing = x;
 	pthread_mutex_lock(&f->commit_lock);
 	c->next = f->commit_q;
@@ -1131,7 +827,7 @@ static void *committer(void *arg)
 		pthread_mutex_lock(&f->commit_lock);
 		c->next = f->commit_done;
 		f->commit_done = c;
-		curl_multi_wakeup(f->multi);
+		ds__transfers_wakeup(&f->t);
 	}
 	pthread_mutex_unlock(&f->commit_lock);
 	return NULL;
@@ -1178,29 +874,12 @@ static void commits_done(struct ds_fetcher *f)
 	}
 }
 
-static void xfer_done(struct ds_fetcher *f, CURL *easy, CURLcode rc)
+static void xfer_done(void *arg, struct xfer *x, int err, long code, bool down)
 {
-	struct xfer *x = NULL;
-	struct job *job;
-	long code = 0;
-	bool down;
-	int err, s;
+	struct ds_fetcher *f = arg;
+	struct job *job = x->job;
+	int s = x->server;
 
-	curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&x);
-	if (!x)
-		return;
-	job = x->job;
-	s = x->server;
-	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
-	err = classify(f, x, rc, code, &down);
-	if (rc == CURLE_COULDNT_CONNECT) {
-		long os_errno = 0;
-
-		/* Out of descriptors here is not the server's fault. */
-		curl_easy_getinfo(easy, CURLINFO_OS_ERRNO, &os_errno);
-		if (os_errno == EMFILE || os_errno == ENFILE)
-			err = -(int)os_errno;
-	}
 	ds_info(f->ctx, "%s %s from %s: %ld %s%s%s, %.0f ms, %llu bytes", artifact_name(job->what),
 		job->hex, f->servers[s].url, code, err ? ds_strerror(err) : "ok", x->bad ? ": " : "",
 		x->bad ? x->bad : "", (now_ns() - x->started_ns) / 1e6, (unsigned long long)x->bytes);
@@ -1247,7 +926,7 @@ static void xfer_done(struct ds_fetcher *f, CURL *easy, CURLcode rc)
 	xfer_free(f, x);
 	if (err == -ENOENT) {
 		job->srv[s].status = S_NOTFOUND;
-	} else if (transient(err) && job->srv[s].attempts < f->cfg->retry_limit) {
+	} else if (ds__transfer_transient(err) && job->srv[s].attempts < f->cfg->retry_limit) {
 		int64_t backoff = (100LL << job->srv[s].attempts) * 1000000;
 
 		job->srv[s].attempts++;
@@ -1416,9 +1095,7 @@ static void *loop(void *arg)
 	for (;;) {
 		int64_t now, wake = INT64_MAX;
 		struct job *incoming;
-		CURLMsg *msg;
 		bool stop;
-		int left;
 
 		pthread_mutex_lock(&f->lock);
 		stop = f->stop;
@@ -1477,12 +1154,9 @@ static void *loop(void *arg)
 			if (j->wake_at_ns < wake)
 				wake = j->wake_at_ns;
 		now = now_ns();
-		curl_multi_poll(f->multi, NULL, 0,
-				wake == INT64_MAX ? 1000
-				: wake <= now	  ? 0
-						  : (int)((wake - now) / 1000000 + 1),
-				NULL);
-		curl_multi_perform(f->multi, &left);
+		ds__transfers_run(&f->t, wake == INT64_MAX ? 1000
+					 : wake <= now	   ? 0
+							   : (int)((wake - now) / 1000000 + 1));
 
 		/* Losers are dropped outside curl's callbacks. */
 		for (struct job *j = f->active; j; j = j->next) {
@@ -1498,9 +1172,7 @@ static void *loop(void *arg)
 				}
 			}
 		}
-		while ((msg = curl_multi_info_read(f->multi, &left)))
-			if (msg->msg == CURLMSG_DONE)
-				xfer_done(f, msg->easy_handle, msg->data.result);
+		ds__transfers_ended(&f->t, xfer_done, f);
 		commits_done(f);
 		fail_down_servers(f);
 	}
@@ -1509,24 +1181,21 @@ static void *loop(void *arg)
 
 /* -------------------------------------------------------- the fetcher */
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-
 void ds__fetcher_free(struct ds_fetcher *f)
 {
 	if (!f)
 		return;
-	if (f->multi) {
+	if (f->t.multi) {
 		pthread_mutex_lock(&f->lock);
 		f->stop = true;
 		pthread_mutex_unlock(&f->lock);
-		curl_multi_wakeup(f->multi);
+		ds__transfers_wakeup(&f->t);
 		pthread_join(f->thread, NULL);
-		curl_multi_cleanup(f->multi);
 	}
+	ds__transfers_release(&f->t);
 	for (int s = 0; s < f->nservers; s++)
 		free(f->servers[s].url);
 	free(f->servers);
-	curl_slist_free_all(f->headers);
 	pthread_mutex_destroy(&f->lock);
 	pthread_mutex_destroy(&f->commit_lock);
 	pthread_cond_destroy(&f->commit_cond);
@@ -1536,16 +1205,15 @@ void ds__fetcher_free(struct ds_fetcher *f)
 static struct ds_fetcher *fetcher_new(struct ds_context *ctx, int *err)
 {
 	const struct ds_fetch_config *cfg = &ctx->fetch_cfg;
+	static const struct ds__transfer_hooks hooks = { .body = on_body, .wrote = on_wrote };
 	struct ds_fetcher *f = calloc(1, sizeof(*f));
-	char maxsize[64];
 	int n = 0;
 
 	if (!f) {
 		*err = -ENOMEM;
 		return NULL;
 	}
-	pthread_once(&curl_once, load_curl);
-	if (!cu_loaded) {
+	if (!ds__transfer_load()) {
 		ds_err(ctx, "cannot load libcurl.so.4: debuginfod servers cannot be asked");
 		free(f);
 		*err = -ENOSYS;
@@ -1557,8 +1225,6 @@ static struct ds_fetcher *fetcher_new(struct ds_context *ctx, int *err)
 	f->ctx = ctx;
 	f->cfg = cfg;
 	f->cache = &ctx->cache;
-	snprintf(f->user_agent, sizeof(f->user_agent), "dsostore/%d.%d.%d", DS_VERSION_MAJOR,
-		 DS_VERSION_MINOR, DS_VERSION_PATCH);
 	while (cfg->urls[n])
 		n++;
 	f->servers = calloc(n ? n : 1, sizeof(*f->servers));
@@ -1570,38 +1236,15 @@ static struct ds_fetcher *fetcher_new(struct ds_context *ctx, int *err)
 		f->servers[i].is_file = !strncmp(cfg->urls[i], "file://", 7);
 		f->nservers++;
 	}
-	for (char **h = cfg->headers; *h; h++) {
-		struct curl_slist *l = curl_slist_append(f->headers, *h);
-
-		if (!l)
-			goto nomem;
-		f->headers = l;
-	}
-	if (cfg->maxsize > 0) {
-		struct curl_slist *l;
-
-		snprintf(maxsize, sizeof(maxsize), "X-DEBUGINFOD-MAXSIZE: %lld",
-			 (long long)cfg->maxsize);
-		if (!(l = curl_slist_append(f->headers, maxsize)))
-			goto nomem;
-		f->headers = l;
-	}
-	f->multi = curl_multi_init();
-	if (!f->multi)
+	if (ds__transfers_init(&f->t, cfg, &hooks))
 		goto nomem;
-	curl_multi_setopt(f->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, (long)cfg->max_transfers);
-	curl_multi_setopt(f->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)cfg->max_per_server);
-	/* HTTP/2 servers take many requests on one connection. */
-	curl_multi_setopt(f->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
 	if (pthread_create(&f->committer, NULL, committer, f) != 0) {
-		curl_multi_cleanup(f->multi);
-		f->multi = NULL;
+		ds__transfers_release(&f->t);
 		goto nomem;
 	}
 	if (pthread_create(&f->thread, NULL, loop, f) != 0) {
 		stop_committer(f);
-		curl_multi_cleanup(f->multi);
-		f->multi = NULL;
+		ds__transfers_release(&f->t);
 		goto nomem;
 	}
 	return f;
@@ -1802,7 +1445,7 @@ DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, siz
 		err = 0;
 	}
 	if (f)
-		curl_multi_wakeup(f->multi);
+		ds__transfers_wakeup(&f->t);
 
 	lk = f ? &f->lock : &ctx->fetcher_lock;
 	pthread_mutex_lock(lk);
@@ -1845,7 +1488,7 @@ DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, siz
 	}
 	pthread_mutex_unlock(lk);
 	if (f && err == -ECANCELED)
-		curl_multi_wakeup(f->multi);
+		ds__transfers_wakeup(&f->t);
 	if (progress && !err) {
 		struct ds_fetch_progress p;
 

@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 EOF
 
 # C++ names whose LLVM spelling LLVM style follows (llvm_respell and
-# friends in lib/symbolize.c), one function each: empty packs, '>' '>'
+# friends in lib/symbolize/names.c), one function each: empty packs, '>' '>'
 # after an empty pack, closure and unnamed-type constructors and
 # destructors, references to cv-qualified function types, gcc's CI4
 # inheriting constructor (DWARF linkage names); and operators
