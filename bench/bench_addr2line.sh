@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# perf with binutils' addr2line against perf with dsostore's (issue 12,
-# item 6): the same perf 6.1, the same recording, run once with PATH as
+# perf with binutils' addr2line against perf with dsostore's: the same perf 6.1, the same recording, run once with PATH as
 # it is and once with dsostore's addr2line link first in PATH
 # (build/a2l/addr2line, what `make install` puts in libexec/dsostore/bin).
 #

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Crash backtrace benchmark (issue 14): the core of a process whose stack
+# Crash backtrace benchmark: the core of a process whose stack
 # runs through 40 shared libraries (lib00 calls lib01 ... lib39 crashes),
 # every file stripped, their debuginfo (and executables) only behind
 # dsserver with 50 ms added per request, cold cache each run:

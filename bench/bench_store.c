@@ -7,7 +7,7 @@
  * a shared, noisy machine):
  *   1. ds_dso_debuginfo() on a DSO whose debuginfo is ready: the per-symbol
  *      call, 1 thread and 2 threads (own DSOs, one shared DSO);
- *   2. the seed's first design (perf patch 01/15): a global list of
+ *   2. the global list perf's first debuginfod patch posted (01/15): a list of
  *      {build ID, path} under a mutex, walked per call, path strdup()ed and
  *      stat()ed, caller frees;
  *   3. libdebuginfod answering from its cache, reused client and a client
@@ -495,7 +495,7 @@ static void bench_ready(struct ds_context *ctx, const struct prog *a, const stru
 	ds_store_free(store);
 }
 
-/* ----------------------------------- 2. the seed's first design, faithfully */
+/* ----------------------------------- 2. the global list, faithfully */
 
 /*
  * perf patch 01/15 as posted: the build IDs fetched in the session and the
@@ -507,7 +507,7 @@ static void bench_ready(struct ds_context *ctx, const struct prog *a, const stru
  */
 #define SEED_BUILD_ID_SIZE 20
 
-struct seed_build_id {
+struct glist_build_id {
 	uint8_t data[SEED_BUILD_ID_SIZE];
 	size_t size;
 };
@@ -518,14 +518,14 @@ struct list_head {
 
 struct debuginfo_lookup {
 	struct list_head node;
-	struct seed_build_id bid;
+	struct glist_build_id bid;
 	char *path;
 };
 
 static struct list_head debuginfo_lookups = { &debuginfo_lookups, &debuginfo_lookups };
 static pthread_mutex_t debuginfod__fetch_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int build_id__cmp(const struct seed_build_id *a, const struct seed_build_id *b)
+static int build_id__cmp(const struct glist_build_id *a, const struct glist_build_id *b)
 {
 	if (a->size != b->size)
 		return a->size < b->size ? -1 : 1;
@@ -540,7 +540,7 @@ static void list_add_tail(struct list_head *node, struct list_head *head)
 	head->prev = node;
 }
 
-static void seed_remember(const struct seed_build_id *bid, const char *path)
+static void glist_remember(const struct glist_build_id *bid, const char *path)
 {
 	struct debuginfo_lookup *l = xcalloc(1, sizeof(*l));
 
@@ -554,7 +554,7 @@ static void seed_remember(const struct seed_build_id *bid, const char *path)
 }
 
 /* The per-symbol call of that design: a malloc()ed path or NULL. */
-static char *seed_cached_path(const struct seed_build_id *bid)
+static char *glist_cached_path(const struct glist_build_id *bid)
 {
 	struct list_head *pos;
 	char *path = NULL;
@@ -577,7 +577,7 @@ static char *seed_cached_path(const struct seed_build_id *bid)
 	return path;
 }
 
-static void seed_forget_all(void)
+static void glist_forget_all(void)
 {
 	struct list_head *pos = debuginfo_lookups.next;
 
@@ -591,21 +591,21 @@ static void seed_forget_all(void)
 	debuginfo_lookups.next = debuginfo_lookups.prev = &debuginfo_lookups;
 }
 
-struct seed_job {
-	const struct seed_build_id *keys; /* the caller's copies, not the list's */
+struct glist_job {
+	const struct glist_build_id *keys; /* the caller's copies, not the list's */
 	const uint32_t *idx;
 	bool worst;
 	uint32_t last;
 };
 
-static uint64_t loop_seed(void *p, uint64_t n)
+static uint64_t loop_glist(void *p, uint64_t n)
 {
-	const struct seed_job *j = p;
+	const struct glist_job *j = p;
 	uint64_t good = 0;
 
 	for (uint64_t i = 0; i < n; i++) {
 		uint32_t k = j->worst ? j->last : j->idx[i & IDX_MASK];
-		char *path = seed_cached_path(&j->keys[k]);
+		char *path = glist_cached_path(&j->keys[k]);
 
 		good += path != NULL;
 		free(path);
@@ -616,9 +616,9 @@ static uint64_t loop_seed(void *p, uint64_t n)
 /* Files as the debuginfod client caches them, so that stat() succeeds the
  * way it would: <cache>/<hex>/debuginfo.  Made relative to the cache's fd,
  * which keeps the setup of 10,000 of them short. */
-static char **make_seed_files(const struct seed_build_id *keys, unsigned int n)
+static char **make_glist_files(const struct glist_build_id *keys, unsigned int n)
 {
-	char *root = xasprintf("%s/seed-cache", tmpdir);
+	char *root = xasprintf("%s/glist-cache", tmpdir);
 	char **paths = xcalloc(1, n * sizeof(*paths));
 	char h[2 * SEED_BUILD_ID_SIZE + 1], rel[2 * SEED_BUILD_ID_SIZE + 16];
 	int rootfd, fd;
@@ -639,11 +639,11 @@ static char **make_seed_files(const struct seed_build_id *keys, unsigned int n)
 	return paths;
 }
 
-static void bench_seed(void)
+static void bench_glist(void)
 {
 	static const unsigned int sizes[] = { 10, 1000, 10000 };
 	const unsigned int max = 10000;
-	struct seed_build_id *keys = xcalloc(1, max * sizeof(*keys));
+	struct glist_build_id *keys = xcalloc(1, max * sizeof(*keys));
 	uint32_t *idx = xcalloc(1, IDX_N * sizeof(*idx));
 	char **paths;
 
@@ -651,27 +651,27 @@ static void bench_seed(void)
 		keys[i].size = SEED_BUILD_ID_SIZE;
 		random_bytes(keys[i].data, SEED_BUILD_ID_SIZE);
 	}
-	progress("creating the seed's cache files");
-	paths = make_seed_files(keys, max);
+	progress("creating the global list's cache files");
+	paths = make_glist_files(keys, max);
 	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
 		unsigned int n = sizes[s];
-		struct seed_job j = { .keys = keys, .idx = idx, .last = n - 1 };
+		struct glist_job j = { .keys = keys, .idx = idx, .last = n - 1 };
 		char key[48], name[96];
 
 		for (unsigned int i = 0; i < n; i++)
-			seed_remember(&keys[i], paths[i]);
+			glist_remember(&keys[i], paths[i]);
 		for (uint32_t i = 0; i < IDX_N; i++)
 			idx[i] = (uint32_t)(rng() % n);
 
 		j.worst = true;
-		snprintf(key, sizeof(key), "seed.%u.last", n);
-		snprintf(name, sizeof(name), "seed global list, %s IDs, last inserted", thousands(n));
-		add_row(key, name, measure(loop_seed, &j, name), "ns/call", true, 0);
+		snprintf(key, sizeof(key), "glist.%u.last", n);
+		snprintf(name, sizeof(name), "global list, %s IDs, last inserted", thousands(n));
+		add_row(key, name, measure(loop_glist, &j, name), "ns/call", true, 0);
 		j.worst = false;
-		snprintf(key, sizeof(key), "seed.%u.random", n);
-		snprintf(name, sizeof(name), "seed global list, %s IDs, random", thousands(n));
-		add_row(key, name, measure(loop_seed, &j, name), "ns/call", true, 0);
-		seed_forget_all();
+		snprintf(key, sizeof(key), "glist.%u.random", n);
+		snprintf(name, sizeof(name), "global list, %s IDs, random", thousands(n));
+		add_row(key, name, measure(loop_glist, &j, name), "ns/call", true, 0);
+		glist_forget_all();
 	}
 	for (unsigned int i = 0; i < max; i++)
 		free(paths[i]);
@@ -1034,7 +1034,7 @@ static void parse_args(int argc, char **argv)
 
 /* Rows are measured in the order that keeps the memory figures clean (the
  * big store first, on a heap not yet churned) but printed in this order. */
-static const char *const row_order[] = { "ready.", "first_call", "seed.", "debuginfod.",
+static const char *const row_order[] = { "ready.", "first_call", "glist.", "debuginfod.",
 					 "findnew.",   "ref.",       "create.",    "mem." };
 
 static void sort_rows(void)
@@ -1080,7 +1080,7 @@ int main(int argc, char **argv)
 	bench_big_store(ctx);
 	bench_memory_latency();
 	bench_ready(ctx, &a, &b);
-	bench_seed();
+	bench_glist();
 	bench_debuginfod(&a);
 	ds_context_free(ctx);
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Symbolization benchmark (issues 4 and 10): dsostore symbolize beside
+# Symbolization benchmark: dsostore symbolize beside
 # binutils addr2line, llvm-symbolizer and eu-addr2line.
 #
 #   bench/bench_symbolize.sh [-q] [-n SIZES] [-t TARGETS] [-r RUNS] [-B SECONDS]
 #                            [-E EU_ADDRS] [-s SEED] [-k]
 #     -q  smoke run: 10,000 addresses, 1 run, eu-addr2line on 200
 #     -n  address counts, comma-separated (100000,1000000); the first one
-#         is the issue 4 table's
+#         is the first table's
 #     -t  targets, comma-separated (bench,libc,googletest)
 #     -r  runs per measure, median (3)
 #     -B  a measure whose first run took longer is not run again (60 s)
@@ -369,9 +369,9 @@ done
 } >>"$res"
 
 status=0
-# The issue 4 table: the bench target at the first count, as it was.
+# The first table: the bench target at the first count, as it was.
 if [ -n "${T_BIN[bench]:-}" ]; then
-	legacy=$work/results.issue4
+	legacy=$work/results.first
 	{
 		echo "meta binary $bin"
 		echo "meta size $(stat -c %s "$bin")"
@@ -415,7 +415,7 @@ if [ -n "${T_BIN[bench]:-}" ]; then
 	echo
 fi
 
-# The issue 10 table: every target, every count.
+# The targets table: every target, every count.
 python3 "$gen" table "$res" || status=$?
 for t in "${active[@]}"; do
 	for tool in ds llvm; do

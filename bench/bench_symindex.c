@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* bench_symindex: the symbol index build alone (issue 10), on the files
+/* bench_symindex: the symbol index build alone, on the files
  * given (a binary with DWARF, or a debuginfo file):
  *   open      what any DWARF query pays first: the ELF tier (symbols,
  *             sections, segments) and the map of CUs (.debug_aranges or

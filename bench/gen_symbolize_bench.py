@@ -25,7 +25,7 @@
       collected; exit status 1 when dsostore's answers differ from
       addr2line's (or are missing).
   gen_symbolize_bench.py table RESULTS
-      the issue 10 table: every target at 0 (dsostore only), 1 and each
+      the targets table: every target at 0 (dsostore only), 1 and each
       address count, the three tools' time and peak RSS side by side with
       dsostore / peer ratios, and the BENCH lines; exit status 1 when
       dsostore differs from addr2line on the bench target.
@@ -119,7 +119,7 @@ FUNCS = [
 # The first caller shape inlines its helper twice (two inline instances of
 # one function in one caller).  With a loop, a helper costs 0.7 to 1.3 kB
 # of code and DWARF per function, the straight one about half: weighted so
-# that 20,000 functions give about the size the issue asks for (~15 MB).
+# that 20,000 functions give about the size of a big program's DWARF (~15 MB).
 HELPER_WEIGHTS = [0.15, 0.12, 0.13, 0.6]
 FUNC_WEIGHTS = [0.2, 0.45, 0.35]
 
@@ -534,7 +534,7 @@ def v2_table(args):
     def x(v):
         return "n/a" if v != v else "%.2fx" % v
 
-    print("dsostore symbolize, issue 10 table: %s CPUs, load average %s at the start of the runs, "
+    print("dsostore symbolize, targets table: %s CPUs, load average %s at the start of the runs, "
           "%s at the end; median of %s runs (%s for 0 and 1 address; a measure whose first run "
           "took over %s s ran once); seed %s"
           % (meta.get("cpus"), meta.get("load"), meta.get("load_end"), meta.get("runs"),

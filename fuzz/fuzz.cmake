@@ -109,11 +109,11 @@ ds_fuzz(gopclntab MUTATIONS 300 INCLUDE ${DS_LIB_INCLUDE_DIRS}
 # 2000 mutations, a second or two.
 ds_fuzz(dwp MUTATIONS 2000 INCLUDE ${DS_LIB_INCLUDE_DIRS} GEN gen_dwp_corpus.sh)
 
-# The kernel room's readers: /proc/kallsyms text and the kallsyms cache
-# file (lib/kernel.c).  A committed text corpus (no ELF in it).
+# The kernel's readers: /proc/kallsyms text and the kallsyms cache
+# file (lib/live/kernel.c).  A committed text corpus (no ELF in it).
 ds_fuzz(kallsyms MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
 
-# The normalize room's text readers (lib/normalize.c): /proc/PID/maps and
+# The live-process normalizer's text readers (lib/live/normalize.c): /proc/PID/maps and
 # JIT perf maps.  A committed text corpus.
 ds_fuzz(procmaps MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for the kernel room's two readers (lib/kernel.c): the
+ * Fuzz target for the kernel's two readers (lib/live/kernel.c): the
  * /proc/kallsyms text parser and the check of a kallsyms cache file
  * (a file of the user's cache directory: anything may be in it).
  *

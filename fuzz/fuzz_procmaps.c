@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for the normalize room's two text readers (lib/normalize.c):
+ * Fuzz target for the live-process normalizer's two text readers
+ * (lib/live/normalize.c):
  * /proc/PID/maps lines and JIT perf maps (/tmp/perf-PID.map), both
  * untrusted text (a perf map is written by whatever process it names).
  *

@@ -94,7 +94,7 @@ struct opts {
 	 * personality: binutils says nothing of a file without symbols). */
 	bool binutils, quiet;
 	/* The personality: names as binutils gives them in a run, too: no
-	 * NAME@plt (issue 11), functions renamed by what was asked before
+	 * NAME@plt, functions renamed by what was asked before
 	 * (a2l_note_function()).  symbolize keeps its PLT names and answers
 	 * each address as binutils would in a fresh process. */
 	bool history;
@@ -914,7 +914,7 @@ static void format_kernel(struct out *ob, const struct opts *o, struct batch *b,
 	       it->err ? msg : NULL);
 }
 
-/* The NAME@plt the library gives a PLT stub (issue 11), from no symbol of
+/* The NAME@plt the library gives a PLT stub, from no symbol of
  * the file: binutils reads no PLT, and answers "??" there.  symbolize
  * keeps the name (objdump's), addr2line's personality does not. */
 static bool synthetic_plt(const struct ds_sym_answer *a)

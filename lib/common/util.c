@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The bottom room (see util.h): error text, logging, strings, arrays. */
+/* The bottom of the library (see util.h): error text, logging, strings, arrays. */
 #define _GNU_SOURCE
 #include "util.h"
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The bottom room: a growing string, error text, logging, array growth.
+ * The bottom of the library: a growing string, error text, logging, array growth.
  * It imports nothing of the library but the public header's types, so
  * every module may use it without importing the context (which imports
  * cache and fetch).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The kernel room: the running kernel's build ID and its text symbols
+ * The kernel: the running kernel's build ID and its text symbols
  * from /proc/kallsyms.
  *
  * Reading /proc/kallsyms costs the kernel some 50 ms of system time per

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The unwind room (lib/unwind.c): user stacks of perf samples
+/* The unwinder (lib/live/unwind.c): user stacks of perf samples
  * (PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER, perf record
  * --call-graph dwarf) unwound by libdwfl from .eh_frame / .debug_frame,
  * and the half that finds a module's files by build ID on this machine.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * The profile room: a perf session's samples as stacks of named
+ * The profile: a perf session's samples as stacks of named
  * locations, what report, annotate, folded stacks, flame graphs and pprof
  * read.  Samples with the same event, thread, name and callchain are one
  * stack (a recording of a loop has few); each distinct (DSO, address) is

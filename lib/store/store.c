@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The store: one machine's DSOs, indexed by build ID, path and inode, each
- * DSO owning its debuginfo (the design the perf review in shared/seed asked
- * for instead of a global list of fetched paths).
+ * DSO owning its debuginfo, rather than a global list of fetched paths:
+ * the memory comes back when the DSO goes, and each machine's store has
+ * locks of its own.
  *
  * Locking:
  *   store->lock (rwlock)   the three indexes and every DSO's id;

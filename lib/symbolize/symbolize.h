@@ -75,7 +75,7 @@ int ds__symfile_parse(const void *map, size_t len, const struct ds__symfile_key 
  * debuginfo: found once for the whole store (alt files locally, then
  * debuginfod; split DWARF locally only: debuginfod serves no .dwo), opened
  * once, shared by every DSO index that names them, counted once in the
- * budget (bytes_held), freed with their last user.  The index rooms never
+ * budget (bytes_held), freed with their last user.  The index's readers never
  * search or open files: they ask the store through a struct ds__aux_src. */
 
 enum ds__aux_kind { DS__AUX_ALT, DS__AUX_DWP, DS__AUX_DWO };
