@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Reading DWARF, the only room that does.  Our own reader of the raw
- * sections, DWARF 2 to 5, one CU at a time:
+ * Reading DWARF, the library's only reader of it: our own reader of the
+ * raw sections, DWARF 2 to 5, one CU at a time.  This file is its top:
  *   - ds__dwarf_open() takes the sections of the debuginfo, decompressing
  *     the compressed ones (zlib, zstd; several at once on several
  *     threads), reads every unit header and top DIE, and maps addresses to
@@ -18,17 +18,16 @@
  * Everything read is bounded by its section: malformed DWARF ends what is
  * read of a unit (or of the unit table), never the process.  Strings are
  * interned into the CU's pool, so nothing here outlives the build but the
- * open sections, which ds__dwarf_close() lets go.
+ * open sections, which ds__dwarf_close() lets go.  The reader's other
+ * files, one concern each, are those dwarf_int.h lists.
  *
  * libdw was the reader before: its DIE walk (one call per attribute, two
  * failing linkage-name lookups per C function) was 85% of an index build,
  * and it cannot build two CUs of one Dwarf from two threads.
  */
 #define _GNU_SOURCE
-#include "symindex.h"
-#include "dwarf_split.h"
+#include "dwarf_int.h"
 
-#include <dwarf.h>
 #include <errno.h>
 #include <gelf.h>
 #include <pthread.h>
@@ -41,399 +40,10 @@
 #include <zlib.h>
 #include <zstd.h>
 
-#ifndef DW_AT_GNU_discriminator
-#define DW_AT_GNU_discriminator 0x2136 /* gcc; not in elfutils 0.188 dwarf.h */
-#endif
-#ifndef ELFCOMPRESS_ZSTD
-#define ELFCOMPRESS_ZSTD 2
-#endif
-#define DW_FORM_GNU_addr_index_ 0x1f01
-#define DW_FORM_GNU_str_index_ 0x1f02
-#define DW_FORM_GNU_ref_alt_ 0x1f20
-#define DW_FORM_GNU_strp_alt_ 0x1f21
-
 #define LINES_RESERVE_MAX (4u << 20) /* rows reserved up front (96 MB) */
+
 #define CHAIN_MAX 16 /* abstract_origin/specification hops, as libdw */
-#define NAME_CACHE 4096 /* resolved names per worker (a power of two) */
-#define ABBREV_CACHE 8 /* other CUs' abbreviation tables per worker */
-
-/* ------------------------------------------------------------ cursors */
-
-struct cursor {
-	const unsigned char *p, *end;
-	bool bad, be;
-};
-
-static inline uint64_t rd(struct cursor *c, size_t n)
-{
-	uint64_t v = 0;
-
-	if ((size_t)(c->end - c->p) < n) {
-		c->bad = true;
-		c->p = c->end;
-		return 0;
-	}
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-	/* (The common case in one load: a little-endian file read here.) */
-	if (!c->be && n <= 8) {
-		memcpy(&v, c->p, n);
-		c->p += n;
-		return v;
-	}
-#endif
-	if (c->be)
-		for (size_t i = 0; i < n; i++)
-			v = v << 8 | c->p[i];
-	else
-		for (size_t i = 0; i < n; i++)
-			v |= (uint64_t)c->p[i] << (8 * i);
-	c->p += n;
-	return v;
-}
-
-static inline uint64_t uleb(struct cursor *c)
-{
-	uint64_t v = 0;
-
-	if (c->p < c->end && !(*c->p & 0x80)) /* most are one byte */
-		return *c->p++;
-
-	for (unsigned shift = 0; c->p < c->end; shift += 7) {
-		unsigned char b = *c->p++;
-
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-	c->bad = true;
-	return v;
-}
-
-static int64_t sleb(struct cursor *c)
-{
-	int64_t v = 0;
-	unsigned shift = 0;
-	unsigned char b = 0x80;
-
-	while (c->p < c->end && (b & 0x80)) {
-		b = *c->p++;
-		if (shift < 64)
-			v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
-		shift += 7;
-	}
-	if (b & 0x80)
-		c->bad = true;
-	else if (shift < 64 && (b & 0x40))
-		v |= -((int64_t)1 << shift);
-	return v;
-}
-
-static void skip(struct cursor *c, uint64_t n)
-{
-	if (n > (uint64_t)(c->end - c->p)) {
-		c->bad = true;
-		c->p = c->end;
-	} else {
-		c->p += n;
-	}
-}
-
-static const char *cstr(struct cursor *c)
-{
-	const unsigned char *nul = memchr(c->p, 0, (size_t)(c->end - c->p));
-	const char *s = (const char *)c->p;
-
-	if (!nul) {
-		c->bad = true;
-		c->p = c->end;
-		return NULL;
-	}
-	c->p = nul + 1;
-	return s;
-}
-
-/* ------------------------------------------------------------ sections */
-
-enum {
-	SEC_INFO,
-	SEC_ABBREV,
-	SEC_STR,
-	SEC_LINE_STR,
-	SEC_STR_OFFSETS,
-	SEC_ADDR,
-	SEC_RANGES,
-	SEC_RNGLISTS,
-	SEC_LINE,
-	SEC_ARANGES,
-	SEC_CU_INDEX, /* a .dwp's */
-	NSEC
-};
-
-static const char *const sec_names[NSEC] = {
-	"info", "abbrev", "str", "line_str", "str_offsets", "addr", "ranges", "rnglists", "line",
-	"aranges", "cu_index",
-};
-
-struct sec {
-	const unsigned char *p;
-	size_t size;
-	bool nul_end; /* its last byte is 0: every string in it ends inside */
-};
-
-/* A unit header and what its top DIE says for the whole unit. */
-struct unit {
-	uint64_t off, end; /* [off, end) in .debug_info */
-	uint64_t die; /* the top DIE */
-	uint64_t abbrev_off;
-	uint64_t str_offsets_base, addr_base, rnglists_base;
-	uint64_t base; /* DW_AT_low_pc: the base of its range lists */
-	uint64_t stmt_list; /* UINT64_MAX: none */
-	const char *comp_dir;
-	uint8_t version, addr_size, off_size, unit_type;
-	bool mangled; /* binutils' mangle_style(): a language with mangled names */
-	bool has_aranges;
-};
-
-/* One DWARF file: the debuginfo, or one of its auxiliary files. */
-struct dfile {
-	struct sec s[NSEC];
-	void *owned[NSEC]; /* decompressed */
-	struct unit *units; /* by offset */
-	size_t nunits;
-	bool be;
-};
-
-struct ds__dwarf {
-	struct ds_context *ctx;
-	char *name;
-	struct dfile main;
-	const struct dfile *alt; /* the dwz alt file's (the store's, pinned); NULL: none */
-	size_t *code_units; /* unit index of each CU with code */
-	size_t ncode;
-	struct ds__cu_range *ranges;
-	size_t nranges, rcap;
-	uint64_t bytes;
-	/* Where the auxiliary files come from (the store's; zero: nowhere),
-	 * and D's holds: the alt file's (pinned as long as D lives), the
-	 * package's (pinned by each split unit's build). */
-	struct ds__aux_src src;
-	struct ds__aux *alt_h, *dwp_h;
-	bool alt_missing; /* it names an alt file the store does not have */
-	/* Split DWARF (see "split units" below). */
-	char *binary; /* for <binary>.dwp and .dwo files beside it (NULL) */
-	struct skel *skels; /* skeleton units, by unit */
-	size_t nskels;
-	atomic_bool warned_missing;
-};
-
-struct inflate_job {
-	const unsigned char *src;
-	size_t src_size, size;
-	unsigned type; /* ELFCOMPRESS_* */
-	void *out;
-	int err;
-};
-
-/* A zlib stream into exactly size bytes at out: 0 or -EBADMSG.  Raw
- * inflate after the 2-byte header, its Adler-32 trailer not checked: the
- * DWARF reader is bounded against any bytes, so the sum guards nothing it
- * needs, and computing it was 14% of the instructions of one address of
- * libc6-dbg's zlib-compressed DWARF. */
-static int inflate_zlib(const unsigned char *src, size_t src_size, unsigned char *out,
-			size_t size)
-{
-	z_stream z = { 0 };
-	int rc;
-
-	/* CMF/FLG: deflate (CM 8), a window of at most 32 KiB, no preset
-	 * dictionary, and the check bits. */
-	if (src_size < 2 || (src[0] & 0x0f) != 8 || (src[0] >> 4) > 7 || (src[1] & 0x20) ||
-	    ((unsigned)src[0] << 8 | src[1]) % 31)
-		return -EBADMSG;
-	if (src_size - 2 > UINT_MAX || size > UINT_MAX || inflateInit2(&z, -15) != Z_OK)
-		return -EBADMSG;
-	z.next_in = (unsigned char *)src + 2;
-	z.avail_in = (uInt)(src_size - 2);
-	z.next_out = out;
-	z.avail_out = (uInt)size;
-	rc = inflate(&z, Z_FINISH);
-	inflateEnd(&z);
-	return rc == Z_STREAM_END && z.total_out == size ? 0 : -EBADMSG;
-}
-
-static void *inflate_one(void *arg)
-{
-	struct inflate_job *j = arg;
-
-	j->out = malloc(j->size ? j->size : 1);
-	if (!j->out) {
-		j->err = -ENOMEM;
-		return NULL;
-	}
-	if (j->type == ELFCOMPRESS_ZLIB) {
-		j->err = inflate_zlib(j->src, j->src_size, j->out, j->size);
-	} else if (j->type == ELFCOMPRESS_ZSTD) {
-		size_t n = ZSTD_decompress(j->out, j->size, j->src, j->src_size);
-
-		j->err = !ZSTD_isError(n) && n == j->size ? 0 : -EBADMSG;
-	} else {
-		j->err = -ENOTSUP;
-	}
-	if (j->err) {
-		free(j->out);
-		j->out = NULL;
-	}
-	return NULL;
-}
-
-/* The section of name; dwo: of a .dwo file or .dwp package, whose names
- * end in .dwo (but for the package's index). */
-static int sec_index(const char *name, bool *zdebug, bool dwo)
-{
-	size_t n;
-
-	*zdebug = false;
-	if (!strncmp(name, ".zdebug_", 8)) {
-		*zdebug = true;
-		name += 8;
-	} else if (!strncmp(name, ".debug_", 7)) {
-		name += 7;
-	} else {
-		return -1;
-	}
-	n = strlen(name);
-	if (dwo && n > 4 && !strcmp(name + n - 4, ".dwo"))
-		n -= 4;
-	else if (dwo != !strcmp(name, "cu_index"))
-		return -1;
-	for (int i = 0; i < NSEC; i++)
-		if (strlen(sec_names[i]) == n && !strncmp(name, sec_names[i], n))
-			return i;
-	return -1;
-}
-
-#define ALL_SECS ((1u << NSEC) - 1)
-
-/* The sections f needs of those in want (bits 1 << SEC_*; dwo: of a .dwo
- * or .dwp) that it does not have yet, decompressed on up to one thread
- * each, their bytes added to *bytes; name is for messages. */
-static int load_sections(struct ds_context *ctx, const char *fname, uint64_t *bytes, Elf *elf,
-			 struct dfile *f, bool dwo, unsigned want)
-{
-	struct inflate_job jobs[NSEC];
-	int which[NSEC], njobs = 0, err = 0;
-	pthread_t tid[NSEC];
-	bool started[NSEC] = { false };
-	size_t shstrndx, total = 0;
-	Elf_Scn *scn = NULL;
-
-	f->be = elf_getident(elf, NULL)[EI_DATA] == ELFDATA2MSB;
-	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
-		return -ENODATA;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-		bool zdebug;
-		int i;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS ||
-		    !(name = elf_strptr(elf, shstrndx, sh.sh_name)) ||
-		    (i = sec_index(name, &zdebug, dwo)) < 0 || f->s[i].p || !(want & (1u << i)))
-			continue;
-		if ((sh.sh_flags & SHF_COMPRESSED) || zdebug) {
-			struct ds_elf_packed pk;
-
-			/* (ds__dwarf_open() checked every claim; again here, so
-			 * that no caller can skip it.) */
-			if (njobs < NSEC && ds__elf_packed(elf, scn, name, &pk) &&
-			    ds__elf_inflate_plausible(pk.packed, pk.size)) {
-				jobs[njobs] = (struct inflate_job){ .src = pk.src,
-								    .src_size = pk.src_size,
-								    .size = pk.size,
-								    .type = pk.type };
-				which[njobs] = i;
-				total += pk.size;
-				njobs++;
-			}
-			continue;
-		}
-		d = elf_rawdata(scn, NULL);
-		if (d && d->d_buf) {
-			f->s[i].p = d->d_buf;
-			f->s[i].size = d->d_size;
-		}
-	}
-	/* One thread per section when there is enough to inflate. */
-	for (int k = 0; k < njobs; k++) {
-		if (k > 0 && total > (1u << 20) &&
-		    pthread_create(&tid[k], NULL, inflate_one, &jobs[k]) == 0)
-			started[k] = true;
-	}
-	if (njobs)
-		inflate_one(&jobs[0]);
-	for (int k = 0; k < njobs; k++) {
-		if (k > 0 && !started[k])
-			inflate_one(&jobs[k]);
-		else if (started[k])
-			pthread_join(tid[k], NULL);
-	}
-	for (int k = 0; k < njobs; k++) {
-		int i = which[k];
-
-		if (jobs[k].err) {
-			ds_warn(ctx, "%s: .debug_%s: %s; it is not read", fname, sec_names[i],
-				jobs[k].err == -ENOMEM	   ? "no memory to decompress it"
-				: jobs[k].err == -ENOTSUP ? "unknown compression"
-							  : "does not decompress");
-			if (jobs[k].err == -ENOMEM)
-				err = -ENOMEM;
-			continue;
-		}
-		f->owned[i] = jobs[k].out;
-		f->s[i].p = jobs[k].out;
-		f->s[i].size = jobs[k].size;
-		*bytes += jobs[k].size;
-	}
-	for (int i = 0; i < NSEC; i++)
-		f->s[i].nul_end = f->s[i].size && !f->s[i].p[f->s[i].size - 1];
-	return err;
-}
-
-static void dfile_release(struct dfile *f)
-{
-	for (int i = 0; i < NSEC; i++)
-		free(f->owned[i]);
-	free(f->units);
-	memset(f, 0, sizeof(*f));
-}
-
 /* ------------------------------------------------------ abbreviations */
-
-struct attrspec {
-	uint16_t name, form;
-	int32_t size; /* the form's bytes in this table's unit, -1: it varies */
-	int64_t implicit;
-};
-
-struct abbrev {
-	uint64_t code;
-	uint32_t tag, first, n; /* attrs[first, first + n) */
-	int32_t fixed; /* bytes of its attributes when all forms have one size, else -1 */
-	bool children;
-};
-
-struct abbrevs {
-	uint64_t off; /* in .debug_abbrev; UINT64_MAX: empty slot */
-	uint8_t addr_size, off_size, version; /* what the sizes in fixed are for */
-	struct abbrev *v; /* v[code - 1] when dense, else sorted by code */
-	size_t n, cap;
-	bool dense;
-	struct attrspec *a;
-	size_t na, acap;
-	unsigned age;
-};
 
 /* The size of a form's value when it has one whatever the value, else -1. */
 static int form_size(unsigned form, unsigned addr_size, unsigned off_size, unsigned version)
@@ -573,98 +183,19 @@ static int abbrevs_read_upto(const struct dfile *f, uint64_t off, const struct u
 	return 0;
 }
 
-static int abbrevs_read(const struct dfile *f, uint64_t off, const struct unit *u,
+int ds__dw_abbrevs_read(const struct dfile *f, uint64_t off, const struct unit *u,
 			struct abbrevs *t)
 {
 	return abbrevs_read_upto(f, off, u, t, 0);
 }
 
-static const struct abbrev *abbrev_get(const struct abbrevs *t, uint64_t code)
-{
-	size_t lo = 0, hi = t->n;
-
-	if (t->dense)
-		return code - 1 < t->n ? &t->v[code - 1] : NULL;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->v[mid].code == code)
-			return &t->v[mid];
-		if (t->v[mid].code < code)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
-}
-
-static void abbrevs_release(struct abbrevs *t)
+void ds__dw_abbrevs_release(struct abbrevs *t)
 {
 	free(t->v);
 	free(t->a);
 }
 
 /* ----------------------------------------------------------- attributes */
-
-/* What one DIE says that the index needs; values as read, with
- * references made absolute (in f's .debug_info, or the alt file's). */
-struct die {
-	uint64_t off;
-	uint32_t tag;
-	bool children;
-	const char *name, *linkage, *mips;
-	uint64_t low, high, ranges, sibling, origin, spec;
-	uint64_t call_file, call_line, call_column, disc;
-	uint64_t lang, stmt_list, str_offsets_base, addr_base, rnglists_base;
-	const char *comp_dir;
-	uint8_t has_low : 1, high_is_addr : 1, has_high : 1, has_ranges : 1, ranges_index : 1,
-		origin_alt : 1, spec_alt : 1, has_sbase : 1;
-	uint8_t has_abase : 1, has_rbase : 1, has_stmt : 1, low_index : 1, high_index : 1;
-	/* strx forms wait for str_offsets_base (a unit's top DIE may give it
-	 * after them): form and index. */
-	uint64_t name_x, linkage_x, mips_x, comp_dir_x;
-	uint8_t name_xf, linkage_xf, mips_xf, comp_dir_xf;
-};
-
-struct ctxu { /* a unit being read */
-	const struct dfile *f;
-	const struct unit *u;
-	bool is_alt;
-	const struct dfile *alt; /* for GNU_strp_alt (NULL: none) */
-};
-
-static const char *str_at(const struct sec *s, uint64_t off)
-{
-	/* (A string section ends with a NUL, as compilers write it, so no
-	 * string needs its own scan for one.) */
-	if (!s->p || off >= s->size || (!s->nul_end && !memchr(s->p + off, 0, s->size - off)))
-		return NULL;
-	return (const char *)s->p + off;
-}
-
-static uint64_t read_at(const struct sec *s, uint64_t off, unsigned size, bool be, bool *ok)
-{
-	struct cursor c = { s->p, s->p + s->size, false, be };
-
-	if (!s->p || off > s->size) {
-		*ok = false;
-		return 0;
-	}
-	c.p += off;
-	uint64_t v = rd(&c, size);
-	*ok = !c.bad;
-	return v;
-}
-
-static const char *strx(const struct ctxu *cu, uint64_t idx)
-{
-	const struct unit *u = cu->u;
-	bool ok;
-	uint64_t off = read_at(&cu->f->s[SEC_STR_OFFSETS], u->str_offsets_base + idx * u->off_size,
-			       u->off_size, cu->f->be, &ok);
-
-	return ok ? str_at(&cu->f->s[SEC_STR], off) : NULL;
-}
 
 static uint64_t addrx(const struct ctxu *cu, uint64_t idx, bool *ok)
 {
@@ -674,171 +205,9 @@ static uint64_t addrx(const struct ctxu *cu, uint64_t idx, bool *ok)
 		       cu->f->be, ok);
 }
 
-enum { V_NONE, V_CONST, V_ADDR, V_ADDRX, V_REF, V_REF_ALT, V_STR, V_STRX, V_SECOFF, V_RNGX };
-
-/* Read one attribute value of form at c: its kind and value (or string).
- * (Inline, and so not recursive for DW_FORM_indirect: it is most of a
- * build's instructions, and a call per attribute was a fifth of them.) */
-static inline __attribute__((always_inline)) int
-read_form(const struct ctxu *cu, struct cursor *c, unsigned form, int64_t implicit, uint64_t *v,
-	  const char **s)
-{
-	const struct unit *u = cu->u;
-	unsigned osz = u->off_size;
-
-	*v = 0;
-	if (form == DW_FORM_indirect) {
-		uint64_t f = uleb(c);
-
-		if (f == DW_FORM_indirect || f > UINT16_MAX) {
-			c->bad = true;
-			return V_NONE;
-		}
-		form = (unsigned)f;
-		implicit = 0;
-	}
-	switch (form) {
-	case DW_FORM_addr:
-		*v = rd(c, u->addr_size);
-		return V_ADDR;
-	case DW_FORM_data1:
-	case DW_FORM_flag:
-		*v = rd(c, 1);
-		return V_CONST;
-	case DW_FORM_data2:
-		*v = rd(c, 2);
-		return V_CONST;
-	case DW_FORM_data4:
-		*v = rd(c, 4);
-		return V_CONST;
-	case DW_FORM_data8:
-		*v = rd(c, 8);
-		return V_CONST;
-	case DW_FORM_data16:
-		skip(c, 16);
-		return V_NONE;
-	case DW_FORM_udata:
-		*v = uleb(c);
-		return V_CONST;
-	case DW_FORM_sdata:
-		*v = (uint64_t)sleb(c);
-		return V_CONST;
-	case DW_FORM_implicit_const:
-		*v = (uint64_t)implicit;
-		return V_CONST;
-	case DW_FORM_flag_present:
-		*v = 1;
-		return V_CONST;
-	case DW_FORM_string:
-		*s = cstr(c);
-		return V_STR;
-	case DW_FORM_strp:
-		*s = str_at(&cu->f->s[SEC_STR], rd(c, osz));
-		return V_STR;
-	case DW_FORM_line_strp:
-		*s = str_at(&cu->f->s[SEC_LINE_STR], rd(c, osz));
-		return V_STR;
-	case DW_FORM_GNU_strp_alt_:
-	case DW_FORM_strp_sup:
-		*v = rd(c, osz);
-		*s = cu->alt ? str_at(&cu->alt->s[SEC_STR], *v) : NULL;
-		return V_STR;
-	case DW_FORM_strx:
-	case DW_FORM_GNU_str_index_:
-		*v = uleb(c);
-		return V_STRX;
-	case DW_FORM_strx1:
-		*v = rd(c, 1);
-		return V_STRX;
-	case DW_FORM_strx2:
-		*v = rd(c, 2);
-		return V_STRX;
-	case DW_FORM_strx3:
-		*v = rd(c, 3);
-		return V_STRX;
-	case DW_FORM_strx4:
-		*v = rd(c, 4);
-		return V_STRX;
-	case DW_FORM_addrx:
-	case DW_FORM_GNU_addr_index_:
-		*v = uleb(c);
-		return V_ADDRX;
-	case DW_FORM_addrx1:
-		*v = rd(c, 1);
-		return V_ADDRX;
-	case DW_FORM_addrx2:
-		*v = rd(c, 2);
-		return V_ADDRX;
-	case DW_FORM_addrx3:
-		*v = rd(c, 3);
-		return V_ADDRX;
-	case DW_FORM_addrx4:
-		*v = rd(c, 4);
-		return V_ADDRX;
-	case DW_FORM_ref1:
-		*v = u->off + rd(c, 1);
-		return V_REF;
-	case DW_FORM_ref2:
-		*v = u->off + rd(c, 2);
-		return V_REF;
-	case DW_FORM_ref4:
-		*v = u->off + rd(c, 4);
-		return V_REF;
-	case DW_FORM_ref8:
-		*v = u->off + rd(c, 8);
-		return V_REF;
-	case DW_FORM_ref_udata:
-		*v = u->off + uleb(c);
-		return V_REF;
-	case DW_FORM_ref_addr:
-		*v = rd(c, u->version <= 2 ? u->addr_size : osz);
-		return V_REF;
-	case DW_FORM_GNU_ref_alt_:
-	case DW_FORM_ref_sup4:
-		*v = rd(c, form == DW_FORM_ref_sup4 ? 4 : osz);
-		return V_REF_ALT;
-	case DW_FORM_ref_sup8:
-		*v = rd(c, 8);
-		return V_REF_ALT;
-	case DW_FORM_ref_sig8:
-		skip(c, 8);
-		return V_NONE;
-	case DW_FORM_sec_offset:
-		*v = rd(c, osz);
-		return V_SECOFF;
-	case DW_FORM_rnglistx:
-		*v = uleb(c);
-		return V_RNGX;
-	case DW_FORM_loclistx:
-		uleb(c);
-		return V_NONE;
-	case DW_FORM_block1:
-		skip(c, rd(c, 1));
-		return V_NONE;
-	case DW_FORM_block2:
-		skip(c, rd(c, 2));
-		return V_NONE;
-	case DW_FORM_block4:
-		skip(c, rd(c, 4));
-		return V_NONE;
-	case DW_FORM_block:
-	case DW_FORM_exprloc:
-		skip(c, uleb(c));
-		return V_NONE;
-	default:
-		c->bad = true; /* a form we cannot size: the rest is unreadable */
-		return V_NONE;
-	}
-}
-
-static const char *resolve_strx(const struct ctxu *cu, uint8_t xf, uint64_t x, const char *s)
-{
-	return xf ? strx(cu, x) : s;
-}
-
 /* One DIE at c (its abbreviation code read already: ab), attributes into
  * d.  False when it cannot be read. */
-static bool read_die(const struct ctxu *cu, const struct abbrevs *t, const struct abbrev *ab,
+bool ds__dw_read_die(const struct ctxu *cu, const struct abbrevs *t, const struct abbrev *ab,
 		     struct cursor *c, struct die *d)
 {
 	const struct attrspec *as = t->a + ab->first;
@@ -966,7 +335,7 @@ static void skip_die(const struct ctxu *cu, const struct abbrevs *t, const struc
 }
 
 /* The unit of f holding .debug_info offset off. */
-static const struct unit *unit_of(const struct dfile *f, uint64_t off)
+const struct unit *ds__dw_unit_of(const struct dfile *f, uint64_t off)
 {
 	size_t lo = 0, hi = f->nunits;
 
@@ -984,8 +353,6 @@ static const struct unit *unit_of(const struct dfile *f, uint64_t off)
 }
 
 /* ----------------------------------------------------------- range lists */
-
-typedef int (*range_fn)(void *arg, uint64_t lo, uint64_t hi);
 
 /* DWARF 2-4 .debug_ranges at off, base the unit's. */
 static int ranges_v4(const struct ctxu *cu, uint64_t off, range_fn fn, void *arg)
@@ -1076,7 +443,7 @@ static int ranges_v5(const struct ctxu *cu, uint64_t off, range_fn fn, void *arg
 
 /* The address ranges of d, as libdw's dwarf_ranges() gives them:
  * low_pc/high_pc, else DW_AT_ranges. */
-static int die_ranges(const struct ctxu *cu, const struct die *d, range_fn fn, void *arg)
+int ds__dw_die_ranges(const struct ctxu *cu, const struct die *d, range_fn fn, void *arg)
 {
 	if (d->has_low && d->has_high) {
 		bool ok = true;
@@ -1132,7 +499,7 @@ static bool mangled_language(uint64_t lang)
  * unit, which ends the scan (the next unit's offset comes from this one's
  * length: nothing after it can be trusted).  A 4 GiB .debug_info of zeros
  * reads as units of length 0 and version 0: the first ends it. */
-static bool read_unit(const struct dfile *f, uint64_t off, struct unit *u, struct abbrevs *scratch)
+bool ds__dw_read_unit(const struct dfile *f, uint64_t off, struct unit *u, struct abbrevs *scratch)
 {
 	const struct sec *info = &f->s[SEC_INFO];
 	struct cursor c = { info->p + off, info->p + info->size, false, f->be };
@@ -1183,7 +550,7 @@ static bool read_unit(const struct dfile *f, uint64_t off, struct unit *u, struc
 		return true; /* no memory: a unit without its top DIE's facts */
 	}
 	ab = code ? abbrev_get(scratch, code) : NULL;
-	if (!ab || !read_die(&cu, scratch, ab, &c, &d))
+	if (!ab || !ds__dw_read_die(&cu, scratch, ab, &c, &d))
 		return true;
 	if (d.has_sbase)
 		u->str_offsets_base = d.str_offsets_base;
@@ -1209,7 +576,7 @@ static bool read_unit(const struct dfile *f, uint64_t off, struct unit *u, struc
 }
 
 /* f's unit headers and top DIEs; their table's bytes added to *bytes. */
-static int scan_units(struct ds_context *ctx, const char *name, uint64_t *bytes, struct dfile *f,
+int ds__dw_scan_units(struct ds_context *ctx, const char *name, uint64_t *bytes, struct dfile *f,
 		      struct abbrevs *scratch)
 {
 	const struct sec *info = &f->s[SEC_INFO];
@@ -1219,7 +586,7 @@ static int scan_units(struct ds_context *ctx, const char *name, uint64_t *bytes,
 	while (info->p && off < info->size) {
 		struct unit u;
 
-		if (!read_unit(f, off, &u, scratch)) {
+		if (!ds__dw_read_unit(f, off, &u, scratch)) {
 			ds_debug(ctx,
 				 "%s: .debug_info offset 0x%llx is no unit header: the CU scan "
 				 "stops there, %llu bytes unread",
@@ -1309,7 +676,7 @@ static int read_aranges(struct ds__dwarf *D, struct dfile *f)
 		cuoff = rd(&set, osz);
 		as = (unsigned)rd(&set, 1);
 		segsz = (unsigned)rd(&set, 1);
-		u = (struct unit *)unit_of(f, cuoff);
+		u = (struct unit *)ds__dw_unit_of(f, cuoff);
 		if (set.bad || version != 2 || !as || as > 8 || segsz || !u || u->off != cuoff)
 			continue;
 		/* Tuples start at a multiple of twice the address size from
@@ -1336,7 +703,7 @@ static int read_aranges(struct ds__dwarf *D, struct dfile *f)
 /* Which units have code, and where: .debug_aranges for those it lists,
  * the top DIE's ranges for the others.  A unit with neither has no code
  * (gcc and clang give every CU with code a low_pc or ranges). */
-static int map_units(struct ds__dwarf *D)
+int ds__dw_map_units(struct ds__dwarf *D)
 {
 	struct dfile *f = &D->main;
 	size_t *code_of = calloc(f->nunits ? f->nunits : 1, sizeof(*code_of));
@@ -1357,14 +724,14 @@ static int map_units(struct ds__dwarf *D)
 
 		if (u->has_aranges || (u->unit_type != DW_UT_compile && u->unit_type != DW_UT_skeleton))
 			continue;
-		if (t.off != u->abbrev_off && (err = abbrevs_read(f, u->abbrev_off, u, &t)))
+		if (t.off != u->abbrev_off && (err = ds__dw_abbrevs_read(f, u->abbrev_off, u, &t)))
 			break;
 		code = uleb(&c);
 		ab = code ? abbrev_get(&t, code) : NULL;
-		if (ab && read_die(&cu, &t, ab, &c, &d))
-			err = die_ranges(&cu, &d, range_add, &ra);
+		if (ab && ds__dw_read_die(&cu, &t, ab, &c, &d))
+			err = ds__dw_die_ranges(&cu, &d, range_add, &ra);
 	}
-	abbrevs_release(&t);
+	ds__dw_abbrevs_release(&t);
 	/* Number the units that got ranges, in unit order. */
 	for (size_t i = 0; i < D->nranges; i++)
 		code_of[D->ranges[i].cu] = 1;
@@ -1387,19 +754,6 @@ static int map_units(struct ds__dwarf *D)
 
 /* ----------------------------------------------------------- opening */
 
-/* dwarf's sections decompress into buffers of the size their headers
- * claim: refuse the whole DWARF of a file where one claim is out of
- * proportion (its ELF symbols still answer). */
-static bool dwarf_plausible(struct ds_context *ctx, Elf *elf, const char *name)
-{
-	char msg[256];
-
-	if (ds__elf_check_compressed(elf, msg, sizeof(msg)) == 0)
-		return true;
-	ds_warn(ctx, "%s: %s; its DWARF is not read", name, msg);
-	return false;
-}
-
 /* ------------------------------------------------ split units: opening */
 
 /*
@@ -1412,16 +766,6 @@ static bool dwarf_plausible(struct ds_context *ctx, Elf *elf, const char *name)
  * DWARF.  A split unit is read when its CU is built (below
  * ds__dwarf_build_unit()).
  */
-struct skel {
-	size_t unit; /* in D->main.units */
-	uint64_t id; /* the dwo id */
-	uint64_t ranges_base; /* DW_AT_GNU_ranges_base (DWARF 4) */
-	const char *dwo_name; /* in the binary's sections */
-	/* D's hold on the unit's .dwo, from its first build on (NULL: not
-	 * asked yet, or the store has none).  Set by the unit's builder. */
-	_Atomic(struct ds__aux *) dwo;
-};
-
 struct split_attrs {
 	const char *dwo_name;
 	uint64_t dwo_id, ranges_base;
@@ -1474,7 +818,7 @@ static bool header_id(const struct dfile *f, const struct unit *u, uint64_t *id)
 /* The skeleton units of the main file, with their dwo names and ids.  A
  * DWARF 4 one needs .debug_addr (its split unit's addresses are there):
  * without it no top DIE is read again. */
-static int scan_skeletons(struct ds__dwarf *D, struct abbrevs *scratch)
+int ds__dw_scan_skeletons(struct ds__dwarf *D, struct abbrevs *scratch)
 {
 	struct dfile *f = &D->main;
 	size_t cap = 0;
@@ -1491,7 +835,8 @@ static int scan_skeletons(struct ds__dwarf *D, struct abbrevs *scratch)
 
 		if (u->version >= 5 ? u->unit_type != DW_UT_skeleton : !f->s[SEC_ADDR].p)
 			continue;
-		if (scratch->off != u->abbrev_off && abbrevs_read(f, u->abbrev_off, u, scratch)) {
+		if (scratch->off != u->abbrev_off &&
+		    ds__dw_abbrevs_read(f, u->abbrev_off, u, scratch)) {
 			scratch->off = UINT64_MAX;
 			return -ENOMEM;
 		}
@@ -1536,12 +881,12 @@ static bool find_split_unit(const struct dfile *f, uint64_t id, struct abbrevs *
 		uint64_t uid = 0;
 		bool has_id = false;
 
-		if (!read_unit(f, off, u, t))
+		if (!ds__dw_read_unit(f, off, u, t))
 			return false;
 		off = u->end;
-		/* (read_unit() parses the table only up to the top DIE's code;
+		/* (ds__dw_read_unit() parses the table only up to the top DIE's code;
 		 * the split unit is built from it whole.) */
-		if (t->off != u->abbrev_off && abbrevs_read(f, u->abbrev_off, u, t))
+		if (t->off != u->abbrev_off && ds__dw_abbrevs_read(f, u->abbrev_off, u, t))
 			t->off = UINT64_MAX; /* no memory */
 		if (u->version >= 5) {
 			if (u->unit_type != DW_UT_split_compile)
@@ -1571,17 +916,6 @@ static bool find_split_unit(const struct dfile *f, uint64_t id, struct abbrevs *
 	return false;
 }
 
-/* An auxiliary file's DWARF: what the DWARF of every file naming it reads
- * (an alt file's GNU_ref_alt and GNU_strp_alt, a package's or a .dwo's
- * split units), opened once by the store and shared.  Immutable once
- * open: builders on any thread read it without a lock. */
-struct ds__dwarf_aux {
-	struct dfile f;
-	struct ds__dwp_index ix; /* a package's unit index */
-	uint64_t bytes;
-	enum ds__aux_kind kind;
-};
-
 int ds__dwarf_aux_open(struct ds_context *ctx, enum ds__aux_kind kind, const struct ds_found *found,
 		       uint64_t dwo_id, const char *for_name, struct ds__dwarf_aux **out)
 {
@@ -1592,18 +926,18 @@ int ds__dwarf_aux_open(struct ds_context *ctx, enum ds__aux_kind kind, const str
 
 	*out = NULL;
 	if (!found || !found->elf || elf_kind(found->elf) != ELF_K_ELF ||
-	    !dwarf_plausible(ctx, found->elf, found->path))
+	    !ds__dw_plausible(ctx, found->elf, found->path))
 		return -ENODATA;
 	A = calloc(1, sizeof(*A));
 	if (!A)
 		return -ENOMEM;
 	A->kind = kind;
-	err = load_sections(ctx, found->path, &A->bytes, found->elf, &A->f, kind != DS__AUX_ALT,
-			    ALL_SECS);
+	err = ds__dw_load_sections(ctx, found->path, &A->bytes, found->elf, &A->f,
+				   kind != DS__AUX_ALT, ALL_SECS);
 	if (!err && !A->f.s[SEC_INFO].p)
 		err = -ENODATA;
 	if (!err && kind == DS__AUX_ALT) {
-		err = scan_units(ctx, found->path, &A->bytes, &A->f, &t);
+		err = ds__dw_scan_units(ctx, found->path, &A->bytes, &A->f, &t);
 	} else if (!err && kind == DS__AUX_DWP &&
 		   ds__dwp_index_read(A->f.s[SEC_CU_INDEX].p, A->f.s[SEC_CU_INDEX].size, A->f.be,
 				      &A->ix, why, sizeof(why))) {
@@ -1628,7 +962,7 @@ int ds__dwarf_aux_open(struct ds_context *ctx, enum ds__aux_kind kind, const str
 			err = any ? -ESTALE : -ENODATA;
 		}
 	}
-	abbrevs_release(&t);
+	ds__dw_abbrevs_release(&t);
 	if (err) {
 		ds__dwarf_aux_close(A);
 		return err;
@@ -1641,7 +975,7 @@ void ds__dwarf_aux_close(struct ds__dwarf_aux *A)
 {
 	if (!A)
 		return;
-	dfile_release(&A->f);
+	ds__dw_dfile_release(&A->f);
 	free(A);
 }
 
@@ -1702,7 +1036,7 @@ static void attach_alt(struct ds__dwarf *D, Elf *debug)
 
 /* The package of the binary or of its debuginfo, held for D's life: the
  * store's, which checks it holds some of the skeletons' ids. */
-static int attach_dwp(struct ds__dwarf *D)
+int ds__dw_attach_dwp(struct ds__dwarf *D)
 {
 	uint64_t *ids;
 	struct ds__dwp_want w;
@@ -1728,7 +1062,7 @@ int ds__dwarf_open(struct ds_context *ctx, Elf *debug, const char *name, const c
 	int err;
 
 	*out = NULL;
-	if (!debug || !dwarf_plausible(ctx, debug, name))
+	if (!debug || !ds__dw_plausible(ctx, debug, name))
 		return -ENODATA;
 	D = calloc(1, sizeof(*D));
 	if (!D)
@@ -1739,21 +1073,21 @@ int ds__dwarf_open(struct ds_context *ctx, Elf *debug, const char *name, const c
 	D->name = strdup(name ? name : "debuginfo");
 	D->binary = binary ? strdup(binary) : NULL;
 	err = D->name && (D->binary || !binary)
-		      ? load_sections(ctx, D->name, &D->bytes, debug, &D->main, false, ALL_SECS)
-		      : -ENOMEM;
+		  ? ds__dw_load_sections(ctx, D->name, &D->bytes, debug, &D->main, false, ALL_SECS)
+		  : -ENOMEM;
 	if (!err && !D->main.s[SEC_INFO].p)
 		err = -ENODATA;
 	if (!err)
-		err = scan_units(ctx, D->name, &D->bytes, &D->main, &t);
+		err = ds__dw_scan_units(ctx, D->name, &D->bytes, &D->main, &t);
 	if (!err)
-		err = scan_skeletons(D, &t);
+		err = ds__dw_scan_skeletons(D, &t);
 	if (!err && D->nskels)
-		err = attach_dwp(D);
+		err = ds__dw_attach_dwp(D);
 	if (!err)
 		attach_alt(D, debug);
-	abbrevs_release(&t);
+	ds__dw_abbrevs_release(&t);
 	if (!err)
-		err = map_units(D);
+		err = ds__dw_map_units(D);
 	if (err) {
 		ds__dwarf_close(D);
 		return err;
@@ -1778,7 +1112,7 @@ void ds__dwarf_close(struct ds__dwarf *D)
 		D->src.unpin(D->src.arg, D->alt_h);
 		D->src.put(D->src.arg, D->alt_h);
 	}
-	dfile_release(&D->main);
+	ds__dw_dfile_release(&D->main);
 	free(D->skels);
 	free(D->code_units);
 	free(D->ranges);
@@ -1833,21 +1167,21 @@ int ds__dwarf_skeletons(struct ds_context *ctx, Elf *debug, const char *name,
 
 	*out = NULL;
 	*n = 0;
-	if (!debug || !dwarf_plausible(ctx, debug, name))
+	if (!debug || !ds__dw_plausible(ctx, debug, name))
 		return 0;
 	D = calloc(1, sizeof(*D));
 	if (!D)
 		return -ENOMEM;
 	D->ctx = ctx;
-	err = load_sections(ctx, name, &D->bytes, debug, &D->main, false, 1u << SEC_ABBREV);
+	err = ds__dw_load_sections(ctx, name, &D->bytes, debug, &D->main, false, 1u << SEC_ABBREV);
 	/* (Without, .debug_info is not loaded: nothing is scanned.) */
 	if (!err && abbrev_names_dwo(&D->main))
-		err = load_sections(ctx, name, &D->bytes, debug, &D->main, false, need);
+		err = ds__dw_load_sections(ctx, name, &D->bytes, debug, &D->main, false, need);
 	if (!err)
-		err = scan_units(ctx, name, &D->bytes, &D->main, &t);
+		err = ds__dw_scan_units(ctx, name, &D->bytes, &D->main, &t);
 	if (!err)
-		err = scan_skeletons(D, &t);
-	abbrevs_release(&t);
+		err = ds__dw_scan_skeletons(D, &t);
+	ds__dw_abbrevs_release(&t);
 	for (size_t i = 0; !err && i < D->nskels; i++) {
 		const char *cd = D->main.units[D->skels[i].unit].comp_dir;
 
@@ -1871,7 +1205,11 @@ int ds__dwarf_skeletons(struct ds_context *ctx, Elf *debug, const char *name,
 	}
 	if (!err)
 		*n = D->nskels;
-	ds__dwarf_close(D);
+	/* (What ds__dwarf_close() would let go of a D only scanned so far:
+	 * it holds no auxiliary file.) */
+	ds__dw_dfile_release(&D->main);
+	free(D->skels);
+	free(D);
 	return err;
 }
 
@@ -1898,20 +1236,6 @@ uint64_t ds__dwarf_bytes(const struct ds__dwarf *D)
 
 /* ------------------------------------------------------------- workers */
 
-struct name_slot {
-	uint64_t key; /* offset + 1, alt in the top bit; 0: empty */
-	const char *name, *linkage, *mips;
-};
-
-struct ds__dwarf_worker {
-	struct ds__dwarf *D;
-	const struct dfile *split; /* the split unit being built: refs lead there */
-	struct abbrevs cur; /* the unit being built */
-	struct abbrevs other[ABBREV_CACHE]; /* tables of units refs lead to */
-	unsigned clock;
-	struct name_slot *names;
-};
-
 struct ds__dwarf_worker *ds__dwarf_worker_new(struct ds__dwarf *D)
 {
 	struct ds__dwarf_worker *W = calloc(1, sizeof(*W));
@@ -1934,9 +1258,9 @@ void ds__dwarf_worker_free(struct ds__dwarf_worker *W)
 {
 	if (!W)
 		return;
-	abbrevs_release(&W->cur);
+	ds__dw_abbrevs_release(&W->cur);
 	for (int i = 0; i < ABBREV_CACHE; i++)
-		abbrevs_release(&W->other[i]);
+		ds__dw_abbrevs_release(&W->other[i]);
 	free(W->names);
 	free(W);
 }
@@ -1960,7 +1284,7 @@ static const struct abbrevs *other_abbrevs(struct ds__dwarf_worker *W, const str
 		if (t->age < oldest->age)
 			oldest = t;
 	}
-	if (abbrevs_read(f, off, u, oldest)) {
+	if (ds__dw_abbrevs_read(f, off, u, oldest)) {
 		oldest->off = UINT64_MAX;
 		return NULL;
 	}
@@ -1984,7 +1308,7 @@ static bool die_at(struct ds__dwarf_worker *W, uint64_t off, bool alt, struct ct
 
 	if (alt && !D->alt)
 		return false;
-	u = unit_of(f, off);
+	u = ds__dw_unit_of(f, off);
 	if (!u || off < u->die)
 		return false;
 	t = other_abbrevs(W, f, u, alt);
@@ -1996,7 +1320,7 @@ static bool die_at(struct ds__dwarf_worker *W, uint64_t off, bool alt, struct ct
 	*cu = (struct ctxu){ f, u, alt, D->alt };
 	memset(d, 0, sizeof(*d));
 	d->off = off;
-	return ab && read_die(cu, t, ab, &c, d);
+	return ab && ds__dw_read_die(cu, t, ab, &c, d);
 }
 
 /* Fill what is still missing of the three names from d. */
@@ -2195,15 +1519,7 @@ static inline int emit_row(struct sym_build *B, uint64_t addr, bool end, uint32_
 	return 0;
 }
 
-struct build {
-	struct ds__dwarf_worker *W;
-	struct sym_build *B;
-	const struct ctxu *cu;
-	uint32_t *fileoff; /* the CU's file table, pool offsets */
-	size_t nfileoff;
-};
-
-static int read_line_program(struct build *bd, uint64_t off, const char *comp_dir)
+int ds__dw_read_line_program(struct build *bd, uint64_t off, const char *comp_dir)
 {
 	struct sym_build *B = bd->B;
 	const struct dfile *f = bd->cu->f;
@@ -2508,7 +1824,7 @@ static int add_scope(struct build *bd, const struct die *d, bool inlined, uint32
 		sa.proto.call_discriminator = d->disc > UINT32_MAX ? 0 : (uint32_t)d->disc;
 		sa.proto.call_column = d->call_column > UINT16_MAX ? 0 : (uint16_t)d->call_column;
 	}
-	err = die_ranges(bd->cu, d, scope_range, &sa);
+	err = ds__dw_die_ranges(bd->cu, d, scope_range, &sa);
 	*count = sa.count;
 	return err;
 }
@@ -2538,7 +1854,7 @@ static bool holds_scopes(uint32_t tag)
 
 /* Depth-first over the unit's DIEs, keeping the innermost enclosing
  * function or inlined instance (its ranges) for each level. */
-static int walk_unit(struct build *bd, const struct abbrevs *t, struct cursor *c)
+int ds__dw_walk_unit(struct build *bd, const struct abbrevs *t, struct cursor *c)
 {
 	struct level {
 		uint32_t first, count; /* the enclosing scope's ranges */
@@ -2579,7 +1895,7 @@ static int walk_unit(struct build *bd, const struct abbrevs *t, struct cursor *c
 		}
 		memset(&d, 0, sizeof(d));
 		d.off = off;
-		if (!read_die(bd->cu, t, ab, c, &d))
+		if (!ds__dw_read_die(bd->cu, t, ab, c, &d))
 			break;
 		lv = &stack[sp];
 		if (lv->skip) {
@@ -2779,7 +2095,7 @@ static int skel_cmp(const void *key, const void *elem)
 }
 
 /* The skeleton of unit (D->skels are in unit order), NULL: none. */
-static struct skel *skel_of(const struct ds__dwarf *D, size_t unit)
+struct skel *ds__dw_skel_of(const struct ds__dwarf *D, size_t unit)
 {
 	return D->nskels ? bsearch(&unit, D->skels, D->nskels, sizeof(*D->skels), skel_cmp) : NULL;
 }
@@ -2789,7 +2105,7 @@ static struct skel *skel_of(const struct ds__dwarf *D, size_t unit)
  * the build.  Without one (no .dwo, no .dwp, or the wrong id), none: its
  * addresses get the skeleton's lines and ELF symbols, and B is marked
  * partial (an index without them is not saved). */
-static int split_walk(struct build *bd, struct skel *sk, const struct unit *sku)
+int ds__dw_split_walk(struct build *bd, struct skel *sk, const struct unit *sku)
 {
 	struct ds__dwarf_worker *W = bd->W;
 	struct ds__dwarf *D = W->D;
@@ -2818,8 +2134,8 @@ static int split_walk(struct build *bd, struct skel *sk, const struct unit *sku)
 
 		W->split = &sp.f;
 		bd->cu = &cu;
-		if (ab && ab->children && read_die(&cu, &W->cur, ab, &c, &top))
-			err = walk_unit(bd, &W->cur, &c);
+		if (ab && ab->children && ds__dw_read_die(&cu, &W->cur, ab, &c, &top))
+			err = ds__dw_walk_unit(bd, &W->cur, &c);
 		W->split = NULL;
 	} else {
 		bd->B->partial = true;
@@ -2861,16 +2177,16 @@ int ds__dwarf_build_unit(struct ds__dwarf_worker *W, size_t unit, struct sym_bui
 	cu = (struct ctxu){ f, u, false, D->alt };
 	if (W->cur.off != u->abbrev_off || W->cur.addr_size != u->addr_size ||
 	    W->cur.off_size != u->off_size || W->cur.version != u->version) {
-		err = abbrevs_read(f, u->abbrev_off, u, &W->cur);
+		err = ds__dw_abbrevs_read(f, u->abbrev_off, u, &W->cur);
 		if (err) {
 			W->cur.off = UINT64_MAX;
 			return err;
 		}
 	}
 	if (u->stmt_list != UINT64_MAX)
-		err = read_line_program(&bd, u->stmt_list, u->comp_dir);
-	if (!err && (sk = skel_of(D, D->code_units[unit]))) {
-		err = split_walk(&bd, sk, u);
+		err = ds__dw_read_line_program(&bd, u->stmt_list, u->comp_dir);
+	if (!err && (sk = ds__dw_skel_of(D, D->code_units[unit]))) {
+		err = ds__dw_split_walk(&bd, sk, u);
 		free(bd.fileoff);
 		return err;
 	}
@@ -2881,8 +2197,8 @@ int ds__dwarf_build_unit(struct ds__dwarf_worker *W, size_t unit, struct sym_bui
 		struct die top = { 0 };
 
 		/* Over the top DIE, to its children. */
-		if (ab && ab->children && read_die(&cu, &W->cur, ab, &c, &top))
-			err = walk_unit(&bd, &W->cur, &c);
+		if (ab && ab->children && ds__dw_read_die(&cu, &W->cur, ab, &c, &top))
+			err = ds__dw_walk_unit(&bd, &W->cur, &c);
 	}
 	free(bd.fileoff);
 	return err;
