@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Split DWARF's files, for lib/dwarf.c (and the fuzz harness of the index
- * reader): the unit index of a .dwp package (.debug_cu_index /
+ * The unit index of a split DWARF .dwp package (.debug_cu_index /
  * .debug_tu_index, version 2 of the GNU extension for DWARF 4, version 5
- * of DWARF 5).  Nothing here reads a DIE: dwarf.c reads the units, and
- * where the files are is the locate room's (ds__dwo_candidates()).
+ * of DWARF 5), for the rest of dwarf_split.c (through dwarf_int.h) and
+ * the fuzz harness of the index reader, which needs nothing else of the
+ * DWARF reader.  Nothing here reads a DIE; where the files are is
+ * lib/store/locate.c's (ds__dwo_candidates()).
  */
 #ifndef DS_DWARF_SPLIT_H
 #define DS_DWARF_SPLIT_H

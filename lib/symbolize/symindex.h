@@ -189,7 +189,7 @@ struct cu {
 	void *own[5]; /* built here: the piece's arrays */
 };
 
-struct ds__dwarf; /* dwarf.c: what lazy CU builds read */
+struct ds__dwarf; /* dwarf_int.h: what lazy CU builds read */
 
 struct ds_symbols {
 	struct elf_piece elf;
