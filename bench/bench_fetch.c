@@ -243,7 +243,7 @@ static void spot_check(char **paths, const char *what)
 
 static const char prog_src[] = "#include <stdio.h>\n"
 
-/* lib/fetch.c's default max_per_server: the concurrency against one
+/* lib/debuginfod/fetch.c's default max_per_server: the concurrency against one
  * HTTP/1.1 server, which sets the floor. */
 #define DEFAULT_PER_SERVER 32u
 			       "struct point { int x, y; };\n"

@@ -28,7 +28,7 @@ dsostore=${DSOSTORE:-$build/dsostore}
 dsserver=${DSSERVER:-$build/dsserver}
 gen=$src/tests/gen/perfgen.py
 n=300 latency=50 runs=3 sruns=1 keep=''
-conc=32 # the fetcher's default connections per server (max_per_server, lib/fetch.c)
+conc=32 # the fetcher's default connections per server (max_per_server, lib/debuginfod/fetch.c)
 
 while getopts qn:l:r:R:kh opt; do
 	case $opt in

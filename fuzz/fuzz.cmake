@@ -90,7 +90,7 @@ set_tests_properties(fuzz_perfdata_cli PROPERTIES
   FIXTURES_REQUIRED fuzz_perfdata_corpus TIMEOUT 600 SKIP_RETURN_CODE 77
   ENVIRONMENT "${DS_TEST_ENV}")
 
-# The saved symbol index (lib/symfile.c, and symindex.c on what it
+# The saved symbol index (lib/symbolize/symfile.c, and symindex.c on what it
 # accepts).  Seeds: containers written from the format's description by
 # gen_symfile_corpus.sh (Python), and real indexes of small programs saved
 # by `dsostore index` when the compilers are here.
@@ -98,13 +98,13 @@ ds_fuzz(symfile MUTATIONS 300 INCLUDE ${DS_LIB_INCLUDE_DIRS}
   GEN gen_symfile_corpus.sh GEN_ARGS $<TARGET_FILE:fuzz_symfile_replay>
   GEN_ENV ${DS_TEST_ENV})
 
-# Go's .gopclntab reader (lib/gopclntab.c).  Seeds: the hand-built tables
+# Go's .gopclntab reader (lib/symbolize/gopclntab.c).  Seeds: the hand-built tables
 # of mkgotab.h (every layout, both byte orders, 32 and 64 bit) and, when go
 # is installed, the tables of a small program built for amd64 and 386.
 ds_fuzz(gopclntab MUTATIONS 300 INCLUDE ${DS_LIB_INCLUDE_DIRS}
   GEN gen_gopclntab_corpus.sh GEN_ARGS $<TARGET_FILE:ds_mkgotab>)
 
-# The .dwp unit index (lib/dwarf_split.c): the indexes of real packages
+# The .dwp unit index (lib/symbolize/dwarf_split.c): the indexes of real packages
 # made by dwp and llvm-dwp-14 (when here) and hand-made ones, ~60 seeds x
 # 2000 mutations, a second or two.
 ds_fuzz(dwp MUTATIONS 2000 INCLUDE ${DS_LIB_INCLUDE_DIRS} GEN gen_dwp_corpus.sh)
@@ -118,10 +118,10 @@ ds_fuzz(kallsyms MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
 ds_fuzz(procmaps MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
 
 # perf's config syntax, raw ELF notes and /proc/modules lines
-# (lib/perfconfig.c, lib/kernel.c, lib/ksym.c): a committed corpus.
+# (lib/common/perfconfig.c, lib/live/kernel.c, lib/live/ksym.c): a committed corpus.
 ds_fuzz(kconf MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
 
-# The .ko relocation of symbolize --kernel (lib/ksym.c): seeds compiled
+# The .ko relocation of symbolize --kernel (lib/live/ksym.c): seeds compiled
 # at test time (no ELF committed), a few hundred mutations each.
 ds_fuzz(ko MUTATIONS 400 INCLUDE ${DS_LIB_INCLUDE_DIRS} GEN gen_ko_corpus.sh)
 
@@ -137,7 +137,7 @@ ds_fuzz(folded MUTATIONS 3000 SOURCES ${CMAKE_SOURCE_DIR}/tools/cli_folded.c
 ds_fuzz(srctext MUTATIONS 3000 SOURCES ${CMAKE_SOURCE_DIR}/tools/cli_srctext.c
   INCLUDE ${CMAKE_SOURCE_DIR}/tools NO_LIBRARY)
 
-# The core-file reader (lib/core.c): hand-built cores of both classes and
+# The core-file reader (lib/live/core.c): hand-built cores of both classes and
 # byte orders, and a real core cut to its headers, notes and first pages
 # when this machine writes one; ~20 seeds x 400 mutations.
 ds_fuzz(core MUTATIONS 400 GEN gen_core_corpus.sh)

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for the .dwp unit index reader (lib/dwarf_split.c).
+ * Fuzz target for the .dwp unit index reader (lib/symbolize/dwarf_split.c).
  *
  * The input: one byte of flags (bit 0: big-endian), then nine 4-byte
  * sizes (little-endian) of the sections DS_DWP_INFO..DS_DWP_MACINFO a

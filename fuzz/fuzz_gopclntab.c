@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for Go's .gopclntab reader (lib/gopclntab.c).  An input is
+ * Fuzz target for Go's .gopclntab reader (lib/symbolize/gopclntab.c).  An input is
  * a memory image of a Go binary's read-only segment:
  *
  *   bytes 0..7    its address (little-endian)

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Fuzz target for the small kernel- and perf-side readers: perf's config
- * syntax (lib/perfconfig.c: ~/.perfconfig, $PERF_CONFIG are the user's,
+ * syntax (lib/common/perfconfig.c: ~/.perfconfig, $PERF_CONFIG are the user's,
  * anything may be in them), raw ELF notes (/sys/kernel/notes, a module's
- * notes/.note.gnu.build-id: lib/kernel.c) and /proc/modules lines
- * (lib/ksym.c: a kernel root's files are the caller's).  Each input goes
+ * notes/.note.gnu.build-id: lib/live/kernel.c) and /proc/modules lines
+ * (lib/live/ksym.c: a kernel root's files are the caller's).  Each input goes
  * through all three; what each accepts must keep its contract.
  *
  * Built with -fsanitize=fuzzer by scripts/fuzz, and linked with

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for the .ko relocation of lib/ksym.c (ds__ko_relocate): a
+ * Fuzz target for the .ko relocation of lib/live/ksym.c (ds__ko_relocate): a
  * module's debuginfo comes from a debug directory or a debuginfod server,
  * and its section headers, symbols and relocations are used to write into
  * the copy.  What it accepts comes out ET_EXEC and the same size; nothing

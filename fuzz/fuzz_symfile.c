@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fuzz target for the saved symbol index (lib/symfile.c, then symindex.c
+ * Fuzz target for the saved symbol index (lib/symbolize/symfile.c, then symindex.c
  * on what it accepts): the bytes are a saved index file.
  *
  * Each input goes three ways:

@@ -162,7 +162,7 @@ if [ -f "$out/gcc-O2-g" ]; then
 			$((16 << 20)) && n=$((n + 1))
 	fi
 fi
-# PLT stubs (lib/symtab.c names them NAME@plt): IBT's .plt.sec and a 16-byte
+# PLT stubs (lib/symbolize/symtab.c names them NAME@plt): IBT's .plt.sec and a 16-byte
 # .plt.got, -z now, -fno-plt (.plt.got only), and lies about them: every
 # .rela.plt symbol index out of range, .plt.got's sh_entsize 3, .rela.plt
 # claiming 64 times its size.

@@ -8,7 +8,7 @@
 # With REPLAY (fuzz_symfile_replay), every seed written here must parse.
 #
 # Two kinds of seeds:
-#  - containers written here, in Python, from the format as lib/symfile.c
+#  - containers written here, in Python, from the format as lib/symbolize/symfile.c
 #    describes it (a second reading of that description: the harness
 #    counts how many it parses), with opaque blobs: no CU, empty CUs, many
 #    CUs, overlapping ranges, the largest build ID;
@@ -25,7 +25,7 @@ trap 'rm -rf "$tmp"' EXIT
 rm -rf "$out"
 mkdir -p "$out"
 
-# The blob sums are XXH3 (lib/util.c's ds__blob_sum()): Debian's python3
+# The blob sums are XXH3 (lib/common/util.c's ds__blob_sum()): Debian's python3
 # has the module (python3-xxhash); another python3 first in PATH may not.
 py=
 for p in /usr/bin/python3 python3; do
@@ -48,7 +48,7 @@ def blob_sum(b):
 
 out = sys.argv[1]
 word = struct.calcsize("P")
-BLOB_VERSION = 2  # DS__SYMFILE_BLOB_VERSION (lib/internal.h)
+BLOB_VERSION = 2  # DS__SYMFILE_BLOB_VERSION (lib/symbolize/symbolize.h)
 
 def align8(x):
     return (x + 7) & ~7
@@ -70,7 +70,7 @@ def container(name, bid, elf, cus, ranges, debug_size=4096, binary_size=0):
             table += struct.pack("=QQII", 0, 0, 0, 0)
     rtab = b"".join(struct.pack("=QQII", lo, hi, cu, 0) for lo, hi, cu in ranges)
     def header(crc):
-        # (the first number: the format version, lib/symfile.c's
+        # (the first number: the format version, lib/symbolize/symfile.c's
         # FORMAT_VERSION; the last: the blob version)
         return (b"DSOSYMIX" + struct.pack("=IIBBHI", 2, 0x01020304, word, len(bid), 168, BLOB_VERSION)
                 + struct.pack("=QQQIIIIQQQQII", pos, debug_size, binary_size, 0x1234, 0,

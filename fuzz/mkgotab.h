@@ -3,7 +3,7 @@
  * Hand-built Go symbol tables (.gopclntab) for the tests and the fuzz
  * corpus: Go 1.19 builds only its own layout, so the 1.2, 1.16 and 1.20
  * layouts, big-endian and 32-bit tables are written here from the
- * description of the format (lib/gopclntab.c's header comment, Go's
+ * description of the format (lib/symbolize/gopclntab.c's header comment, Go's
  * runtime/symtab.go and debug/gosym), with every answer known in advance.
  * Header-only, for tests/unit/test_gopclntab.c and fuzz/mkgotab.c.
  *

@@ -924,7 +924,7 @@ struct ds_profile_opts {
 	 * samples file:line and inline frames, its symbols their names.  NULL:
 	 * perf's places for the recorded release, else (DS_PROFILE_LINES) the
 	 * kernel's build ID through the store.  A module's DWARF: where it is
-	 * loaded now (lib/ksym.c). */
+	 * loaded now (lib/live/ksym.c). */
 	const char *vmlinux;
 };
 

@@ -33,9 +33,9 @@ target_link_libraries(ds_symstats PRIVATE dsostore_static)
 add_executable(ds_perfchains ${CMAKE_SOURCE_DIR}/tests/lib/perfchains.c)
 target_link_libraries(ds_perfchains PRIVATE dsostore_static)
 
-# test_symindex also reaches inside: the index's parts (lib/symindex.h).
+# test_symindex also reaches inside: the index's parts (lib/symbolize/symindex.h).
 target_include_directories(test_symindex PRIVATE ${DS_LIB_INCLUDE_DIRS})
-# test_gopclntab reads Go tables through lib/symindex.h too.
+# test_gopclntab reads Go tables through lib/symbolize/symindex.h too.
 target_include_directories(test_gopclntab PRIVATE ${DS_LIB_INCLUDE_DIRS})
 # test_symfile (the saved index's container) and test_perfconfig (perf's
 # config parser) call the library's private functions.

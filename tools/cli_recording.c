@@ -79,8 +79,8 @@ int cli_recording_prefetch(struct cli_recording *r, bool progress, bool verbose)
 	DS_OPTS(ds_fetch_opts, fo, .progress = progress ? cli_progress : NULL);
 	/* Names alone need no dwz alt file and no split DWARF.  Lines of
 	 * module samples need the modules' debuginfo, fetched here with the
-	 * rest (lib/ksym.c load_module() finds it in the cache); the kernel's
-	 * is not fetched (lib/profile.c local_kernel). */
+	 * rest (lib/live/ksym.c load_module() finds it in the cache); the kernel's
+	 * is not fetched (lib/perf/profile.c local_kernel). */
 	int left = ds_perf_session_prefetch(
 		r->s, r->lines ? DS_PERF_PREFETCH_MODULES : DS_PERF_PREFETCH_NAMES, &fo);
 	int rc;

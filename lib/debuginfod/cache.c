@@ -241,7 +241,7 @@ out:
 /* ---- the directory of saved symbol indexes of local debuginfo
  *
  * Indexes of debuginfo fetched from debuginfod live in its cache entry
- * (lib/symfile.c); those of local debuginfo (the binary itself,
+ * (lib/symbolize/symfile.c); those of local debuginfo (the binary itself,
  * /usr/lib/debug, perf's ~/.debug) here, one file per build ID, under the
  * cache's rules: 0700 directories we own, files opened without following
  * symlinks, and cleaned with the cache (max_unused_age_s, by access time). */
@@ -899,7 +899,7 @@ int ds__cache_stats(struct ds_cache *c, struct ds_cache_stats *out)
 	return err;
 }
 
-/* The saved indexes of local debuginfo (and kernels' symbols, lib/kernel.c),
+/* The saved indexes of local debuginfo (and kernels' symbols, lib/live/kernel.c),
  * by the entries' rules: a file unused (not mapped) for max_unused_age_s
  * goes, and so does a temporary file of a writer that died an hour ago.
  * Names not ours stay. */
@@ -933,7 +933,7 @@ static void clean_symindex(struct ds_cache *c, time_t now, struct clean_counts *
 		if (is_tmp_file(de->d_name, &st))
 			remove = now - st.st_mtime > 3600;
 		else if (!de->d_name[len] || !strcmp(de->d_name + len, ".kallsyms"))
-			/* a saved index, or a kernel's symbols (lib/kernel.c):
+			/* a saved index, or a kernel's symbols (lib/live/kernel.c):
 			 * a kernel no longer booted leaves its file unused */
 			remove = now - st.st_atime > c->max_unused_age_s;
 		else

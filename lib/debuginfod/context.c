@@ -20,7 +20,7 @@ static void log_stderr(void *user, enum ds_log_level level, const char *msg)
 }
 
 /* $PERF_BUILDID_DIR (what perf sets for the tools it runs), else perf's
- * buildid.dir setting (lib/perfconfig.c), else $HOME/.debug. */
+ * buildid.dir setting (lib/common/perfconfig.c), else $HOME/.debug. */
 static char *default_perf_buildid_dir(void)
 {
 	const char *env = getenv("PERF_BUILDID_DIR");

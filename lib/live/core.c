@@ -3,7 +3,7 @@
  * core: a core file's notes and memory, read by our own bounded reader (a
  * core is untrusted input: it may be truncated, cut by a size limit, or
  * made up), and the modules it maps, as eu-unstrip -n --core lists them.
- * Unwinding is libdwfl's (lib/stack.c); what it needs of files comes from
+ * Unwinding is libdwfl's (lib/live/stack.c); what it needs of files comes from
  * the store, found here.
  *
  * Formats (Linux's fs/binfmt_elf.c): NT_FILE is {count, page_size} then

@@ -3,7 +3,7 @@
  * Kernel addresses symbolized: ds_kernel (include/dsostore.h, "The
  * kernel").
  *
- * Names come from kallsyms (lib/kernel.c parses it; perf's choice among
+ * Names come from kallsyms (lib/live/kernel.c parses it; perf's choice among
  * aliases), module symbols with their module ("[ext4]").  File:line and
  * inline frames come from the vmlinux's DWARF when it can be had: a
  * vmlinux named by the caller, else one of perf's places for it (the

@@ -10,7 +10,7 @@
  * call's state through a thread-local pointer, set for the duration of
  * one ds_core_backtrace()/ds_proc_backtrace() on that thread (section
  * "libdwfl's files from the store" below).  The perf unwinder
- * (lib/unwind.c) has its own: its modules come from a replay's maps and
+ * (lib/live/unwind.c) has its own: its modules come from a replay's maps and
  * are found by build ID on this machine, one Dwfl per process for a whole
  * recording, with the finder as each module's userdata.
  */

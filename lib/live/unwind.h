@@ -3,7 +3,7 @@
  * (PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER, perf record
  * --call-graph dwarf) unwound by libdwfl from .eh_frame / .debug_frame,
  * and the half that finds a module's files by build ID on this machine.
- * Core-file backtraces (lib/stack.c) answer libdwfl otherwise: from the
+ * Core-file backtraces (lib/live/stack.c) answer libdwfl otherwise: from the
  * files ds_core_find_files() verified, fetched ones included.  Not
  * exported. */
 #ifndef DS_UNWIND_H

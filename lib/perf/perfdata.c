@@ -12,7 +12,7 @@
  *
  * The records are listed once, with their attr (found by sample id) and
  * timestamp, and sorted by time as perf's ordered events deliver them
- * (lib/perfsession.c replays them).
+ * (lib/perf/perfsession.c replays them).
  *
  * Layout (tools/perf/Documentation/perf.data-file-format.txt):
  *   header  @0: magic "PERFILE2", size, attr_size, attrs{off,size},

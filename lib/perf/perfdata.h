@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-/* Between the perf.data reader (lib/perfdata.c) and the session that
- * replays it (lib/perfsession.c).  Not exported. */
+/* Between the perf.data reader (lib/perf/perfdata.c) and the session that
+ * replays it (lib/perf/perfsession.c).  Not exported. */
 #ifndef DS_PERFDATA_H
 #define DS_PERFDATA_H
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A perf recording replayed as perf report replays it: the records of
- * lib/perfdata.c in time order; each machine (the host, each guest) with
+ * lib/perf/perfdata.c in time order; each machine (the host, each guest) with
  * its kernel maps and its processes' maps (MMAP, MMAP2, FORK copying the
  * parent's, a new mapping replacing what it overlaps); every DSO put into
  * its machine's store; each sample decoded through its attr's sample_type

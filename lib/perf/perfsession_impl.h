@@ -71,7 +71,7 @@ struct pdso {
 	uint32_t next; /* same path hash chain; UINT32_MAX ends it */
 	bool mapped_file; /* path on this machine is the file recorded */
 	bool unwind_looked; /* unwind_path is what there is */
-	char *unwind_path; /* the file the unwinder reads (lib/unwind.c) */
+	char *unwind_path; /* the file the unwinder reads (lib/live/unwind.c) */
 };
 
 struct sample {
@@ -114,7 +114,7 @@ struct ds_perf_session {
 	 * it is replayed, not kept. */
 	ds_perf_sample_fn stream;
 	void *stream_user;
-	/* --call-graph dwarf samples: their user stacks (lib/unwind.c). */
+	/* --call-graph dwarf samples: their user stacks (lib/live/unwind.c). */
 	struct ds__unwind *unwind;
 	uint64_t *unwind_ips; /* unwind_max of them */
 	size_t unwind_max;

@@ -98,7 +98,7 @@ struct ds_profile {
 	/* The kernel's DWARF and ELF symbols: the recorded kernel's vmlinux
 	 * (perf's -k, perf's places, by build ID), its link-time addresses
 	 * the recorded ones minus vmlinux_shift; the modules' through a
-	 * ds_kernel (lib/ksym.c) where they are now. */
+	 * ds_kernel (lib/live/ksym.c) where they are now. */
 	char *vmlinux_path;
 	struct ds_store *kstore;
 	struct ds_dso *vmlinux;
@@ -586,7 +586,7 @@ static void kernel_all(struct ds_profile *p)
 	kernel_delta(p);
 }
 
-/* A module's addresses: where the module is now (lib/ksym.c: /proc/modules,
+/* A module's addresses: where the module is now (lib/live/ksym.c: /proc/modules,
  * else its lowest kallsyms symbol) minus where it was recorded (its MMAP),
  * and its name in *mod.  false: not loaded now, or not a module. */
 static bool module_delta(struct ds_profile *p, const struct ds_perf_dso *d, char *mod,

@@ -10,10 +10,10 @@
  *   store->di_lock (mutex) debuginfo state changes, the CLOCK ring of open
  *                          debuginfos, budget accounting, miss messages.
  *   store->aux_lock (mutex) the table of auxiliary files (dwz alt files,
- *                          .dwp and .dwo files: lib/storeaux.c); a leaf:
+ *                          .dwp and .dwo files: lib/store/storeaux.c); a leaf:
  *                          nothing else is taken under it (the budget
  *                          takes it under di_lock).
- * The structures are in lib/store.h.
+ * The structures are in lib/store/store_impl.h.
  * Searching and opening files happen with neither held.
  *
  * Lifetime: the indexes hold no reference.  The last ds_dso_put() unlinks
@@ -1162,7 +1162,7 @@ static void symbols_budget(struct ds_dso *d)
 }
 
 /* S, of d, has just been completed (every CU built): save it for the
- * next process (lib/symfile.c).  Failures are only logged. */
+ * next process (lib/symbolize/symfile.c).  Failures are only logged. */
 static void symbols_completed(struct ds_dso *d, struct ds_symbols *S)
 {
 	struct ds_store *s = d->store;

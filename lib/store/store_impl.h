@@ -60,7 +60,7 @@ struct ds_dso {
 		bool from_debuginfo;
 	} *sym_retired;
 	/* Under di_lock: what the full index in use was built from, if known
-	 * (the key of its saved file, lib/symfile.c). */
+	 * (the key of its saved file, lib/symbolize/symfile.c). */
 	struct ds__symfile_key sym_key;
 	bool sym_keyed;
 
@@ -81,7 +81,7 @@ struct ds_dso {
 
 enum { EXEC_UNKNOWN = 0, EXEC_LOADING, EXEC_KNOWN };
 
-/* An auxiliary debug file (lib/internal.h): a dwz alt file by build ID, a
+/* An auxiliary debug file (lib/symbolize/symbolize.h): a dwz alt file by build ID, a
  * .dwp package by its file's identity, a .dwo file by its dwo id.  Its
  * states, like a DSO's debuginfo: AUX_NEW (never searched, or a miss
  * expired), AUX_LOADING (one thread searches or opens it; others wait),
@@ -156,7 +156,7 @@ struct ds_store {
 	    dwp_opens, dwo_opens, dwo_searches, aux_fds;
 };
 
-/* ---- lib/store.c: the budget, read by the auxiliary files' table too */
+/* ---- lib/store/store.c: the budget, read by the auxiliary files' table too */
 static inline bool ds__over_mem(struct ds_store *s)
 {
 	return s->budget && atomic_load(&s->bytes_held) > s->budget;
@@ -173,7 +173,7 @@ static inline bool ds__over_budget(struct ds_store *s)
 	return ds__over_mem(s) || ds__over_fds(s);
 }
 
-/* ---- lib/store.c, for prefetch.c */
+/* ---- lib/store/store.c, for prefetch.c */
 /* d's debuginfo the slow way: searched (local_only: locally, a miss not
  * remembered; fetched: the batch's answer for it) and published. */
 int ds__dso_debuginfo_slow(struct ds_dso *d, const struct ds_debuginfo **out, bool local_only, const struct ds_fetch_req *fetched);
@@ -186,7 +186,7 @@ bool ds__dso_exec_local(struct ds_dso *d);
 /* A prefetched executable's headers (path: the batch's file), kept. */
 void ds__dso_exec_adopt(struct ds_dso *d, const char *path);
 
-/* ---- lib/storeaux.c, for store.c */
+/* ---- lib/store/storeaux.c, for store.c */
 /* s->aux_src: what the indexes call for their auxiliary files. */
 void ds__aux_init(struct ds_store *s);
 /* The table and every file still open in it (the store goes). */
@@ -194,7 +194,7 @@ void ds__aux_free_all(struct ds_store *s);
 /* Over the budget, the files held but not pinned (di_lock held). */
 void ds__aux_trim(struct ds_store *s);
 
-/* ---- lib/storeaux.c, for prefetch.c: the table's entries */
+/* ---- lib/store/storeaux.c, for prefetch.c: the table's entries */
 struct aux *ds__aux_entry(struct ds_store *s, const struct aux_key *k, bool create);
 bool ds__aux_claim(struct ds_store *s, struct aux *e, bool open, const char *where, int *prev);
 void ds__aux_found(struct ds_store *s, struct aux *e, const struct ds_found *found);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The store's auxiliary files: dwz alt files, .dwp packages and .dwo
- * files that DSOs' DWARF names, in one table per store (lib/store.h),
+ * files that DSOs' DWARF names, in one table per store (lib/store/store_impl.h),
  * found, opened, pinned and closed for the budget like debuginfo.
  */
 #define _GNU_SOURCE

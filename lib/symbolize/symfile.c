@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Saved symbol indexes: a complete index, as the position-independent
- * parts symindex.c gives (lib/symindex.h), written to one file per build
+ * parts symindex.c gives (lib/symbolize/symindex.h), written to one file per build
  * ID and mapped read-only by the next process.
  *
  * The file.  Numbers are in the writer's byte order and word size, which

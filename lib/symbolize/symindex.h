@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The symbol index's structures, shared by its four rooms: dwarf.c and
- * symtab.c fill it, symindex.c owns and orders it, symbolize.c answers
- * from it.  Include from those four only; what other modules need is in
- * internal.h.
+ * The symbol index's structures, shared by the files of the index: the
+ * readers fill it (the dwarf*.c files, gopclntab.c, symtab.c, through
+ * symbuild.c), symblob.c orders and packs it, symindex.c keeps its tiers,
+ * symlookup.c and symbolize.c answer from it, symfile.c saves it.  Include
+ * from those only; what the layers above need is in symbolize.h.
  */
 #ifndef DS_SYMINDEX_H
 #define DS_SYMINDEX_H
@@ -21,7 +22,7 @@
  * bytes, and those must depend on the input alone.) */
 #define MAX_DEPTH 256 /* inline nesting we follow; deeper DWARF is cut */
 
-/* ---- the saved index (lib/symfile.c)
+/* ---- the saved index (lib/symbolize/symfile.c)
  *
  * An index is made of position-independent blocks ("blobs", 8-byte
  * aligned): one for the ELF tier, one per DWARF compilation unit, plus the
@@ -266,7 +267,7 @@ void ds__symblob_elf_view(const void *blob, struct elf_piece *E);
 bool ds__symblob_elf_blob_ok(const void *blob, uint64_t size);
 int ds__symblob_elf_pack(struct sym_build *B, void **blob, uint64_t *size);
 
-/* ---- symindex (lib/symindex.c) */
+/* ---- symindex (lib/symbolize/symindex.c) */
 
 /* CU i, ready; NULL when it has nothing (or building it failed: *err). */
 const struct piece *ds__symbols_unit_get(struct ds_symbols *S, size_t i, int *err);
@@ -313,7 +314,7 @@ struct ds__find_hint {
 int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 		     struct ds__find_hint *hint, bool *from_symtab, ds__frame_fn emit, void *arg);
 
-/* ---- dwarf (lib/dwarf.c) */
+/* ---- dwarf (lib/symbolize/dwarf.c) */
 
 /* Open debug's DWARF for CU builds; name is debug's path, binary the
  * binary's (may be NULL): split DWARF is looked for beside both.  src
@@ -348,7 +349,7 @@ void ds__dwarf_worker_free(struct ds__dwarf_worker *W);
  * found. */
 int ds__dwarf_build_unit(struct ds__dwarf_worker *W, size_t unit, struct sym_build *B);
 
-/* ---- gopclntab (lib/gopclntab.c): Go's table, units like DWARF CUs */
+/* ---- gopclntab (lib/symbolize/gopclntab.c): Go's table, units like DWARF CUs */
 
 struct ds__go;
 /* Where a Go table lies (for tests and the fuzz harness; ds__go_open()
@@ -390,7 +391,7 @@ int ds__go_build_unit(struct ds__go *G, size_t unit, struct sym_build *B);
  * many, or -ENOMEM. */
 int ds__go_symbols(const struct ds__go *G, struct sym_build *B);
 
-/* ---- symtab (lib/symtab.c) */
+/* ---- symtab (lib/symbolize/symtab.c) */
 
 /* Add the symbols of elf's symbol tables of this type (SHT_SYMTAB or
  * SHT_DYNSYM), and its allocated sections; how many, or -ENOMEM. */

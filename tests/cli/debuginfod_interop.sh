@@ -256,7 +256,7 @@ stats_vs_find "(f) stats"
 # .symtab and .dynsym: section names whose tail after the last '.' has 6
 # characters, like a temporary file's "<name>.XXXXXX".  p4 is served with
 # an old Last-Modified, p3 with a fresh one.
-# (Once a regression: lib/cache.c took "section-.symtab" for a temporary
+# (Once a regression: lib/debuginfod/cache.c took "section-.symtab" for a temporary
 # file, so stats left out the fresh one and clean removed the other.)
 ds --section .symtab "${bid[p4]}"
 eq "(f) dsostore fetch --section .symtab: exit" 0 $ds_rc

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Stripped Go binaries: `go build -ldflags='-s -w'` leaves no
 # .symtab and no DWARF, only .gopclntab, which dsostore reads
-# (lib/gopclntab.c).  A Go program with inlined calls (nested), methods on
+# (lib/symbolize/gopclntab.c).  A Go program with inlined calls (nested), methods on
 # pointer receivers, closures, generics and a goroutine is built by the Go
 # here (offline, standard library only) for amd64 and 386, each
 # unstripped, stripped, and stripped with its section headers removed

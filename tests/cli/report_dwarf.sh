@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Recordings of perf record --call-graph dwarf: the user stack of each
-# sample (registers and a copy of the stack's top) unwound by lib/unwind.c
+# sample (registers and a copy of the stack's top) unwound by lib/live/unwind.c
 # (libdwfl, CFI of the mapped files) must give the callchains perf 6.1
 # unwinds (with libunwind here: perf version --build-options).  A program
 # of known call paths (three callers of one hot function, a recursion,

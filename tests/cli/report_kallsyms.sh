@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Kernel samples named from /proc/kallsyms, and from dsostore's cache of
-# this boot's core kernel symbols (lib/kernel.c), against perf report.
+# this boot's core kernel symbols (lib/live/kernel.c), against perf report.
 # A workload that spends its time in system calls is recorded with
 # perf record -e cpu-clock; then every kernel row of
 # `perf report --stdio --sort dso,sym` must be ours, same symbol, same

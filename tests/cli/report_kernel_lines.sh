@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# report's kernel samples with the kernel's DWARF (lib/profile.c
+# report's kernel samples with the kernel's DWARF (lib/perf/profile.c
 # profile_vmlinux, vmlinux_names, module_lines).  The kernel is made up:
 # a synthetic vmlinux (gcc -g, linked at 0xffffffff81000000, a build ID of
 # the test's), a recording of it (tests/gen/perfgen.py) made where KASLR put

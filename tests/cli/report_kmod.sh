@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Kernel module samples named where the module is now (lib/profile.c
-# module_delta, lib/ksym.c).  This machine has no modules, so the kernel
+# Kernel module samples named where the module is now (lib/perf/profile.c
+# module_delta, lib/live/ksym.c).  This machine has no modules, so the kernel
 # is made up: a recording (tests/gen/perfgen.py) of a kernel whose build ID is
 # the test's, with two module maps ("[kmodx]", and a .ko path whose name
 # has a dash), samples in both modules and in the core kernel; and a

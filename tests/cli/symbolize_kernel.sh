@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# dsostore symbolize --kernel and the "kernel ADDR" stream line (lib/ksym.c).
+# dsostore symbolize --kernel and the "kernel ADDR" stream line (lib/live/ksym.c).
 #  - live: 300 addresses in the running kernel's text (symbols of
 #    /proc/kallsyms plus offsets) named as an independent reading of the
 #    same text names them: the text symbol with the greatest address <=
 #    ADDR, of several at one address the last one listed (perf's pick,
-#    lib/kernel.c); skipped where kptr_restrict shows zeros;
+#    lib/live/kernel.c); skipped where kptr_restrict shows zeros;
 #  - modules: a kallsyms file (--kallsyms) with "[mod]" symbols: JSON's
 #    ModuleName is perf's "[mod]", the name the same rule's;
 #  - a synthetic vmlinux (gcc -g, linked at 0xffffffff81000000, a build

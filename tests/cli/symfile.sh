@@ -1,5 +1,5 @@
 #!/bin/bash
-# Saved symbol indexes (lib/symfile.c) end to end, through the CLI.
+# Saved symbol indexes (lib/symbolize/symfile.c) end to end, through the CLI.
 #
 # A program of two CUs (gcc -O2, DWARF 4, inlines) is indexed with
 # `dsostore index`; the next process must map that file (its -v log says
@@ -254,7 +254,7 @@ touch -a -d '8 days ago' "$idx"
 answers touched
 [ "$(($(date +%s) - $(stat -c %X "$idx")))" -lt 3600 ] || fail "loading did not touch its atime"
 touch -a -d '8 days ago' "$idx"
-# A kernel's cached symbols (lib/kernel.c) go by the same rule; a name
+# A kernel's cached symbols (lib/live/kernel.c) go by the same rule; a name
 # that is not ours stays.
 kdir=$(dirname "$idx")
 echo x >"$kdir/$bid.kallsyms"

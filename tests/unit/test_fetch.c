@@ -803,7 +803,7 @@ static void case_cache_deleted(void)
 
 	/* The first context again, after a second rm -rf: its next fetch
 	 * must re-download too, not fail on the directory it had opened.
-	 * (A regression once: lib/cache.c kept the root's fd from the first
+	 * (A regression once: lib/debuginfod/cache.c kept the root's fd from the first
 	 * use, so mkdirat() in the deleted directory gave ENOENT, reported as
 	 * "not found" without asking any server.) */
 	printf("  same context, after a second rm -rf\n");
@@ -856,7 +856,7 @@ static void cancel_done(void *user, struct ds_fetch_req *req)
  * not the cancellation of a job it happened to join.  The server hangs on
  * these build IDs, so every request ends by the caller's cancel; a batch
  * of several makes the fetcher spend longer cancelling, so a new call
- * often arrives while it does.  (A regression once: lib/fetch.c's loop
+ * often arrives while it does.  (A regression once: lib/debuginfod/fetch.c's loop
  * marked a job cancelled under the lock but left it in the job table
  * until job_finish(), so submit() could join it in between.) */
 static void case_cancel_again(void)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* Go's .gopclntab reader (lib/gopclntab.c) on tables built from first
+/* Go's .gopclntab reader (lib/symbolize/gopclntab.c) on tables built from first
  * principles by fuzz/mkgotab.h: the Go 1.2, 1.16, 1.18 and 1.20 layouts,
  * both byte orders, 4- and 8-byte pointers, quanta 1, 2 and 4 (Go 1.19,
  * the Go here, writes only its own layout: tests/cli/go.sh checks that one

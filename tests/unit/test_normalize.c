@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The normalizer's cache (lib/normalize.c) on this very process: its maps
+ * The normalizer's cache (lib/live/normalize.c) on this very process: its maps
  * are read once, again on a miss and after ds_normalizer_invalidate(), and
  * not otherwise (an unmapped range keeps its old answer until the caller
  * says it changed).  Expected values from first principles: a file mapped

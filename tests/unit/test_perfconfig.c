@@ -1,4 +1,4 @@
-/* perf's config files (lib/perfconfig.c) against git config, whose syntax
+/* perf's config files (lib/common/perfconfig.c) against git config, whose syntax
  * perf's parser is (perf's util/config.c is git's config.c): each case a
  * file, the value of buildid.dir (and of a second name) as
  * `git config -f FILE --get NAME` prints it, or its absence.  Then the

@@ -1,4 +1,4 @@
-/* The saved index's container (lib/symfile.c) with hand-made parts, and
+/* The saved index's container (lib/symbolize/symfile.c) with hand-made parts, and
  * what surrounds it: the loader's refusals (no file, a symlink, empty,
  * huge, stale, damaged, in a directory others can write, switched off)
  * and `cache clean` of saved indexes.  The blobs are opaque bytes here:
@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
-/* The blob sums from libxxhash's own header, not from lib/util.c. */
+/* The blob sums from libxxhash's own header, not from lib/common/util.c. */
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
