@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The bottom of the library: a growing string, error text, logging, array growth.
- * It imports nothing of the library but the public header's types, so
- * every module may use it without importing the context (which imports
- * cache and fetch).
+ * The bottom layer's header (lib/common/): a growing string, error text,
+ * logging, array growth, bounded reads, hashing and the clock, a caller's
+ * options struct read by size, perf's config files.  It uses nothing of
+ * the library but the public header's types, so every layer may use it.
  */
 #ifndef DS_UTIL_H
 #define DS_UTIL_H

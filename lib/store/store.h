@@ -30,7 +30,7 @@ bool ds__dwp_candidates(const char *binary, const char *debug,
 /* The store's context (borrowed: the store holds it). */
 struct ds_context *ds__store_context(const struct ds_store *s);
 
-/* ---- store (store.c, prefetch.c) */
+/* ---- prefetch (prefetch.c) */
 
 /* ds_store_prefetch() for a given list of DSOs (of one context): local
  * sources, then one debuginfod batch.  Returns how many are left without

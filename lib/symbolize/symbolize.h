@@ -68,7 +68,8 @@ int ds__symfile_parse(const void *map, size_t len, const struct ds__symfile_key 
 		      struct ds__symbols_parts *parts, struct ds__blob **cus, char *why,
 		      size_t whylen);
 
-/* ---- auxiliary debug files (the DWARF reader reads them, the store owns them: lib/store/storeaux.c)
+/* ---- auxiliary debug files: the DWARF reader reads them, the store owns
+ * them (lib/store/storeaux.c)
  *
  * dwz alt files (by build ID), .dwp packages (by file: resolved path and
  * identity) and .dwo files (by dwo id) belong to the store, like a DSO's
