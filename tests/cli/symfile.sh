@@ -246,7 +246,7 @@ tl_case_end
 tl_case "cache clean: indexes (and kernel symbols) unused for max_unused_age_s go, used ones stay"
 ds index prog >/dev/null 2>&1
 touch -a -d '8 days ago' "$entry" "$T/dcache/$bid/debuginfo"
-ds cache clean >clean.out 2>clean.err || fail "clean: $(cat clean.err)"
+"$DSOSTORE" cache clean >clean.out 2>clean.err || fail "clean: $(cat clean.err)"
 [ -e "$entry" ] && fail "the entry's old index stayed"
 [ -e "$idx" ] || fail "a fresh local index went"
 touch -a -d '8 days ago' "$idx"
@@ -260,7 +260,7 @@ kdir=$(dirname "$idx")
 echo x >"$kdir/$bid.kallsyms"
 echo x >"$kdir/$bid.other"
 touch -a -d '8 days ago' "$kdir/$bid.kallsyms" "$kdir/$bid.other"
-ds cache clean >/dev/null 2>&1
+"$DSOSTORE" cache clean >/dev/null 2>&1
 [ -e "$idx" ] && fail "an old local index stayed"
 [ -e "$kdir/$bid.kallsyms" ] && fail "an old kernel symbol file stayed"
 [ -e "$kdir/$bid.other" ] || fail "a file not ours went"
