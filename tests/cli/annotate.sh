@@ -100,11 +100,17 @@ EOF
 # escape sequence, bytes that are not UTF-8, a NUL and a UTF-8 letter,
 # and a CR before the newline.  (The listing must not pass the escape to
 # a terminal, the JSON must stay valid, the text otherwise be the file's.)
+# Every line of the loop that has code of prog.c's own gets the comment:
+# which of them the sampler hits is its luck, and one with samples must
+# have it.
 "$py" - src/prog.c <<'PY' || fail "cannot write the odd bytes into prog.c"
 import sys
 b = open(sys.argv[1], "rb").read()
-b = b.replace(b"if (x % 7 == 3)\n", b"if (x % 7 == 3) /* \x1b[31mred \xff\xfe \x00 \xc3\xa9 */\n")
-b = b.replace(b"x += i / 3;\n", b"x += i / 3;\r\n")
+odd = b" /* \x1b[31mred \xff\xfe \x00 \xc3\xa9 */\n"
+for line in (b"for (unsigned long i = 0; i < n; i++) {", b"x = x * 6364136223846793005UL + i;",
+             b"if (x % 7 == 3)"):
+    b = b.replace(line + b"\n", line + odd, 1)
+b = b.replace(b"x += i / 3;\n", b"x += i / 3;" + odd[:-1] + b"\r\n")
 open(sys.argv[1], "wb").write(b)
 PY
 if ! (cd src && gcc -O2 -g -o ../bin/prog prog.c 2>gcc.log); then
