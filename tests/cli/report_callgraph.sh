@@ -222,9 +222,12 @@ def table(path):
 
 def blocks(body):
     """The column headers, and each row with the lines under it (its
-    graph and the blank line after it)."""
-    head, out = body[:3], []
-    for l in body[3:]:
+    graph and the blank line after it).  The last column (Symbol) is as
+    wide as its longest name, which a PLT stub that perf calls "@plt" and
+    we NAME@plt can be: its padding and its dots are not compared."""
+    head = [re.sub(r"\.+$", "..", l.rstrip()) for l in body[:3]]
+    out = []
+    for l in (l.rstrip() for l in body[3:]):
         if ROW.match(l):
             out.append([l])
         elif out:
