@@ -582,7 +582,6 @@ int ds__ps_do_sample(struct ds_perf_session *s, const struct ds__perf_rec *r)
 #undef NEED
 }
 
-
 void ds__ps_sample_out(const struct ds_perf_session *s, const struct sample *sm,
 		       struct ds_perf_sample *out)
 {

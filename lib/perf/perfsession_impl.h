@@ -173,6 +173,7 @@ int ds__ps_do_fork(struct ds_perf_session *s, const struct ds__perf_rec *r);
  * keeps them for samples that come late). */
 int ds__ps_do_exit(struct ds_perf_session *s, const struct ds__perf_rec *r);
 int ds__ps_do_sample(struct ds_perf_session *s, const struct ds__perf_rec *r);
-void ds__ps_sample_out(const struct ds_perf_session *s, const struct sample *sm, struct ds_perf_sample *out);
+void ds__ps_sample_out(const struct ds_perf_session *s, const struct sample *sm,
+		       struct ds_perf_sample *out);
 
 #endif

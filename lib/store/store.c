@@ -739,9 +739,9 @@ static bool miss_still_valid(struct ds_dso *d)
  * fetched: see search(). */
 /* Kept out of line so that the ready path stays a few instructions. */
 __attribute__((noinline, cold)) int ds__dso_debuginfo_slow(struct ds_dso *d,
-							  const struct ds_debuginfo **out,
-							  bool local_only,
-							  const struct ds_fetch_req *fetched)
+							   const struct ds_debuginfo **out,
+							   bool local_only,
+							   const struct ds_fetch_req *fetched)
 {
 	struct ds_store *s = d->store;
 	struct ds_strbuf why = { 0 };
@@ -897,7 +897,7 @@ static int loadmap_of_found(struct ds_found *f, struct ds__loadmap **out)
  * else, when fetch, debuginfod's executable artifact (cache, servers);
  * or, when path is not NULL, that file (a fetched one).  -ENOENT none. */
 static int loadmap_find(struct ds_context *ctx, const struct ds_build_id *bid, const char *path,
-		     bool fetch, struct ds__loadmap **out)
+			bool fetch, struct ds__loadmap **out)
 {
 	struct ds_found f = { .fd = -1 };
 	const char *why = NULL;

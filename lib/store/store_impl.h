@@ -176,7 +176,8 @@ static inline bool ds__over_budget(struct ds_store *s)
 /* ---- lib/store/store.c, for prefetch.c */
 /* d's debuginfo the slow way: searched (local_only: locally, a miss not
  * remembered; fetched: the batch's answer for it) and published. */
-int ds__dso_debuginfo_slow(struct ds_dso *d, const struct ds_debuginfo **out, bool local_only, const struct ds_fetch_req *fetched);
+int ds__dso_debuginfo_slow(struct ds_dso *d, const struct ds_debuginfo **out, bool local_only,
+			   const struct ds_fetch_req *fetched);
 /* Every DSO of s not searched yet (or whose miss expired), each with a
  * reference; *n_out of them (NULL with *n_out > 0: no memory). */
 struct ds_dso **ds__store_unsearched(struct ds_store *s, size_t *n_out);
@@ -199,9 +200,11 @@ struct aux *ds__aux_entry(struct ds_store *s, const struct aux_key *k, bool crea
 bool ds__aux_claim(struct ds_store *s, struct aux *e, bool open, const char *where, int *prev);
 void ds__aux_found(struct ds_store *s, struct aux *e, const struct ds_found *found);
 void ds__aux_missed(struct ds_store *s, struct aux *e, int err, const char *where, const char *why);
-int ds__aux_search(struct ds_store *s, const struct ds_build_id *bid, const char *named, bool local_only, struct ds_found *found, struct ds_strbuf *why);
+int ds__aux_search(struct ds_store *s, const struct ds_build_id *bid, const char *named,
+		   bool local_only, struct ds_found *found, struct ds_strbuf *why);
 char *ds__aux_alt_path(const char *name, const char *from);
-int ds__aux_dwo_lookup(struct ds_store *s, const struct ds__dwo_want *w, bool open, struct aux **out);
+int ds__aux_dwo_lookup(struct ds_store *s, const struct ds__dwo_want *w, bool open,
+		       struct aux **out);
 bool ds__aux_id_in(const uint64_t *ids, size_t n, uint64_t id);
 /* A package of w: each candidate by its real path and identity, opened
  * (once) to read its unit index, refused unless it holds one of w's ids. */

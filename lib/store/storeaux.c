@@ -148,8 +148,7 @@ void ds__aux_found(struct ds_store *s, struct aux *e, const struct ds_found *fou
 
 /* aux_lock held.  e searched, none: err remembered (with where, for a
  * .dwo) until the miss TTL, why (may be NULL) in a debug message. */
-void ds__aux_missed(struct ds_store *s, struct aux *e, int err, const char *where,
-		       const char *why)
+void ds__aux_missed(struct ds_store *s, struct aux *e, int err, const char *where, const char *why)
 {
 	char name[PATH_MAX];
 	int ttl = s->ctx->miss_ttl_s;
@@ -269,7 +268,7 @@ static int aux_open_at(struct ds_store *s, const struct aux_key *k, const char *
  * debuginfo (this machine, then debuginfod's cache and servers unless
  * local_only). */
 int ds__aux_search(struct ds_store *s, const struct ds_build_id *bid, const char *named,
-		      bool local_only, struct ds_found *found, struct ds_strbuf *why)
+		   bool local_only, struct ds_found *found, struct ds_strbuf *why)
 {
 	const char *reason = "";
 	int err;
@@ -392,7 +391,8 @@ static bool dwo_try(void *arg, const char *path)
 
 /* The .dwo of w (open: opened, and a hold on it in *out; else only found,
  * nothing kept open).  0; -ENOENT: none; -ENOMEM. */
-int ds__aux_dwo_lookup(struct ds_store *s, const struct ds__dwo_want *w, bool open, struct aux **out)
+int ds__aux_dwo_lookup(struct ds_store *s, const struct ds__dwo_want *w, bool open,
+		       struct aux **out)
 {
 	struct aux_key k = { .kind = DS__AUX_DWO, .id = w->id };
 	struct ds_found found = { .fd = -1 };
