@@ -64,12 +64,24 @@ def is_kernel(e):
 
 files = {}
 
+def vdso_image():
+    """The vdso has no file: its bytes are read from this process, which
+    runs on the kernel that ran the recording.  perf prints vdso entries as
+    offsets into that image (it is mapped from offset 0)."""
+    for line in open("/proc/self/maps"):
+        if line.rstrip().endswith("[vdso]"):
+            lo, hi = (int(x, 16) for x in line.split()[0].split("-"))
+            with open("/proc/self/mem", "rb") as mem:
+                mem.seek(lo)
+                return mem.read(hi - lo)
+    return None
+
 def follows_call(entry):
     """entry: (file offset of return address - 1, path)."""
     off, path = entry
     if path not in files:
         try:
-            files[path] = open(path, "rb").read()
+            files[path] = vdso_image() if path == "[vdso]" else open(path, "rb").read()
         except OSError:
             files[path] = None
     data = files[path]
