@@ -43,8 +43,7 @@ struct ds__perfmap {
 /* A perf map past either bound is refused whole (-EFBIG), not read in
  * part: a JIT appends, and a later line of a start wins, so a cut map
  * could name an address after code that no longer lives there.  (A
- * 10M-line map took 12 s and 500 MB to read; a JIT's map of a long run
- * is a few 100k lines.) */
+ * 10M-line map took 12 s and 500 MB to read, on each normalize call.) */
 #define DS__PERFMAP_MAX_BYTES (64u << 20)
 #define DS__PERFMAP_MAX_LINES (1u << 20)
 /* -EFBIG past a bound, -ENOMEM, else 0. */
