@@ -140,33 +140,42 @@ void ds__cache_release(struct ds_cache *c)
  * another user can write, a file we verified can be renamed over after
  * the check (seen: fetch then returned the other user's file).
  */
+const char *ds__cache_untrusted(const struct ds_cache *c, const struct stat *st, char *buf,
+				size_t len)
+{
+	if (st->st_uid != c->euid && st->st_uid != 0)
+		snprintf(buf, len, "owned by uid %u, not by you (uid %u) or root",
+			 (unsigned)st->st_uid, (unsigned)c->euid);
+	else if (st->st_mode & (S_IWGRP | S_IWOTH))
+		snprintf(buf, len, "writable by %s (mode %04o)",
+			 st->st_mode & S_IWOTH ? "everyone" : "its group",
+			 (unsigned)(st->st_mode & 07777));
+	else
+		return NULL;
+	return buf;
+}
+
 static int dir_trusted_as(struct ds_cache *c, int fd, const char *path, const char *hex,
 			  const char *env)
 {
-	uid_t me = c->euid;
 	struct stat st;
+	char why[96];
 
 	if (fstat(fd, &st) != 0)
 		return -errno;
-	if (st.st_uid != me && st.st_uid != 0) {
+	if (!ds__cache_untrusted(c, &st, why, sizeof(why)))
+		return 0;
+	if (st.st_mode & (S_IWGRP | S_IWOTH) && (st.st_uid == c->euid || st.st_uid == 0))
 		ds__logf(c->log, DS_LOG_ERROR,
-			 "cache %s%s%s: owned by uid %u, not by you (uid %u) or root: not used, "
-			 "as its owner could replace what it holds; use a cache of your own "
-			 "(%s)",
-			 path, hex ? "/" : "", hex ? hex : "", (unsigned)st.st_uid, (unsigned)me, env);
-		return -EACCES;
-	}
-	if (st.st_mode & (S_IWGRP | S_IWOTH)) {
+			 "cache %s%s%s: %s: not used, as another user could replace what it "
+			 "holds; chmod go-w it, or use a cache of your own (%s)",
+			 path, hex ? "/" : "", hex ? hex : "", why, env);
+	else
 		ds__logf(c->log, DS_LOG_ERROR,
-			 "cache %s%s%s: writable by %s (mode %04o): not used, as another user "
-			 "could replace what it holds; chmod go-w it, or use a cache of your own "
-			 "(%s)",
-			 path, hex ? "/" : "", hex ? hex : "",
-			 st.st_mode & S_IWOTH ? "everyone" : "its group",
-			 (unsigned)(st.st_mode & 07777), env);
-		return -EACCES;
-	}
-	return 0;
+			 "cache %s%s%s: %s: not used, as its owner could replace what it "
+			 "holds; use a cache of your own (%s)",
+			 path, hex ? "/" : "", hex ? hex : "", why, env);
+	return -EACCES;
 }
 
 static int dir_trusted(struct ds_cache *c, int fd, const char *path, const char *hex)
@@ -252,7 +261,9 @@ static bool env_off(const char *v)
 		     !strcasecmp(v, "false"));
 }
 
-static char *default_symindex_root(void)
+/* The path, and in *base the length of its part the user named: the
+ * directory above what dsostore makes. */
+static char *default_symindex_root(size_t *base)
 {
 	const char *env = getenv("DSOSTORE_SYMINDEX_PATH");
 	const char *xdg = getenv("XDG_CACHE_HOME");
@@ -260,42 +271,124 @@ static char *default_symindex_root(void)
 	char *path = NULL;
 	int n;
 
+	*base = 0;
 	if (env && *env)
 		return strdup(env);
-	if (xdg && *xdg)
+	if (xdg && *xdg) {
 		n = asprintf(&path, "%s/dsostore/index", xdg);
-	else if (home && *home)
+		*base = strlen(xdg);
+	} else if (home && *home) {
 		n = asprintf(&path, "%s/.cache/dsostore/index", home);
-	else
+		*base = strlen(home) + strlen("/.cache");
+	} else {
 		return NULL; /* nowhere: local indexes are not saved */
+	}
 	return n < 0 ? NULL : path;
 }
 
 int ds__cache_symindex_init(struct ds_cache *c, const char *opt_path, int mode)
 {
 	c->symindex_off = mode < 0 || (mode == 0 && env_off(getenv("DSOSTORE_SYMINDEX")));
-	c->symindex_root = opt_path && *opt_path ? strdup(opt_path) : default_symindex_root();
-	if (!c->symindex_root && opt_path && *opt_path)
-		return -ENOMEM;
+	c->symindex_base = 0;
+	c->symindex_root =
+	    opt_path && *opt_path ? strdup(opt_path) : default_symindex_root(&c->symindex_base);
+	if (!c->symindex_root)
+		return opt_path && *opt_path ? -ENOMEM : 0;
+	if (!c->symindex_base) {
+		/* A path given whole: its last component is ours. */
+		size_t len = strlen(c->symindex_root);
+
+		while (len > 1 && c->symindex_root[len - 1] == '/')
+			c->symindex_root[--len] = 0;
+		while (len && c->symindex_root[len - 1] != '/')
+			len--;
+		c->symindex_base = len > 1 ? len - 1 : len;
+	}
 	return 0;
 }
 
+/*
+ * The components after the base are walked with O_NOFOLLOW, each made
+ * (with create) and checked: a directory of ours is never reached through
+ * a symlink.  In a directory others can write ($XDG_CACHE_HOME in a sticky
+ * /tmp), a planted symlink "dsostore" would lead our indexes, and the
+ * cleaning of them, into a directory of its owner's choosing, and one to
+ * a root-owned directory would pass the trust check.
+ */
 int ds__cache_symindex_dir(struct ds_cache *c, bool create, int *dirfd_out)
 {
-	int fd, err;
+	const char *root = c->symindex_root, *p;
+	char base[PATH_MAX], part[PATH_MAX];
+	int fd, err, walked = 0;
 
-	if (!c->symindex_root)
+	if (!root)
 		return -ENOENT;
+	if (c->symindex_base >= sizeof(base))
+		return -ENAMETOOLONG;
+	if (c->symindex_base == 0)
+		snprintf(base, sizeof(base), "%s", root[0] == '/' ? "/" : ".");
+	else
+		snprintf(base, sizeof(base), "%.*s", (int)c->symindex_base, root);
 	if (create) {
-		err = ds__cache_mkdirs(c->symindex_root, 0700);
+		err = ds__cache_mkdirs(base, 0700);
 		if (err)
 			return err;
 	}
-	fd = open(c->symindex_root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	err = dir_trusted_as(c, fd, c->symindex_root, NULL, "DSOSTORE_SYMINDEX_PATH");
-	if (err) {
+	for (p = root + c->symindex_base;;) {
+		size_t n;
+		char comp[NAME_MAX + 1];
+		int next;
+
+		p += strspn(p, "/");
+		n = strcspn(p, "/");
+		if (!n)
+			break;
+		if (n >= sizeof(comp)) {
+			close(fd);
+			return -ENAMETOOLONG;
+		}
+		memcpy(comp, p, n);
+		comp[n] = 0;
+		p += n;
+		if (create && mkdirat(fd, comp, 0700) != 0 && errno != EEXIST) {
+			err = -errno;
+			close(fd);
+			return err;
+		}
+		next = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			struct stat st;
+			bool link;
+
+			err = -errno;
+			/* (ENOTDIR: O_DIRECTORY's, for a symlink to a file.) */
+			link = err == -ELOOP || (err == -ENOTDIR &&
+						 fstatat(fd, comp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+						 S_ISLNK(st.st_mode));
+			close(fd);
+			if (!link)
+				return err;
+			ds__logf(c->log, DS_LOG_WARN,
+				 "index directory %.*s is a symbolic link: not followed, and no "
+				 "saved index is used; remove it, or set DSOSTORE_SYMINDEX_PATH",
+				 (int)(p - root), root);
+			return -ELOOP;
+		}
+		close(fd);
+		fd = next;
+		walked++;
+		snprintf(part, sizeof(part), "%.*s", (int)(p - root), root);
+		err = dir_trusted_as(c, fd, part, NULL, "DSOSTORE_SYMINDEX_PATH");
+		if (err) {
+			close(fd);
+			return err;
+		}
+	}
+	/* (A path of no component of ours: the base is the directory.) */
+	if (!walked && (err = dir_trusted_as(c, fd, root, NULL, "DSOSTORE_SYMINDEX_PATH"))) {
 		close(fd);
 		return err;
 	}

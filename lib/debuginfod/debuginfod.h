@@ -33,6 +33,10 @@ struct ds_cache {
 	 * of local debuginfo go (NULL: nowhere). */
 	bool symindex_off;
 	char *symindex_root;
+	/* Its first symindex_base bytes are the directory the user named
+	 * (followed as the path says); the components after it are ours,
+	 * never followed through a symlink. */
+	size_t symindex_base;
 };
 
 int ds__cache_init(struct ds_cache *c, const char *opt_path, const struct ds_log *log);
@@ -63,8 +67,18 @@ int ds__cache_clean(struct ds_cache *c, bool force);
  * ~/.cache/dsostore/index. */
 int ds__cache_symindex_init(struct ds_cache *c, const char *opt_path, int mode);
 /* The directory of saved indexes of local debuginfo, opened (made first,
- * 0700, with create) and checked as the cache's directories are. */
+ * 0700, with create) and checked as the cache's directories are: each
+ * component after the user's (the "dsostore" and "index" of
+ * $XDG_CACHE_HOME/dsostore/index, the last one of $DSOSTORE_SYMINDEX_PATH)
+ * opened without following a symlink and trusted.  -ELOOP: one is a
+ * symlink; -EACCES: one is not trusted (both logged). */
 int ds__cache_symindex_dir(struct ds_cache *c, bool create, int *dirfd_out);
+/* The cache's rule for what it trusts, for a directory or a file (a saved
+ * index, mapped: its owner could change or cut it under the mapping):
+ * owned by us or root, and writable by neither group nor others.  NULL,
+ * or what is wrong with st (in buf, len bytes). */
+const char *ds__cache_untrusted(const struct ds_cache *c, const struct stat *st, char *buf,
+				size_t len);
 /* Pieces of the cache's own that the writer of perf's build-id cache
  * (lib/perf/perf_buildid_cache.c) uses too.  mkdir -p of path with mode;
  * "." or ".." (n bytes at c); a temporary name <name>.<6 random

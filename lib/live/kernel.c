@@ -442,6 +442,7 @@ static struct ds__kallsyms *cache_load(struct ds_context *ctx, const struct ds_b
 	struct ds__kallsyms *k = NULL;
 	const struct kc_header *h;
 	const char *why = "";
+	char untrusted[96];
 	struct stat st;
 	void *map;
 	int dirfd, fd;
@@ -454,6 +455,12 @@ static struct ds__kallsyms *cache_load(struct ds_context *ctx, const struct ds_b
 		return NULL;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(*h) ||
 	    st.st_size > (64 << 20)) {
+		close(fd);
+		return NULL;
+	}
+	/* Mapped, as a saved index is: trusted by the same rule (symfile.c). */
+	if (ds__cache_untrusted(&ctx->cache, &st, untrusted, sizeof(untrusted))) {
+		ds_warn(ctx, "kallsyms cache %s: %s: not used; read again", name, untrusted);
 		close(fd);
 		return NULL;
 	}

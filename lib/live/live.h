@@ -40,13 +40,26 @@ struct ds__perfmap {
 	struct ds__perfmap_sym *syms;
 	char *names;
 };
-#define DS__PERFMAP_MAX_BYTES (256u << 20) /* a bigger file is refused */
+/* A perf map past either bound is refused whole (-EFBIG), not read in
+ * part: a JIT appends, and a later line of a start wins, so a cut map
+ * could name an address after code that no longer lives there.  (A
+ * 10M-line map took 12 s and 500 MB to read, on each normalize call.) */
+#define DS__PERFMAP_MAX_BYTES (64u << 20)
+#define DS__PERFMAP_MAX_LINES (1u << 20)
+/* -EFBIG past a bound, -ENOMEM, else 0. */
 int ds__perfmap_parse(const char *buf, size_t len, struct ds__perfmap *out, size_t *bad);
 /* The symbol holding addr, or NULL. */
 const struct ds__perfmap_sym *ds__perfmap_find(const struct ds__perfmap *m, uint64_t addr);
 void ds__perfmap_release(struct ds__perfmap *m);
-/* Read and parse the perf map at path; 0 or a negative errno. */
-int ds__perfmap_load(const char *path, struct ds__perfmap *out);
+/* Open, check and parse the perf map at path (normalize.c says the rules:
+ * owned by us, root, or owner (the live process's uid; (uid_t)-1: none),
+ * writable by nobody else): 0; -ENOENT none; -ELOOP a symlink; -EACCES
+ * another user's, writable by others or not a file; -EFBIG past a bound;
+ * else a negative errno.  why (whylen bytes) says what is wrong; *st is
+ * what the file (or symlink) was when opened, zeros when it could not be,
+ * for the caller to see whether it changed. */
+int ds__perfmap_load(const char *path, uid_t owner, struct ds__perfmap *out, struct stat *st,
+		     char *why, size_t whylen);
 
 /* ---- kernel (kernel.c) */
 

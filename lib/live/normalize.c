@@ -169,7 +169,7 @@ static int cmp_perfsym(const void *a, const void *b)
 int ds__perfmap_parse(const char *buf, size_t len, struct ds__perfmap *out, size_t *bad)
 {
 	const char *p = buf, *end = buf + len;
-	size_t cap = 0, n = 0, nb = 0, w = 0;
+	size_t cap = 0, n = 0, nb = 0, w = 0, lines = 0;
 	struct ds__perfmap_sym *syms = NULL;
 	char *names;
 
@@ -186,6 +186,11 @@ int ds__perfmap_parse(const char *buf, size_t len, struct ds__perfmap *out, size
 		const char *le = nl ? nl : end, *q = p;
 		uint64_t start, size;
 
+		if (++lines > DS__PERFMAP_MAX_LINES) {
+			free(syms);
+			free(names);
+			return -EFBIG;
+		}
 		/* (A "0x" prefix is written by some JITs.) */
 		if (le - q > 2 && q[0] == '0' && (q[1] == 'x' || q[1] == 'X'))
 			q += 2;
@@ -852,17 +857,85 @@ static int ns_pid(struct ds_normalizer *n)
 	return (int)v;
 }
 
-/* Load (or, when changed, reload) the perf map; false when there is none. */
-int ds__perfmap_load(const char *path, struct ds__perfmap *out)
+/*
+ * Whose perf map we take.  /tmp is anyone's: another user can write
+ * /tmp/perf-PID.map for a process of yours that writes none (or before
+ * it does), and its names (any bytes) would be shown as your functions.
+ * perf report took a map only when it was owned by its user or root
+ * (older perf's tools/perf/util/symbol.c, dso__load(): "if
+ * (!symbol_conf.force && st.st_uid && (st.st_uid != geteuid()))" ...
+ * "not owned by current user or root, ignoring it"; perf 6 reads any map,
+ * but keeps that rule for perf.data, util/data.c's open_file_read()).
+ * That rule is ours, plus, for a live process, its own user (owner, the
+ * uid that owns /proc/PID): the map describes its own memory, which that
+ * user can change anyway.  Beyond perf: a map group or others may write is
+ * refused (they could rewrite it), as is a symlink (O_NOFOLLOW: the owner
+ * checked is the file's), and a map past a bound (live.h) before it is
+ * read.  Every check is made on the opened file: the file read is the one
+ * checked.
+ */
+int ds__perfmap_load(const char *path, uid_t owner, struct ds__perfmap *out, struct stat *st,
+		     char *why, size_t whylen)
 {
-	char *buf;
-	size_t len;
-	int rc = ds__read_whole(path, 1 << 16, DS__PERFMAP_MAX_BYTES, &buf, &len);
+	uid_t me = geteuid();
+	char *buf = NULL;
+	size_t len = 0;
+	int fd, rc;
 
-	if (rc)
+	memset(out, 0, sizeof(*out));
+	memset(st, 0, sizeof(*st));
+	if (whylen)
+		why[0] = 0;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		rc = -errno;
+		if (rc == -ELOOP) {
+			snprintf(why, whylen, "a symbolic link");
+			if (lstat(path, st) != 0)
+				memset(st, 0, sizeof(*st));
+		} else if (rc != -ENOENT) {
+			snprintf(why, whylen, "%s", ds_strerror(rc));
+		}
 		return rc;
-	rc = ds__perfmap_parse(buf, len, out, NULL);
+	}
+	rc = -EACCES;
+	if (fstat(fd, st) != 0) {
+		rc = -errno;
+		snprintf(why, whylen, "%s", ds_strerror(rc));
+	} else if (!S_ISREG(st->st_mode)) {
+		snprintf(why, whylen, "not a regular file");
+	} else if (st->st_uid != me && st->st_uid != 0 && st->st_uid != owner) {
+		if (owner != (uid_t)-1 && owner != me && owner != 0)
+			snprintf(why, whylen,
+				 "owned by uid %u, not by you (uid %u), root or the process's "
+				 "user (uid %u)",
+				 (unsigned)st->st_uid, (unsigned)me, (unsigned)owner);
+		else
+			snprintf(why, whylen, "owned by uid %u, not by you (uid %u) or root",
+				 (unsigned)st->st_uid, (unsigned)me);
+	} else if (st->st_mode & (S_IWGRP | S_IWOTH)) {
+		snprintf(why, whylen, "writable by %s (mode %04o)",
+			 st->st_mode & S_IWOTH ? "everyone" : "its group",
+			 (unsigned)(st->st_mode & 07777));
+	} else if ((uint64_t)st->st_size > DS__PERFMAP_MAX_BYTES) {
+		snprintf(why, whylen, "%lld bytes, more than the %u MiB read at most",
+			 (long long)st->st_size, DS__PERFMAP_MAX_BYTES >> 20);
+		rc = -EFBIG;
+	} else {
+		len = (size_t)st->st_size;
+		buf = malloc(len ? len : 1);
+		rc = buf ? 0 : -ENOMEM;
+	}
+	if (!rc) {
+		/* (What a JIT appends after the fstat() waits for the next
+		 * load: the caller sees the size change.) */
+		len = ds__pread_upto(fd, buf, len, 0);
+		rc = ds__perfmap_parse(buf, len, out, NULL);
+		if (rc == -EFBIG)
+			snprintf(why, whylen, "more than %u lines", DS__PERFMAP_MAX_LINES);
+	}
 	free(buf);
+	close(fd);
 	return rc;
 }
 
@@ -870,17 +943,20 @@ static bool perf_map_load(struct ds_normalizer *n, bool reload)
 {
 	char *cand[2] = { NULL, NULL };
 	struct stat st;
+	uid_t owner;
 	int npid;
 
 	if (n->no_perf_map)
 		return false;
 	if (n->pm_tried && !reload)
 		return n->pm.n != 0;
-	if (n->pm_tried && n->pm_path && stat(n->pm_path, &st) == 0 && st.st_size == n->pm_size &&
+	if (n->pm_tried && n->pm_path && lstat(n->pm_path, &st) == 0 && st.st_size == n->pm_size &&
 	    st.st_mtim.tv_sec == n->pm_mtime.tv_sec && st.st_mtim.tv_nsec == n->pm_mtime.tv_nsec)
 		return n->pm.n != 0;
 	n->pm_tried = true;
 	npid = ns_pid(n);
+	/* (/proc/PID is owned by the process's effective uid.) */
+	owner = stat(n->proc, &st) == 0 ? st.st_uid : (uid_t)-1;
 	/* In the process's mount namespace under its own pid (a container's
 	 * JIT writes its /tmp/perf-<its pid>.map), then the host's /tmp. */
 	if (asprintf(&cand[0], "%s/root/tmp/perf-%d.map", n->proc, npid) < 0)
@@ -889,18 +965,31 @@ static bool perf_map_load(struct ds_normalizer *n, bool reload)
 		cand[1] = NULL;
 	for (int i = 0; i < 2; i++) {
 		struct ds__perfmap pm;
+		char why[160];
+		int rc;
 
-		if (!cand[i] || stat(cand[i], &st) != 0 || !S_ISREG(st.st_mode))
+		if (!cand[i])
 			continue;
-		if (ds__perfmap_load(cand[i], &pm) == 0) {
-			ds__perfmap_release(&n->pm);
+		rc = ds__perfmap_load(cand[i], owner, &pm, &st, why, sizeof(why));
+		/* None there, or no way there (another user's /proc/PID/root):
+		 * the next place. */
+		if (rc && rc != -ELOOP && !st.st_mode)
+			continue;
+		/* Refused or not, it is the map (the host's /tmp is not
+		 * looked at past the namespace's): remembered with its size
+		 * and time, so that an unchanged one is not read, nor
+		 * warned about, again. */
+		ds__perfmap_release(&n->pm);
+		if (rc == 0)
 			n->pm = pm;
-			free(n->pm_path);
-			n->pm_path = cand[i];
-			cand[i] = NULL;
-			n->pm_size = st.st_size;
-			n->pm_mtime = st.st_mtim;
-		}
+		else
+			ds_warn(ds__store_context(n->store), "perf map %s: %s; not used", cand[i],
+				why[0] ? why : ds_strerror(rc));
+		free(n->pm_path);
+		n->pm_path = cand[i];
+		cand[i] = NULL;
+		n->pm_size = st.st_size;
+		n->pm_mtime = st.st_mtim;
 		break;
 	}
 	free(cand[0]);

@@ -944,13 +944,20 @@ static int name_perfmap(struct ds_profile *p, size_t di, const uint32_t *v, size
 {
 	const struct ds_perf_dso *d = &p->dsos[di];
 	struct ds__perfmap pm;
-	int rc = ds__perfmap_load(d->path, &pm);
+	struct stat st;
+	char why[160];
+	int rc = ds__perfmap_load(d->path, (uid_t)-1, &pm, &st, why, sizeof(why));
 
 	if (rc == -ENOMEM)
 		return rc;
 	if (rc) {
-		if (rc != -ENOENT)
-			warnf(p, DS_LOG_INFO, "%s: %s", d->path, ds_strerror(rc));
+		/* Refused (whose map is taken: normalize.c): a warning, as
+		 * older perf's "not owned by current user or root, ignoring
+		 * it"; the addresses stay unnamed. */
+		if (rc == -EACCES || rc == -ELOOP || rc == -EFBIG)
+			warnf(p, DS_LOG_WARN, "perf map %s: %s; not used", d->path, why);
+		else if (rc != -ENOENT)
+			warnf(p, DS_LOG_INFO, "%s: %s", d->path, why[0] ? why : ds_strerror(rc));
 		return 0;
 	}
 	for (size_t i = 0; i < n && !rc; i++) {

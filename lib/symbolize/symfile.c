@@ -44,9 +44,10 @@
  * place: a reader maps the old file or the new one, never half of one.
  * Not fsync()ed: after a crash the worst is a damaged file, which the
  * loader refuses, and the index is rebuilt.  A file is never rewritten in
- * place (a truncated mapping would fault); the directories are trusted as
- * the cache's are (ours or root's, writable by nobody else) and the file
- * is opened without following symlinks.
+ * place (a truncated mapping would fault); the directories and the file
+ * are trusted as the cache's directories are (ours or root's, writable by
+ * nobody else: checked on the opened file), and neither is reached
+ * through a symlink.
  */
 #define _GNU_SOURCE
 #include "symindex.h"
@@ -561,6 +562,18 @@ int ds__symfile_load(struct ds_context *ctx, const struct ds_debuginfo *di,
 	err = -EBADMSG;
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		ds_warn(ctx, "saved index %s: not a regular file; ignored", p.path);
+		goto out;
+	}
+	/* The directory's rule holds for the file too, checked on the file
+	 * opened: one that another user can write could have its names
+	 * rewritten (with sums to match), or be cut under our mapping
+	 * (SIGBUS).  The next save replaces it (a new file, renamed). */
+	if (ds__cache_untrusted(&ctx->cache, &st, why, sizeof(why))) {
+		ds_warn(ctx,
+			"saved index %s: %s: not used, as another user could change it; "
+			"built from the debuginfo instead",
+			p.path, why);
+		err = -EACCES;
 		goto out;
 	}
 	if (st.st_size == 0 || (uint64_t)st.st_size > FILE_MAX ||

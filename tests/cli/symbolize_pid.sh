@@ -252,6 +252,83 @@ start "$tmp/jit" && {
 }
 tl_case_end
 
+# Whose perf map is taken (docs/live.md): one the process's user, you or
+# root own, that nobody else may write, within 64 MiB and 1M lines.  Else
+# the address stays "anonymous" and a warning says why.  ($1: the map's
+# state; the first line of the map names base as jit_first.)
+refused() { # NAME WARNING-REGEX
+	"$DSOSTORE" normalize --pid "$pid" "$(printf '0x%x' $((base + 0x10)))" >"$tmp/$1.out" 2>"$tmp/$1.err"
+	grep -q " anonymous$" "$tmp/$1.out" || fail "$1: used: $(cat "$tmp/$1.out")"
+	# (Read through the process's root, its mount namespace's /tmp.)
+	grep -Eq "perf map (/proc/$pid/root)?$map: $2; not used" "$tmp/$1.err" ||
+		fail "$1: no warning: $(cat "$tmp/$1.err")"
+}
+tl_case "a perf map another user could have written, or too big: refused"
+start "$tmp/jit" && {
+	map=/tmp/perf-$pid.map
+	tl_also_rm+=("$map")
+	base=$((16#$(cat "$tmp/ready.$nstart")))
+	cp "$map" "$tmp/map.keep"
+	chmod 0666 "$map"
+	refused mode0666 "writable by everyone \(mode 0666\)"
+	chmod 0620 "$map"
+	refused mode0620 "writable by its group \(mode 0620\)"
+	chmod 0644 "$map"
+	if [ "$(id -u)" = 0 ]; then
+		chown nobody "$map"
+		refused owner "owned by uid $(id -u nobody), not by you \(uid 0\) or root"
+		chown 0 "$map"
+	else
+		echo "skip another user's map: needs root to chown"
+	fi
+	rm -f "$map"
+	ln -s "$tmp/map.keep" "$map"
+	refused symlink "a symbolic link"
+	rm -f "$map"
+	# One line past 1M lines (6 MB): refused whole, not cut.
+	{ cat "$tmp/map.keep"; yes '1 1 filler' | head -n $((1048576 - $(wc -l <"$tmp/map.keep")))
+	  echo '2 1 one_too_many'; } >"$map"
+	refused lines "more than 1048576 lines"
+	# 1 GiB (sparse: no disk) past the 64 MiB: refused before it is read,
+	# so the normalizer's peak memory stays far below even the bound.
+	cp "$tmp/map.keep" "$map" && truncate -s 1G "$map"
+	refused size "1073741824 bytes, more than the 64 MiB read at most"
+	rss=$(python3 -c 'import resource, subprocess, sys
+subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)' \
+		"$DSOSTORE" normalize --pid "$pid" "$(printf '0x%x' $((base + 0x10)))")
+	[ "${rss:-999999}" -lt 65536 ] || fail "normalize with a 1 GiB map peaked at ${rss:-?} KiB"
+	# What is well again is used again (the file changed: read anew).
+	cp "$tmp/map.keep" "$map"
+	"$DSOSTORE" normalize --pid "$pid" "$(printf '0x%x' $((base + 0x10)))" >"$tmp/again" 2>&1
+	grep -q " jit jit_first$" "$tmp/again" || fail "a good map again: $(cat "$tmp/again")"
+	kill "$pid"
+	rm -f "$map"
+}
+tl_case_end
+
+# A process of another user writes its own map: that user's map is the
+# process's, used when root looks at it.
+tl_case "a process's own user's perf map is used"
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null; then
+	mkdir -p "$tmp/pub" && chmod 1777 "$tmp/pub" && chmod o+x "$tmp" "$tmp/jit"
+	setpriv --reuid=nobody --regid="$(id -g nobody)" --clear-groups "$tmp/jit" "$tmp/pub/ready" &
+	pid=$!
+	pids+=("$pid")
+	for ((i = 0; i < 100; i++)); do [ -s "$tmp/pub/ready" ] && break; sleep 0.05; done
+	map=/tmp/perf-$pid.map
+	tl_also_rm+=("$map")
+	[ "$(stat -c %U "$map" 2>/dev/null)" = nobody ] || fail "the map is not nobody's: $(ls -l "$map")"
+	base=$((16#$(cat "$tmp/pub/ready")))
+	"$DSOSTORE" normalize --pid "$pid" "$(printf '0x%x' $((base + 0x10)))" >"$tmp/nobody" 2>&1
+	grep -q " jit jit_first$" "$tmp/nobody" || fail "nobody's own map: $(cat "$tmp/nobody")"
+	kill "$pid"
+	rm -f "$map"
+else
+	echo "skip a process of another user: needs root and setpriv"
+fi
+tl_case_end
+
 tl_case "JIT perf map of a process in its own pid and mount namespace"
 # The process is pid 1 of a new pid namespace and has a /tmp of its own:
 # it writes /tmp/perf-1.map there, which the host sees only through

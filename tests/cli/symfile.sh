@@ -11,7 +11,9 @@
 # writer.  Then every way a file can be wrong — cut, flipped bytes,
 # another build ID, another debuginfo of the same build ID, a symlink,
 # huge, empty, not a file — must be ignored (and said so in the log), the
-# answers stay addr2line's, and the next save makes it right.  Last:
+# answers stay addr2line's, and the next save makes it right.  So must a
+# file of good bytes that another user could have written (its mode, its
+# owner), and an index directory reached through a symlink.  Last:
 # switched off, read-only, and `cache clean` by age.
 set -u
 . "$DS_SRC/tests/lib/testlib.bash"
@@ -156,6 +158,103 @@ b[100:104] = struct.pack(\"=I\", zlib.crc32(bytes(b[:168 + 24 * (ncus + nranges)
 open(sys.argv[1], \"wb\").write(b)" "$idx"'
 rm -rf "$idx"
 ds index prog >/dev/null 2>&1
+
+# Another user's hand.  forged.idx is first with "work" spelled "pwnd" in
+# its parts and every sum and the CRC recomputed: a good index to every
+# check but who may write it.  Ours and 0644 it is used (the control: the
+# forgery is loadable, so a refusal below is for its owner or mode alone);
+# writable by group or everyone, or another uid's (root can chown it to
+# nobody), it is not: a warning, and the answers are addr2line's.
+work=0x$(nm prog | awk '$3 == "work" {print $1}')
+if $PY -c "import xxhash" 2>/dev/null; then
+	$PY - first forged.idx <<'PYEOF' || fail "could not forge"
+import struct, sys, zlib, xxhash
+b = bytearray(open(sys.argv[1], "rb").read())
+ncus, nranges = struct.unpack_from("=II", b, 56)
+def forge(off, size, sum_at):
+    part = bytes(b[off:off + size])
+    b[off:off + size] = part.replace(b"work", b"pwnd")
+    struct.pack_into("=I", b, sum_at, xxhash.xxh3_64_intdigest(bytes(b[off:off + size])) & 0xffffffff)
+elf_off, elf_size = struct.unpack_from("=QQ", b, 80)
+if elf_size:
+    forge(elf_off, elf_size, 96)
+for i in range(ncus):
+    off, size = struct.unpack_from("=QQ", b, 168 + 24 * i)
+    if size:
+        forge(off, size, 168 + 24 * i + 16)
+b[100:104] = bytes(4)
+b[100:104] = struct.pack("=I", zlib.crc32(bytes(b[:168 + 24 * (ncus + nranges)])))
+open(sys.argv[2], "wb").write(b)
+PYEOF
+	# plant MODE [OWNER]: forged.idx as the index, renamed into place as a
+	# writer would.
+	plant() {
+		cp forged.idx "$idx.t" && chmod "$1" "$idx.t" && { [ -z "${2:-}" ] || chown "$2" "$idx.t"; } &&
+			mv "$idx.t" "$idx"
+	}
+	tl_case "a forged index of ours is loaded (the control)"
+	plant 0644
+	ds symbolize -v -f -e prog "$work" >forged.out 2>forged.log
+	[ "$(head -1 forged.out)" = pwnd ] || fail "the forgery was not used: $(cat forged.out forged.log | head -5)"
+	tl_case_end
+	for m in "0666 writable by everyone" "0664 writable by its group" "0602 writable by everyone"; do
+		mode=${m%% *}
+		tl_case "a forged index of mode $mode: not used, with a warning"
+		plant "$mode"
+		answers "mode$mode"
+		grep -q "saved index $idx: ${m#* } (mode $mode): not used" "mode$mode.log" ||
+			fail "no warning: $(grep -i index "mode$mode.log" | head -3)"
+		# (That batch saved a good index over it.)  Said without -v too:
+		# a warning.
+		plant "$mode"
+		ds symbolize -f -e prog "$work" >quiet.out 2>quiet.err
+		[ "$(head -1 quiet.out)" = work ] || fail "without -v: $(cat quiet.out)"
+		grep -q "saved index $idx: ${m#* }" quiet.err || fail "not said without -v: $(cat quiet.err)"
+		tl_case_end
+	done
+	tl_case "a forged index owned by another uid: not used, with a warning"
+	if [ "$(id -u)" = 0 ]; then
+		plant 0644 nobody
+		answers owner
+		grep -Eq "saved index $idx: owned by uid $(id -u nobody), not by you \(uid 0\) or root: not used" owner.log ||
+			fail "no warning: $(grep -i index owner.log | head -3)"
+	else
+		echo "skip another uid's index: needs root to chown"
+	fi
+	tl_case_end
+	rm -f "$idx"
+	ds index prog >/dev/null 2>&1
+else
+	echo "skip the forged index: no python3 with xxhash"
+fi
+
+# The index directory reached through a symlink: $XDG_CACHE_HOME/dsostore
+# planted as one (anyone can in a sticky /tmp), to a directory holding the
+# forged index; and $DSOSTORE_SYMINDEX_PATH's last component a symlink.
+# Neither is followed: nothing is read from it or written to it.
+tl_case "a symlinked index directory is not followed"
+mkdir -p xdg planted/index
+chmod 0700 planted planted/index
+if [ -f forged.idx ]; then cp forged.idx "planted/index/$bid"; else cp first "planted/index/$bid"; fi
+cp "planted/index/$bid" planted.idx
+ln -sfn "$T/planted" xdg/dsostore
+XDG_CACHE_HOME=$T/xdg DSOSTORE_SYMINDEX_PATH='' answers xdglink
+grep -q "index directory $T/xdg/dsostore is a symbolic link: not followed" xdglink.log ||
+	fail "no warning: $(grep -i index xdglink.log | head -3)"
+XDG_CACHE_HOME=$T/xdg DSOSTORE_SYMINDEX_PATH='' ds index prog >xdglink-index.out 2>&1
+[ "$(ls planted/index)" = "$bid" ] && cmp -s planted.idx "planted/index/$bid" ||
+	fail "written through the symlink: $(ls -l planted/index)"
+ln -sfn "$T/planted/index" linkidx
+DSOSTORE_SYMINDEX_PATH=$T/linkidx answers lastlink
+grep -q "index directory $T/linkidx is a symbolic link: not followed" lastlink.log ||
+	fail "no warning: $(grep -i index lastlink.log | head -3)"
+# ...while the directory the user named may be one (a cache moved to a
+# bigger disk): only what dsostore makes under it is walked so.
+mkdir -p realxdg && ln -sfn "$T/realxdg" xdguser
+XDG_CACHE_HOME=$T/xdguser DSOSTORE_SYMINDEX_PATH='' ds index prog >userlink.out 2>userlink.err ||
+	fail "index under a symlinked XDG_CACHE_HOME: $(cat userlink.err)"
+[ -f "realxdg/dsostore/index/$bid" ] || fail "not saved under the user's symlinked XDG_CACHE_HOME"
+tl_case_end
 
 # A blob's bytes flipped (b.c's CU, found through the ranges table): its
 # CRC no longer matches when a lookup first needs it, and that CU is built
