@@ -34,6 +34,29 @@ static inline int term_special(unsigned char c)
 	return (c < 0x20 && c != '\t') || c >= 0x7f;
 }
 
+/* How many bytes from s[i] on (up to len) are plain: no term_special().
+ * Eight at a time while no byte of a word is below 0x20, DEL or above
+ * (bit tricks on the word: a byte b < 0x20 has b - 0x20 borrow into its
+ * top bit, DEL is a zero byte of b ^ 0x7f, 0x80 and above have the top
+ * bit); a word with one (a tab included) goes byte by byte. */
+static inline size_t term_plain(const unsigned char *u, size_t i, size_t len)
+{
+	const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+
+	while (len - i >= 8) {
+		uint64_t w, del;
+
+		memcpy(&w, u + i, 8);
+		del = w ^ (0x7f * ones);
+		if (((w - 0x20 * ones) | w | (del - ones)) & high)
+			break;
+		i += 8;
+	}
+	while (i < len && !term_special(u[i]))
+		i++;
+	return i;
+}
+
 /* The length of the valid UTF-8 sequence at s (at most n bytes, s[0] >=
  * 0x80), 0 if none; its code point in *cp. */
 static size_t utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
@@ -108,8 +131,7 @@ size_t ds_term_escape(char *out, size_t size, const char *s, size_t len)
 		size_t start = i, adv;
 		char esc[12];
 
-		while (i < len && !term_special(u[i]))
-			i++;
+		i = term_plain(u, i, len);
 		if (i > start) {
 			if (need < size)
 				memcpy(out + need, u + start,
@@ -144,8 +166,7 @@ int ds_term_write(FILE *f, const char *s, size_t len)
 		size_t start = i, adv;
 		char esc[12];
 
-		while (i < len && !term_special(u[i]))
-			i++;
+		i = term_plain(u, i, len);
 		if (i > start && fwrite(u + start, 1, i - start, f) != i - start)
 			return -EIO;
 		if (i >= len)

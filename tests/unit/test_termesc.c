@@ -219,11 +219,42 @@ static void every_byte(void)
 	}
 }
 
+/* Each byte at each place of a longer plain string: the word-at-a-time
+ * scan must see it wherever it sits in a word, and in the tail. */
+static void every_byte_every_place(void)
+{
+	for (unsigned b = 0; b < 256; b++) {
+		for (size_t at = 0; at < 27; at++) {
+			char in[27], want[40], got[40];
+			size_t n = 0;
+
+			memset(in, 'a' + (int)(at % 26), sizeof(in));
+			in[at] = (char)b;
+			for (size_t i = 0; i < sizeof(in); i++) {
+				unsigned c = (unsigned char)in[i];
+
+				if ((c >= 0x20 && c < 0x7f) || c == '\t')
+					want[n++] = (char)c;
+				else
+					n += (size_t)snprintf(want + n, sizeof(want) - n, "\\x%02x", c);
+			}
+			want[n] = 0;
+			ds_term_escape(got, sizeof(got), in, sizeof(in));
+			if (strcmp(got, want)) {
+				fprintf(stderr, "byte 0x%02x at %zu: \"%s\", expected \"%s\"\n", b, at,
+					got, want);
+				t_failures++;
+			}
+		}
+	}
+}
+
 int main(void)
 {
 	classes();
 	buffer();
 	every_byte();
+	every_byte_every_place();
 	every_code_point();
 	return t_done("test_termesc");
 }
