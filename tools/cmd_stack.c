@@ -249,7 +249,7 @@ static void summary(const char *what, const struct ds_core_module *m, size_t n,
 	}
 	cli_human((double)(after->bytes - before->bytes), bytes, sizeof(bytes));
 	if (!quiet) {
-		fprintf(stderr, "%s: %zu modules\n", what, n);
+		fprintf(stderr, "%s: %zu modules\n", cli_t(what), n);
 		fprintf(stderr, "  files at their path  %zu\n", at_path);
 		fprintf(stderr, "  executables found    %zu  (elsewhere here, or fetched)\n",
 			exe_found);

@@ -495,6 +495,15 @@ PY
 	[ "$(requests source)" -eq "$src1" ] && [ "$(requests debuginfo)" -eq "$dbg1" ] ||
 		fail "from the cache: $(($(requests source) - src1)) source and" \
 			"$(($(requests debuginfo) - dbg1)) debuginfo requests (want none)"
+	# The listing of the server's text (from the cache now): escaped as
+	# the local file's, nothing a terminal acts on.
+	run hidden "$tmp/src:$tmp/bin=$tmp/stripped" env DEBUGINFOD_URLS=http://127.0.0.1:8002 \
+		DEBUGINFOD_CACHE_PATH="$tmp/fcache" "$DSOSTORE" annotate p.data hot --perf-buildid-dir ""
+	[ "$rc" -eq 0 ] || fail "listing from the cache: exit $rc: $(head -5 "$err")"
+	"$py" "$DS_SRC/tests/lib/termcheck.py" "$out" ||
+		fail "the listing of the server's text passes a byte to the terminal that it acts on"
+	grep -qF '/* \x1b[31mred \xff\xfe \x00 é \u009b2J \x9b2J \u202e */' "$out" ||
+		fail "the listing of the server's text does not show the odd bytes escaped"
 	echo "debuginfod: 2 sources fetched once, then read from the cache"
 else
 	fail "debuginfod did not get ready"
