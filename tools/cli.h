@@ -46,8 +46,6 @@ void cli_json_string(const char *s);
  * their own escaping, on the raw string). */
 #define CLI_T_SLOTS 8
 const char *cli_t(const char *s);
-/* The same for len bytes at s (NUL-terminated result). */
-const char *cli_tn(const char *s, size_t len);
 /* "1.5 MiB" */
 void cli_human(double bytes, char *buf, size_t len);
 /* A ds_fetch_progress_fn drawing one line on stderr. */

@@ -46,20 +46,20 @@ void cli_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* With terminated, s[len] is its NUL and s itself may be the answer. */
-static const char *term_text(const char *s, size_t len, bool terminated)
+const char *cli_t(const char *s)
 {
 	static _Thread_local struct {
 		char *buf;
 		size_t cap;
 	} slot[CLI_T_SLOTS];
 	static _Thread_local unsigned next;
-	size_t n;
+	size_t len, n;
 
 	if (!s)
 		return NULL;
+	len = strlen(s);
 	n = ds_term_escape(NULL, 0, s, len);
-	if (n == len && terminated)
+	if (n == len)
 		return s; /* nothing to escape (every escape is longer) */
 	next = (next + 1) % CLI_T_SLOTS;
 	if (slot[next].cap < n + 1) {
@@ -74,16 +74,6 @@ static const char *term_text(const char *s, size_t len, bool terminated)
 	}
 	ds_term_escape(slot[next].buf, n + 1, s, len);
 	return slot[next].buf;
-}
-
-const char *cli_tn(const char *s, size_t len)
-{
-	return term_text(s, len, false);
-}
-
-const char *cli_t(const char *s)
-{
-	return s ? term_text(s, strlen(s), true) : NULL;
 }
 
 void cli_human(double bytes, char *buf, size_t len)
