@@ -132,10 +132,11 @@ ds_fuzz(folded MUTATIONS 3000 SOURCES ${CMAKE_SOURCE_DIR}/tools/cli_folded.c
   INCLUDE ${CMAKE_SOURCE_DIR}/tools)
 
 # annotate's source text (tools/cli_srctext.c: what a debuginfod server sends,
-# split into lines and written to a terminal and into JSON).  A committed
-# text corpus; no library.
+# split into lines and written into JSON) and the library's terminal
+# escaping of it (ds_term_write(), lib/common/termesc.c).  A committed text
+# corpus.
 ds_fuzz(srctext MUTATIONS 3000 SOURCES ${CMAKE_SOURCE_DIR}/tools/cli_srctext.c
-  INCLUDE ${CMAKE_SOURCE_DIR}/tools NO_LIBRARY)
+  INCLUDE ${CMAKE_SOURCE_DIR}/tools ${CMAKE_SOURCE_DIR}/include)
 
 # The core-file reader (lib/live/core.c): hand-built cores of both classes and
 # byte orders, and a real core cut to its headers, notes and first pages

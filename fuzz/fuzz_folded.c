@@ -9,8 +9,10 @@
  *   - every stack has 1..FOLDED_MAX_FRAMES frames and its frame ids are
  *     names of the set; no two stacks are the same; the counts add up to
  *     the total;
- *   - written out (folded_write) and read again, it gives the same text:
- *     the writer's lines are the reader's language, and sorted;
+ *   - written out (folded_write), no line holds a byte a terminal acts on
+ *     (ds_term_escape()); when the input held none, read again it gives
+ *     the same text: the writer's lines are the reader's language, and
+ *     sorted;
  *   - both orders (folded_sorted) are permutations, and the frame order
  *     keeps every stack after the stacks that are prefixes of it.
  *
@@ -96,6 +98,20 @@ static void check_order(const struct folded *f)
 	}
 }
 
+/* Whether every line of s is text a terminal can trust: ds_term_escape()
+ * leaves it as it is. */
+static bool lines_trusted(const uint8_t *s, size_t len)
+{
+	for (size_t i = 0, b = 0; i <= len; i++) {
+		if (i < len && s[i] != '\n')
+			continue;
+		if (ds_term_escape(NULL, 0, (const char *)s + b, i - b) != i - b)
+			return false;
+		b = i + 1;
+	}
+	return true;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char *in = malloc(size ? size : 1), *out1, *out2;
@@ -134,7 +150,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FAIL("the counts do not add up to the total");
 	check_order(&f);
 	out1 = written(&f, &len1);
+	if (!lines_trusted((const uint8_t *)out1, len1))
+		FAIL("folded_write wrote a byte a terminal acts on");
+	/* Names with such bytes are written escaped, and two names may then
+	 * read back as one: the round trip holds for the others. */
 	folded_init(&g);
+	if (!lines_trusted(data, size)) {
+		free(out1);
+		folded_free(&g);
+		folded_free(&f);
+		return 0;
+	}
 	if (folded_parse(&g, out1, len1) || g.skipped || g.n != f.n || g.total != f.total)
 		FAIL("what folded_write wrote reads back otherwise");
 	out2 = written(&g, &len2);

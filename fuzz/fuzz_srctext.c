@@ -8,8 +8,11 @@
  *     terminator ("\n", or "\r\n" with the CR cut) ended, the last ends
  *     at the end (with or without a newline), none holds a newline, and
  *     there are as many as newlines plus one for a last unterminated line;
- *   - the terminator form of each line has no byte below 0x20 but the
- *     tab, no DEL, and as many bytes as the line;
+ *   - the terminal form of each line (ds_term_write(), the library's
+ *     escaping) is valid UTF-8 by iconv(3) with no code point a terminal
+ *     acts on: no C0 control but the tab, no DEL, no C1 control, no bidi
+ *     control; a line that is valid UTF-8 without them is itself, any
+ *     other is longer;
  *   - the JSON form is a quoted string without a raw control character,
  *     valid UTF-8 by iconv(3) (glibc's decoder, not ours), and when the
  *     line is itself valid UTF-8 with nothing to escape, the line as it is.
@@ -19,6 +22,7 @@
  */
 #define _GNU_SOURCE
 #include "cli_srctext.h"
+#include "dsostore.h"
 
 #include <errno.h>
 #include <iconv.h>
@@ -45,25 +49,40 @@ static _Noreturn void die(const char *what)
 	abort();
 }
 
-/* Whether len bytes are valid UTF-8, as glibc's iconv decodes it. */
-static bool valid_utf8(const char *s, size_t len)
+/* Whether len bytes are valid UTF-8, as glibc's iconv decodes it; with
+ * hostile, whether a code point among them is one a terminal acts on
+ * (C0 but the tab, DEL, C1, the bidi controls U+202A-U+202E and
+ * U+2066-U+2069). */
+static bool utf8_scan(const char *s, size_t len, bool *hostile)
 {
 	static iconv_t cd = (iconv_t)-1;
-	char out[4096];
+	uint32_t out[1024];
 	char *in = (char *)s;
 	size_t left = len;
 
 	if (cd == (iconv_t)-1 && (cd = iconv_open("UTF-32LE", "UTF-8")) == (iconv_t)-1)
 		die("iconv_open(UTF-32LE, UTF-8) failed");
 	iconv(cd, NULL, NULL, NULL, NULL);
+	if (hostile)
+		*hostile = false;
 	while (left) {
-		char *o = out;
+		char *o = (char *)out;
 		size_t ol = sizeof(out);
+		bool bad = iconv(cd, &in, &left, &o, &ol) == (size_t)-1 && errno != E2BIG;
 
-		if (iconv(cd, &in, &left, &o, &ol) == (size_t)-1 && errno != E2BIG)
+		for (uint32_t *c = out; hostile && c < (uint32_t *)o; c++)
+			*hostile |= (*c < 0x20 && *c != '\t') || (*c >= 0x7f && *c <= 0x9f) ||
+				    (*c >= 0x202a && *c <= 0x202e) ||
+				    (*c >= 0x2066 && *c <= 0x2069);
+		if (bad)
 			return false;
 	}
 	return true;
+}
+
+static bool valid_utf8(const char *s, size_t len)
+{
+	return utf8_scan(s, len, NULL);
 }
 
 static char *render(void (*put)(FILE *, const char *, size_t), const char *s, size_t n,
@@ -80,21 +99,28 @@ static char *render(void (*put)(FILE *, const char *, size_t), const char *s, si
 	return buf;
 }
 
+static void term_write(FILE *f, const char *s, size_t n)
+{
+	if (ds_term_write(f, s, n))
+		die("ds_term_write failed on a memstream");
+}
+
 static void check_line(const char *s, size_t n)
 {
 	size_t clen, jlen;
-	char *clean = render(srctext_put_clean, s, n, &clen);
+	char *clean = render(term_write, s, n, &clen);
 	char *json = render(srctext_put_json, s, n, &jlen);
-	bool plain = valid_utf8(s, n);
+	bool plain, hostile, clean_hostile;
 
-	if (clen != n)
-		die("the terminator form has another length than the line");
-	for (size_t i = 0; i < clen; i++) {
-		unsigned char c = (unsigned char)clean[i];
-
-		if ((c < 0x20 && c != '\t') || c == 0x7f)
-			die("a control character reaches the terminator form");
-	}
+	plain = utf8_scan(s, n, &hostile);
+	if (!utf8_scan(clean, clen, &clean_hostile))
+		die("the terminal form is not valid UTF-8");
+	if (clean_hostile)
+		die("a control character reaches the terminal form");
+	if (plain && !hostile && (clen != n || memcmp(clean, s, n)))
+		die("a line with nothing to escape is not itself on a terminal");
+	if ((!plain || hostile) && clen <= n)
+		die("a line with bytes to escape is not longer on a terminal");
 	if (jlen < 2 || json[0] != '"' || json[jlen - 1] != '"')
 		die("the JSON form is not a quoted string");
 	for (size_t i = 0; i < jlen; i++)

@@ -19,6 +19,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,6 +57,25 @@ enum ds_log_level {
 
 /* Receives one complete message, without trailing newline. */
 typedef void (*ds_log_fn)(void *user, enum ds_log_level level, const char *msg);
+
+/* ---------------------------------------------------------- terminal text */
+
+/* Names this library hands out (comms, DSO paths, symbols, JIT names,
+ * source text, messages quoting them) come from inputs and may hold bytes
+ * a terminal acts on.  Print them as text through these: C0 controls but
+ * the tab (a newline too) and DEL become "\xNN"; the C1 controls
+ * U+0080-U+009F and the bidi controls U+202A-U+202E, U+2066-U+2069 (valid
+ * UTF-8) "\uNNNN"; each byte that is not part of valid UTF-8 "\xNN";
+ * everything else (other UTF-8 included) is itself.  Not for JSON, XML or
+ * other formats with escapes of their own.
+ *
+ * ds_term_escape(): s[0..len) escaped into out (at most size - 1 bytes and
+ * a NUL, as snprintf()); the length of the whole escaped text, which is
+ * len exactly when s needs no escaping.  ds_term_write(): the same to f;
+ * 0 or -EIO.  ds_term_puts(): a NUL-terminated s (NULL: nothing). */
+DS_API size_t ds_term_escape(char *out, size_t size, const char *s, size_t len);
+DS_API int ds_term_write(FILE *f, const char *s, size_t len);
+DS_API int ds_term_puts(FILE *f, const char *s);
 
 /* -------------------------------------------------------------- build IDs */
 

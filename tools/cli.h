@@ -7,7 +7,9 @@
 
 #include "cli_opts.h"
 
+#include <stdarg.h>
 #include <stdbool.h>
+#include <stdio.h>
 
 /* The options tables share (cli_opts.h), as cli_next() sets them. */
 struct cli_common {
@@ -26,10 +28,24 @@ struct cli_common {
 
 /* A context configured from the common options; exits on failure. */
 struct ds_context *cli_context(const struct cli_common *c);
+/* A message on stderr, "dsostore: " and a line.  A message is one line and
+ * quotes inputs (paths, names, a server's words): all of it is escaped
+ * (cli_vwrite()), a newline in it too. */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* fmt's text written to f through ds_term_write(). */
+void cli_vwrite(FILE *f, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* s as a JSON string on stdout (quotes, backslashes and control characters
  * escaped); NULL as null. */
 void cli_json_string(const char *s);
+/* s, a string from an input (a comm, a path, a symbol, a JIT name, a
+ * message quoting one), as text a terminal can trust (ds_term_escape(),
+ * docs/output.md): s itself when nothing in it needs escaping, else its
+ * escaped form in one of CLI_T_SLOTS buffers taken in turn, good until as
+ * many more calls.  NULL stays NULL; exits when out of memory.  Every
+ * input's string printed as text goes through it (JSON and SVG have
+ * their own escaping, on the raw string). */
+#define CLI_T_SLOTS 8
+const char *cli_t(const char *s);
 /* "1.5 MiB" */
 void cli_human(double bytes, char *buf, size_t len);
 /* A ds_fetch_progress_fn drawing one line on stderr. */

@@ -297,7 +297,7 @@ static void value(const struct draw *d, uint64_t period, uint64_t count, uint64_
 static void name(const struct ds_calltree_node *nd)
 {
 	if (nd->function)
-		fputs(nd->function, stdout);
+		ds_term_puts(stdout, nd->function);
 	else
 		printf("%#" PRIx64, nd->addr);
 }

@@ -10,15 +10,70 @@
 #include <string.h>
 #include <unistd.h>
 
+void cli_vwrite(FILE *f, const char *fmt, va_list ap)
+{
+	char small[512], *msg = small;
+	va_list again;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	if (n < 0)
+		n = 0, small[0] = 0;
+	if ((size_t)n >= sizeof(small)) {
+		msg = malloc((size_t)n + 1);
+		if (msg) {
+			vsnprintf(msg, (size_t)n + 1, fmt, again);
+		} else {
+			msg = small;
+			n = sizeof(small) - 1;
+		}
+	}
+	va_end(again);
+	ds_term_write(f, msg, (size_t)n);
+	if (msg != small)
+		free(msg);
+}
+
 void cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
 	fputs("dsostore: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_vwrite(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+const char *cli_t(const char *s)
+{
+	static _Thread_local struct {
+		char *buf;
+		size_t cap;
+	} slot[CLI_T_SLOTS];
+	static _Thread_local unsigned next;
+	size_t len, n;
+
+	if (!s)
+		return NULL;
+	len = strlen(s);
+	n = ds_term_escape(NULL, 0, s, len);
+	if (n == len)
+		return s; /* nothing to escape (every escape is longer) */
+	next = (next + 1) % CLI_T_SLOTS;
+	if (slot[next].cap < n + 1) {
+		char *b = realloc(slot[next].buf, n + 1);
+
+		if (!b) {
+			fputs("dsostore: out of memory\n", stderr);
+			exit(2);
+		}
+		slot[next].buf = b;
+		slot[next].cap = n + 1;
+	}
+	ds_term_escape(slot[next].buf, n + 1, s, len);
+	return slot[next].buf;
 }
 
 void cli_human(double bytes, char *buf, size_t len)
@@ -76,7 +131,9 @@ static void log_stderr(void *user, enum ds_log_level level, const char *msg)
 {
 	(void)user;
 	(void)level;
-	fprintf(stderr, "dsostore: %s\n", msg);
+	fputs("dsostore: ", stderr);
+	ds_term_puts(stderr, msg);
+	fputc('\n', stderr);
 }
 
 struct ds_context *cli_context(const struct cli_common *c)

@@ -337,7 +337,8 @@ int folded_write(const struct folded *f, FILE *out)
 
 			if (k)
 				putc(';', out);
-			fwrite(f->names[id], 1, f->name_len[id], out);
+			/* only control bytes escaped: the ";" structure stays */
+			ds_term_write(out, f->names[id], f->name_len[id]);
 		}
 		fprintf(out, " %" PRIu64 "\n", st->count);
 	}

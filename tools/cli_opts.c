@@ -78,7 +78,7 @@ int cli_usage_error(const struct cli_parse *p, const char *fmt, ...)
 
 	fprintf(stderr, "dsostore: %s: ", p->cmd->name);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	cli_vwrite(stderr, fmt, ap); /* it quotes arguments: escaped */
 	va_end(ap);
 	fprintf(stderr, " (see dsostore %s --help)\n", p->cmd->name);
 	return 2;

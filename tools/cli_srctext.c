@@ -126,15 +126,6 @@ const char *srctext_line(const struct srctext *t, unsigned n, size_t *len)
 	return t->text + b;
 }
 
-void srctext_put_clean(FILE *f, const char *s, size_t len)
-{
-	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		putc((c < 0x20 && c != '\t') || c == 0x7f ? '?' : c, f);
-	}
-}
-
 /* The length of the valid UTF-8 sequence at s (at most n bytes), 0 if
  * there is none: no overlong forms, surrogates or code points beyond
  * U+10FFFF. */

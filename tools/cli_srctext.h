@@ -1,6 +1,6 @@
 /* Source text for annotate (tools/cli_srctext.c): a file read whole with its
- * lines indexed, and the writers that keep untrusted text (a debuginfod
- * server's) harmless on a terminal and valid in JSON.  Apart from the
+ * lines indexed, and the writer that keeps untrusted text (a debuginfod
+ * server's) valid in JSON.  Apart from the
  * command so that fuzz/fuzz_srctext.c can reach it. */
 #ifndef DS_SRCTEXT_H
 #define DS_SRCTEXT_H
@@ -26,9 +26,7 @@ void srctext_release(struct srctext *t);
  * NULL past the last line or for n 0. */
 const char *srctext_line(const struct srctext *t, unsigned n, size_t *len);
 
-/* len bytes to f with every control character but the tab (and DEL) as
- * '?': no escape sequence reaches a terminal. */
-void srctext_put_clean(FILE *f, const char *s, size_t len);
+/* (On a terminal a line goes through ds_term_write(), as all text.) */
 /* len bytes to f as a JSON string: escaped as JSON needs, every byte
  * that is not part of valid UTF-8 (RFC 3629) as U+FFFD. */
 void srctext_put_json(FILE *f, const char *s, size_t len);

@@ -83,36 +83,36 @@ static int check_file(const char *prog, const char *path)
 
 	if (stat(path, &st) < 0) {
 		if (errno == ENOENT)
-			fprintf(stderr, "%s: '%s': No such file\n", prog, path);
+			fprintf(stderr, "%s: '%s': No such file\n", prog, cli_t(path));
 		else
 			fprintf(stderr, "%s: Warning: could not locate '%s'.  reason: %s\n", prog,
-				path, strerror(errno));
+				cli_t(path), strerror(errno));
 		return 1;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		fprintf(stderr, "%s: Warning: '%s' is a directory\n", prog, path);
+		fprintf(stderr, "%s: Warning: '%s' is a directory\n", prog, cli_t(path));
 		return 1;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		fprintf(stderr, "%s: Warning: '%s' is not an ordinary file\n", prog, path);
+		fprintf(stderr, "%s: Warning: '%s' is not an ordinary file\n", prog, cli_t(path));
 		return 1;
 	}
 	if (st.st_size < 1)
 		return 1; /* bfd is not asked: nothing said */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+		fprintf(stderr, "%s: %s: %s\n", prog, cli_t(path), strerror(errno));
 		return 1;
 	}
 	n = read(fd, head, sizeof(head));
 	close(fd);
 	if (n == (ssize_t)sizeof(head) &&
 	    (!memcmp(head, archive, sizeof(head)) || !memcmp(head, thin, sizeof(head)))) {
-		fprintf(stderr, "%s: %s: cannot get addresses from archive\n", prog, path);
+		fprintf(stderr, "%s: %s: cannot get addresses from archive\n", prog, cli_t(path));
 		return 1;
 	}
 	if (n < SELFMAG || memcmp(head, ELFMAG, SELFMAG)) {
-		fprintf(stderr, "%s: %s: file format not recognized\n", prog, path);
+		fprintf(stderr, "%s: %s: file format not recognized\n", prog, cli_t(path));
 		return 1;
 	}
 	return 0;
@@ -128,7 +128,7 @@ static int find_section(const char *prog, const char *path, const char *name, st
 	Elf *elf;
 
 	if (fd < 0) {
-		fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+		fprintf(stderr, "%s: %s: %s\n", prog, cli_t(path), strerror(errno));
 		return 1;
 	}
 	elf_version(EV_CURRENT);
@@ -153,7 +153,7 @@ static int find_section(const char *prog, const char *path, const char *name, st
 		}
 	}
 	if (rc)
-		fprintf(stderr, "%s: %s: cannot find section %s\n", prog, path, name);
+		fprintf(stderr, "%s: %s: cannot find section %s\n", prog, cli_t(path), cli_t(name));
 	elf_end(elf);
 	close(fd);
 	return rc;
@@ -195,7 +195,7 @@ static int addr2line_main(int argc, char **argv, const char *prog)
 		case 'C':
 			a.demangle = true;
 			if (optarg && !a2l_demangle_style(optarg, &a.demangle)) {
-				fprintf(stderr, "%s: unknown demangling style `%s'\n", prog, optarg);
+				fprintf(stderr, "%s: unknown demangling style `%s'\n", prog, cli_t(optarg));
 				return 1;
 			}
 			break;
@@ -238,7 +238,7 @@ static int addr2line_main(int argc, char **argv, const char *prog)
 	if (rc)
 		return rc;
 	if (target && !a2l_known_target(target)) {
-		fprintf(stderr, "%s: %s: invalid bfd target\n", prog, a.exe);
+		fprintf(stderr, "%s: %s: invalid bfd target\n", prog, cli_t(a.exe));
 		return 1;
 	}
 	if (section && find_section(prog, a.exe, section, &a))

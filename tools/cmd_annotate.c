@@ -371,7 +371,7 @@ static void print_summary(const struct ds_annotate_func *f)
 	for (size_t k = 0; k < f->nlines; k++) {
 		printf("#  %7.2f%%  ", share(v[k]->samples, f->samples));
 		if (v[k]->file) {
-			srctext_put_clean(stdout, base_name(v[k]->file), strlen(base_name(v[k]->file)));
+			ds_term_puts(stdout, base_name(v[k]->file));
 			printf(":%u\n", v[k]->line);
 		} else {
 			printf("??:0\n");
@@ -395,9 +395,9 @@ static void print_row(char mark, const struct ds_annotate_func *f,
 	else
 		printf(" %6s  ", "?");
 	if (text)
-		srctext_put_clean(stdout, text, len);
+		ds_term_write(stdout, text, len); /* a server's bytes: escaped */
 	else if (l && l->file)
-		printf("%s:%u", base_name(l->file), line); /* no text: file:line */
+		printf("%s:%u", cli_t(base_name(l->file)), line); /* no text: file:line */
 	else if (l)
 		printf("??:0");
 	putchar('\n');
@@ -412,11 +412,11 @@ static void print_file_header(const struct src *s, const char *file)
 		printf("?? (no line information)\n");
 		return;
 	}
-	srctext_put_clean(stdout, file, strlen(file));
+	ds_term_puts(stdout, file);
 	if (s && s->t.text)
 		printf("  (%s)\n", origin_names[s->from]);
 	else
-		printf("  (no source text: %s)\n", why_no_text(s, why, sizeof(why)));
+		printf("  (no source text: %s)\n", cli_t(why_no_text(s, why, sizeof(why))));
 }
 
 /* The lines [b, e) of the annotation, one file of f: those with samples
@@ -487,12 +487,12 @@ static void print_function(const struct annotate *a, const struct ds_annotate_fu
 	struct span *files;
 	size_t nfiles = 0;
 
-	printf("## %s [%c] %s  %" PRIu64 " samples, %.2f%% of the event\n", f->function,
-	       d && d->kernel ? 'k' : '.', dso_name(a, f->dso), f->samples,
+	printf("## %s [%c] %s  %" PRIu64 " samples, %.2f%% of the event\n", cli_t(f->function),
+	       d && d->kernel ? 'k' : '.', cli_t(dso_name(a, f->dso)), f->samples,
 	       share(f->samples, a->ev_samples[f->attr]));
 	if (d && d->build_id.size)
 		ds_build_id_format(&d->build_id, hex, sizeof(hex));
-	printf("#  %s%s%s\n", d && d->path ? d->path : "[unknown]", hex[0] ? "  build ID " : "",
+	printf("#  %s%s%s\n", d && d->path ? cli_t(d->path) : "[unknown]", hex[0] ? "  build ID " : "",
 	       hex);
 	if (a->o->print_line)
 		print_summary(f);
@@ -518,7 +518,7 @@ static void print_text(const struct annotate *a)
 {
 	unsigned attr = UINT_MAX;
 
-	printf("# dsostore annotate of %s\n", a->o->path);
+	printf("# dsostore annotate of %s\n", cli_t(a->o->path));
 	for (size_t i = 0; i < a->npicks; i++) {
 		const struct ds_annotate_func *f = a->picks[i];
 
@@ -528,7 +528,7 @@ static void print_text(const struct annotate *a)
 			attr = f->attr;
 			printf("#\n# Samples: %" PRIu64 " of event ", a->ev_samples[attr]);
 			if (ev)
-				printf("'%s'\n#\n", ev);
+				printf("'%s'\n#\n", cli_t(ev));
 			else
 				printf("#%u\n#\n", attr);
 		}

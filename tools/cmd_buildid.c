@@ -31,7 +31,7 @@ static int cmd_buildid(int argc, char **argv)
 			continue;
 		}
 		ds_build_id_format(&bid, hex, sizeof(hex));
-		printf("%s %s\n", hex, argv[i]);
+		printf("%s %s\n", hex, cli_t(argv[i]));
 	}
 	if (!nfiles) {
 		cli_help(stderr, &cli_cmd_buildid);

@@ -26,7 +26,7 @@ static void print_bid(const struct ds_build_id *bid, const char *path)
 
 	if (!bid->size || ds_build_id_format(bid, hex, sizeof(hex)) < 0)
 		snprintf(hex, sizeof(hex), "%40s", "");
-	printf("%s %s\n", hex, path);
+	printf("%s %s\n", hex, cli_t(path));
 }
 
 static int cmd_buildid_list(int argc, char **argv)

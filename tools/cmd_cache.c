@@ -42,12 +42,12 @@ static int cmd_cache(int argc, char **argv)
 	}
 	ctx = cli_context(&common);
 	if (!strcmp(sub, "path")) {
-		printf("%s\n", ds_cache_path(ctx));
+		printf("%s\n", cli_t(ds_cache_path(ctx)));
 	} else if (!strcmp(sub, "stats")) {
 		err = ds_cache_stats(ctx, &st);
 		if (!err)
 			printf("path %s\nbuild_ids %llu\nfiles %llu\nbytes %llu\nmisses %llu\n",
-			       ds_cache_path(ctx), (unsigned long long)st.build_ids,
+			       cli_t(ds_cache_path(ctx)), (unsigned long long)st.build_ids,
 			       (unsigned long long)st.files, (unsigned long long)st.bytes,
 			       (unsigned long long)st.misses);
 	} else {

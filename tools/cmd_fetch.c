@@ -130,7 +130,7 @@ static int cmd_fetch(int argc, char **argv)
 			status = 1;
 			continue;
 		}
-		printf("%s %s\n", hex, ids.v[i].path);
+		printf("%s %s\n", hex, cli_t(ids.v[i].path));
 		free(ids.v[i].path);
 	}
 	free(ids.v);

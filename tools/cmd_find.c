@@ -86,9 +86,9 @@ static int cmd_find(int argc, char **argv)
 			continue;
 		}
 		if (show_source)
-			printf("%s %s\n", path, ds_source_name(src));
+			printf("%s %s\n", cli_t(path), ds_source_name(src));
 		else
-			printf("%s\n", path);
+			printf("%s\n", cli_t(path));
 		free(path);
 	}
 	ds_context_free(ctx);

@@ -75,7 +75,7 @@ static int cmd_index(int argc, char **argv)
 			cli_error("index %s: %s", args[i], ds_strerror(err));
 			status = 1;
 		} else {
-			printf("%s %s\n", hex, path);
+			printf("%s %s\n", hex, cli_t(path));
 		}
 		free(path);
 		ds_dso_put(dso);

@@ -86,9 +86,9 @@ static void print_one(const struct ds_norm_addr *a, bool json)
 	printf("0x%" PRIx64 " %s", a->addr, hex);
 	print_hex_or_dash(" ", mapped, a->file_offset);
 	print_hex_or_dash(" ", a->vaddr_known, a->vaddr);
-	printf(" %s", a->path ? a->path : "-");
+	printf(" %s", a->path ? cli_t(a->path) : "-");
 	if (a->reason == DS_NORM_JIT)
-		printf(" jit %s", a->jit_name);
+		printf(" jit %s", cli_t(a->jit_name));
 	else if (a->reason == DS_NORM_ERROR)
 		printf(" error: %s", ds_strerror(a->error));
 	else if (a->reason != DS_NORM_OK)

@@ -96,7 +96,7 @@ static int install_one(struct ds_context *ctx, struct ds_store *store, const cha
 		cli_error("%s: cannot install %s into perf's build-id cache %s: %s", arg,
 			  ds_debuginfo_path(di), root, ds_strerror(err));
 	else
-		printf("%s %s\n", hex, installed);
+		printf("%s %s\n", hex, cli_t(installed));
 put:
 	ds_dso_put(dso);
 out:

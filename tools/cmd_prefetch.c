@@ -100,7 +100,7 @@ static void alt_file(struct ds_context *ctx, const struct ds_perf_dso *d, const 
 		if (rc) {
 			t->alts_missing++;
 			ds_build_id_format(&bid, hex, sizeof(hex));
-			printf("missing  %s (the dwz alt file of %s)\n", hex, d->path);
+			printf("missing  %s (the dwz alt file of %s)\n", hex, cli_t(d->path));
 		}
 	}
 	if (!rc && installed) {
@@ -139,7 +139,7 @@ static void split_files(struct ds_context *ctx, const struct ds_perf_dso *d, con
 	t->units_missing += sf.missing;
 	if (sf.missing)
 		printf("missing  %llu of %llu split units of %s (no .dwo or .dwp of their id)\n",
-		       (unsigned long long)sf.missing, (unsigned long long)sf.units, d->path);
+		       (unsigned long long)sf.missing, (unsigned long long)sf.units, cli_t(d->path));
 	if (sf.dwp && installed) {
 		rc = ds_perf_cache_install_dwp(ctx, installed, sf.dwp, NULL);
 		if (rc) {
@@ -232,18 +232,18 @@ static int prefetch_one(struct ds_context *ctx, const char *path, bool all, bool
 		/* What was looked at goes with -v; one line says what is missing. */
 		if (rc == -ENOENT || rc == -ENODATA || rc == -ENOSYS) {
 			t.missing++;
-			printf("missing  %s %s\n", hex, d->path);
+			printf("missing  %s %s\n", hex, cli_t(d->path));
 		} else {
 			t.failed++;
 			status = 1;
-			printf("failed   %s %s: %s\n", hex, d->path, ds_strerror(rc));
+			printf("failed   %s %s: %s\n", hex, cli_t(d->path), ds_strerror(rc));
 		}
 	}
 	if (!quiet) {
 		double secs = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
 
 		cli_human((double)(after.bytes - before.bytes), bytes, sizeof(bytes));
-		printf("%s: %zu DSOs%s", path, considered, all ? "" : " with samples or in callchains");
+		printf("%s: %zu DSOs%s", cli_t(path), considered, all ? "" : " with samples or in callchains");
 		if (t.kernel)
 			printf(" (and %zu kernel ones, not asked for: --kernel)", t.kernel);
 		printf("\n  found locally      %zu\n", t.local);

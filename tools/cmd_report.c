@@ -209,22 +209,22 @@ static struct widths column_widths(const struct opts *o, const struct ds_table_r
 			case KEY_COMM: {
 				char buf[16];
 
-				len = (int)strlen(comm_name(s, buf));
+				len = (int)strlen(cli_t(comm_name(s, buf)));
 				break;
 			}
 			case NKEYS:
 				break;
 			case KEY_DSO:
-				len = (int)strlen(s->dso_name ? s->dso_name : "[unknown]");
+				len = (int)strlen(cli_t(s->dso_name ? s->dso_name : "[unknown]"));
 				break;
 			case KEY_SYM: {
 				char hex[24];
 
-				len = 4 + (int)strlen(sym_name(s, hex));
+				len = 4 + (int)strlen(cli_t(sym_name(s, hex)));
 				break;
 			}
 			case KEY_SRCLINE:
-				len = (int)strlen(s->srcline);
+				len = (int)strlen(cli_t(s->srcline));
 				break;
 			}
 			if (len > w.col[k])
@@ -258,9 +258,9 @@ static void print_chains(const struct ds_table_row *e, uint64_t total)
 				printf("            %6.2f%%  ", share(c->period, total));
 			else
 				printf("                     ");
-			printf("%s%s %s:%u\n", fr->function ? fr->function : "??",
+			printf("%s%s %s:%u\n", fr->function ? cli_t(fr->function) : "??",
 			       f + 1 < c->nframes ? " (inlined)" : "",
-			       fr->file ? basename_of(fr->file) : "??", fr->line);
+			       fr->file ? cli_t(basename_of(fr->file)) : "??", fr->line);
 		}
 	}
 }
@@ -278,7 +278,7 @@ static void print_table(const struct report *r, const char *event, unsigned attr
 
 	/* perf: "%lu%c of event '%s'", the unit a space when there is none */
 	if (event)
-		printf("# Samples: %lu%c of event '%s'", ns, unit, event);
+		printf("# Samples: %lu%c of event '%s'", ns, unit, cli_t(event));
 	else if (r->nev > 1)
 		printf("# Samples: %lu%c of event #%u", ns, unit, attr);
 	else
@@ -316,19 +316,19 @@ static void print_table(const struct report *r, const char *event, unsigned attr
 			case KEY_COMM: {
 				char buf[16];
 
-				printf("  %-*s", width, comm_name(s, buf));
+				printf("  %-*s", width, cli_t(comm_name(s, buf)));
 				break;
 			}
 			case NKEYS:
 				break;
 			case KEY_DSO:
-				printf("  %-*s", width, s->dso_name ? s->dso_name : "[unknown]");
+				printf("  %-*s", width, cli_t(s->dso_name ? s->dso_name : "[unknown]"));
 				break;
 			case KEY_SYM:
-				printf("  [%c] %-*s", s->level, width ? width - 4 : 0, sym_name(s, hex));
+				printf("  [%c] %-*s", s->level, width ? width - 4 : 0, cli_t(sym_name(s, hex)));
 				break;
 			case KEY_SRCLINE:
-				printf("  %-*s", width, s->srcline);
+				printf("  %-*s", width, cli_t(s->srcline));
 				break;
 			}
 		}
@@ -449,7 +449,7 @@ static void output(struct report *r, const struct ds_perf_info *info,
 			printf("%s\"%s\"", k ? "," : "", key_names[o->keys[k]]);
 		printf("],\"lost\":%" PRIu64 ",\"events\":[", info->nr_lost);
 	} else {
-		printf("# dsostore report of %s\n#\n# Total Lost Samples: %" PRIu64 "\n#\n", o->path,
+		printf("# dsostore report of %s\n#\n# Total Lost Samples: %" PRIu64 "\n#\n", cli_t(o->path),
 		       info->nr_lost);
 	}
 	for (unsigned a = 0; a < r->nev; a++) {

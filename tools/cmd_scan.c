@@ -50,12 +50,12 @@ static void scan_file(struct scan *sc, const char *path, const struct stat *st, 
 	ds_build_id_format(&id.build_id, hex, sizeof(hex));
 	err = ds_dso_debuginfo(dso, &di);
 	if (!err) {
-		printf("%s %s %s %s\n", hex, path, ds_debuginfo_path(di),
+		printf("%s %s %s %s\n", hex, cli_t(path), cli_t(ds_debuginfo_path(di)),
 		       ds_source_name(ds_debuginfo_source(di)));
 		sc->found++;
 	} else {
 		ds_dso_error(dso, why, sizeof(why));
-		printf("%s %s - %s\n", hex, path, err == -ENOENT ? "missing" : ds_strerror(err));
+		printf("%s %s - %s\n", hex, cli_t(path), err == -ENOENT ? "missing" : ds_strerror(err));
 		sc->missing++;
 	}
 	/* Keep the reference, as a profiler keeps a DSO per mapping. */

@@ -131,7 +131,7 @@ static int print_thread(void *user, const struct ds_stack_thread *t)
 
 		for (size_t k = 0; k < n; k++, idx++) {
 			const struct ds_frame *sf = f->nframes ? &f->frames[k] : NULL;
-			const char *fn = sf && sf->function ? sf->function : "??";
+			const char *fn = sf && sf->function ? cli_t(sf->function) : "??";
 
 			if (o->fmt == FMT_JSON) {
 				print_json_frame(f, sf, idx == 0, idx);
@@ -143,17 +143,17 @@ static int print_thread(void *user, const struct ds_stack_thread *t)
 					printf("0x%016llx in ", (unsigned long long)f->pc);
 				printf("%s ()", fn);
 				if (sf && sf->file)
-					printf(" at %s:%u", sf->file, sf->line);
+					printf(" at %s:%u", cli_t(sf->file), sf->line);
 				else if (f->module)
-					printf(" from %s", f->module);
+					printf(" from %s", cli_t(f->module));
 				putchar('\n');
 			} else {
 				printf("#%-2u 0x%016llx %s", idx, (unsigned long long)f->pc, fn);
 				if (f->module)
-					printf(" - %s", base_name(f->module));
+					printf(" - %s", cli_t(base_name(f->module)));
 				putchar('\n');
 				if (sf && sf->file) {
-					printf("    %s:%u", sf->file, sf->line);
+					printf("    %s:%u", cli_t(sf->file), sf->line);
 					if (sf->column)
 						printf(":%u", sf->column);
 					putchar('\n');
@@ -166,7 +166,8 @@ static int print_thread(void *user, const struct ds_stack_thread *t)
 		cli_json_string(t->error_msg);
 		printf("}");
 	} else if (t->error_msg) {
-		fprintf(stderr, "dsostore: thread %d: unwinding stopped: %s\n", t->tid, t->error_msg);
+		fprintf(stderr, "dsostore: thread %d: unwinding stopped: %s\n", t->tid,
+			cli_t(t->error_msg));
 	}
 	o->threads++;
 	o->printed += (int)idx;
@@ -185,8 +186,8 @@ static void list_modules(const struct ds_core_module *m, size_t n, bool json)
 		if (!json) {
 			printf("0x%llx+0x%llx %s@0x%llx %s %s %s\n", (unsigned long long)m[i].start,
 			       (unsigned long long)(m[i].end - m[i].start), hex,
-			       (unsigned long long)m[i].build_id_addr, m[i].file ? m[i].file : "-",
-			       m[i].debuginfo ? m[i].debuginfo : "-", m[i].path);
+			       (unsigned long long)m[i].build_id_addr, m[i].file ? cli_t(m[i].file) : "-",
+			       m[i].debuginfo ? cli_t(m[i].debuginfo) : "-", cli_t(m[i].path));
 			continue;
 		}
 		printf("%s{", i ? "," : "");
@@ -248,7 +249,7 @@ static void summary(const char *what, const struct ds_core_module *m, size_t n,
 	}
 	cli_human((double)(after->bytes - before->bytes), bytes, sizeof(bytes));
 	if (!quiet) {
-		fprintf(stderr, "%s: %zu modules\n", what, n);
+		fprintf(stderr, "%s: %zu modules\n", cli_t(what), n);
 		fprintf(stderr, "  files at their path  %zu\n", at_path);
 		fprintf(stderr, "  executables found    %zu  (elsewhere here, or fetched)\n",
 			exe_found);
@@ -269,7 +270,7 @@ static void summary(const char *what, const struct ds_core_module *m, size_t n,
 		if (!m[i].dso || (m[i].file_state != DS_CORE_FILE_MISSING && m[i].debuginfo))
 			continue;
 		ds_build_id_format(&m[i].build_id, hex, sizeof(hex));
-		fprintf(stderr, "missing  %s %s: %s\n", hex, m[i].path, m[i].why ? m[i].why : "");
+		fprintf(stderr, "missing  %s %s: %s\n", hex, cli_t(m[i].path), m[i].why ? cli_t(m[i].why) : "");
 	}
 }
 
@@ -353,7 +354,7 @@ static int stack_core(struct ds_context *ctx, const char *path, const char *exe,
 		if (o->fmt == FMT_EU)
 			printf("PID %d - core\n", info.pid);
 		if (info.signo) {
-			printf("%s terminated with signal %s, %s", info.fname ? info.fname : "Program",
+			printf("%s terminated with signal %s, %s", info.fname ? cli_t(info.fname) : "Program",
 			       sig_name(info.signo), strsignal(info.signo));
 			if (info.has_fault_addr)
 				printf(" (fault address 0x%llx)", (unsigned long long)info.fault_addr);

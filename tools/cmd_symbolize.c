@@ -275,6 +275,18 @@ static inline char *put_mem(char *p, const char *s, size_t n)
 
 #define put_lit(p, s) put_mem(p, s, sizeof(s) - 1)
 
+/* The most put_term() writes of n bytes, and the NUL after them: every
+ * escape of ds_term_escape() is at most 4 bytes a byte ("\xNN"). */
+#define TERM_ROOM(n) (4 * (size_t)(n) + 1)
+
+/* n bytes of a name (a symbol, JIT name, file) as terminal-safe text
+ * (ds_term_escape(); a plain name is copied as is); TERM_ROOM(n) bytes of
+ * room at p. */
+static inline char *put_term(char *p, const char *s, size_t n)
+{
+	return p + ds_term_escape(p, TERM_ROOM(n), s, n);
+}
+
 static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
 				      "25262728293031323334353637383940414243444546474849"
 				      "50515253545556575859606162636465666768697071727374"
@@ -323,7 +335,7 @@ static char *put_location(char *p, const struct ds_frame *f, bool found, bool gn
 {
 	if (!found)
 		return gnu ? put_lit(p, "??:0") : put_lit(p, "??:0:0");
-	p = f->file ? put_mem(p, f->file, f->file_len) : put_lit(p, "??");
+	p = f->file ? put_term(p, f->file, f->file_len) : put_lit(p, "??");
 	if (gnu) {
 		/* binutils: "??:0" when nothing was found, "FILE:?" when the
 		 * line is unknown, the discriminator after the line. */
@@ -357,7 +369,8 @@ static void print_text(struct out *ob, const struct opts *o, uint64_t addr,
 	if (n > 1 && !o->inlines)
 		n = 1;
 	for (size_t i = 0; found && i < n; i++)
-		room += FRAME_ROOM + r->frames[i].function_len + r->frames[i].file_len;
+		room += FRAME_ROOM + TERM_ROOM(r->frames[i].function_len) +
+			TERM_ROOM(r->frames[i].file_len);
 	p = out_room(ob, room + FRAME_ROOM);
 	if (o->addresses) {
 		p = put_lit(p, "0x");
@@ -384,7 +397,7 @@ static void print_text(struct out *ob, const struct opts *o, uint64_t addr,
 			if (o->pretty && i)
 				p = put_lit(p, " (inlined by) ");
 			if (o->functions || !gnu) {
-				p = f->function ? put_mem(p, f->function, f->function_len)
+				p = f->function ? put_term(p, f->function, f->function_len)
 						: put_lit(p, "??");
 				if (o->pretty && gnu && !found)
 					*p++ = ' '; /* binutils: "?? ??:0" */

@@ -16,7 +16,10 @@ static void log_stderr(void *user, enum ds_log_level level, const char *msg)
 {
 	(void)user;
 	(void)level;
-	fprintf(stderr, "dsostore: %s\n", msg);
+	/* messages quote paths, names and servers' words: escaped */
+	fputs("dsostore: ", stderr);
+	ds_term_puts(stderr, msg);
+	fputc('\n', stderr);
 }
 
 /* $PERF_BUILDID_DIR (what perf sets for the tools it runs), else perf's

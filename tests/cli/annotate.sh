@@ -97,16 +97,18 @@ int main(void)
 }
 EOF
 # Text a server may send too: the hottest lines get a comment with an
-# escape sequence, bytes that are not UTF-8, a NUL and a UTF-8 letter,
-# and a CR before the newline.  (The listing must not pass the escape to
-# a terminal, the JSON must stay valid, the text otherwise be the file's.)
+# escape sequence, bytes that are not UTF-8, a NUL and a UTF-8 letter, a
+# CSI as C1 (U+009B, and the raw byte 0x9b), a right-to-left override
+# (U+202E), and a CR before the newline.  (The listing must not pass a
+# control or bidi character to a terminal but show each escaped, the JSON
+# must stay valid, the text otherwise be the file's.)
 # Every line of the loop that has code of prog.c's own gets the comment:
 # which of them the sampler hits is its luck, and one with samples must
 # have it.
 "$py" - src/prog.c <<'PY' || fail "cannot write the odd bytes into prog.c"
 import sys
 b = open(sys.argv[1], "rb").read()
-odd = b" /* \x1b[31mred \xff\xfe \x00 \xc3\xa9 */\n"
+odd = b" /* \x1b[31mred \xff\xfe \x00 \xc3\xa9 \xc2\x9b2J \x9b2J \xe2\x80\xae */\n"
 for line in (b"for (unsigned long i = 0; i < n; i++) {", b"x = x * 6364136223846793005UL + i;",
              b"if (x % 7 == 3)"):
     b = b.replace(line + b"\n", line + odd, 1)
@@ -272,7 +274,8 @@ if set(by_file) - {src + "/prog.c", src + "/helper.h"}:
     bad.append("files other than prog.c and helper.h: %s" % sorted(by_file))
 if f["build_id"] is None or f["dso"] != "prog":
     bad.append("dso %r, build_id %r" % (f["dso"], f["build_id"]))
-odd = [l for l in f["lines"] if "\x1b[31mred \ufffd\ufffd \x00 \u00e9 */" in (l["text"] or "")]
+odd = [l for l in f["lines"]
+       if "\x1b[31mred \ufffd\ufffd \x00 \u00e9 \x9b2J \ufffd2J \u202e */" in (l["text"] or "")]
 if not odd:
     bad.append("no line with samples has the comment of odd bytes: the text checks prove less")
 for x in f["files"]:
@@ -290,10 +293,14 @@ PY
 annotate p.data hot --no-fetch
 [ "$rc" -eq 0 ] || fail "annotate hot: exit $rc: $(head -3 "$err")"
 cp "$out" local.txt
-! grep -q $'\x1b' local.txt || fail "the listing passes an escape character to the terminal"
-grep -q '/\* ?\[31mred ' local.txt || fail "the listing does not show the escape as '?'"
+"$py" "$DS_SRC/tests/lib/termcheck.py" local.txt ||
+	fail "the listing passes a byte to the terminal that it acts on"
+grep -qF '/* \x1b[31mred \xff\xfe \x00 é \u009b2J \x9b2J \u202e */' local.txt ||
+	fail "the listing does not show the odd bytes escaped: $(grep -a -m1 -F '/* ' local.txt)"
 "$py" - local.json local.txt <<'PY' || fails=$((fails + 1))
-import json, re, subprocess, sys
+import json, os, re, subprocess, sys
+sys.path.insert(0, os.path.join(os.environ["DS_SRC"], "tests", "lib"))
+import termcheck
 f = json.load(open(sys.argv[1]))["events"][0]["functions"][0]
 text = open(sys.argv[2], "rb").read().decode("utf-8", "replace").split("\n")
 bad = []
@@ -301,11 +308,10 @@ if not any(re.match(r"^## hot \[\.\] prog  %d samples" % f["samples"], t) for t 
     bad.append("no '## hot [.] prog  %d samples' header" % f["samples"])
 def sed(file, n):
     """sed's line as the listing must show it: without its newline (and a
-    CR before it), control characters but the tab as '?'."""
+    CR before it), escaped as docs/output.md says (termcheck.escape())."""
     b = subprocess.run(["sed", "-n", "%dp" % n, file], capture_output=True).stdout
     b = b.removesuffix(b"\n").removesuffix(b"\r")
-    b = bytes(c if c >= 0x20 and c != 0x7f or c == 9 else 0x3f for c in b)
-    return b.decode("utf-8", "replace")
+    return termcheck.escape(b)
 # rows: MARK PERCENT% SAMPLES LINE  TEXT, under "  Percent  Samples   Line  FILE  (local)"
 rows, cur = {}, None
 for t in text:
@@ -489,6 +495,15 @@ PY
 	[ "$(requests source)" -eq "$src1" ] && [ "$(requests debuginfo)" -eq "$dbg1" ] ||
 		fail "from the cache: $(($(requests source) - src1)) source and" \
 			"$(($(requests debuginfo) - dbg1)) debuginfo requests (want none)"
+	# The listing of the server's text (from the cache now): escaped as
+	# the local file's, nothing a terminal acts on.
+	run hidden "$tmp/src:$tmp/bin=$tmp/stripped" env DEBUGINFOD_URLS=http://127.0.0.1:8002 \
+		DEBUGINFOD_CACHE_PATH="$tmp/fcache" "$DSOSTORE" annotate p.data hot --perf-buildid-dir ""
+	[ "$rc" -eq 0 ] || fail "listing from the cache: exit $rc: $(head -5 "$err")"
+	"$py" "$DS_SRC/tests/lib/termcheck.py" "$out" ||
+		fail "the listing of the server's text passes a byte to the terminal that it acts on"
+	grep -qF '/* \x1b[31mred \xff\xfe \x00 é \u009b2J \x9b2J \u202e */' "$out" ||
+		fail "the listing of the server's text does not show the odd bytes escaped"
 	echo "debuginfod: 2 sources fetched once, then read from the cache"
 else
 	fail "debuginfod did not get ready"
