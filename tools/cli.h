@@ -7,6 +7,7 @@
 
 #include "cli_opts.h"
 
+#include <signal.h>
 #include <stdbool.h>
 
 /* The options tables share (cli_opts.h), as cli_next() sets them. */
@@ -23,6 +24,19 @@ struct cli_common {
 	bool no_fetch;
 	int progress;
 };
+
+/* SIGINT and SIGTERM (tools/cli_common.c): cli_signals_install() makes
+ * them (unless ignored when the process started) set cli_interrupted to
+ * their number, which every context of
+ * cli_context() takes as its cancel flag (ds_context_opts.cancel): what
+ * is in flight fails with -ECANCELED and removes its temporary files,
+ * the command unwinds, and main() exits with 128 + the number.  A second
+ * one kills as the default does. */
+extern volatile sig_atomic_t cli_interrupted;
+void cli_signals_install(void);
+/* Ends a progress line cli_progress() left open (a newline), so that what
+ * follows on stderr starts a line of its own; cli_error() calls it. */
+void cli_progress_end(void);
 
 /* A context configured from the common options; exits on failure. */
 struct ds_context *cli_context(const struct cli_common *c);

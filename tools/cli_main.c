@@ -60,8 +60,19 @@ int main(int argc, char **argv)
 	if (!strcmp(a, "--dump-man") || !strcmp(a, "--dump-completion"))
 		return dump(a[7] == 'm' ? cli_man : cli_completion, argc > 2 ? argv[2] : NULL);
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(a, commands[i]->name))
-			return commands[i]->run(argc - 1, argv + 1);
+		if (!strcmp(a, commands[i]->name)) {
+			int status;
+
+			cli_signals_install();
+			status = commands[i]->run(argc - 1, argv + 1);
+			if (cli_interrupted) {
+				/* as a shell reports a command a signal ended */
+				cli_progress_end();
+				fflush(stdout);
+				return 128 + cli_interrupted;
+			}
+			return status;
+		}
 	cli_error("unknown command '%s'", a);
 	cli_command_list(stderr, commands, NCOMMANDS);
 	return 2;
