@@ -19,20 +19,13 @@ static const struct cli_command *const commands[] = {
 static int dump(void (*write)(FILE *, const struct cli_command *const *, size_t),
 		const char *path)
 {
-	FILE *f = path ? fopen(path, "w") : stdout;
-	int bad;
+	struct cli_output o;
+	int rc = cli_output_open(&o, "dsostore", "--dump", path, NULL, 0, NULL);
 
-	if (!f) {
-		cli_error("%s: %s", path, strerror(errno));
-		return 1;
-	}
-	write(f, commands, NCOMMANDS);
-	bad = ferror(f) | fflush(f);
-	if (path)
-		bad |= fclose(f);
-	if (bad)
-		cli_error("%s: write error", path ? path : "stdout");
-	return !!bad;
+	if (rc)
+		return rc;
+	write(o.f, commands, NCOMMANDS);
+	return cli_output_close(&o, true);
 }
 
 int main(int argc, char **argv)
