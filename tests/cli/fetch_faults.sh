@@ -8,7 +8,10 @@
 # long it took (bounded by DEBUGINFOD_TIMEOUT=2, never by a hang), and what
 # the cache directory holds afterwards: the served file byte for byte on
 # success, an empty miss file only when every server said 404, and never a
-# partial file, an unverified file or a temporary "name.XXXXXX".
+# partial file, an unverified file or a temporary "name.XXXXXX".  Last,
+# SIGINT and SIGTERM sent to fetch, prefetch, report and annotate while a
+# download is stalled mid-body: exit 128 + the signal, no temporary file,
+# the progress line ended.
 #
 # Fixtures are compiled here; build IDs come from readelf, the expected
 # bytes are the files the server serves.  Only 127.0.0.1 is used.
