@@ -47,8 +47,9 @@ struct cli_output {
 	char *tmp, *target; /* the temporary file and the name it replaces */
 };
 /* Open path ("-" or NULL: stdout) as the output of option opt of command
- * cmd, refused when it is one of the ninputs files inputs (NULLs and "-"
- * skipped) — note, when not NULL, ends that message.  0, or the exit
+ * cmd, refused when it is one of the ninputs files inputs (NULLs
+ * skipped; "-": the file stdin reads) — note, when not NULL, ends that
+ * message.  0, or the exit
  * status (2: refused, 1: cannot) after saying why. */
 int cli_output_open(struct cli_output *o, const char *cmd, const char *opt, const char *path,
 		    const char *const *inputs, size_t ninputs, const char *note);

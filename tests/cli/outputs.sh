@@ -98,6 +98,8 @@ ln -s stacks.folded sym.folded
 for o in stacks.folded sym.folded; do
 	ds flamegraph -o "$o" stacks.folded
 	refused
+	ds flamegraph -o "$o" - <stacks.folded
+	refused
 	ds flamegraph -o stacks.folded "$o"
 	refused
 done
