@@ -26,8 +26,8 @@ void cli_signals_install(void)
 	/* No SA_RESTART: a read of stdin or a wait returns (EINTR) and the
 	 * command sees the flag.  SA_RESETHAND: a second Ctrl-C kills at
 	 * once, as the user asks then. */
-	struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESETHAND }, old;
-	const int sigs[] = { SIGINT, SIGTERM };
+	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESETHAND}, old;
+	const int sigs[] = {SIGINT, SIGTERM};
 
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
@@ -129,8 +129,7 @@ struct ds_context *cli_context(const struct cli_common *c)
 	DS_OPTS(ds_context_opts, opts, .debug_dirs = c->n_debug_dirs ? c->debug_dirs : NULL,
 		.perf_buildid_dir = c->perf_buildid_dir, .log_fn = log_stderr,
 		.kallsyms = c->kallsyms, .kernel_root = c->kernel_root,
-		.log_level = c->verbose ? DS_LOG_DEBUG : DS_LOG_WARN,
-		.cancel = &cli_interrupted);
+		.log_level = c->verbose ? DS_LOG_DEBUG : DS_LOG_WARN, .cancel = &cli_interrupted);
 	struct ds_context *ctx = ds_context_new(&opts);
 
 	if (!ctx) {

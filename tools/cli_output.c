@@ -86,20 +86,25 @@ int cli_output_open(struct cli_output *o, const char *cmd, const char *opt, cons
 			bool is_stdin = inputs[i] && !strcmp(inputs[i], "-");
 
 			/* "-": what stdin reads, "flamegraph - -o F <F" */
-			if (!inputs[i] || (is_stdin ? fstat(STDIN_FILENO, &in) : stat(inputs[i], &in)) ||
-			    !S_ISREG(in.st_mode) || in.st_dev != out.st_dev || in.st_ino != out.st_ino)
+			if (!inputs[i] ||
+			    (is_stdin ? fstat(STDIN_FILENO, &in) : stat(inputs[i], &in)) ||
+			    !S_ISREG(in.st_mode) || in.st_dev != out.st_dev ||
+			    in.st_ino != out.st_ino)
 				continue;
 			if (is_stdin)
-				cli_error("%s: %s %s: that is the file standard input reads: refusing "
-					  "to overwrite it",
-					  cmd, opt, path);
+				cli_error(
+				    "%s: %s %s: that is the file standard input reads: refusing "
+				    "to overwrite it",
+				    cmd, opt, path);
 			else if (!strcmp(inputs[i], path))
-				cli_error("%s: %s %s: that is the input: refusing to overwrite it%s%s",
-					  cmd, opt, path, note ? " " : "", note ? note : "");
+				cli_error(
+				    "%s: %s %s: that is the input: refusing to overwrite it%s%s",
+				    cmd, opt, path, note ? " " : "", note ? note : "");
 			else
-				cli_error("%s: %s %s: that is the input %s (the same file): refusing "
-					  "to overwrite it%s%s",
-					  cmd, opt, path, inputs[i], note ? " " : "", note ? note : "");
+				cli_error(
+				    "%s: %s %s: that is the input %s (the same file): refusing "
+				    "to overwrite it%s%s",
+				    cmd, opt, path, inputs[i], note ? " " : "", note ? note : "");
 			return 2;
 		}
 		if (!S_ISREG(out.st_mode)) {
