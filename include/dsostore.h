@@ -155,6 +155,15 @@ struct ds_context_opts {
 	 * perf's --kallsyms).  Either one: nothing of it is cached. */
 	const char *kernel_root;
 	const char *kallsyms;
+
+	/* Cancellation: when *cancel becomes non-zero (a host's signal
+	 * handler sets it: a volatile sig_atomic_t-sized int, nothing else
+	 * to do there), what the context does stops at its next check and
+	 * fails with -ECANCELED, its temporary files removed: a fetch or
+	 * batch (transfers dropped, nothing of them cached), a saved index
+	 * being written.  The library installs no signal handler.  NULL:
+	 * never. */
+	const volatile int *cancel;
 };
 
 DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts);

@@ -8,6 +8,7 @@
 #include "cli_opts.h"
 
 #include <stdarg.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 
@@ -25,6 +26,38 @@ struct cli_common {
 	bool no_fetch;
 	int progress;
 };
+
+/* SIGINT and SIGTERM (tools/cli_common.c): cli_signals_install() makes
+ * them (unless ignored when the process started) set cli_interrupted to
+ * their number, which every context of cli_context() takes as its cancel
+ * flag (ds_context_opts.cancel): what is in flight fails with -ECANCELED
+ * and removes its temporary files, the command unwinds (an output is not
+ * renamed into place: cli_output_close()), and main() exits with 128 +
+ * the number.  A second one kills as the default does. */
+extern volatile sig_atomic_t cli_interrupted;
+void cli_signals_install(void);
+/* Ends a progress line cli_progress() left open (a newline), so that what
+ * follows on stderr starts a line of its own; cli_error() calls it. */
+void cli_progress_end(void);
+
+/* A file a command writes (tools/cli_output.c says the rules): f to
+ * write to, name for messages. */
+struct cli_output {
+	FILE *f;
+	const char *name; /* as given, or "stdout" */
+	char *tmp, *target; /* the temporary file and the name it replaces */
+};
+/* Open path ("-" or NULL: stdout) as the output of option opt of command
+ * cmd, refused when it is one of the ninputs files inputs (NULLs
+ * skipped; "-": the file stdin reads) — note, when not NULL, ends that
+ * message.  0, or the exit
+ * status (2: refused, 1: cannot) after saying why. */
+int cli_output_open(struct cli_output *o, const char *cmd, const char *opt, const char *path,
+		    const char *const *inputs, size_t ninputs, const char *note);
+/* Flush and close it; with ok (what was written is whole) and no error
+ * and no SIGINT/SIGTERM, the file is renamed into place, else removed and
+ * the old one left.  0, or 1 after saying why. */
+int cli_output_close(struct cli_output *o, bool ok);
 
 /* A context configured from the common options; exits on failure. */
 struct ds_context *cli_context(const struct cli_common *c);
@@ -89,10 +122,11 @@ int cli_recording_prefetch(struct cli_recording *r, bool progress, bool verbose)
 void cli_recording_close(struct cli_recording *r);
 /* report --pprof (tools/cli_pprof.c): the recording at data_path, its debuginfo
  * found first (not fetched with no_fetch), written as pprof's
- * profile.proto, gzipped, to out ("-": stdout).  The exit status: 0, or 1
- * after saying why. */
-int pprof_report(const char *out, const char *data_path, const struct cli_common *common,
-		 bool no_fetch, bool progress);
+ * profile.proto, gzipped, to out ("-": stdout; cli_output_open(), note
+ * its).  The exit status: 0, or 1 (2: out is the recording) after saying
+ * why. */
+int pprof_report(const char *out, const char *data_path, const char *note,
+		 const struct cli_common *common, bool no_fetch, bool progress);
 
 /* binutils addr2line's personality (tools/cmd_addr2line.c), answered by
  * symbolize's -e mode.  addr2line reads stdin with fgets() into 100

@@ -4,6 +4,7 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,10 +36,47 @@ void cli_vwrite(FILE *f, const char *fmt, va_list ap)
 		free(msg);
 }
 
+volatile sig_atomic_t cli_interrupted;
+
+/* A progress line drawn and not ended (cli_progress()). */
+static bool progress_open;
+
+static void on_signal(int signo)
+{
+	cli_interrupted = signo;
+}
+
+void cli_signals_install(void)
+{
+	/* No SA_RESTART: a read of stdin or a wait returns (EINTR) and the
+	 * command sees the flag.  SA_RESETHAND: a second Ctrl-C kills at
+	 * once, as the user asks then. */
+	struct sigaction sa = {.sa_handler = on_signal, .sa_flags = SA_RESETHAND}, old;
+	const int sigs[] = {SIGINT, SIGTERM};
+
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		/* Ignored when we started (a shell's background job without
+		 * job control, nohup): ignored still, as the shell meant. */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+void cli_progress_end(void)
+{
+	if (progress_open) {
+		fputc('\n', stderr);
+		progress_open = false;
+	}
+}
+
 void cli_error(const char *fmt, ...)
 {
 	va_list ap;
 
+	cli_progress_end();
 	fputs("dsostore: ", stderr);
 	va_start(ap, fmt);
 	cli_vwrite(stderr, fmt, ap);
@@ -95,10 +133,16 @@ int cli_progress(void *user, const struct ds_fetch_progress *p)
 	(void)user;
 	cli_human((double)p->bytes, bytes, sizeof(bytes));
 	cli_human(p->elapsed_s > 0 ? p->bytes / p->elapsed_s : 0, rate, sizeof(rate));
+	if (cli_interrupted) {
+		/* no more drawing: the batch is stopping */
+		cli_progress_end();
+		return 1;
+	}
 	fprintf(stderr, "\r[%zu/%zu] %s, %s/s, %zu failed, %.1f s  ", p->done, p->total, bytes,
 		rate, p->failed, p->elapsed_s);
+	progress_open = true;
 	if (p->done == p->total)
-		fputc('\n', stderr);
+		cli_progress_end();
 	return 0;
 }
 
@@ -131,6 +175,7 @@ static void log_stderr(void *user, enum ds_log_level level, const char *msg)
 {
 	(void)user;
 	(void)level;
+	cli_progress_end();
 	fputs("dsostore: ", stderr);
 	ds_term_puts(stderr, msg);
 	fputc('\n', stderr);
@@ -141,7 +186,7 @@ struct ds_context *cli_context(const struct cli_common *c)
 	DS_OPTS(ds_context_opts, opts, .debug_dirs = c->n_debug_dirs ? c->debug_dirs : NULL,
 		.perf_buildid_dir = c->perf_buildid_dir, .log_fn = log_stderr,
 		.kallsyms = c->kallsyms, .kernel_root = c->kernel_root,
-		.log_level = c->verbose ? DS_LOG_DEBUG : DS_LOG_WARN);
+		.log_level = c->verbose ? DS_LOG_DEBUG : DS_LOG_WARN, .cancel = &cli_interrupted);
 	struct ds_context *ctx = ds_context_new(&opts);
 
 	if (!ctx) {

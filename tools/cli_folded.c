@@ -673,29 +673,28 @@ int folded_of_recording(struct folded *f, const char *path, const struct cli_com
 	return status;
 }
 
-int folded_report(const struct folded_opts *o, const char *path,
+int folded_report(const struct folded_opts *o, const char *path, const char *note,
 		  const struct cli_common *common, bool no_fetch, bool progress)
 {
+	struct cli_output out;
 	struct folded f;
-	FILE *out = stdout;
-	int status, rc;
+	int status, rc = 0;
 
+	status = cli_output_open(&out, "report", "-o", o->out, &path, 1, note);
+	if (status)
+		return status;
 	folded_init(&f);
 	status = folded_of_recording(&f, path, common, o, no_fetch, progress);
-	if (status)
-		goto out;
-	if (o->out && strcmp(o->out, "-") && !(out = fopen(o->out, "w"))) {
-		cli_error("%s: %s", o->out, ds_strerror(-errno));
-		status = 1;
-		goto out;
+	if (!status) {
+		setvbuf(out.f, NULL, _IOFBF, 1 << 16);
+		rc = folded_write(&f, out.f);
+		if (rc) {
+			cli_error("%s: %s", out.name, ds_strerror(rc));
+			status = 1;
+		}
 	}
-	setvbuf(out, NULL, _IOFBF, 1 << 16);
-	rc = folded_write(&f, out);
-	if ((out != stdout ? fclose(out) : fflush(out)) || rc) {
-		cli_error("%s: %s", o->out ? o->out : "stdout", ds_strerror(rc ? rc : -EIO));
+	if (cli_output_close(&out, !status))
 		status = 1;
-	}
-out:
 	folded_free(&f);
 	return status;
 }

@@ -102,9 +102,9 @@ int folded_parse(struct folded *f, const char *text, size_t len);
 int folded_of_recording(struct folded *f, const char *path, const struct cli_common *common,
 			const struct folded_opts *o, bool no_fetch, bool progress);
 
-/* report --folded: the stacks of path, written to o->out (or stdout).
- * The exit status. */
-int folded_report(const struct folded_opts *o, const char *path,
+/* report --folded: the stacks of path, written to o->out (or stdout;
+ * cli_output_open(), note its).  The exit status. */
+int folded_report(const struct folded_opts *o, const char *path, const char *note,
 		  const struct cli_common *common, bool no_fetch, bool progress);
 
 #endif

@@ -19,20 +19,13 @@ static const struct cli_command *const commands[] = {
 static int dump(void (*write)(FILE *, const struct cli_command *const *, size_t),
 		const char *path)
 {
-	FILE *f = path ? fopen(path, "w") : stdout;
-	int bad;
+	struct cli_output o;
+	int rc = cli_output_open(&o, "dsostore", "--dump", path, NULL, 0, NULL);
 
-	if (!f) {
-		cli_error("%s: %s", path, strerror(errno));
-		return 1;
-	}
-	write(f, commands, NCOMMANDS);
-	bad = ferror(f) | fflush(f);
-	if (path)
-		bad |= fclose(f);
-	if (bad)
-		cli_error("%s: write error", path ? path : "stdout");
-	return !!bad;
+	if (rc)
+		return rc;
+	write(o.f, commands, NCOMMANDS);
+	return cli_output_close(&o, true);
 }
 
 int main(int argc, char **argv)
@@ -60,8 +53,19 @@ int main(int argc, char **argv)
 	if (!strcmp(a, "--dump-man") || !strcmp(a, "--dump-completion"))
 		return dump(a[7] == 'm' ? cli_man : cli_completion, argc > 2 ? argv[2] : NULL);
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		if (!strcmp(a, commands[i]->name))
-			return commands[i]->run(argc - 1, argv + 1);
+		if (!strcmp(a, commands[i]->name)) {
+			int status;
+
+			cli_signals_install();
+			status = commands[i]->run(argc - 1, argv + 1);
+			if (cli_interrupted) {
+				/* as a shell reports a command a signal ended */
+				cli_progress_end();
+				fflush(stdout);
+				return 128 + cli_interrupted;
+			}
+			return status;
+		}
 	cli_error("unknown command '%s'", a);
 	cli_command_list(stderr, commands, NCOMMANDS);
 	return 2;

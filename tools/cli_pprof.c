@@ -644,35 +644,7 @@ static int write_gz(int fd, const pb_profile *prof)
 	return 0;
 }
 
-/* Write out (a temporary name in the same directory, renamed into place:
- * never a half file under the name), or to stdout for "-". */
-static int write_file(const char *out, const pb_profile *prof)
-{
-	char *tmp = NULL;
-	int fd, rc;
-
-	if (!strcmp(out, "-")) {
-		fd = dup(STDOUT_FILENO);
-		return fd < 0 ? -errno : write_gz(fd, prof);
-	}
-	if (asprintf(&tmp, "%s.tmp.%ld", out, (long)getpid()) < 0)
-		return -ENOMEM;
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-	if (fd < 0) {
-		rc = -errno;
-		goto out;
-	}
-	rc = write_gz(fd, prof);
-	if (!rc && rename(tmp, out))
-		rc = -errno;
-	if (rc)
-		unlink(tmp);
-out:
-	free(tmp);
-	return rc;
-}
-
-static int encode(const char *out, const char *data_path, const struct ds_perf_data *pd,
+static int encode(struct cli_output *out, const char *data_path, const struct ds_perf_data *pd,
 		  struct ds_perf_session *s, const struct ds_profile *p)
 {
 	struct pprof pp = { .prof = p };
@@ -764,27 +736,37 @@ static int encode(const char *out, const char *data_path, const struct ds_perf_d
 	b.prof.n_string_table = pp.st.n;
 	b.prof.string_table = pp.st.v;
 
-	if (pp.failed)
+	if (pp.failed) {
 		rc = -ENOMEM;
-	else
-		rc = write_file(out, &b.prof);
+	} else {
+		/* gzclose() closes the descriptor it is given: a copy of the
+		 * output's, which cli_output_close() closes. */
+		int fd = dup(fileno(out->f));
+
+		rc = fd < 0 ? -errno : write_gz(fd, &b.prof);
+	}
 	if (rc)
-		cli_error("%s: %s", out, ds_strerror(rc));
+		cli_error("%s: %s", out->name, ds_strerror(rc));
 	built_free(&b);
 	pprof_free(&pp);
 	return rc ? 1 : 0;
 }
 
-int pprof_report(const char *out, const char *data_path, const struct cli_common *common,
-		 bool no_fetch, bool progress)
+int pprof_report(const char *out, const char *data_path, const char *note,
+		 const struct cli_common *common, bool no_fetch, bool progress)
 {
 	DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_LINES | DS_PROFILE_CALLCHAINS);
 	struct cli_recording rec;
-	int status = 1;
+	struct cli_output o;
+	int status;
 
+	status = cli_output_open(&o, "report", "--pprof", out, &data_path, 1, note);
+	if (status)
+		return status;
+	status = 1;
 	if (!cli_recording_open(&rec, data_path, common, no_fetch, &po, 0) &&
 	    !cli_recording_prefetch(&rec, progress, common->verbose))
-		status = encode(out, data_path, rec.pd, rec.s, rec.prof);
+		status = encode(&o, data_path, rec.pd, rec.s, rec.prof);
 	cli_recording_close(&rec);
-	return status;
+	return cli_output_close(&o, !status) || status;
 }

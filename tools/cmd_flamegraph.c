@@ -73,6 +73,7 @@ struct fg_opts {
 	const struct palette *colors;
 	struct folded_opts fo;
 	bool no_fetch;
+	bool in_default; /* no INPUT given: perf.data */
 	int progress;
 };
 
@@ -496,10 +497,16 @@ static int run(const struct fg_opts *o, const struct cli_common *common)
 {
 	struct folded f;
 	struct graph g = { 0 };
-	FILE *out = stdout;
+	struct cli_output out;
 	int64_t root;
 	int status, rc;
 
+	status = cli_output_open(&out, "flamegraph", "-o", o->out, &o->in, 1,
+				 o->in_default ? "(the recording read by default: name the input, "
+						 "and write to another file)"
+					       : NULL);
+	if (status)
+		return status;
 	folded_init(&f);
 	if (is_recording(o->in))
 		status = folded_of_recording(&f, o->in, common, &o->fo, o->no_fetch,
@@ -518,18 +525,16 @@ static int run(const struct fg_opts *o, const struct cli_common *common)
 		cli_error("%s", ds_strerror(root < 0 ? -ENOMEM : rc));
 		goto out;
 	}
-	if (o->out && strcmp(o->out, "-") && !(out = fopen(o->out, "w"))) {
-		cli_error("%s: %s", o->out, ds_strerror(-errno));
-		goto out;
-	}
-	setvbuf(out, NULL, _IOFBF, 1 << 16);
-	rc = write_svg(out, o, &f, &g);
-	if ((out != stdout ? fclose(out) : fflush(out)) || rc) {
-		cli_error("%s: %s", o->out ? o->out : "stdout", ds_strerror(rc ? rc : -EIO));
+	setvbuf(out.f, NULL, _IOFBF, 1 << 16);
+	rc = write_svg(out.f, o, &f, &g);
+	if (rc) {
+		cli_error("%s: %s", out.name, ds_strerror(rc));
 		goto out;
 	}
 	status = 0;
 out:
+	if (cli_output_close(&out, !status))
+		status = 1;
 	free(g.v);
 	folded_free(&f);
 	return status;
@@ -584,8 +589,10 @@ static int cmd_flamegraph(int argc, char **argv)
 	}
 	o.no_fetch = common.no_fetch;
 	o.progress = common.progress;
-	if (!o.in)
+	if (!o.in) {
 		o.in = "perf.data";
+		o.in_default = true;
+	}
 	return run(&o, &common);
 }
 

@@ -57,7 +57,7 @@ static int cmd_index(int argc, char **argv)
 		ds_context_free(ctx);
 		return 2;
 	}
-	for (int i = 0; i < nargs; i++) {
+	for (int i = 0; i < nargs && !cli_interrupted; i++) {
 		char hex[2 * DS_BUILD_ID_MAX + 1] = "?", *path = NULL;
 		struct ds_dso *dso = dso_of(store, args[i]);
 		struct ds_dso_id id;

@@ -688,7 +688,7 @@ static int cmd_report(int argc, char **argv)
 	struct folded_opts fo = { 0 };
 	int progress = -1;
 	const char *pprof = NULL; /* --pprof FILE: tools/cli_pprof.c writes it instead */
-	const char *path = NULL;
+	const char *path = NULL, *note = NULL;
 	struct cli_parse p;
 	int id;
 
@@ -704,8 +704,14 @@ static int cmd_report(int argc, char **argv)
 	o.path = common.input ? common.input : path;
 	o.no_fetch = common.no_fetch;
 	progress = common.progress;
-	if (!o.path)
+	if (!o.path) {
 		o.path = "perf.data"; /* perf's default */
+		/* report --pprof perf.data: the file named is the output (the
+		 * option takes it), the recording perf's default, and they
+		 * are one file: refused (cli_output_open()), and said why. */
+		note = "(the recording read by default: name the recording with -i or as "
+		       "an argument, and write to another file)";
+	}
 	o.verbose = common.verbose;
 	o.progress = cli_want_progress(progress);
 	if (!fo.on && (fo.given || fo.out)) {
@@ -723,9 +729,9 @@ static int cmd_report(int argc, char **argv)
 	if (fo.max_stack_set)
 		o.graph.max_stack = (long)fo.max_stack;
 	if (fo.on)
-		return folded_report(&fo, o.path, &common, o.no_fetch, o.progress);
+		return folded_report(&fo, o.path, note, &common, o.no_fetch, o.progress);
 	if (pprof)
-		return pprof_report(pprof, o.path, &common, o.no_fetch, o.progress);
+		return pprof_report(pprof, o.path, note, &common, o.no_fetch, o.progress);
 	return run(&o, &common);
 }
 

@@ -532,9 +532,9 @@ static int next_line(struct reader *rd, char **line, size_t *len, bool hold)
 			rd->end = 0;
 		}
 		n = read(0, rd->buf + rd->end, sizeof(rd->buf) - 1 - rd->end);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && errno == EINTR && !cli_interrupted)
 			continue;
-		if (n <= 0)
+		if (n <= 0) /* or SIGINT, SIGTERM: the input ends here */
 			rd->eof = true;
 		else
 			rd->end += (size_t)n;
@@ -1155,7 +1155,7 @@ static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, i
 		if (batch_full(&b))
 			status |= answer_block(o, &b);
 	}
-	while (!naddrs && (kind = next_line(rd, &line, &len, b.n > 0)) != LINE_EOF) {
+	while (!naddrs && !cli_interrupted && (kind = next_line(rd, &line, &len, b.n > 0)) != LINE_EOF) {
 		if (kind == LINE_WAIT) {
 			status |= answer_block(o, &b);
 			continue;
@@ -1218,7 +1218,7 @@ static int run_stream(const struct opts *o, struct ds_store *store, size_t max_d
 		if (batch_full(&b))
 			status |= answer_stream_block(o, store, &b);
 	}
-	while (!naddrs && (kind = next_line(rd, &line, &len, false)) != LINE_EOF) {
+	while (!naddrs && !cli_interrupted && (kind = next_line(rd, &line, &len, false)) != LINE_EOF) {
 		read_one(o, &b, store, kind, line, len, rd->lineno);
 		if (batch_full(&b))
 			status |= answer_stream_block(o, store, &b);

@@ -691,6 +691,13 @@ int ds__cache_tmp_open_mode(int dirfd, const char *name, mode_t mode, char *tmpn
 			return err;
 		fd = openat(dirfd, tmpname, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
 			    mode);
+		/* Held while the file is open, dropped by the kernel when the
+		 * writer dies: what tells a clean that a temporary file is
+		 * still being written (tmp_orphaned()).  A new file: nobody
+		 * else can hold it yet but a clean in its grace window, and
+		 * that one leaves it. */
+		if (fd >= 0)
+			flock(fd, LOCK_EX | LOCK_NB);
 		if (fd >= 0)
 			return fd;
 		if (errno != EEXIST)
@@ -863,14 +870,57 @@ struct clean_counts {
 	uint64_t build_ids, files, bytes, misses, removed;
 };
 
-/* A download that died: "<entry>.<6 random characters>" still 0600 (both clients make
- * the file they commit 0400).  The name alone would not do: a section
- * such as ".symtab" ends in six characters after a dot too. */
-static bool is_tmp_file(const char *name, const struct stat *st)
+/* Whether s is the 6 characters ds__cache_tmp_name() adds. */
+static bool tmp_suffix(const char *s)
+{
+	return strlen(s) == 6 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789") == 6;
+}
+
+/* Whether name is "<base>.<those 6 characters>". */
+static bool tmp_name(const char *name)
 {
 	const char *dot = strrchr(name, '.');
 
-	return dot && dot != name && strlen(dot + 1) == 6 && (st->st_mode & 0777) == 0600;
+	return dot && dot != name && tmp_suffix(dot + 1);
+}
+
+/* A download's temporary file: "<entry>.<6 random characters>" still 0600
+ * (both clients make the file they commit 0400).  The name alone would
+ * not do: a section such as ".symtab" ends in six characters after a dot
+ * too. */
+static bool is_tmp_file(const char *name, const struct stat *st)
+{
+	return tmp_name(name) && (st->st_mode & 0777) == 0600;
+}
+
+/* A temporary file older than this is a clean's to remove once nobody
+ * holds its flock.  The grace covers the instant between a writer's
+ * open() and its flock(), and writers of versions that took no lock. */
+#define TMP_GRACE_S 60
+
+/* Whether the temporary file name in dirfd is left by a writer that is
+ * gone: no process holds its flock (ds__cache_tmp_open_mode() takes one
+ * for as long as the file is open, and the kernel drops it when the
+ * writer dies, kill -9 included), and it is older than the grace.  A
+ * clean's own lock is held until the file is unlinked: through *lockfd
+ * (close it after unlinking), -1 when the answer is no. */
+static bool tmp_orphaned(int dirfd, const char *name, const struct stat *st, time_t now,
+			 int *lockfd)
+{
+	int fd;
+
+	*lockfd = -1;
+	if (now - st->st_mtime <= TMP_GRACE_S)
+		return false;
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		close(fd);
+		return false;
+	}
+	*lockfd = fd;
+	return true;
 }
 
 uint64_t ds__cache_tmp_bytes(struct ds_cache *c, const char *hex, const char *name)
@@ -912,6 +962,7 @@ static void walk_entry(struct ds_cache *c, int dirfd, bool clean, time_t now,
 	}
 	while ((de = readdir(dir))) {
 		bool remove = false;
+		int lockfd = -1;
 
 		if (de->d_name[0] == '.' &&
 		    (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
@@ -923,7 +974,8 @@ static void walk_entry(struct ds_cache *c, int dirfd, bool clean, time_t now,
 			remove = now - st.st_mtime > c->miss_s;
 			n->misses += !remove;
 		} else if (is_tmp_file(de->d_name, &st)) {
-			remove = now - st.st_mtime > 3600; /* a download that died */
+			/* a download that died, or was killed */
+			remove = clean && tmp_orphaned(dirfd, de->d_name, &st, now, &lockfd);
 		} else {
 			remove = now - st.st_atime > c->max_unused_age_s;
 			if (!remove) {
@@ -937,6 +989,8 @@ static void walk_entry(struct ds_cache *c, int dirfd, bool clean, time_t now,
 			n->files++;
 			n->bytes += (uint64_t)st.st_size;
 		}
+		if (lockfd >= 0)
+			close(lockfd);
 	}
 	closedir(dir);
 }
@@ -992,10 +1046,24 @@ int ds__cache_stats(struct ds_cache *c, struct ds_cache_stats *out)
 	return err;
 }
 
+/* What follows the build ID in a temporary name of the index directory:
+ * ".XXXXXX" or ".kallsyms.XXXXXX". */
+static bool symindex_tmp_name(const char *rest)
+{
+	size_t len = strlen(rest);
+
+	if (len == 16 && !strncmp(rest, ".kallsyms", 9))
+		rest += 9, len -= 9;
+	return len == 7 && rest[0] == '.' && tmp_suffix(rest + 1);
+}
+
 /* The saved indexes of local debuginfo (and kernels' symbols, lib/live/kernel.c),
  * by the entries' rules: a file unused (not mapped) for max_unused_age_s
- * goes, and so does a temporary file of a writer that died an hour ago.
- * Names not ours stay. */
+ * goes, and so does a temporary file of a writer that is gone
+ * (tmp_orphaned()).  There the name alone tells a temporary file: the
+ * saved names are "<build-id>" and "<build-id>.kallsyms", and a writer
+ * killed after its fchmod() to the index's mode leaves one that is no
+ * longer 0600.  Names not ours stay. */
 static void clean_symindex(struct ds_cache *c, time_t now, struct clean_counts *n)
 {
 	struct dirent *de;
@@ -1015,6 +1083,7 @@ static void clean_symindex(struct ds_cache *c, time_t now, struct clean_counts *
 		struct ds_build_id bid;
 		size_t len = strcspn(de->d_name, ".");
 		bool remove;
+		int lockfd = -1;
 
 		if (len >= sizeof(hex))
 			continue;
@@ -1023,8 +1092,8 @@ static void clean_symindex(struct ds_cache *c, time_t now, struct clean_counts *
 		if (ds_build_id_parse(hex, &bid) != 0 ||
 		    fstatat(fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
 			continue;
-		if (is_tmp_file(de->d_name, &st))
-			remove = now - st.st_mtime > 3600;
+		if (symindex_tmp_name(de->d_name + len))
+			remove = tmp_orphaned(fd, de->d_name, &st, now, &lockfd);
 		else if (!de->d_name[len] || !strcmp(de->d_name + len, ".kallsyms"))
 			/* a saved index, or a kernel's symbols (lib/live/kernel.c):
 			 * a kernel no longer booted leaves its file unused */
@@ -1033,6 +1102,8 @@ static void clean_symindex(struct ds_cache *c, time_t now, struct clean_counts *
 			continue;
 		if (remove && unlinkat(fd, de->d_name, 0) == 0)
 			n->removed++;
+		if (lockfd >= 0)
+			close(lockfd);
 	}
 	closedir(dir);
 }

@@ -106,6 +106,7 @@ DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts)
 	pthread_mutex_init(&ctx->fetcher_lock, NULL);
 	atomic_init(&ctx->fetcher, NULL);
 	atomic_init(&ctx->cache_hits, 0);
+	ctx->cancel = DS_OPT(opts, cancel, NULL);
 
 	err = copy_debug_dirs(ctx, dirs ? dirs : default_debug_dirs);
 	if (err)

@@ -125,7 +125,14 @@ struct ds_context {
 	pthread_mutex_t fetcher_lock; /* creating the fetcher */
 	struct ds_fetcher *_Atomic fetcher; /* started on first use */
 	atomic_uint_fast64_t cache_hits; /* answered by the caller's thread */
+	const volatile int *cancel; /* ds_context_opts' */
 };
+
+/* Whether the host asked to stop (ds_context_opts.cancel). */
+static inline bool ds__cancelled(const struct ds_context *ctx)
+{
+	return ctx && ctx->cancel && *ctx->cancel;
+}
 
 /* The context's fetcher, started on first use; NULL with *err set. */
 struct ds_fetcher *ds__fetcher(struct ds_context *ctx, int *err);

@@ -1467,6 +1467,14 @@ DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, siz
 		}
 		if (!w.pending)
 			break;
+		/* The host's cancel, looked at every progress_ms: the jobs
+		 * nobody waits for any more are dropped by the loop, their
+		 * temporary files with them. */
+		if (ds__cancelled(ctx)) {
+			detach_all(as, n);
+			err = -ECANCELED;
+			break;
+		}
 		if (progress) {
 			int cancel;
 

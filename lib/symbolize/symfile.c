@@ -673,7 +673,10 @@ int ds__symfile_save(struct ds_context *ctx, const struct ds_debuginfo *di,
 		goto out;
 	}
 	what = "write";
-	err = ds__symfile_write(fd, key, &parts);
+	err = ds__cancelled(ctx) ? -ECANCELED : ds__symfile_write(fd, key, &parts);
+	/* The host's cancel came while it was written: not renamed, removed. */
+	if (!err && ds__cancelled(ctx))
+		err = -ECANCELED;
 	if (!err && fchmod(fd, p.mode) != 0)
 		err = -errno;
 	if (!err && renameat(p.dirfd, tmp, p.dirfd, p.name) != 0)

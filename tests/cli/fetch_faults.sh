@@ -8,7 +8,10 @@
 # long it took (bounded by DEBUGINFOD_TIMEOUT=2, never by a hang), and what
 # the cache directory holds afterwards: the served file byte for byte on
 # success, an empty miss file only when every server said 404, and never a
-# partial file, an unverified file or a temporary "name.XXXXXX".
+# partial file, an unverified file or a temporary "name.XXXXXX".  Last,
+# SIGINT and SIGTERM sent to fetch, prefetch, report and annotate while a
+# download is stalled mid-body: exit 128 + the signal, no temporary file,
+# the progress line ended.
 #
 # Fixtures are compiled here; build IDs come from readelf, the expected
 # bytes are the files the server serves.  Only 127.0.0.1 is used.
@@ -606,6 +609,78 @@ expect_rc 0
 grep -q -F '[1/1]' "$T/err" && fail "a progress bar with --no-progress"
 expect_cached "$A" "$S/a"
 case_end
+
+# ---- SIGINT, SIGTERM: the download in flight is dropped, its temporary
+# file removed, the progress line ended, and the exit status a shell gives
+# a command the signal ended (128 + 2, 128 + 15).  The server stalls after
+# 60000 bytes, so the temporary file is there and partial until the signal;
+# the timeout is long so that only the signal ends it.
+for sig in INT TERM; do
+	case_begin "SIG$sig during a stalled download: exit $((128 + $(kill -l $sig))), no temporary file"
+	fault $P1 "$A:stall=60000"
+	# (env: a background job of a shell without job control starts with
+	# SIGINT ignored, and keeps it so.)
+	DEBUGINFOD_TIMEOUT=120 env --default-signal=INT "$DSOSTORE" fetch --progress "$A" >"$T/out" 2>"$T/err" &
+	fpid=$!
+	# The temporary file holding the first bytes: the download is in flight.
+	for _ in $(seq 400); do
+		compgen -G "$CACHE/$A/debuginfo.??????" >/dev/null && break
+		sleep 0.05
+	done
+	compgen -G "$CACHE/$A/debuginfo.??????" >/dev/null || fail "no temporary file appeared"
+	kill -$sig $fpid
+	t0=$(date +%s%N)
+	wait $fpid
+	RC=$?
+	MS=$((($(date +%s%N) - t0) / 1000000))
+	expect_rc $((128 + $(kill -l $sig)))
+	expect_ms_below 10000 "the signal ends the fetch"
+	expect_nothing "$A"
+	[ -e "$CACHE/$A" ] && [ -n "$(ls -A "$CACHE/$A")" ] &&
+		fail "the entry holds: $(ls -A "$CACHE/$A")"
+	grep -q -F '[0/1]' "$T/err" || fail "no progress line drawn"
+	# Ended: stderr ends with a newline, and the error is a line of its own.
+	[ -s "$T/err" ] && [ -z "$(tail -c 1 "$T/err")" ] || fail "stderr does not end a line"
+	grep -q '^dsostore: .*[Cc]ancel' <(tr '\r' '\n' <"$T/err") ||
+		fail "no line saying the fetch was cancelled"
+	grep -q '.dsostore: ' "$T/err" && fail "a message written on the progress line"
+	grep -q -E 'Sanitizer|runtime error:' "$T/err" && fail "sanitizer report"
+	case_end
+done
+
+# The same through the commands that fetch a recording's debuginfo first:
+# a recording (tests/gen/perfgen.py) of a and b mapped from a directory
+# that does not exist, so that their build IDs are all there is to go by.
+if python3 "$DS_SRC/tests/gen/perfgen.py" --dsos-from "$S" --map-prefix /nonexistent/dsfaults \
+	--out "$T/rec.data" >"$T/perfgen.out" 2>&1; then
+	for run in "prefetch TERM" "report INT" "annotate INT"; do
+		set -- $run
+		case_begin "$1: SIG$2 during its fetch: exit $((128 + $(kill -l $2))), no temporary file"
+		fault $P1 "$A:stall=60000"
+		DEBUGINFOD_TIMEOUT=120 env --default-signal=INT "$DSOSTORE" "$1" --progress \
+			"$T/rec.data" >"$T/out" 2>"$T/err" &
+		fpid=$!
+		for _ in $(seq 400); do
+			compgen -G "$CACHE/$A/debuginfo.??????" >/dev/null && break
+			sleep 0.05
+		done
+		compgen -G "$CACHE/$A/debuginfo.??????" >/dev/null || fail "no temporary file appeared"
+		kill -$2 $fpid
+		t0=$(date +%s%N)
+		wait $fpid
+		RC=$?
+		MS=$((($(date +%s%N) - t0) / 1000000))
+		expect_rc $((128 + $(kill -l $2)))
+		expect_ms_below 10000 "the signal ends $1"
+		expect_nothing "$A"
+		[ -s "$T/err" ] && [ -z "$(tail -c 1 "$T/err")" ] || fail "stderr does not end a line"
+		grep -q '.dsostore: ' "$T/err" && fail "a message written on the progress line"
+		grep -q -E 'Sanitizer|runtime error:' "$T/err" && fail "sanitizer report"
+		case_end
+	done
+else
+	fail "perfgen: $(tail -3 "$T/perfgen.out")"
+fi
 
 if [ "$fails" -ne 0 ]; then
 	echo "$case_fails case(s) failed ($fails check(s))" >&2

@@ -365,4 +365,58 @@ touch -a -d '8 days ago' "$kdir/$bid.kallsyms" "$kdir/$bid.other"
 [ -e "$kdir/$bid.other" ] || fail "a file not ours went"
 tl_case_end
 
+# A writer killed (kill -9) between its write and its rename leaves its
+# temporary file "<name>.XXXXXX", full size; an index's is already made
+# the index's mode (0644 here) by then.  A clean removes those nobody
+# holds (the writer's flock goes with the writer), not one a live writer
+# holds (flock(1) standing in for it), nor one written within the last
+# minute (docs/debuginfod.md, "Temporary files").
+tl_case "cache clean: temporary files of dead writers go, a held or fresh one stays"
+if command -v flock >/dev/null; then
+	E=$T/dcache/$bid
+	mkdir -p "$E"
+	plant() { # file mode [date]: 64 KiB written then
+		head -c 65536 /dev/zero >"$1"
+		chmod "$2" "$1"
+		touch -d "${3:-2020-01-01}" "$1"
+	}
+	plant "$kdir/$bid.q1w2e3" 0644
+	plant "$kdir/$bid.kallsyms.a1b2c3" 0600
+	plant "$E/debuginfo.z9y8x7" 0600
+	plant "$E/dsostore-index.k3j4h5" 0600
+	plant "$kdir/$bid.h0ld3r" 0644
+	plant "$E/debuginfo.h0ld3r" 0600
+	plant "$kdir/$bid.fr3sh1" 0600 now
+	(
+		exec 8<"$kdir/$bid.h0ld3r" 9<"$E/debuginfo.h0ld3r"
+		flock -x 8 && flock -x 9 && exec sleep 300
+	) &
+	holder=$!
+	for _ in $(seq 200); do
+		flock -n "$E/debuginfo.h0ld3r" true || break
+		sleep 0.05
+	done
+	flock -n "$E/debuginfo.h0ld3r" true && fail "the holder has no lock"
+	"$DSOSTORE" cache clean >clean.out 2>clean.err || fail "clean: $(cat clean.err)"
+	for f in "$kdir/$bid.q1w2e3" "$kdir/$bid.kallsyms.a1b2c3" "$E/debuginfo.z9y8x7" \
+		"$E/dsostore-index.k3j4h5"; do
+		[ -e "$f" ] && fail "orphaned ${f#"$T"/} stayed"
+	done
+	for f in "$kdir/$bid.h0ld3r" "$E/debuginfo.h0ld3r" "$kdir/$bid.fr3sh1"; do
+		[ -e "$f" ] || fail "${f#"$T"/} went (held, or fresh)"
+	done
+	[ -e "$kdir/$bid.other" ] || fail "a file not ours went"
+	# The writer gone, its files are orphans too.
+	kill "$holder"
+	wait "$holder" 2>/dev/null
+	"$DSOSTORE" cache clean >clean.out 2>clean.err || fail "clean: $(cat clean.err)"
+	for f in "$kdir/$bid.h0ld3r" "$E/debuginfo.h0ld3r"; do
+		[ -e "$f" ] && fail "${f#"$T"/} stayed after its writer died"
+	done
+	[ -e "$kdir/$bid.fr3sh1" ] || fail "a fresh temporary file went"
+	tl_case_end
+else
+	echo "skip $CASE (no flock(1))"
+fi
+
 tl_finish symfile

@@ -11,6 +11,7 @@
 
 #include "symindex.h"
 
+#include <dirent.h>
 #include <dsostore.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -662,6 +663,28 @@ static void test_store(void)
 	file = t_path("sindex/%s", hex);
 	n = function_addrs(prog, addrs, 64);
 	CHECK(n >= 6);
+	{
+		/* The host cancelled (ds_context_opts.cancel, a signal handler's
+		 * flag): the answers are made, the index is not saved, and no
+		 * temporary file is left in its directory. */
+		static volatile int cancelled = 1;
+		DS_OPTS(ds_context_opts, o, .debug_dirs = dirs, .perf_buildid_dir = "", .urls = "",
+			.symindex_path = index_dir, .cancel = &cancelled);
+		struct ds_context *ctx = ds_context_new(&o);
+		struct dirent *de;
+		DIR *d;
+
+		st = batch(ctx, prog, addrs, n, r1);
+		CHECK_EQ_INT(st.dwarf_builds, 1);
+		CHECK_EQ_INT(st.symindex_saves, 0);
+		CHECK(access(file, F_OK) != 0);
+		if ((d = opendir(index_dir))) {
+			while ((de = readdir(d)))
+				CHECK(!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."));
+			closedir(d);
+		}
+		ds_context_free(ctx);
+	}
 	{
 		DS_OPTS(ds_context_opts, o, .debug_dirs = dirs, .perf_buildid_dir = "", .urls = "",
 			.symindex_path = index_dir);
