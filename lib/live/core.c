@@ -656,18 +656,21 @@ DS_API int ds_core_open(const char *path, struct ds_core **out, char *err, size_
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (c->fd < 0 || fstat(c->fd, &st)) {
+	c->fd = ds__open_regular(path);
+	if (c->fd < 0) {
+		int rc = c->fd;
+
+		snprintf(err, errlen, "%s",
+			 rc == -ENOEXEC || rc == -EISDIR ? "not a regular file" : strerror(-rc));
+		ds_core_close(c);
+		return rc == -ENOEXEC || rc == -EISDIR ? -EINVAL : rc;
+	}
+	if (fstat(c->fd, &st)) {
 		int rc = -errno;
 
 		snprintf(err, errlen, "%s", strerror(-rc));
 		ds_core_close(c);
 		return rc;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "not a regular file");
-		ds_core_close(c);
-		return -EINVAL;
 	}
 	c->size = (uint64_t)st.st_size;
 	return core_open(c, out, err, errlen);
@@ -778,6 +781,25 @@ DS_API int ds_core_use_file(struct ds_core *c, const char *path)
 	return -ENOENT;
 }
 
+/* A path the core names that is there but no regular file (a FIFO, a
+ * device...) is never opened (ds__open_regular()); say so, since the
+ * file is then looked for elsewhere or missing.  stat() does not block. */
+static void warn_not_regular(struct ds_context *ctx, const char *path)
+{
+	struct stat st;
+	const char *kind;
+
+	if (path[0] != '/' || stat(path, &st) != 0 || S_ISREG(st.st_mode))
+		return;
+	kind = S_ISFIFO(st.st_mode)  ? "a FIFO"
+	       : S_ISSOCK(st.st_mode) ? "a socket"
+	       : S_ISCHR(st.st_mode)  ? "a character device"
+	       : S_ISBLK(st.st_mode)  ? "a block device"
+	       : S_ISDIR(st.st_mode)  ? "a directory"
+				      : "not a regular file";
+	ds_warn(ctx, "%s: %s, not the file that was mapped: not opened", path, kind);
+}
+
 DS_API int ds_core_find_files(struct ds_core *c, struct ds_store *store,
 			      const struct ds_fetch_opts *opts)
 {
@@ -804,6 +826,8 @@ DS_API int ds_core_find_files(struct ds_core *c, struct ds_store *store,
 		char *found = NULL;
 
 		of[i] = SIZE_MAX;
+		if (!m->vdso)
+			warn_not_regular(ctx, m->path);
 		if (!m->build_id.size || m->vdso)
 			continue;
 		if (!m->dso) {
