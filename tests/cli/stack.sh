@@ -10,7 +10,8 @@
 # every thread (function and file:line), gdb's `thread apply all bt` for
 # the frames in our programs (function and file:line).  Then: one batch
 # (requests counted in dsserver's log), a core whose files are gone, one
-# whose program's path is now a FIFO, a truncated core, a core with a lying NT_FILE (the path names another
+# whose program's path is now a FIFO, a made-up one naming 40000 files, a
+# truncated core, a core with a lying NT_FILE (the path names another
 # build), and `stack -p` against `eu-stack -p`.
 set -u
 . "$DS_SRC/tests/lib/testlib.bash"
@@ -390,6 +391,24 @@ diff <(frames "$tmp/segv.out" | cut -d' ' -f2-) <(frames "$tmp/fifo.out" | cut -
 	fail "frames differ from the same crash's: $(cat "$tmp/fifo.diff")"
 ! grep -qE 'Sanitizer|runtime error' "$tmp/fifo.err" || fail "sanitizer"
 rm "$tmp/fifo/segv"
+tl_case_end
+
+tl_case many-files
+# A made-up core naming 40000 NT_FILE entries (20000 files, two mappings
+# and two PT_LOADs each, as the kernel writes a library's): every module,
+# its extent (both mappings), build ID and its address, as the generator
+# laid them out.  How the time grows with the entries is
+# bench/bench_core_files.sh's to measure (timeout: a hang guard only).
+python3 "$DS_SRC/tests/gen/ntfile_core.py" 40000 "$tmp/many.core" "$tmp/many.want"
+rc=0
+DEBUGINFOD_URLS= timeout 300 "$DSOSTORE" stack --no-progress -q --list-modules --core "$tmp/many.core" \
+	>"$tmp/many.got" 2>"$tmp/many.err" || rc=$?
+[ "$rc" = 1 ] || fail "exit $rc (want 1: every module missing): $(tail -3 "$tmp/many.err")"
+[ "$(wc -l <"$tmp/many.got")" = 20000 ] || fail "$(wc -l <"$tmp/many.got") modules (want 20000)"
+cmp -s "$tmp/many.want" "$tmp/many.got" ||
+	fail "modules differ: $(diff "$tmp/many.want" "$tmp/many.got" | head -5)"
+! grep -qE 'Sanitizer|runtime error' "$tmp/many.err" || fail "sanitizer"
+rm -f "$tmp/many.core"
 tl_case_end
 
 tl_case truncated
