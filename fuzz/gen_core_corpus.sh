@@ -95,6 +95,30 @@ for is64 in (True, False):
             open("%s/hand-%s" % (out, tag), "wb").write(b)
             open("%s/cut-notes-%s" % (out, tag), "wb").write(b[:noff + nlen // 2])
             open("%s/cut-mem-%s" % (out, tag), "wb").write(b[:len(b) - 4000])
+
+# PT_LOADs out of address order and overlapping: a 16-byte sliver of the
+# page's own bytes at base+0x40 (where its program headers start), listed
+# before the page.  Reading the headers takes the sliver, then must step
+# back past it to the page (the reader sorts the segments by address and
+# bisects); the module is found as in hand-64le1.
+b, noff, nlen = core(True, "<", 1)
+phoff = 64
+note_ph, load_ph = b[phoff:phoff + 56], b[phoff + 56:phoff + 112]
+notes = b[noff:noff + nlen]
+noff3 = phoff + 3 * 56
+loff = (noff3 + nlen + 4095) & ~4095
+f = bytearray(loff + 4096)
+f[0:64] = b[0:64]
+struct.pack_into("<H", f, 56, 3)
+f[phoff:phoff + 56] = note_ph
+struct.pack_into("<Q", f, phoff + 8, noff3)
+f[phoff + 56:phoff + 112] = struct.pack("<IIQQQQQQ", 1, 5, loff + 0x40, 0x400000 + 0x40, 0,
+                                        16, 16, 16)
+f[phoff + 112:phoff + 168] = load_ph
+struct.pack_into("<Q", f, phoff + 112 + 8, loff)
+f[noff3:noff3 + nlen] = notes
+f[loff:loff + 4096] = b[len(b) - 4096:]
+open("%s/hand-overlap" % out, "wb").write(bytes(f))
 PY
 
 # A real core, when the kernel writes one into the current directory.

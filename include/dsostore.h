@@ -164,6 +164,12 @@ struct ds_context_opts {
 	 * being written.  The library installs no signal handler.  NULL:
 	 * never. */
 	const volatile int *cancel;
+
+	/* Bytes of one source file fetched (DS_ARTIFACT_SOURCE): a download
+	 * is stopped, and nothing cached, as soon as its Content-Length or
+	 * what arrived passes it (-EFBIG).  0: $DSOSTORE_SOURCE_MAXSIZE,
+	 * else 64 MiB; < 0: none (maxsize still applies). */
+	int64_t source_maxsize;
 };
 
 DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts);

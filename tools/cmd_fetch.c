@@ -150,6 +150,7 @@ const struct cli_command cli_cmd_fetch = {
 		 "IDs from standard input, one a line.\n",
 	.notes = "Environment: DEBUGINFOD_URLS, DEBUGINFOD_CACHE_PATH, DEBUGINFOD_TIMEOUT,\n"
 		 "DEBUGINFOD_MAXTIME, DEBUGINFOD_MAXSIZE, DEBUGINFOD_RETRY_LIMIT,\n"
-		 "DEBUGINFOD_HEADERS_FILE, DEBUGINFOD_PROGRESS, DEBUGINFOD_VERBOSE.\n",
+		 "DEBUGINFOD_HEADERS_FILE, DEBUGINFOD_PROGRESS, DEBUGINFOD_VERBOSE;\n"
+		 "DSOSTORE_SOURCE_MAXSIZE (bytes of one --source file: 64 MiB).\n",
 	.tables = fetch_tables,
 };

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -88,14 +89,40 @@ void ds__strbuf_release(struct ds_strbuf *sb)
 	sb->len = sb->cap = 0;
 }
 
+int ds__open_regular(const char *path)
+{
+	struct stat st;
+	int fd, flags;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) != 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -ENOEXEC;
+	}
+	/* Blocking again: for a regular file it changes nothing today, but
+	 * a library handed the fd must not meet EAGAIN. */
+	flags = fcntl(fd, F_GETFL);
+	if (flags >= 0 && (flags & O_NONBLOCK))
+		fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+	return fd;
+}
+
 int ds__read_whole(const char *path, size_t hint, size_t max, char **out, size_t *len)
 {
 	size_t cap = hint < 4096 ? 4096 : hint, n = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+	int fd = ds__open_regular(path), err = 0;
 	char *buf = NULL;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (cap > max)
 		cap = max;
 	if (!(buf = malloc(cap))) {

@@ -39,10 +39,20 @@ void ds__strbuf_release(struct ds_strbuf *sb);
  * doubled (from 16) when full.  The array, or NULL (v is kept) on failure. */
 void *ds__grow(void *v, size_t *cap, size_t n, size_t elem);
 
+/* A file named by something we do not control (a core's NT_FILE, a
+ * process's maps or root, perf.data, a server, a build-ID lookup), opened
+ * for reading only once it is known to be a regular file: opened with
+ * O_NONBLOCK (and O_NOCTTY), so that a FIFO or a device does not block in
+ * open(), then fstat()ed, and O_NONBLOCK cleared before any library gets
+ * the descriptor.  The fd (O_CLOEXEC); -errno of open/fstat; -EISDIR a
+ * directory; -ENOEXEC anything else that is not a regular file (FIFO,
+ * socket, device). */
+int ds__open_regular(const char *path);
+
 /* The whole of a file with no size to go by (/proc files), read to its
  * end into a buffer of hint bytes that doubles, NUL-terminated (*len
- * without it; *out malloc()ed).  0; -EFBIG for max bytes or more;
- * -ENOMEM; -errno of open/read. */
+ * without it; *out malloc()ed), opened by ds__open_regular().  0; -EFBIG
+ * for max bytes or more; -ENOMEM; -errno of open/read. */
 int ds__read_whole(const char *path, size_t hint, size_t max, char **out, size_t *len);
 /* Bytes [off, off + len) of fd, fewer where it ends or a read fails
  * (EINTR retried): how many. */

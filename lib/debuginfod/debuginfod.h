@@ -98,6 +98,7 @@ struct ds_fetch_config {
 	char **urls; /* NULL-terminated */
 	int timeout_s, connect_timeout_s, maxtime_s, retry_limit;
 	int64_t maxsize;
+	uint64_t source_maxsize; /* 0: none */
 	unsigned int max_transfers, max_per_server;
 	char **headers; /* "Name: value", NULL-terminated */
 };

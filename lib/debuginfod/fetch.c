@@ -254,6 +254,27 @@ static void free_strv(char **v)
 	free(v);
 }
 
+/* A source file of tens of MiB is already extreme (sqlite3.c: 9 MB); a
+ * server that sends a gigabyte for one is broken or hostile. */
+#define SOURCE_MAXSIZE_DEFAULT (64ULL << 20)
+
+/* The source cap: opt, else $DSOSTORE_SOURCE_MAXSIZE, else the default; a
+ * negative one (or a bad variable: the default) means none (0). */
+static uint64_t source_maxsize(int64_t opt)
+{
+	const char *v = getenv("DSOSTORE_SOURCE_MAXSIZE");
+
+	if (!opt && v && *v) {
+		char *end;
+		long long n = strtoll(v, &end, 10);
+
+		opt = end != v && !*end && n ? n : 0;
+	}
+	if (!opt)
+		return SOURCE_MAXSIZE_DEFAULT;
+	return opt < 0 ? 0 : (uint64_t)opt;
+}
+
 int ds__fetch_config_init(struct ds_fetch_config *cfg, const struct ds_context_opts *opts)
 {
 	const char *urls = DS_OPT(opts, urls, NULL);
@@ -276,6 +297,7 @@ int ds__fetch_config_init(struct ds_fetch_config *cfg, const struct ds_context_o
 		maxsize = v ? strtoll(v, NULL, 10) : 0;
 	}
 	cfg->maxsize = maxsize;
+	cfg->source_maxsize = source_maxsize(DS_OPT(opts, source_maxsize, 0));
 	cfg->retry_limit = DS_OPT(opts, retry_limit, 0) ?: env_int("DEBUGINFOD_RETRY_LIMIT", 2);
 	cfg->max_transfers = DS_OPT(opts, max_transfers, 0u) ?: 64;
 	cfg->max_per_server = DS_OPT(opts, max_per_server, 0u) ?: 32;
@@ -634,6 +656,8 @@ static int xfer_start(struct ds_fetcher *f, struct job *job, int s)
 	x->f = f;
 	x->job = job;
 	x->server = s;
+	if (job->what == DS_ARTIFACT_SOURCE)
+		x->maxsize = f->cfg->source_maxsize;
 	if (!ds__transfer_new(&f->t, x, f->servers[s].is_file)) {
 		if (f->servers[s].is_file)
 			err = file_job_url(f, job, s, x, &url);
@@ -883,6 +907,18 @@ static void xfer_done(void *arg, struct xfer *x, int err, long code, bool down)
 	ds_info(f->ctx, "%s %s from %s: %ld %s%s%s, %.0f ms, %llu bytes", artifact_name(job->what),
 		job->hex, f->servers[s].url, code, err ? ds_strerror(err) : "ok", x->bad ? ": " : "",
 		x->bad ? x->bad : "", (now_ns() - x->started_ns) / 1e6, (unsigned long long)x->bytes);
+	if (err == -EFBIG && !x->too_big && !x->loser) {
+		/* (on_body() said why when the body passed the limit.) */
+		const char *why;
+		uint64_t limit = ds__transfer_body_limit(x, &why);
+
+		if (code == 406)
+			ds_warn(f->ctx, "%s: %s/%s is over DEBUGINFOD_MAXSIZE (the server says); not fetched",
+				f->servers[s].url, job->hex, job->name);
+		else
+			ds_warn(f->ctx, "%s: %s/%s announced past %s, %llu bytes; not fetched",
+				f->servers[s].url, job->hex, job->name, why, (unsigned long long)limit);
+	}
 	if (x->local_err && !x->loser) {
 		int lerr = -x->local_err;
 

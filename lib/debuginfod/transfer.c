@@ -307,6 +307,10 @@ uint64_t ds__transfer_body_limit(struct xfer *x, const char **why)
 	curl_off_t clen = -1;
 
 	*why = cfg->maxsize > 0 ? "DEBUGINFOD_MAXSIZE" : "the default size limit";
+	if (x->maxsize && x->maxsize < limit) {
+		limit = x->maxsize;
+		*why = "the source size limit (DSOSTORE_SOURCE_MAXSIZE)";
+	}
 	if (x->announced && x->announced < limit) {
 		limit = x->announced;
 		*why = "the size it announced (X-DEBUGINFOD-SIZE)";
@@ -425,8 +429,16 @@ int ds__transfer_start(struct xfer *x, const char *url)
 	}
 	if (cfg->maxtime_s > 0)
 		curl_easy_setopt(x->easy, CURLOPT_TIMEOUT, (long)cfg->maxtime_s);
-	if (cfg->maxsize > 0)
-		curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)cfg->maxsize);
+	/* curl refuses a Content-Length above it before any body byte; what
+	 * has none, or decodes past it, is stopped by on_body(). */
+	{
+		uint64_t max = cfg->maxsize > 0 ? (uint64_t)cfg->maxsize : 0;
+
+		if (x->maxsize && (!max || x->maxsize < max))
+			max = x->maxsize;
+		if (max && max <= INT64_MAX)
+			curl_easy_setopt(x->easy, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)max);
+	}
 	x->started_ns = ds__now_ns();
 	if (curl_multi_add_handle(t->multi, x->easy) != CURLM_OK) {
 		curl_easy_cleanup(x->easy);

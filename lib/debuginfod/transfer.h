@@ -42,6 +42,7 @@ struct xfer {
 	uint64_t elf_need; /* bytes before the ELF's extent can be told */
 	uint64_t extent; /* the ELF's own extent, once known (else 0) */
 	int64_t started_ns;
+	uint64_t maxsize; /* the fetcher's cap of this file (a source's), 0: none */
 	char errbuf[CURL_ERROR_SIZE];
 };
 

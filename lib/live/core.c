@@ -13,6 +13,7 @@
  * first NT_PRSTATUS is the thread that dumped (the one with the signal);
  * NT_SIGINFO, one per core, is its siginfo_t.
  */
+#define _GNU_SOURCE /* qsort_r */
 #include "live.h"
 
 #include <elf.h>
@@ -40,6 +41,7 @@
 
 struct core_seg {
 	uint64_t vaddr, memsz, offset, filesz;
+	uint64_t reach; /* the highest vaddr + filesz of this one and those before it */
 };
 
 struct ds_core {
@@ -69,7 +71,7 @@ struct ds_core {
 
 	/* Strings the modules point at (paths, found files, reasons). */
 	char **strs;
-	size_t nstrs;
+	size_t nstrs, strs_cap;
 };
 
 static uint16_t g16(const struct ds_core *c, const uint8_t *p)
@@ -116,6 +118,33 @@ static size_t file_read(const struct ds_core *c, uint64_t off, void *buf, size_t
 	return ds__pread_upto(c->fd, buf, len, off);
 }
 
+/* The PT_LOAD whose bytes in the file hold addr.  c->loads is sorted by
+ * vaddr (read_headers()): a binary search for the last one starting at or
+ * below addr, then back while one before may still reach it (only in a
+ * made-up core with overlapping segments).  A core has one PT_LOAD per
+ * mapping, tens of thousands of them: a read of its memory must not walk
+ * them all. */
+static const struct core_seg *load_at(const struct ds_core *c, uint64_t a)
+{
+	size_t lo = 0, hi = c->nloads;
+
+	while (lo < hi) { /* the first segment starting above a */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (c->loads[mid].vaddr <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0 && c->loads[lo].reach > a) {
+		const struct core_seg *s = &c->loads[lo];
+
+		if (a - s->vaddr < s->filesz)
+			return s;
+	}
+	return NULL;
+}
+
 DS_API size_t ds_core_read(const struct ds_core *c, uint64_t addr, void *buf, size_t len)
 {
 	size_t done = 0;
@@ -129,12 +158,7 @@ DS_API size_t ds_core_read(const struct ds_core *c, uint64_t addr, void *buf, si
 
 		if (a < addr)
 			break; /* wrapped */
-		for (size_t i = 0; i < c->nloads; i++) {
-			if (a >= c->loads[i].vaddr && a - c->loads[i].vaddr < c->loads[i].filesz) {
-				s = &c->loads[i];
-				break;
-			}
-		}
+		s = load_at(c, a);
 		if (!s)
 			break;
 		in = a - s->vaddr;
@@ -158,7 +182,7 @@ static const char *keep(struct ds_core *c, const char *s, size_t len)
 	d = strndup(s, len);
 	if (!d)
 		return NULL;
-	v = realloc(c->strs, (c->nstrs + 1) * sizeof(*v));
+	v = ds__grow(c->strs, &c->strs_cap, c->nstrs, sizeof(*v));
 	if (!v) {
 		free(d);
 		return NULL;
@@ -169,6 +193,15 @@ static const char *keep(struct ds_core *c, const char *s, size_t len)
 }
 
 /* ------------------------------------------------------------ headers */
+
+static int cmp_seg(const void *a, const void *b)
+{
+	const struct core_seg *x = a, *y = b;
+
+	if (x->vaddr != y->vaddr)
+		return x->vaddr < y->vaddr ? -1 : 1;
+	return x->offset < y->offset ? -1 : x->offset > y->offset;
+}
 
 static int read_headers(struct ds_core *c, char *err, size_t errlen)
 {
@@ -273,7 +306,7 @@ static int read_headers(struct ds_core *c, char *err, size_t errlen)
 					 (unsigned long long)i);
 				return -EBADMSG;
 			}
-			c->loads[c->nloads++] = (struct core_seg){ vaddr, memsz, poff, filesz };
+			c->loads[c->nloads++] = (struct core_seg){ vaddr, memsz, poff, filesz, 0 };
 		} else if (type == PT_NOTE && filesz) {
 			uint8_t *v;
 
@@ -303,6 +336,13 @@ static int read_headers(struct ds_core *c, char *err, size_t errlen)
 	if (!c->notes_len) {
 		snprintf(err, errlen, "no PT_NOTE segment: no threads, no file mappings");
 		return -EBADMSG;
+	}
+	/* The kernel writes them in address order; a made-up core may not. */
+	qsort(c->loads, c->nloads, sizeof(*c->loads), cmp_seg);
+	for (size_t i = 0; i < c->nloads; i++) {
+		uint64_t end = c->loads[i].vaddr + c->loads[i].filesz;
+
+		c->loads[i].reach = i && c->loads[i - 1].reach > end ? c->loads[i - 1].reach : end;
 	}
 	return 0;
 }
@@ -564,10 +604,60 @@ static int cmp_module(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* NT_FILE entries by name, then by their order in the note. */
+static int cmp_entry(const void *a, const void *b, void *arg)
+{
+	const struct nt_file *f = arg;
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	size_t n = f[i].name_len < f[j].name_len ? f[i].name_len : f[j].name_len;
+	int d = memcmp(f[i].name, f[j].name, n);
+
+	if (d)
+		return d;
+	if (f[i].name_len != f[j].name_len)
+		return f[i].name_len < f[j].name_len ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+/* ends[i], for each offset-0 entry i: the end of the file's mapping there
+ * and of its later ones (in the note's order) up to its next offset-0 one.
+ * The entries sorted by name put each file's together: one pass, not one
+ * per entry (a core may name tens of thousands of files). */
+static int module_ends(const struct nt_file *f, size_t nf, uint64_t *ends)
+{
+	size_t *ix = malloc((nf ? nf : 1) * sizeof(*ix));
+	size_t open_at = SIZE_MAX;
+
+	if (!ix)
+		return -ENOMEM;
+	for (size_t i = 0; i < nf; i++)
+		ix[i] = i;
+	qsort_r(ix, nf, sizeof(*ix), cmp_entry, (void *)f);
+	for (size_t k = 0; k < nf; k++) {
+		size_t i = ix[k];
+
+		if (k && (f[i].name_len != f[ix[k - 1]].name_len ||
+			  memcmp(f[i].name, f[ix[k - 1]].name, f[i].name_len)))
+			open_at = SIZE_MAX; /* another file */
+		ends[i] = f[i].end;
+		if (f[i].pgoff == 0)
+			open_at = i;
+		else if (open_at != SIZE_MAX && f[i].end > ends[open_at])
+			ends[open_at] = f[i].end;
+	}
+	free(ix);
+	return 0;
+}
+
 static int find_modules(struct ds_core *c, const struct nt_file *f, size_t nf)
 {
+	uint64_t *ends = malloc((nf ? nf : 1) * sizeof(*ends));
 	size_t cap = 0;
 
+	if (!ends || module_ends(f, nf, ends)) {
+		free(ends);
+		return -ENOMEM;
+	}
 	for (size_t i = 0; i < nf + 1; i++) {
 		struct ds_core_module m = { 0 };
 
@@ -575,17 +665,7 @@ static int find_modules(struct ds_core *c, const struct nt_file *f, size_t nf)
 			if (f[i].pgoff != 0)
 				continue;
 			m.start = f[i].start;
-			m.end = f[i].end;
-			/* The file's later mappings, up to its next offset-0 one. */
-			for (size_t j = i + 1; j < nf; j++) {
-				if (f[j].name_len != f[i].name_len ||
-				    memcmp(f[j].name, f[i].name, f[i].name_len))
-					continue;
-				if (f[j].pgoff == 0)
-					break;
-				if (f[j].end > m.end)
-					m.end = f[j].end;
-			}
+			m.end = ends[i];
 			if (!elf_in_memory(c, m.start, &m))
 				continue;
 			m.path = keep(c, f[i].name, f[i].name_len);
@@ -599,21 +679,26 @@ static int find_modules(struct ds_core *c, const struct nt_file *f, size_t nf)
 				continue;
 			m.path = keep(c, "[vdso]", 6);
 		}
-		if (!m.path)
+		if (!m.path) {
+			free(ends);
 			return -ENOMEM;
+		}
 		if (c->nmods == CORE_MAX_MODULES)
 			break;
 		if (c->nmods == cap) {
 			size_t nc = cap ? 2 * cap : 32;
 			struct ds_core_module *v = realloc(c->mods, nc * sizeof(*v));
 
-			if (!v)
+			if (!v) {
+				free(ends);
 				return -ENOMEM;
+			}
 			c->mods = v;
 			cap = nc;
 		}
 		c->mods[c->nmods++] = m;
 	}
+	free(ends);
 	if (c->nmods)
 		qsort(c->mods, c->nmods, sizeof(*c->mods), cmp_module);
 	return 0;
@@ -656,18 +741,21 @@ DS_API int ds_core_open(const char *path, struct ds_core **out, char *err, size_
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (c->fd < 0 || fstat(c->fd, &st)) {
+	c->fd = ds__open_regular(path);
+	if (c->fd < 0) {
+		int rc = c->fd;
+
+		snprintf(err, errlen, "%s",
+			 rc == -ENOEXEC || rc == -EISDIR ? "not a regular file" : strerror(-rc));
+		ds_core_close(c);
+		return rc == -ENOEXEC || rc == -EISDIR ? -EINVAL : rc;
+	}
+	if (fstat(c->fd, &st)) {
 		int rc = -errno;
 
 		snprintf(err, errlen, "%s", strerror(-rc));
 		ds_core_close(c);
 		return rc;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "not a regular file");
-		ds_core_close(c);
-		return -EINVAL;
 	}
 	c->size = (uint64_t)st.st_size;
 	return core_open(c, out, err, errlen);
@@ -778,6 +866,25 @@ DS_API int ds_core_use_file(struct ds_core *c, const char *path)
 	return -ENOENT;
 }
 
+/* A path the core names that is there but no regular file (a FIFO, a
+ * device...) is never opened (ds__open_regular()); say so, since the
+ * file is then looked for elsewhere or missing.  stat() does not block. */
+static void warn_not_regular(struct ds_context *ctx, const char *path)
+{
+	struct stat st;
+	const char *kind;
+
+	if (path[0] != '/' || stat(path, &st) != 0 || S_ISREG(st.st_mode))
+		return;
+	kind = S_ISFIFO(st.st_mode)  ? "a FIFO"
+	       : S_ISSOCK(st.st_mode) ? "a socket"
+	       : S_ISCHR(st.st_mode)  ? "a character device"
+	       : S_ISBLK(st.st_mode)  ? "a block device"
+	       : S_ISDIR(st.st_mode)  ? "a directory"
+				      : "not a regular file";
+	ds_warn(ctx, "%s: %s, not the file that was mapped: not opened", path, kind);
+}
+
 DS_API int ds_core_find_files(struct ds_core *c, struct ds_store *store,
 			      const struct ds_fetch_opts *opts)
 {
@@ -804,6 +911,8 @@ DS_API int ds_core_find_files(struct ds_core *c, struct ds_store *store,
 		char *found = NULL;
 
 		of[i] = SIZE_MAX;
+		if (!m->vdso)
+			warn_not_regular(ctx, m->path);
 		if (!m->build_id.size || m->vdso)
 			continue;
 		if (!m->dso) {

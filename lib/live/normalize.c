@@ -422,9 +422,9 @@ static int read_maps_query(struct ds_normalizer *n, struct snapshot *s)
 	int fd, err = 0;
 
 	snprintf(path, sizeof(path), "%s/maps", n->proc);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = ds__open_regular(path);
 	if (fd < 0)
-		return -errno;
+		return fd;
 	for (;;) {
 		unsigned char bid[DS_BUILD_ID_MAX];
 		struct ds_procmap_query q = {
@@ -670,7 +670,9 @@ static void file_resolve(struct ds_normalizer *n, const struct nmap *m, struct n
 
 	f->bid = m->kbid;
 	snprintf(mf, sizeof(mf), "%s/map_files/%" PRIx64 "-%" PRIx64, n->proc, m->start, m->end);
-	fd = open(mf, O_RDONLY | O_CLOEXEC);
+	/* A mapping may be of a device or a FIFO's inode: only regular
+	 * files are opened (ds__open_regular()). */
+	fd = ds__open_regular(mf);
 	if (fd >= 0 && !same_file(fd, m)) {
 		close(fd);
 		fd = -1;
@@ -682,7 +684,7 @@ static void file_resolve(struct ds_normalizer *n, const struct nmap *m, struct n
 			rp = strdup(m->name);
 		else if (asprintf(&rp, "%s/root%s", n->proc, m->name) < 0)
 			rp = NULL;
-		rfd = rp ? open(rp, O_RDONLY | O_CLOEXEC) : -1;
+		rfd = rp ? ds__open_regular(rp) : -1;
 		if (rfd >= 0 && same_file(rfd, m))
 			dso_path = rp;
 		if (rfd >= 0 && (fd >= 0 || !dso_path)) {

@@ -43,39 +43,29 @@ struct stack_call {
 	const volatile int *cancel;
 	struct proc_dso *pdsos;
 	size_t npdsos;
+	void **images; /* modules' bytes read from the core (the vDSO's) */
+	size_t nimages;
 };
 
 /* ----------------------------------------- libdwfl's files from the store */
 
 static __thread struct stack_call *cur_call;
 
-/* The core's module of a libdwfl module, by build ID. */
+/* The core's module of a libdwfl module: its userdata (report_core()
+ * reports each one with it). */
 static const struct ds_core_module *core_module_of(Dwfl_Module *mod)
 {
-	const struct ds_core_module *mods;
-	const unsigned char *bits;
-	GElf_Addr vaddr;
-	struct ds_build_id bid = { 0 };
-	int len;
-	size_t n;
+	void **ud = NULL;
 
 	if (!cur_call || !cur_call->core)
 		return NULL;
-	len = dwfl_module_build_id(mod, &bits, &vaddr);
-	if (len <= 0 || len > DS_BUILD_ID_MAX)
-		return NULL;
-	bid.size = (uint8_t)len;
-	memcpy(bid.data, bits, (size_t)len);
-	n = ds_core_modules(cur_call->core, &mods);
-	for (size_t i = 0; i < n; i++)
-		if (ds_build_id_equal(&mods[i].build_id, &bid))
-			return &mods[i];
-	return NULL;
+	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	return ud ? *ud : NULL;
 }
 
 static int open_answer(const char *path, char **name_out)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = ds__open_regular(path);
 
 	if (fd >= 0 && name_out) {
 		*name_out = strdup(path);
@@ -87,6 +77,34 @@ static int open_answer(const char *path, char **name_out)
 	return fd;
 }
 
+/* The vDSO's ELF image, whole in the core's memory (the kernel dumps it):
+ * read into a buffer that lives until the backtrace ends.  NULL if the
+ * core lacks any of it. */
+#define CORE_IMAGE_MAX (1u << 20)
+static Elf *image_from_core(const struct ds_core_module *m)
+{
+	uint64_t len = m->end - m->start;
+	void **v, *buf;
+	Elf *elf;
+
+	if (m->end <= m->start || len > CORE_IMAGE_MAX)
+		return NULL;
+	v = realloc(cur_call->images, (cur_call->nimages + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	cur_call->images = v;
+	buf = malloc((size_t)len);
+	if (!buf)
+		return NULL;
+	if (ds_core_read(cur_call->core, m->start, buf, (size_t)len) < len ||
+	    !(elf = elf_memory(buf, (size_t)len))) {
+		free(buf);
+		return NULL;
+	}
+	cur_call->images[cur_call->nimages++] = buf;
+	return elf;
+}
+
 /* A module's file: the one ds_core_find_files() verified (or
  * ds_core_use_file() was given).  libdwfl checks the build ID of what it
  * gets. */
@@ -96,10 +114,18 @@ static int store_find_elf(Dwfl_Module *mod, void **userdata, const char *modname
 	const struct ds_core_module *m = core_module_of(mod);
 
 	*elfp = NULL;
-	if (m && m->file)
+	if (!m)
+		return -1;
+	if (m->file)
 		return open_answer(m->file, file_name);
-	/* Nothing from the store: libdwfl builds the vDSO (and any module
-	 * the core holds whole) from the core's memory. */
+	if (m->vdso) {
+		*elfp = image_from_core(m);
+		return -1;
+	}
+	/* No build ID to find it by: the file at the path, as libdwfl would
+	 * have taken it (a regular file only, opened by us). */
+	if (!m->build_id.size && m->path[0] == '/')
+		return open_answer(m->path, file_name);
 	return -1;
 }
 
@@ -402,6 +428,41 @@ static int walk_setup(struct thread_walk *w, Dwfl *dwfl, const struct ds_stack_o
 	return w->frames ? 0 : -ENOMEM;
 }
 
+/* The core's modules, as lib/live/core.c found them (NT_FILE and the
+ * vDSO), reported to libdwfl by address and build ID, each with its
+ * ds_core_module as userdata; their files come from store_find_elf().
+ * Not dwfl_core_file_report(): libdwfl would open() every path the core
+ * names itself (NT_FILE's, the link map's), blocking for ever on a FIFO
+ * (elfutils 0.188, dwfl_segment_report_module.c and link_map.c), and
+ * take whatever file is there without our checks. */
+static int report_core(Dwfl *dwfl, const struct ds_core *core, char *err, size_t errlen)
+{
+	const struct ds_core_module *mods;
+	size_t n = ds_core_modules(core, &mods);
+
+	for (size_t i = 0; i < n; i++) {
+		const struct ds_core_module *m = &mods[i];
+		Dwfl_Module *mod;
+		void **ud = NULL;
+
+		mod = dwfl_report_module(dwfl, m->path, m->start, m->end);
+		if (!mod) {
+			snprintf(err, errlen, "%s: %s", m->path, dwfl_errmsg(-1));
+			return -ENOMEM;
+		}
+		dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+		if (!ud || *ud)
+			continue; /* (the same module twice: the first stays) */
+		*ud = (void *)m;
+		/* libdwfl checks the file find_elf gives against it. */
+		if (m->build_id.size &&
+		    dwfl_module_report_build_id(mod, m->build_id.data, m->build_id.size,
+						m->build_id_addr) != 0)
+			dwfl_module_report_build_id(mod, m->build_id.data, m->build_id.size, 0);
+	}
+	return 0;
+}
+
 DS_API int ds_core_backtrace(struct ds_core *core, struct ds_store *store,
 			     const struct ds_stack_opts *opts, ds_stack_thread_fn fn, void *user,
 			     char *err, size_t errlen)
@@ -436,13 +497,9 @@ DS_API int ds_core_backtrace(struct ds_core *core, struct ds_store *store,
 	}
 	w.dwfl = dwfl;
 	dwfl_report_begin(dwfl);
-	/* No executable: find_elf answers every module, the main program's
-	 * file as ds_core_use_file() was given it. */
-	if (dwfl_core_file_report(dwfl, elf, NULL) < 0) {
-		snprintf(err, errlen, "dwfl_core_file_report: %s", dwfl_errmsg(-1));
-		rc = -EBADMSG;
+	rc = report_core(dwfl, core, err, errlen);
+	if (rc)
 		goto out;
-	}
 	dwfl_report_end(dwfl, NULL, NULL);
 	if (dwfl_core_file_attach(dwfl, elf) < 0) {
 		snprintf(err, errlen, "dwfl_core_file_attach: %s", dwfl_errmsg(-1));
@@ -459,6 +516,9 @@ out:
 	cur_call = NULL;
 	dwfl_end(dwfl);
 	elf_end(elf);
+	for (size_t i = 0; i < call.nimages; i++)
+		free(call.images[i]);
+	free(call.images);
 	free(w.frames);
 	return rc;
 }

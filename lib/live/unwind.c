@@ -58,7 +58,7 @@ static int finder_open(Dwfl_Module *mod, void **userdata, const char *hint,
 		free(path); /* the binary has its own debug sections */
 		return -1;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = ds__open_regular(path);
 	if (fd < 0) {
 		free(path);
 		return -1;
@@ -230,7 +230,7 @@ static struct uw_file *file_of(struct ds__unwind *u, uint32_t key, const char *p
 	f->key = key;
 	f->next = *head;
 	*head = f;
-	fd = path ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+	fd = path ? ds__open_regular(path) : -1;
 	if (fd < 0)
 		return f;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);

@@ -255,6 +255,53 @@ for kind in gzipbomb deflatebomb gzipbomb-nosize; do
 	case_end
 done
 
+# A source file is capped far below a debuginfo (64 MiB by default,
+# DSOSTORE_SOURCE_MAXSIZE): a Content-Length past the cap is refused before
+# the body, a body without an honest one is stopped as it passes the cap;
+# nothing is cached, and the server sees the client leave long before the
+# end (its log: bytes handed to the socket, "aborted").
+src_sent() # the last request's "bytes status" from s1's log
+{
+	awk '$3 ~ "/source/" { b = $5; st = $7 } END { print b, st }' "$tmp/s1.log"
+}
+case_begin "source of 64 MiB over a 1 MiB cap (Content-Length)"
+fault "$A:pad=67108864"
+DSOSTORE_SOURCE_MAXSIZE=1048576 fetch --source "$S/src/ok.c" "$A"
+expect_rc 1
+expect_err "$U1: $A/source.* announced past the source size limit .*, 1048576 bytes; not fetched"
+expect_nothing "$A"
+ctl idle >/dev/null
+read -r sent status < <(src_sent)
+[ "$status" = aborted ] && [ "${sent:-0}" -lt 67108864 ] ||
+	fail "the server sent $sent bytes ($status): the transfer was not stopped"
+case_end
+
+case_begin "source of 1 GiB: the default cap"
+fault "$A:pad=1073741824"
+fetch --source "$S/src/ok.c" "$A"
+expect_rc 1
+expect_err "announced past the source size limit .*, 67108864 bytes; not fetched"
+expect_nothing "$A"
+expect_ms_below 10000 "a 1 GiB source"
+case_end
+
+case_begin "source decoding past a 1 MiB cap (gzip, no size announced)"
+fault "$A:gzipbomb-nosize=67108864"
+DSOSTORE_SOURCE_MAXSIZE=1048576 fetch --source "$S/src/ok.c" "$A"
+expect_rc 1
+expect_err "$A/source.* decodes past the source size limit"
+expect_nothing "$A"
+case_end
+
+case_begin "source under the cap"
+fault "$A:pad=1000"
+DSOSTORE_SOURCE_MAXSIZE=1048576 fetch --source "$S/src/ok.c" "$A"
+expect_rc 0
+f=$(awk '{ print $2 }' "$T/out")
+[ "$(stat -c %s "$f" 2>/dev/null)" = $(($(stat -c %s "$S/src/ok.c") + 1000)) ] ||
+	fail "cached '$f' is not the served file and its 1000 bytes of padding"
+case_end
+
 # ------------------------------------------ 4. local errors told as they are
 
 case_begin "20 MB of response headers"

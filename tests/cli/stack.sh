@@ -9,7 +9,8 @@
 # ID and its address, path), `eu-stack -i -s --core` for every frame of
 # every thread (function and file:line), gdb's `thread apply all bt` for
 # the frames in our programs (function and file:line).  Then: one batch
-# (requests counted in dsserver's log), a core whose files are gone, a
+# (requests counted in dsserver's log), a core whose files are gone, one
+# whose program's path is now a FIFO, a made-up one naming 40000 files, a
 # truncated core, a core with a lying NT_FILE (the path names another
 # build), and `stack -p` against `eu-stack -p`.
 set -u
@@ -364,6 +365,50 @@ DEBUGINFOD_URLS= "$DSOSTORE" stack --no-progress --core "$tmp/gone.core" >"$tmp/
 grep -q "^missing .*libcrash.so" "$tmp/gone.err" || fail "libcrash.so not named: $(cat "$tmp/gone.err")"
 ! grep -qE 'Sanitizer|runtime error' "$tmp/gone.err" || fail "sanitizer"
 mv "$tmp/gone/libcrash.so" "$tmp/bin/"
+tl_case_end
+
+tl_case fifo-at-path
+# The program ran from a copy of its binary, which is then replaced by a
+# FIFO at the same path (no writer: an open() of it blocks for ever, as
+# eu-stack's does, libdwfl opening NT_FILE's path itself).  The FIFO is
+# never opened: a warning names it, the executable comes from the server
+# by build ID, and the frames are those of the same crash run from
+# bin/.  (timeout: a hang guard, not a measure.)
+mkdir -p "$tmp/fifo"
+cp "$tmp/bin/segv" "$tmp/fifo/segv"
+crash fifo "$tmp/fifo/segv"
+rm "$tmp/fifo/segv"
+mkfifo "$tmp/fifo/segv"
+rm -rf "$tmp/cache"
+rc=0
+timeout 60 "$DSOSTORE" stack --no-progress --core "$tmp/fifo.core" >"$tmp/fifo.out" 2>"$tmp/fifo.err" || rc=$?
+[ "$rc" != 124 ] || fail "hung (killed after 60 s)"
+[ "$rc" = 0 ] || fail "exit $rc: $(cat "$tmp/fifo.err")"
+grep -q "^dsostore: $tmp/fifo/segv: a FIFO, not the file that was mapped: not opened$" "$tmp/fifo.err" ||
+	fail "no warning naming the FIFO: $(cat "$tmp/fifo.err")"
+grep -q "executables found    1" "$tmp/fifo.err" || fail "executable not fetched: $(cat "$tmp/fifo.err")"
+diff <(frames "$tmp/segv.out" | cut -d' ' -f2-) <(frames "$tmp/fifo.out" | cut -d' ' -f2-) >"$tmp/fifo.diff" ||
+	fail "frames differ from the same crash's: $(cat "$tmp/fifo.diff")"
+! grep -qE 'Sanitizer|runtime error' "$tmp/fifo.err" || fail "sanitizer"
+rm "$tmp/fifo/segv"
+tl_case_end
+
+tl_case many-files
+# A made-up core naming 40000 NT_FILE entries (20000 files, two mappings
+# and two PT_LOADs each, as the kernel writes a library's): every module,
+# its extent (both mappings), build ID and its address, as the generator
+# laid them out.  How the time grows with the entries is
+# bench/bench_core_files.sh's to measure (timeout: a hang guard only).
+python3 "$DS_SRC/tests/gen/ntfile_core.py" 40000 "$tmp/many.core" "$tmp/many.want"
+rc=0
+DEBUGINFOD_URLS= timeout 300 "$DSOSTORE" stack --no-progress -q --list-modules --core "$tmp/many.core" \
+	>"$tmp/many.got" 2>"$tmp/many.err" || rc=$?
+[ "$rc" = 1 ] || fail "exit $rc (want 1: every module missing): $(tail -3 "$tmp/many.err")"
+[ "$(wc -l <"$tmp/many.got")" = 20000 ] || fail "$(wc -l <"$tmp/many.got") modules (want 20000)"
+cmp -s "$tmp/many.want" "$tmp/many.got" ||
+	fail "modules differ: $(diff "$tmp/many.want" "$tmp/many.got" | head -5)"
+! grep -qE 'Sanitizer|runtime error' "$tmp/many.err" || fail "sanitizer"
+rm -f "$tmp/many.core"
 tl_case_end
 
 tl_case truncated
