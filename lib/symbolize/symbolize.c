@@ -564,6 +564,98 @@ int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned 
 	return found;
 }
 
+void ds__sym_batch_reasons(struct ds_sym_batch *b, int di_err)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		struct ds_sym_answer *a = &b->ans[i];
+
+		a->debuginfo_error = 0;
+		if (a->status == DS_SYM_OUTSIDE) {
+			a->reason = DS_SYM_REASON_OUTSIDE;
+		} else if (di_err) {
+			a->reason = DS_SYM_REASON_NO_DEBUGINFO;
+			a->debuginfo_error = di_err;
+		} else {
+			a->reason = a->status == DS_SYM_FOUND	    ? DS_SYM_REASON_NONE
+				    : a->status == DS_SYM_ERROR ? DS_SYM_REASON_ERROR
+								: DS_SYM_REASON_NO_SYMBOL;
+		}
+	}
+}
+
+static bool put_frame(struct ds_sym_batch *b, struct ds_frame f)
+{
+	if (b->nframes == b->frame_cap) {
+		size_t cap = b->frame_cap ? 2 * b->frame_cap : 64;
+
+		if (!grow((void **)&b->frames, cap, sizeof(*b->frames)))
+			return false;
+		b->frame_cap = cap;
+	}
+	if (f.function && !(f.function = arena_strdup(&b->strings, f.function, f.function_len)))
+		return false;
+	if (f.file && !(f.file = arena_strdup(&b->strings, f.file, f.file_len)))
+		return false;
+	b->frames[b->nframes++] = f;
+	return true;
+}
+
+int ds__sym_batch_put(struct ds_sym_batch *b, size_t i, const struct ds_sym_answer *a,
+		      const char *module)
+{
+	struct ds_sym_answer c = *a;
+	size_t first = b->nframes;
+
+	c.frames = NULL;
+	c.module = NULL;
+	b->first[i] = first;
+	if (module && !(c.module = arena_strdup(&b->strings, module, strlen(module))))
+		goto nomem;
+	for (uint32_t k = 0; k < a->nframes; k++)
+		if (!put_frame(b, a->frames[k]))
+			goto nomem;
+	b->ans[i] = c;
+	return 0;
+nomem:
+	b->nframes = first;
+	answer_error(&b->ans[i], a->addr, -ENOMEM);
+	b->ans[i].reason = DS_SYM_REASON_ERROR;
+	return -ENOMEM;
+}
+
+void ds__sym_batch_done(struct ds_sym_batch *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		b->ans[i].frames = b->ans[i].nframes ? b->frames + b->first[i] : NULL;
+}
+
+DS_API const char *ds_sym_reason_name(enum ds_sym_reason r)
+{
+	switch (r) {
+	case DS_SYM_REASON_NONE:
+		return "found";
+	case DS_SYM_REASON_NO_SYMBOL:
+		return "no symbol at this address";
+	case DS_SYM_REASON_NO_DEBUGINFO:
+		return "no debuginfo";
+	case DS_SYM_REASON_OUTSIDE:
+		return "outside every loadable segment";
+	case DS_SYM_REASON_UNMAPPED:
+		return "in no mapping of the process";
+	case DS_SYM_REASON_ANON:
+		return "anonymous memory";
+	case DS_SYM_REASON_NO_BUILD_ID:
+		return "no build ID";
+	case DS_SYM_REASON_KERNEL:
+		return "a kernel address";
+	case DS_SYM_REASON_JIT:
+		return "JIT code";
+	case DS_SYM_REASON_ERROR:
+		return "error";
+	}
+	return "?";
+}
+
 /* s copied to *p (moved past it); NULL stays NULL. */
 static const char *move_string(char **p, const char *s)
 {
