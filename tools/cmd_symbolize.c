@@ -220,6 +220,12 @@ static void print_json(struct out *ob, const struct opts *o, const char *module,
 	out_hex(ob, addr, 0);
 	out_lit(ob, "\",\"ModuleName\":");
 	out_json(ob, module ? module : "");
+	/* Why an address is not named, or named from the binary's own
+	 * symbols alone (docs/symbolization.md, "Reasons"). */
+	if (r && r->reason != DS_SYM_REASON_NONE) {
+		out_lit(ob, ",\"Reason\":");
+		out_json(ob, ds_sym_reason_name(r->reason));
+	}
 	if (error) {
 		out_lit(ob, ",\"Error\":{\"Message\":");
 		out_json(ob, error);
@@ -583,7 +589,9 @@ struct item {
 	size_t jit; /* a live process's JIT code: its perf map name; SIZE_MAX: none */
 	uint32_t group; /* dso's place in the block's groups */
 	bool kernel; /* a kernel address (dso NULL) */
+	bool path; /* the line named a file, not a build ID */
 	int err; /* the answer's error, where answers wait (see answer_block) */
+	const char *bad; /* path: what is wrong with the file (bad_file()); NULL */
 };
 
 /* Open addressing over DSO pointers: each distinct DSO of a block once,
@@ -848,9 +856,8 @@ static void read_one(const struct opts *o, struct batch *b, struct ds_store *sto
 		return;
 	it = new_item(b);
 	it->addr = addr;
-	if ((kind == DS_SYM_LINE_PATH && !strncmp(key, "pid:", 4)) ||
-	    (kind == DS_SYM_LINE_ADDR && o->pid)) {
-		add_pid_item(o, b, store, it, kind == DS_SYM_LINE_PATH ? key : NULL, lineno);
+	if (kind == DS_SYM_LINE_PATH && !strncmp(key, "pid:", 4)) { /* (--pid: run_pid()) */
+		add_pid_item(o, b, store, it, key, lineno);
 		return;
 	}
 	if (kind == DS_SYM_LINE_BUILD_ID || kind == DS_SYM_LINE_PATH) {
@@ -859,6 +866,7 @@ static void read_one(const struct opts *o, struct batch *b, struct ds_store *sto
 		int err = d ? 0 : -errno;
 
 		it->module = text_add(b, key, strlen(key));
+		it->path = kind == DS_SYM_LINE_PATH;
 		if (d) {
 			it->group = set_add(&b->cur, d);
 			it->dso = d;
@@ -874,6 +882,29 @@ static void read_one(const struct opts *o, struct batch *b, struct ds_store *sto
 	it->module = text_add(b, line, strlen(line));
 	it->error = text_printf(b, "line %zu: expected \"BUILD-ID ADDR\" or \"PATH ADDR\" (hex)",
 				lineno);
+}
+
+/* What is wrong with the file at path, for a user to act on; NULL when it
+ * is an ELF file (with or without a build ID).  key: path came from a
+ * stream line, where it may have been meant as a build ID. */
+static const char *bad_file(const char *path, bool key)
+{
+	struct ds_build_id bid;
+	int err = ds_build_id_read_file(path, &bid);
+
+	switch (err) {
+	case 0:
+	case -ENODATA:
+		return NULL;
+	case -ENOENT:
+		return key ? "not a build ID (hex), and no such file" : "no such file";
+	case -EISDIR:
+		return "a directory, not an ELF file";
+	case -ENOEXEC:
+		return "not an ELF file";
+	default:
+		return ds_strerror(err);
+	}
 }
 
 /* The message of a failed answer for addr (as given). */
@@ -981,8 +1012,14 @@ static void format_item(struct out *ob, const struct opts *o, const struct batch
 		       it->error != SIZE_MAX ? b->text + it->error : "bad line");
 	} else if (a->error) {
 		it->err = a->error;
-		failure(a->error, it->addr, msg, sizeof(msg));
-		answer(ob, o, module, shown, NULL, msg);
+		/* A file that is none, or no ELF: say that, not "no symbols". */
+		if (it->path && (a->error == -ENOENT || a->error == -ENODATA))
+			it->bad = bad_file(module, true);
+		if (it->bad)
+			snprintf(msg, sizeof(msg), "%s", it->bad);
+		else
+			failure(a->error, it->addr, msg, sizeof(msg));
+		answer(ob, o, module, shown, a, msg);
 	} else if (b->binutils) {
 		answer_binutils(ob, o, module, shown, a);
 	} else {
@@ -1017,7 +1054,10 @@ static int tell(const struct opts *o, struct batch *b, const struct item *it)
 	}
 	if (!it->err)
 		return 0;
-	failure(it->err, it->addr, msg, sizeof(msg));
+	if (it->bad)
+		snprintf(msg, sizeof(msg), "%s", it->bad);
+	else
+		failure(it->err, it->addr, msg, sizeof(msg));
 	if (o->exe && (it->err == -ENOENT || it->err == -ENODATA)) {
 		/* addr2line mode: say it once, answer "??" for all. */
 		if (!b->said_no_symbols)
@@ -1119,7 +1159,17 @@ static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, i
 	char *line;
 	size_t len;
 	int status = 0, kind;
+	const char *bad;
 
+	/* As addr2line: a file that is missing, a directory or no ELF file
+	 * is an error before any address (nothing on stdout, exit 1).
+	 * (dsostore addr2line checked it already, in binutils' words.) */
+	if (!o->kernel && !o->quiet && (bad = bad_file(o->exe, false))) {
+		cli_error("%s: %s", o->exe, bad);
+		ds_dso_put(dso);
+		free(rd);
+		return 1;
+	}
 	if ((!dso && !o->kernel) || !rd) {
 		cli_error("%s: %s", o->exe, ds_strerror(-errno));
 		free(rd);
@@ -1161,6 +1211,150 @@ static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, i
 	ds_dso_put(dso);
 	a2l_symbols_close();
 	a2l_renamed_free();
+	return status;
+}
+
+/* ------------------------------------------------------------ --pid
+ *
+ * Bare addresses of one live process: a block of them at a time goes to
+ * ds_symbolize_pid(), which normalizes, groups them by DSO and answers in
+ * input order with a reason for each. */
+
+/* What stderr says of answer a of address addr, or NULL: nothing wrong. */
+static const char *pid_failure(const struct ds_sym_answer *a, uint64_t addr, char *msg,
+			       size_t len)
+{
+	switch (a->reason) {
+	case DS_SYM_REASON_NONE:
+	case DS_SYM_REASON_NO_SYMBOL:
+	case DS_SYM_REASON_JIT:
+		return NULL;
+	case DS_SYM_REASON_NO_DEBUGINFO:
+		if (a->status == DS_SYM_FOUND)
+			return NULL; /* named from the binary's symbols */
+		if (a->status == DS_SYM_NOT_FOUND) /* nor in those */
+			snprintf(msg, len, "0x%" PRIx64 ": no symbol here, and no debuginfo (%s)",
+				 addr, ds_strerror(a->debuginfo_error));
+		else
+			snprintf(msg, len, "0x%" PRIx64 ": no debuginfo or symbols found (%s)",
+				 addr, ds_strerror(a->debuginfo_error));
+		return msg;
+	case DS_SYM_REASON_ERROR:
+		snprintf(msg, len, "0x%" PRIx64 ": %s", addr, ds_strerror(a->error));
+		return msg;
+	default:
+		snprintf(msg, len, "0x%" PRIx64 ": %s", addr, ds_sym_reason_name(a->reason));
+		return msg;
+	}
+}
+
+/* The block's addresses (bad[i]: line i was no address) answered in order. */
+static int answer_pid_block(const struct opts *o, struct ds_store *store,
+			    struct ds_sym_batch *sym, const uint64_t *addrs, const bool *bad,
+			    const size_t *lineno, size_t n, struct out *out)
+{
+	char pidname[32], msg[256];
+	const struct ds_sym_answer *ans;
+	size_t na;
+	int rc, status = 0;
+
+	snprintf(pidname, sizeof(pidname), "pid:%d", o->pid);
+	rc = ds_symbolize_pid(store, o->pid, addrs, n, sym_flags(o), sym);
+	ans = ds_sym_batch_answers(sym, &na);
+	if (na != n) { /* no answers: -ENOMEM, -EINVAL */
+		cli_error("%s: %s", pidname, ds_strerror(rc < 0 ? rc : -EINVAL));
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct ds_sym_answer *a = &ans[i];
+		const char *module = a->module ? a->module : pidname, *why;
+		bool miss;
+
+		if (bad[i]) {
+			answer(out, o, "", addrs[i], NULL, "not a hexadecimal address");
+			cli_error("line %zu: not a hexadecimal address", lineno[i]);
+			status = 1;
+			continue;
+		}
+		why = pid_failure(a, addrs[i], msg, sizeof(msg));
+		/* A miss in the binary's own symbols (no debuginfo): the "??"
+		 * answer, said on stderr, exit 0 as any miss.  An unmapped
+		 * address, anonymous memory, a kernel address, an error: an
+		 * error answer, exit 1. */
+		miss = a->status == DS_SYM_NOT_FOUND && a->reason == DS_SYM_REASON_NO_DEBUGINFO;
+		answer(out, o, module, addrs[i], a, miss ? NULL : why);
+		if (why) {
+			cli_error("%s: %s", module, why);
+			status |= !miss;
+		}
+		if (out->len >= OUT_FLUSH)
+			out_flush(out);
+	}
+	return status;
+}
+
+/* A block of --pid's addresses, answered when full. */
+struct pid_block {
+	uint64_t addrs[CHUNK_LINES];
+	bool bad[CHUNK_LINES];
+	size_t lineno[CHUNK_LINES];
+	size_t n;
+	struct ds_sym_batch *sym;
+};
+
+static int pid_flush(const struct opts *o, struct ds_store *store, struct pid_block *pb,
+		     struct out *out)
+{
+	int status = pb->n ? answer_pid_block(o, store, pb->sym, pb->addrs, pb->bad,
+					      pb->lineno, pb->n, out)
+			   : 0;
+
+	pb->n = 0;
+	return status;
+}
+
+/* One address given or read (kind: next_line()'s) into the block. */
+static int pid_add(const struct opts *o, struct ds_store *store, struct pid_block *pb,
+		   int kind, const char *line, size_t len, size_t lineno, struct out *out)
+{
+	size_t i = pb->n++;
+
+	pb->bad[i] = kind != LINE_OK || !parse_addr(line, len, &pb->addrs[i]);
+	if (pb->bad[i])
+		pb->addrs[i] = 0;
+	pb->lineno[i] = lineno;
+	return pb->n == CHUNK_LINES ? pid_flush(o, store, pb, out) : 0;
+}
+
+static int run_pid(const struct opts *o, struct ds_store *store, char **args, int nargs,
+		   struct out *out)
+{
+	struct reader *rd = calloc(1, sizeof(*rd));
+	struct pid_block *pb = calloc(1, sizeof(*pb));
+	uint64_t blank;
+	char *line;
+	size_t len;
+	int status = 0, kind;
+
+	if (!rd || !pb || !(pb->sym = ds_sym_batch_new()))
+		oom();
+	rd->out = out;
+	for (int i = 0; i < nargs; i++)
+		status |= pid_add(o, store, pb, LINE_OK, args[i], strlen(args[i]), (size_t)i + 1,
+				  out);
+	/* Else stdin's lines, answered before a read that would wait: a
+	 * peer waiting for its answers gets them. */
+	while (!nargs && (kind = next_line(rd, &line, &len, pb->n > 0)) != LINE_EOF) {
+		if (kind == LINE_WAIT)
+			status |= pid_flush(o, store, pb, out);
+		else if (kind == LINE_TOO_LONG ||
+			 ds_sym_parse_line(line, len, NULL, 0, NULL, &blank) != DS_SYM_LINE_EMPTY)
+			status |= pid_add(o, store, pb, kind, line, len, rd->lineno, out);
+	}
+	status |= pid_flush(o, store, pb, out);
+	ds_sym_batch_free(pb->sym);
+	free(pb);
+	free(rd);
 	return status;
 }
 
@@ -1432,6 +1626,7 @@ static int cmd_symbolize(int argc, char **argv)
 		return 2;
 	}
 	status = o.exe || o.kernel ? run_exe(&o, store, addrs, naddrs, &out)
+		 : o.pid	   ? run_pid(&o, store, addrs, naddrs, &out)
 				   : run_stream(&o, store, batch, &out, addrs, naddrs);
 	out_flush(&out);
 	free(out.buf);
