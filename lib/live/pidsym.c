@@ -36,7 +36,8 @@ static int put_plain(struct ds_sym_batch *b, size_t i, const struct ds_norm_addr
 	struct ds_frame jit = { 0 };
 	struct ds_sym_answer a = { .addr = o->addr, .status = DS_SYM_NOT_FOUND };
 
-	switch (o->reason) {
+	/* (A JIT answer always has its name; without one, it is anonymous.) */
+	switch (o->reason == DS_NORM_JIT && !o->jit_name ? DS_NORM_ANON : o->reason) {
 	case DS_NORM_UNMAPPED:
 		a.status = DS_SYM_OUTSIDE;
 		a.error = -ERANGE;
