@@ -592,6 +592,9 @@ struct item {
 	bool path; /* the line named a file, not a build ID */
 	int err; /* the answer's error, where answers wait (see answer_block) */
 	const char *bad; /* path: what is wrong with the file (bad_file()); NULL */
+	/* Not named, and the DSO's debuginfo was not found: why (its
+	 * answer's debuginfo_error); 0 otherwise. */
+	int nodebug;
 };
 
 /* Open addressing over DSO pointers: each distinct DSO of a block once,
@@ -630,6 +633,8 @@ struct batch {
 	bool section; /* binutils -j */
 	uint64_t sec_vma, sec_size;
 	bool said_no_symbols; /* -e: said once, "??" for every line */
+	/* By group: said of the block's DSO that its debuginfo is missing. */
+	bool *said_nodebug;
 };
 
 static void set_init(struct dso_set *s, size_t max)
@@ -689,11 +694,12 @@ static void batch_init(struct batch *b, bool exe, size_t max_items, size_t max_d
 	b->items = calloc(max_items, sizeof(*b->items));
 	b->text = malloc(CHUNK_TEXT);
 	b->groups = calloc(max_dsos, sizeof(*b->groups));
+	b->said_nodebug = calloc(max_dsos, sizeof(*b->said_nodebug));
 	b->gstart = calloc(max_dsos + 1, sizeof(*b->gstart));
 	b->order = calloc(max_items, sizeof(*b->order));
 	b->addrs = calloc(max_items, sizeof(*b->addrs));
 	b->sym = ds_sym_batch_new();
-	if (!b->items || !b->text || !b->groups || !b->gstart || !b->order || !b->addrs || !b->sym)
+	if (!b->items || !b->text || !b->groups || !b->said_nodebug || !b->gstart || !b->order || !b->addrs || !b->sym)
 		oom();
 	if (!exe) {
 		b->span = calloc(2 * max_items, sizeof(*b->span));
@@ -711,6 +717,7 @@ static void batch_release(struct batch *b)
 	free(b->items);
 	free(b->text);
 	free(b->groups);
+	free(b->said_nodebug);
 	free(b->gstart);
 	free(b->order);
 	free(b->addrs);
@@ -1021,8 +1028,14 @@ static void format_item(struct out *ob, const struct opts *o, const struct batch
 			failure(a->error, it->addr, msg, sizeof(msg));
 		answer(ob, o, module, shown, a, msg);
 	} else if (b->binutils) {
+		it->nodebug = !a->nframes && a->reason == DS_SYM_REASON_NO_DEBUGINFO
+				      ? a->debuginfo_error
+				      : 0;
 		answer_binutils(ob, o, module, shown, a);
 	} else {
+		it->nodebug = !a->nframes && a->reason == DS_SYM_REASON_NO_DEBUGINFO
+				      ? a->debuginfo_error
+				      : 0;
 		answer(ob, o, module, it->shown ? it->shown : a->addr ? a->addr : it->addr, a, NULL);
 	}
 }
@@ -1051,6 +1064,14 @@ static int tell(const struct opts *o, struct batch *b, const struct item *it)
 
 		cli_error("%s", m != SIZE_MAX ? b->text + m : "bad line");
 		return 1;
+	}
+	if (!it->err && it->nodebug && !b->said_nodebug[it->group]) {
+		/* Not named for want of debuginfo: said once per DSO and
+		 * block, a miss as any other (exit 0). */
+		b->said_nodebug[it->group] = true;
+		cli_error("%s: no debuginfo (%s): addresses its own symbols do not hold are "
+			  "not named",
+			  module_of(o, b, it), ds_strerror(it->nodebug));
 	}
 	if (!it->err)
 		return 0;
@@ -1146,6 +1167,8 @@ static int answer_block(const struct opts *o, struct batch *b)
 	}
 	b->n = 0;
 	b->used = 0;
+	if (!b->exe) /* (-e: said once a run) */
+		memset(b->said_nodebug, 0, ng * sizeof(*b->said_nodebug));
 	return status;
 }
 

@@ -13,7 +13,9 @@
 #    (no servers): its exported function named from .dynsym as nm -D
 #    names it, with "Reason":"no debuginfo"; the unstripped original: no
 #    Reason where it names, "no symbol at this address" at 0 (the ELF
-#    header: nm has nothing there).
+#    header: nm has nothing there); in text, the stripped library's
+#    addresses that are not named make one message on stderr saying its
+#    debuginfo was not found.
 set -uo pipefail
 . "$DS_SRC/tests/lib/testlib.bash"
 
@@ -99,6 +101,20 @@ assert u[1]["Reason"] == "no symbol at this address", u[1]
 PY
 nm libr.so | awk '$1 ~ /^0+$/ && $2 ~ /[tTwW]/' | grep -q . &&
 	fail "nm has a function at 0: the case tests nothing"
+tl_case_end
+
+tl_case "stderr: not named for want of debuginfo, once per binary"
+# Two addresses of the stripped library no symbol of it holds (0, the ELF
+# header; 1): "??" as addr2line answers them, one message saying that its
+# debuginfo was not found, exit 0 (a miss); its named address, nothing.
+printf '%s\n' "$tmp/stripped/libr.so 0" "$tmp/stripped/libr.so $ea" "$tmp/stripped/libr.so 1" >n.in
+addr2line -f -e stripped/libr.so 0 "$ea" 1 >n.want
+"$DSOSTORE" symbolize -f --debug-dir "$tmp/nodebug" <n.in >n.out 2>n.err
+rc=$?
+[ "$rc" = 0 ] || fail "exit status $rc"
+diff n.want n.out >n.diff || fail "answers: $(head -6 n.diff)"
+[ "$(cat n.err)" = "dsostore: $tmp/stripped/libr.so: no debuginfo (not found): addresses its own symbols do not hold are not named" ] ||
+	fail "stderr: $(cat n.err)"
 tl_case_end
 
 tl_finish symbolize_errors
