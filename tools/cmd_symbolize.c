@@ -1278,7 +1278,8 @@ static int answer_pid_block(const struct opts *o, struct ds_store *store,
 {
 	char pidname[32], msg[256];
 	const struct ds_sym_answer *ans;
-	size_t na;
+	const char *said[64]; /* binaries said to lack debuginfo (the batch's strings) */
+	size_t na, nsaid = 0;
 	int rc, status = 0;
 
 	snprintf(pidname, sizeof(pidname), "pid:%d", o->pid);
@@ -1306,6 +1307,16 @@ static int answer_pid_block(const struct opts *o, struct ds_store *store,
 		 * error answer, exit 1. */
 		miss = a->status == DS_SYM_NOT_FOUND && a->reason == DS_SYM_REASON_NO_DEBUGINFO;
 		answer(out, o, module, addrs[i], a, miss ? NULL : why);
+		if (why && miss) { /* once per binary and block, as the stream */
+			size_t k = 0;
+
+			while (k < nsaid && strcmp(said[k], module))
+				k++;
+			if (k < nsaid)
+				why = NULL;
+			else if (nsaid < sizeof(said) / sizeof(said[0]))
+				said[nsaid++] = module;
+		}
 		if (why) {
 			cli_error("%s: %s", module, why);
 			status |= !miss;

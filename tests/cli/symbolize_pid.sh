@@ -173,7 +173,8 @@ tl_case "one call over several DSOs, mixed order, one unmapped"
 # 0, never mapped).  Expected: addr2line -f on each file at its virtual
 # address (libc's qsort from nm -D, its debuginfo found by addr2line as
 # by us in /usr/lib/debug, or by neither), "??"/"??:0" for the unmapped one, which stderr says
-# is in no mapping of the process (exit 1); in JSON, its Reason.
+# is in no mapping of the process (exit 1); in JSON, its Reason.  Then
+# without the program's debuginfo: "??" and one line saying why.
 start "$tmp/run/prog" && {
 	addrs "$pid" "$tmp/run/prog" "$tmp/orig/prog" | head -2 >"$tmp/ap"
 	addrs "$pid" "$tmp/run/libpidt.so" "$tmp/orig/libpidt.so" | head -1 >"$tmp/al"
@@ -223,6 +224,17 @@ for i in (0, 1, 3, 4, 5):
     assert rows[i]["Symbol"][0]["FunctionName"], rows[i]
 assert rows[1]["ModuleName"].endswith("/run/prog") and rows[0]["ModuleName"].endswith("libpidt.so"), rows
 PY
+		# Without the build-ID dir the stripped program has no debuginfo
+		# and its .dynsym holds none of its functions (nm -D): "??" for
+		# both addresses, one stderr line saying why, exit 0 (a miss).
+		nm -D --defined-only "$tmp/run/prog" | grep -qw -e work -e outer &&
+			fail "prog exports its functions: the case tests nothing"
+		"$DSOSTORE" symbolize -f --pid "$pid" "${p1[0]}" "${p2[0]}" >"$tmp/got" 2>"$tmp/err"
+		rc=$?
+		[ $rc = 0 ] || fail "no debuginfo: exit status $rc"
+		[ "$(cat "$tmp/got")" = "$(printf '??\n??:0\n??\n??:0')" ] || fail "no debuginfo: $(cat "$tmp/got")"
+		[ "$(cat "$tmp/err")" = "dsostore: $tmp/run/prog: ${p1[0]}: no symbol here, and no debuginfo (not found)" ] ||
+			fail "no debuginfo: stderr $(cat "$tmp/err")"
 	else
 		fail "no addresses: prog $(wc -l <"$tmp/ap"), lib $(wc -l <"$tmp/al"), libc '$qabs'"
 	fi
