@@ -699,7 +699,8 @@ static void batch_init(struct batch *b, bool exe, size_t max_items, size_t max_d
 	b->order = calloc(max_items, sizeof(*b->order));
 	b->addrs = calloc(max_items, sizeof(*b->addrs));
 	b->sym = ds_sym_batch_new();
-	if (!b->items || !b->text || !b->groups || !b->said_nodebug || !b->gstart || !b->order || !b->addrs || !b->sym)
+	if (!b->items || !b->text || !b->groups || !b->said_nodebug || !b->gstart || !b->order ||
+	    !b->addrs || !b->sym)
 		oom();
 	if (!exe) {
 		b->span = calloc(2 * max_items, sizeof(*b->span));
@@ -1027,16 +1028,14 @@ static void format_item(struct out *ob, const struct opts *o, const struct batch
 		else
 			failure(a->error, it->addr, msg, sizeof(msg));
 		answer(ob, o, module, shown, a, msg);
-	} else if (b->binutils) {
-		it->nodebug = !a->nframes && a->reason == DS_SYM_REASON_NO_DEBUGINFO
-				      ? a->debuginfo_error
-				      : 0;
-		answer_binutils(ob, o, module, shown, a);
 	} else {
-		it->nodebug = !a->nframes && a->reason == DS_SYM_REASON_NO_DEBUGINFO
-				      ? a->debuginfo_error
-				      : 0;
-		answer(ob, o, module, it->shown ? it->shown : a->addr ? a->addr : it->addr, a, NULL);
+		if (!a->nframes && a->reason == DS_SYM_REASON_NO_DEBUGINFO)
+			it->nodebug = a->debuginfo_error;
+		if (b->binutils)
+			answer_binutils(ob, o, module, shown, a);
+		else
+			answer(ob, o, module, it->shown ? it->shown : a->addr ? a->addr : it->addr,
+			       a, NULL);
 	}
 }
 

@@ -86,8 +86,8 @@ static void fail_all(struct ds_sym_batch *b, const uint64_t *addrs, size_t n, in
 	}
 }
 
-DS_API int ds_symbolize_pid(struct ds_store *store, int32_t pid, const uint64_t *addrs,
-			    size_t n, unsigned int flags, struct ds_sym_batch *batch)
+DS_API int ds_symbolize_pid(struct ds_store *store, int32_t pid, const uint64_t *addrs, size_t n,
+			    unsigned int flags, struct ds_sym_batch *batch)
 {
 	struct ds_normalizer *norm = NULL;
 	struct ds_norm_addr *na = NULL;

@@ -126,7 +126,8 @@ static void check_pid(struct ds_store *store)
 		CHECK(ans[4].nframes == ans[0].nframes && ans[4].addr == ans[0].addr);
 		for (int i = 1; i < 6; i += 4) { /* libc's qsort, nm's name */
 			const struct ds_sym_answer *x = &ans[i];
-			uint64_t v = (uint64_t)(uintptr_t)di.dli_saddr - (uint64_t)(uintptr_t)di.dli_fbase;
+			uint64_t v = (uint64_t)(uintptr_t)di.dli_saddr -
+				     (uint64_t)(uintptr_t)di.dli_fbase;
 
 			CHECK_EQ_INT(x->status, DS_SYM_FOUND);
 			CHECK(x->nframes >= 1 && x->frames[x->nframes - 1].function &&
