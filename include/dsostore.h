@@ -947,13 +947,18 @@ DS_API void ds_norm_release(struct ds_norm_addr *out, size_t count);
  * address as given where there is no file), its module the mapping's
  * name, its reason what a user can act on: DS_SYM_REASON_UNMAPPED for an
  * address in no mapping, _NO_DEBUGINFO with where the search failed, ...
- * (enum ds_sym_reason).  The DSOs stay in store.  Returns how many were
- * found; -EINVAL (bad arguments) or -ENOMEM with no answers; -ESRCH (no
- * such process, or gone), -EACCES (not allowed to read it) or -ENOMEM
- * with every answer (or those it struck) saying it.  For many calls on one
- * process, ds_normalize() with a normalizer kept open reads its maps once. */
+ * (enum ds_sym_reason).  Returns how many were found; -EINVAL (bad
+ * arguments) or -ENOMEM with no answers; -ESRCH (no such process, or
+ * gone), -EACCES (not allowed to read it) or -ENOMEM with every answer (or
+ * those it struck) saying it.  The DSOs are the store's: one no caller holds goes with its index when the call returns,
+ * so a caller that calls again and again on one process uses the next. */
 DS_API int ds_symbolize_pid(struct ds_store *store, int32_t pid, const uint64_t *addrs,
 			    size_t n, unsigned int flags, struct ds_sym_batch *batch);
+/* The same with a normalizer the caller keeps (ds_normalizer_new()): the
+ * process's maps read once, its files and their DSOs (indexes included)
+ * held from call to call.  Returns as ds_symbolize_pid(). */
+DS_API int ds_normalizer_symbolize(struct ds_normalizer *n, const uint64_t *addrs, size_t count,
+				   unsigned int flags, struct ds_sym_batch *batch);
 
 /* --------------------------------------------------------------- profile */
 

@@ -1272,8 +1272,9 @@ static const char *pid_failure(const struct ds_sym_answer *a, uint64_t addr, cha
 
 /* The block's addresses (bad[i]: line i was no address) answered in order. */
 static int answer_pid_block(const struct opts *o, struct ds_store *store,
-			    struct ds_sym_batch *sym, const uint64_t *addrs, const bool *bad,
-			    const size_t *lineno, size_t n, struct out *out)
+			    struct ds_normalizer *norm, struct ds_sym_batch *sym,
+			    const uint64_t *addrs, const bool *bad, const size_t *lineno, size_t n,
+			    struct out *out)
 {
 	char pidname[32], msg[256];
 	const struct ds_sym_answer *ans;
@@ -1282,7 +1283,10 @@ static int answer_pid_block(const struct opts *o, struct ds_store *store,
 	int rc, status = 0;
 
 	snprintf(pidname, sizeof(pidname), "pid:%d", o->pid);
-	rc = ds_symbolize_pid(store, o->pid, addrs, n, sym_flags(o), sym);
+	/* (Without a normalizer, ds_symbolize_pid() tries again and
+	 * answers every address with the reason it fails.) */
+	rc = norm ? ds_normalizer_symbolize(norm, addrs, n, sym_flags(o), sym)
+		  : ds_symbolize_pid(store, o->pid, addrs, n, sym_flags(o), sym);
 	ans = ds_sym_batch_answers(sym, &na);
 	if (na != n) { /* no answers: -ENOMEM, -EINVAL */
 		cli_error("%s: %s", pidname, ds_strerror(rc < 0 ? rc : -EINVAL));
@@ -1333,12 +1337,15 @@ struct pid_block {
 	size_t lineno[CHUNK_LINES];
 	size_t n;
 	struct ds_sym_batch *sym;
+	/* The process's, kept from block to block: its maps read once, its
+	 * DSOs (and their indexes) held. */
+	struct ds_normalizer *norm;
 };
 
 static int pid_flush(const struct opts *o, struct ds_store *store, struct pid_block *pb,
 		     struct out *out)
 {
-	int status = pb->n ? answer_pid_block(o, store, pb->sym, pb->addrs, pb->bad,
+	int status = pb->n ? answer_pid_block(o, store, pb->norm, pb->sym, pb->addrs, pb->bad,
 					      pb->lineno, pb->n, out)
 			   : 0;
 
@@ -1371,6 +1378,7 @@ static int run_pid(const struct opts *o, struct ds_store *store, char **args, in
 
 	if (!rd || !pb || !(pb->sym = ds_sym_batch_new()))
 		oom();
+	pb->norm = ds_normalizer_new(store, o->pid, NULL);
 	rd->out = out;
 	for (int i = 0; i < nargs; i++)
 		status |= pid_add(o, store, pb, LINE_OK, args[i], strlen(args[i]), (size_t)i + 1,
@@ -1385,6 +1393,7 @@ static int run_pid(const struct opts *o, struct ds_store *store, char **args, in
 			status |= pid_add(o, store, pb, kind, line, len, rd->lineno, out);
 	}
 	status |= pid_flush(o, store, pb, out);
+	ds_normalizer_free(pb->norm);
 	ds_sym_batch_free(pb->sym);
 	free(pb);
 	free(rd);

@@ -86,39 +86,27 @@ static void fail_all(struct ds_sym_batch *b, const uint64_t *addrs, size_t n, in
 	}
 }
 
-DS_API int ds_symbolize_pid(struct ds_store *store, int32_t pid, const uint64_t *addrs, size_t n,
-			    unsigned int flags, struct ds_sym_batch *batch)
+/* ds_normalizer_symbolize() once its arguments are checked and the
+ * batch started for n > 0 answers; norm NULL: it could not be made (err). */
+static int symbolize_norm(struct ds_normalizer *norm, int norm_err, const uint64_t *addrs,
+			  size_t n, unsigned int flags, struct ds_sym_batch *batch)
 {
-	struct ds_normalizer *norm = NULL;
-	struct ds_norm_addr *na = NULL;
-	struct slot *slots = NULL;
-	uint64_t *offs = NULL;
-	struct ds_sym_batch *tmp = NULL;
+	struct ds_store *store = norm ? ds__normalizer_store(norm) : NULL;
+	struct ds_norm_addr *na = calloc(n, sizeof(*na));
+	struct slot *slots = calloc(n, sizeof(*slots));
+	uint64_t *offs = calloc(n, sizeof(*offs));
+	struct ds_sym_batch *tmp = norm ? ds__normalizer_scratch(norm) : NULL;
 	size_t ns = 0;
-	int err, found = 0;
+	int err = 0, found = 0;
 	bool gone = false;
 
-	if (!batch)
-		return -EINVAL;
-	if (!store || (!addrs && n) || pid <= 0) {
-		ds__sym_batch_start(batch, 0);
-		return -EINVAL;
-	}
-	err = ds__sym_batch_start(batch, n);
-	if (err || !n)
-		return err;
-	na = calloc(n, sizeof(*na));
-	slots = calloc(n, sizeof(*slots));
-	offs = calloc(n, sizeof(*offs));
-	tmp = ds_sym_batch_new();
-	if (!na || !slots || !offs || !tmp) {
+	if (!na || !slots || !offs || (norm && !tmp)) {
 		ds__sym_batch_start(batch, 0);
 		err = -ENOMEM;
 		goto out;
 	}
-	norm = ds_normalizer_new(store, pid, NULL);
 	if (!norm) {
-		err = -errno;
+		err = norm_err;
 		fail_all(batch, addrs, n, err);
 		goto done;
 	}
@@ -155,6 +143,7 @@ DS_API int ds_symbolize_pid(struct ds_store *store, int32_t pid, const uint64_t 
 			offs[e] = na[slots[e].idx].file_offset;
 		ds_dso_symbolize_batch(dso, offs + g, e - g, flags | DS_SYM_FILE_OFFSET, tmp);
 		ans = ds_sym_batch_answers(tmp, &m);
+		ds__sym_batch_forget(batch); /* tmp's strings were reused */
 		for (size_t k = g; k < e; k++) {
 			size_t i = slots[k].idx;
 			struct ds_sym_answer a = { .addr = addrs[i], .status = DS_SYM_ERROR,
@@ -173,10 +162,44 @@ done:
 out:
 	if (na)
 		ds_norm_release(na, n);
-	ds_normalizer_free(norm);
-	ds_sym_batch_free(tmp);
 	free(na);
 	free(slots);
 	free(offs);
 	return err ? err : gone ? -ESRCH : found;
+}
+
+DS_API int ds_normalizer_symbolize(struct ds_normalizer *norm, const uint64_t *addrs,
+				   size_t n, unsigned int flags, struct ds_sym_batch *batch)
+{
+	int err;
+
+	if (!batch)
+		return -EINVAL;
+	if (!norm || (!addrs && n)) {
+		ds__sym_batch_start(batch, 0);
+		return -EINVAL;
+	}
+	err = ds__sym_batch_start(batch, n);
+	return err || !n ? err : symbolize_norm(norm, 0, addrs, n, flags, batch);
+}
+
+DS_API int ds_symbolize_pid(struct ds_store *store, int32_t pid, const uint64_t *addrs, size_t n,
+			    unsigned int flags, struct ds_sym_batch *batch)
+{
+	struct ds_normalizer *norm;
+	int err;
+
+	if (!batch)
+		return -EINVAL;
+	if (!store || (!addrs && n) || pid <= 0) {
+		ds__sym_batch_start(batch, 0);
+		return -EINVAL;
+	}
+	err = ds__sym_batch_start(batch, n);
+	if (err || !n)
+		return err;
+	norm = ds_normalizer_new(store, pid, NULL);
+	err = symbolize_norm(norm, norm ? 0 : -errno, addrs, n, flags, batch);
+	ds_normalizer_free(norm);
+	return err;
 }

@@ -154,6 +154,7 @@ struct ds_sym_batch {
 	struct dslot *dtab;
 	size_t dcap, dused;
 	uint8_t demangle; /* this call's DM_*, from DS_SYM_DEMANGLE and _LLVM_NAMES */
+	const char *last_module; /* put: the module copied last (in strings) */
 };
 
 DS_API struct ds_sym_batch *ds_sym_batch_new(void)
@@ -210,6 +211,7 @@ int ds__sym_batch_start(struct ds_sym_batch *b, size_t n)
 		b->gen = 1;
 	}
 	b->pused = 0;
+	b->last_module = NULL;
 	if (n > INT_MAX) /* the count of found ones is an int */
 		return -EINVAL;
 	if (b->dm_strings.bytes > DEMANGLED_MAX) {
@@ -592,12 +594,25 @@ static bool put_frame(struct ds_sym_batch *b, struct ds_frame f)
 			return false;
 		b->frame_cap = cap;
 	}
-	if (f.function && !(f.function = arena_strdup(&b->strings, f.function, f.function_len)))
+	/* (answer_string(): one copy per string, the next by its address) */
+	if (f.function && !(f.function = answer_string(b, f.function, DM_NONE, &f.function_len)))
 		return false;
-	if (f.file && !(f.file = arena_strdup(&b->strings, f.file, f.file_len)))
+	if (f.file && !(f.file = answer_string(b, f.file, DM_NONE, &f.file_len)))
 		return false;
 	b->frames[b->nframes++] = f;
 	return true;
+}
+
+void ds__sym_batch_forget(struct ds_sym_batch *b)
+{
+	if (++b->gen == 0) { /* wrapped: as ds__sym_batch_start() */
+		if (b->ptab)
+			memset(b->ptab, 0, b->pcap * sizeof(*b->ptab));
+		memset(b->recent, 0, sizeof(b->recent));
+		b->gen = 1;
+	}
+	b->pused = 0;
+	b->last_module = NULL;
 }
 
 int ds__sym_batch_put(struct ds_sym_batch *b, size_t i, const struct ds_sym_answer *a,
@@ -609,7 +624,11 @@ int ds__sym_batch_put(struct ds_sym_batch *b, size_t i, const struct ds_sym_answ
 	c.frames = NULL;
 	c.module = NULL;
 	b->first[i] = first;
-	if (module && !(c.module = arena_strdup(&b->strings, module, strlen(module))))
+	/* Answers of one DSO come in a row: its name copied once. */
+	if (module && b->last_module && !strcmp(module, b->last_module))
+		c.module = b->last_module;
+	else if (module && !(c.module = b->last_module =
+				     arena_strdup(&b->strings, module, strlen(module))))
 		goto nomem;
 	for (uint32_t k = 0; k < a->nframes; k++)
 		if (!put_frame(b, a->frames[k]))

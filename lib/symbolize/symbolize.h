@@ -226,6 +226,10 @@ void ds__sym_batch_reasons(struct ds_sym_batch *b, int di_err);
 int ds__sym_batch_put(struct ds_sym_batch *b, size_t i, const struct ds_sym_answer *a,
 		      const char *module);
 void ds__sym_batch_done(struct ds_sym_batch *b);
+/* put copies a string once however many answers carry it, by its
+ * address: call this when the answers put next come from another call
+ * (their strings may lie where earlier ones did). */
+void ds__sym_batch_forget(struct ds_sym_batch *b);
 /* An answer as a ds_sym_result of its own: answer's error, or -ENOMEM. */
 int ds__sym_result_from(const struct ds_sym_answer *a, struct ds_sym_result *out);
 

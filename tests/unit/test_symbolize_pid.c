@@ -142,6 +142,28 @@ static void check_pid(struct ds_store *store)
 		CHECK(ans[2].addr == 16 && ans[2].module == NULL);
 		CHECK(!strcmp(ds_sym_reason_name(ans[2].reason), "in no mapping of the process"));
 	}
+	/* With a normalizer kept: the same answers, call after call, and the
+	 * second builds no index (the normalizer holds the DSOs). */
+	{
+		struct ds_normalizer *norm = ds_normalizer_new(store, child, NULL);
+		struct ds_store_stats st0, st1;
+
+		CHECK(norm != NULL);
+		for (int round = 0; norm && round < 2; round++) {
+			st0 = t_stats(store);
+			rc = ds_normalizer_symbolize(norm, a, 6, DS_SYM_ELF_NAMES, b);
+			st1 = t_stats(store);
+			ans = ds_sym_batch_answers(b, &n);
+			CHECK_EQ_INT(rc, 5);
+			CHECK(n == 6 && ans[3].nframes &&
+			      !strcmp(ans[3].frames[ans[3].nframes - 1].function, "t_pid_first"));
+			CHECK(n == 6 && ans[2].reason == DS_SYM_REASON_UNMAPPED);
+			if (round)
+				CHECK(st1.dwarf_builds + st1.symtab_builds + st1.symindex_loads ==
+				      st0.dwarf_builds + st0.symtab_builds + st0.symindex_loads);
+		}
+		ds_normalizer_free(norm);
+	}
 	kill(child, SIGKILL);
 	waitpid(child, NULL, 0);
 	/* A process that is gone: every answer says so. */
