@@ -736,6 +736,43 @@ enum ds_sym_status {
 	DS_SYM_ERROR, /* another failure, in error (-ENOMEM, ...) */
 };
 
+/* Why an answer is what it is: what a user can act on when an address
+ * is not named (ds_sym_reason_name() gives the text). */
+enum ds_sym_reason {
+	/* Named from the DSO's debuginfo (or the kernel's symbols). */
+	DS_SYM_REASON_NONE = 0,
+	/* The symbols were read: none holds the address, no line does. */
+	DS_SYM_REASON_NO_SYMBOL,
+	/* The DSO's debuginfo was not found, or not fetched:
+	 * debuginfo_error says why (-ENOENT: found nowhere, ds_dso_error()
+	 * names every place looked at, and "no servers (DEBUGINFOD_URLS)"
+	 * when none was asked; -ECONNREFUSED, -ETIMEDOUT, -EIO...: a download
+	 * failed; -EBADMSG: a file that failed verification); -ENODATA: no
+	 * build ID to look for and no file to read one from.  Any frames
+	 * are the binary's own ELF symbols (status DS_SYM_FOUND, from_symtab),
+	 * and DS_SYM_NOT_FOUND means not in those either. */
+	DS_SYM_REASON_NO_DEBUGINFO,
+	/* A file offset outside every loadable segment (DS_SYM_OUTSIDE). */
+	DS_SYM_REASON_OUTSIDE,
+	/* ds_symbolize_pid(): the address is in no mapping of the process
+	 * (DS_SYM_OUTSIDE); in anonymous memory no perf map names; in a file
+	 * without a build ID that could not be read; a kernel address
+	 * (DS_SYM_NOT_FOUND, error 0); named by the process's perf map (JIT
+	 * code: DS_SYM_FOUND, one frame with the map's name, no file). */
+	DS_SYM_REASON_UNMAPPED,
+	DS_SYM_REASON_ANON,
+	DS_SYM_REASON_NO_BUILD_ID,
+	DS_SYM_REASON_KERNEL,
+	DS_SYM_REASON_JIT,
+	/* Another failure, in error (-ENOMEM, -ESRCH: the process is gone). */
+	DS_SYM_REASON_ERROR,
+};
+
+/* "found", "no symbol at this address", "no debuginfo", "outside every
+ * loadable segment", "in no mapping of the process", "anonymous memory",
+ * "no build ID", "a kernel address", "JIT code", "error"; static. */
+DS_API const char *ds_sym_reason_name(enum ds_sym_reason r);
+
 /* The answer for one address of a batch. */
 struct ds_sym_answer {
 	/* The virtual address looked up (a file offset translated); the
@@ -747,6 +784,14 @@ struct ds_sym_answer {
 	enum ds_sym_status status;
 	int error; /* 0 (found or not), else the negative errno of status */
 	bool from_symtab; /* the name came from ELF symbols, not DWARF */
+	/* Appended in 0.1 (answers live in the batch: no caller allocates
+	 * them, see docs/symbolization.md, "Reasons"): */
+	enum ds_sym_reason reason;
+	int debuginfo_error; /* DS_SYM_REASON_NO_DEBUGINFO: why (see there); else 0 */
+	/* ds_symbolize_pid(): the mapping's name as the process sees it
+	 * ("/usr/lib/x.so", "[vdso]"); NULL when unmapped, and from
+	 * ds_dso_symbolize_batch().  Borrowed from the batch. */
+	const char *module;
 };
 
 /* The answers of a batch and the memory behind them (frames, strings, the
@@ -925,6 +970,30 @@ DS_API int ds_normalize(struct ds_normalizer *n, const uint64_t *addrs, size_t c
 			struct ds_norm_addr *out);
 /* Put the DSO references of out[0..count) (and set them NULL). */
 DS_API void ds_norm_release(struct ds_norm_addr *out, size_t count);
+
+/* A live process's absolute addresses symbolized in one call (blazesym's
+ * Symbolizer::symbolize(Source::Process(pid), Input::AbsAddr)): addrs
+ * normalized (a normalizer of pid made for the call, as above), grouped
+ * by DSO, every DSO's debuginfo found at once (ds_store_prefetch(): local,
+ * then one parallel debuginfod batch), each DSO's addresses looked up in
+ * one ds_dso_symbolize_batch() (flags as there; by file offset, so
+ * DS_SYM_FILE_OFFSET is implied), and answered in batch in input order:
+ * answer i for addrs[i], its addr the ELF virtual address looked up (the
+ * address as given where there is no file), its module the mapping's
+ * name, its reason what a user can act on: DS_SYM_REASON_UNMAPPED for an
+ * address in no mapping, _NO_DEBUGINFO with where the search failed, ...
+ * (enum ds_sym_reason).  Returns how many were found; -EINVAL (bad
+ * arguments) or -ENOMEM with no answers; -ESRCH (no such process, or
+ * gone), -EACCES (not allowed to read it) or -ENOMEM with every answer (or
+ * those it struck) saying it.  The DSOs are the store's: one no caller holds goes with its index when the call returns,
+ * so a caller that calls again and again on one process uses the next. */
+DS_API int ds_symbolize_pid(struct ds_store *store, int32_t pid, const uint64_t *addrs,
+			    size_t n, unsigned int flags, struct ds_sym_batch *batch);
+/* The same with a normalizer the caller keeps (ds_normalizer_new()): the
+ * process's maps read once, its files and their DSOs (indexes included)
+ * held from call to call.  Returns as ds_symbolize_pid(). */
+DS_API int ds_normalizer_symbolize(struct ds_normalizer *n, const uint64_t *addrs, size_t count,
+				   unsigned int flags, struct ds_sym_batch *batch);
 
 /* --------------------------------------------------------------- profile */
 

@@ -83,7 +83,11 @@ if(EXISTS ${CMAKE_SOURCE_DIR}/tests/server/server.cmake)
 endif()
 
 # examples/agent.c, built against the shared library as a user builds it;
-# tests/cli/example_agent.sh runs it on a live process (against addr2line).
+# tests/cli/example_agent.sh runs it (and the next) on a live process (against addr2line).
 add_executable(ds_example_agent ${CMAKE_SOURCE_DIR}/examples/agent.c)
 target_include_directories(ds_example_agent PRIVATE ${CMAKE_SOURCE_DIR}/include)
 target_link_libraries(ds_example_agent PRIVATE dsostore)
+# examples/symbolize_pid.c, the one call (ds_symbolize_pid()), likewise.
+add_executable(ds_example_symbolize_pid ${CMAKE_SOURCE_DIR}/examples/symbolize_pid.c)
+target_include_directories(ds_example_symbolize_pid PRIVATE ${CMAKE_SOURCE_DIR}/include)
+target_link_libraries(ds_example_symbolize_pid PRIVATE dsostore)

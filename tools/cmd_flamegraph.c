@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum { O_OUTPUT = 1, O_TITLE, O_WIDTH, O_COLORS };
 
@@ -498,6 +499,7 @@ static int run(const struct fg_opts *o, const struct cli_common *common)
 	struct folded f;
 	struct graph g = { 0 };
 	struct cli_output out;
+	struct stat st;
 	int64_t root;
 	int status, rc;
 
@@ -508,6 +510,13 @@ static int run(const struct fg_opts *o, const struct cli_common *common)
 	if (status)
 		return status;
 	folded_init(&f);
+	/* (fopen() opens a directory; its reads fail with EISDIR, which
+	 * would come out as an I/O error.) */
+	if (strcmp(o->in, "-") && stat(o->in, &st) == 0 && S_ISDIR(st.st_mode)) {
+		cli_error("%s: a directory, not a perf.data or folded stacks", o->in);
+		status = 1;
+		goto out;
+	}
 	if (is_recording(o->in))
 		status = folded_of_recording(&f, o->in, common, &o->fo, o->no_fetch,
 					     cli_want_progress(o->progress));

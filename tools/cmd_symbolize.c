@@ -220,6 +220,12 @@ static void print_json(struct out *ob, const struct opts *o, const char *module,
 	out_hex(ob, addr, 0);
 	out_lit(ob, "\",\"ModuleName\":");
 	out_json(ob, module ? module : "");
+	/* Why an address is not named, or named from the binary's own
+	 * symbols alone (docs/symbolization.md, "Reasons"). */
+	if (r && r->reason != DS_SYM_REASON_NONE) {
+		out_lit(ob, ",\"Reason\":");
+		out_json(ob, ds_sym_reason_name(r->reason));
+	}
 	if (error) {
 		out_lit(ob, ",\"Error\":{\"Message\":");
 		out_json(ob, error);
@@ -596,7 +602,12 @@ struct item {
 	size_t jit; /* a live process's JIT code: its perf map name; SIZE_MAX: none */
 	uint32_t group; /* dso's place in the block's groups */
 	bool kernel; /* a kernel address (dso NULL) */
+	bool path; /* the line named a file, not a build ID */
 	int err; /* the answer's error, where answers wait (see answer_block) */
+	const char *bad; /* path: what is wrong with the file (bad_file()); NULL */
+	/* Not named, and the DSO's debuginfo was not found: why (its
+	 * answer's debuginfo_error); 0 otherwise. */
+	int nodebug;
 };
 
 /* Open addressing over DSO pointers: each distinct DSO of a block once,
@@ -635,6 +646,8 @@ struct batch {
 	bool section; /* binutils -j */
 	uint64_t sec_vma, sec_size;
 	bool said_no_symbols; /* -e: said once, "??" for every line */
+	/* By group: said of the block's DSO that its debuginfo is missing. */
+	bool *said_nodebug;
 };
 
 static void set_init(struct dso_set *s, size_t max)
@@ -694,11 +707,13 @@ static void batch_init(struct batch *b, bool exe, size_t max_items, size_t max_d
 	b->items = calloc(max_items, sizeof(*b->items));
 	b->text = malloc(CHUNK_TEXT);
 	b->groups = calloc(max_dsos, sizeof(*b->groups));
+	b->said_nodebug = calloc(max_dsos, sizeof(*b->said_nodebug));
 	b->gstart = calloc(max_dsos + 1, sizeof(*b->gstart));
 	b->order = calloc(max_items, sizeof(*b->order));
 	b->addrs = calloc(max_items, sizeof(*b->addrs));
 	b->sym = ds_sym_batch_new();
-	if (!b->items || !b->text || !b->groups || !b->gstart || !b->order || !b->addrs || !b->sym)
+	if (!b->items || !b->text || !b->groups || !b->said_nodebug || !b->gstart || !b->order ||
+	    !b->addrs || !b->sym)
 		oom();
 	if (!exe) {
 		b->span = calloc(2 * max_items, sizeof(*b->span));
@@ -716,6 +731,7 @@ static void batch_release(struct batch *b)
 	free(b->items);
 	free(b->text);
 	free(b->groups);
+	free(b->said_nodebug);
 	free(b->gstart);
 	free(b->order);
 	free(b->addrs);
@@ -861,9 +877,8 @@ static void read_one(const struct opts *o, struct batch *b, struct ds_store *sto
 		return;
 	it = new_item(b);
 	it->addr = addr;
-	if ((kind == DS_SYM_LINE_PATH && !strncmp(key, "pid:", 4)) ||
-	    (kind == DS_SYM_LINE_ADDR && o->pid)) {
-		add_pid_item(o, b, store, it, kind == DS_SYM_LINE_PATH ? key : NULL, lineno);
+	if (kind == DS_SYM_LINE_PATH && !strncmp(key, "pid:", 4)) { /* (--pid: run_pid()) */
+		add_pid_item(o, b, store, it, key, lineno);
 		return;
 	}
 	if (kind == DS_SYM_LINE_BUILD_ID || kind == DS_SYM_LINE_PATH) {
@@ -872,6 +887,7 @@ static void read_one(const struct opts *o, struct batch *b, struct ds_store *sto
 		int err = d ? 0 : -errno;
 
 		it->module = text_add(b, key, strlen(key));
+		it->path = kind == DS_SYM_LINE_PATH;
 		if (d) {
 			it->group = set_add(&b->cur, d);
 			it->dso = d;
@@ -887,6 +903,29 @@ static void read_one(const struct opts *o, struct batch *b, struct ds_store *sto
 	it->module = text_add(b, line, strlen(line));
 	it->error = text_printf(b, "line %zu: expected \"BUILD-ID ADDR\" or \"PATH ADDR\" (hex)",
 				lineno);
+}
+
+/* What is wrong with the file at path, for a user to act on; NULL when it
+ * is an ELF file (with or without a build ID).  key: path came from a
+ * stream line, where it may have been meant as a build ID. */
+static const char *bad_file(const char *path, bool key)
+{
+	struct ds_build_id bid;
+	int err = ds_build_id_read_file(path, &bid);
+
+	switch (err) {
+	case 0:
+	case -ENODATA:
+		return NULL;
+	case -ENOENT:
+		return key ? "not a build ID (hex), and no such file" : "no such file";
+	case -EISDIR:
+		return "a directory, not an ELF file";
+	case -ENOEXEC:
+		return "not an ELF file";
+	default:
+		return ds_strerror(err);
+	}
 }
 
 /* The message of a failed answer for addr (as given). */
@@ -994,12 +1033,22 @@ static void format_item(struct out *ob, const struct opts *o, const struct batch
 		       it->error != SIZE_MAX ? b->text + it->error : "bad line");
 	} else if (a->error) {
 		it->err = a->error;
-		failure(a->error, it->addr, msg, sizeof(msg));
-		answer(ob, o, module, shown, NULL, msg);
-	} else if (b->binutils) {
-		answer_binutils(ob, o, module, shown, a);
+		/* A file that is none, or no ELF: say that, not "no symbols". */
+		if (it->path && (a->error == -ENOENT || a->error == -ENODATA))
+			it->bad = bad_file(module, true);
+		if (it->bad)
+			snprintf(msg, sizeof(msg), "%s", it->bad);
+		else
+			failure(a->error, it->addr, msg, sizeof(msg));
+		answer(ob, o, module, shown, a, msg);
 	} else {
-		answer(ob, o, module, it->shown ? it->shown : a->addr ? a->addr : it->addr, a, NULL);
+		if (!a->nframes && a->reason == DS_SYM_REASON_NO_DEBUGINFO)
+			it->nodebug = a->debuginfo_error;
+		if (b->binutils)
+			answer_binutils(ob, o, module, shown, a);
+		else
+			answer(ob, o, module, it->shown ? it->shown : a->addr ? a->addr : it->addr,
+			       a, NULL);
 	}
 }
 
@@ -1028,9 +1077,20 @@ static int tell(const struct opts *o, struct batch *b, const struct item *it)
 		cli_error("%s", m != SIZE_MAX ? b->text + m : "bad line");
 		return 1;
 	}
+	if (!it->err && it->nodebug && !b->said_nodebug[it->group]) {
+		/* Not named for want of debuginfo: said once per DSO and
+		 * block, a miss as any other (exit 0). */
+		b->said_nodebug[it->group] = true;
+		cli_error("%s: no debuginfo (%s): addresses its own symbols do not hold are "
+			  "not named",
+			  module_of(o, b, it), ds_strerror(it->nodebug));
+	}
 	if (!it->err)
 		return 0;
-	failure(it->err, it->addr, msg, sizeof(msg));
+	if (it->bad)
+		snprintf(msg, sizeof(msg), "%s", it->bad);
+	else
+		failure(it->err, it->addr, msg, sizeof(msg));
 	if (o->exe && (it->err == -ENOENT || it->err == -ENODATA)) {
 		/* addr2line mode: say it once, answer "??" for all. */
 		if (!b->said_no_symbols)
@@ -1119,6 +1179,8 @@ static int answer_block(const struct opts *o, struct batch *b)
 	}
 	b->n = 0;
 	b->used = 0;
+	if (!b->exe) /* (-e: said once a run) */
+		memset(b->said_nodebug, 0, ng * sizeof(*b->said_nodebug));
 	return status;
 }
 
@@ -1132,7 +1194,17 @@ static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, i
 	char *line;
 	size_t len;
 	int status = 0, kind;
+	const char *bad;
 
+	/* As addr2line: a file that is missing, a directory or no ELF file
+	 * is an error before any address (nothing on stdout, exit 1).
+	 * (dsostore addr2line checked it already, in binutils' words.) */
+	if (!o->kernel && !o->quiet && (bad = bad_file(o->exe, false))) {
+		cli_error("%s: %s", o->exe, bad);
+		ds_dso_put(dso);
+		free(rd);
+		return 1;
+	}
 	if ((!dso && !o->kernel) || !rd) {
 		cli_error("%s: %s", o->exe, ds_strerror(-errno));
 		free(rd);
@@ -1174,6 +1246,170 @@ static int run_exe(const struct opts *o, struct ds_store *store, char **addrs, i
 	ds_dso_put(dso);
 	a2l_symbols_close();
 	a2l_renamed_free();
+	return status;
+}
+
+/* ------------------------------------------------------------ --pid
+ *
+ * Bare addresses of one live process: a block of them at a time goes to
+ * ds_symbolize_pid(), which normalizes, groups them by DSO and answers in
+ * input order with a reason for each. */
+
+/* What stderr says of answer a of address addr, or NULL: nothing wrong. */
+static const char *pid_failure(const struct ds_sym_answer *a, uint64_t addr, char *msg,
+			       size_t len)
+{
+	switch (a->reason) {
+	case DS_SYM_REASON_NONE:
+	case DS_SYM_REASON_NO_SYMBOL:
+	case DS_SYM_REASON_JIT:
+		return NULL;
+	case DS_SYM_REASON_NO_DEBUGINFO:
+		if (a->status == DS_SYM_FOUND)
+			return NULL; /* named from the binary's symbols */
+		if (a->status == DS_SYM_NOT_FOUND) /* nor in those */
+			snprintf(msg, len, "0x%" PRIx64 ": no symbol here, and no debuginfo (%s)",
+				 addr, ds_strerror(a->debuginfo_error));
+		else
+			snprintf(msg, len, "0x%" PRIx64 ": no debuginfo or symbols found (%s)",
+				 addr, ds_strerror(a->debuginfo_error));
+		return msg;
+	case DS_SYM_REASON_ERROR:
+		snprintf(msg, len, "0x%" PRIx64 ": %s", addr, ds_strerror(a->error));
+		return msg;
+	default:
+		snprintf(msg, len, "0x%" PRIx64 ": %s", addr, ds_sym_reason_name(a->reason));
+		return msg;
+	}
+}
+
+/* The block's addresses (bad[i]: line i was no address) answered in order. */
+static int answer_pid_block(const struct opts *o, struct ds_store *store,
+			    struct ds_normalizer *norm, struct ds_sym_batch *sym,
+			    const uint64_t *addrs, const bool *bad, const size_t *lineno, size_t n,
+			    struct out *out)
+{
+	char pidname[32], msg[256];
+	const struct ds_sym_answer *ans;
+	const char *said[64]; /* binaries said to lack debuginfo (the batch's strings) */
+	size_t na, nsaid = 0;
+	int rc, status = 0;
+
+	snprintf(pidname, sizeof(pidname), "pid:%d", o->pid);
+	/* (Without a normalizer, ds_symbolize_pid() tries again and
+	 * answers every address with the reason it fails.) */
+	rc = norm ? ds_normalizer_symbolize(norm, addrs, n, sym_flags(o), sym)
+		  : ds_symbolize_pid(store, o->pid, addrs, n, sym_flags(o), sym);
+	ans = ds_sym_batch_answers(sym, &na);
+	if (na != n) { /* no answers: -ENOMEM, -EINVAL */
+		cli_error("%s: %s", pidname, ds_strerror(rc < 0 ? rc : -EINVAL));
+		return 1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct ds_sym_answer *a = &ans[i];
+		const char *module = a->module ? a->module : pidname, *why;
+		bool miss;
+
+		if (bad[i]) {
+			answer(out, o, "", addrs[i], NULL, "not a hexadecimal address");
+			cli_error("line %zu: not a hexadecimal address", lineno[i]);
+			status = 1;
+			continue;
+		}
+		why = pid_failure(a, addrs[i], msg, sizeof(msg));
+		/* A miss in the binary's own symbols (no debuginfo): the "??"
+		 * answer, said on stderr, exit 0 as any miss.  An unmapped
+		 * address, anonymous memory, a kernel address, an error: an
+		 * error answer, exit 1. */
+		miss = a->status == DS_SYM_NOT_FOUND && a->reason == DS_SYM_REASON_NO_DEBUGINFO;
+		answer(out, o, module, addrs[i], a, miss ? NULL : why);
+		if (why && miss) { /* once per binary and block, as the stream */
+			size_t k = 0;
+
+			while (k < nsaid && strcmp(said[k], module))
+				k++;
+			if (k < nsaid)
+				why = NULL;
+			else if (nsaid < sizeof(said) / sizeof(said[0]))
+				said[nsaid++] = module;
+		}
+		if (why) {
+			cli_error("%s: %s", module, why);
+			status |= !miss;
+		}
+		if (out->len >= OUT_FLUSH)
+			out_flush(out);
+	}
+	return status;
+}
+
+/* A block of --pid's addresses, answered when full. */
+struct pid_block {
+	uint64_t addrs[CHUNK_LINES];
+	bool bad[CHUNK_LINES];
+	size_t lineno[CHUNK_LINES];
+	size_t n;
+	struct ds_sym_batch *sym;
+	/* The process's, kept from block to block: its maps read once, its
+	 * DSOs (and their indexes) held. */
+	struct ds_normalizer *norm;
+};
+
+static int pid_flush(const struct opts *o, struct ds_store *store, struct pid_block *pb,
+		     struct out *out)
+{
+	int status = pb->n ? answer_pid_block(o, store, pb->norm, pb->sym, pb->addrs, pb->bad,
+					      pb->lineno, pb->n, out)
+			   : 0;
+
+	pb->n = 0;
+	return status;
+}
+
+/* One address given or read (kind: next_line()'s) into the block. */
+static int pid_add(const struct opts *o, struct ds_store *store, struct pid_block *pb,
+		   int kind, const char *line, size_t len, size_t lineno, struct out *out)
+{
+	size_t i = pb->n++;
+
+	pb->bad[i] = kind != LINE_OK || !parse_addr(line, len, &pb->addrs[i]);
+	if (pb->bad[i])
+		pb->addrs[i] = 0;
+	pb->lineno[i] = lineno;
+	return pb->n == CHUNK_LINES ? pid_flush(o, store, pb, out) : 0;
+}
+
+static int run_pid(const struct opts *o, struct ds_store *store, char **args, int nargs,
+		   struct out *out)
+{
+	struct reader *rd = calloc(1, sizeof(*rd));
+	struct pid_block *pb = calloc(1, sizeof(*pb));
+	uint64_t blank;
+	char *line;
+	size_t len;
+	int status = 0, kind;
+
+	if (!rd || !pb || !(pb->sym = ds_sym_batch_new()))
+		oom();
+	pb->norm = ds_normalizer_new(store, o->pid, NULL);
+	rd->out = out;
+	for (int i = 0; i < nargs; i++)
+		status |= pid_add(o, store, pb, LINE_OK, args[i], strlen(args[i]), (size_t)i + 1,
+				  out);
+	/* Else stdin's lines, answered before a read that would wait: a
+	 * peer waiting for its answers gets them. */
+	while (!nargs && (kind = next_line(rd, &line, &len, pb->n > 0)) != LINE_EOF) {
+		if (kind == LINE_WAIT)
+			status |= pid_flush(o, store, pb, out);
+		else if (kind == LINE_TOO_LONG ||
+			 ds_sym_parse_line(line, len, NULL, 0, NULL, &blank) != DS_SYM_LINE_EMPTY)
+			status |= pid_add(o, store, pb, kind, line, len, rd->lineno, out);
+	}
+	status |= pid_flush(o, store, pb, out);
+	ds_normalizer_free(pb->norm);
+	ds_sym_batch_free(pb->sym);
+	free(pb);
+	free(rd);
 	return status;
 }
 
@@ -1445,6 +1681,7 @@ static int cmd_symbolize(int argc, char **argv)
 		return 2;
 	}
 	status = o.exe || o.kernel ? run_exe(&o, store, addrs, naddrs, &out)
+		 : o.pid	   ? run_pid(&o, store, addrs, naddrs, &out)
 				   : run_stream(&o, store, batch, &out, addrs, naddrs);
 	out_flush(&out);
 	free(out.buf);

@@ -629,7 +629,8 @@ DS_API int ds_kernel_symbolize(struct ds_kernel *k, uint64_t addr, unsigned int 
 		if (dso && from_dwarf(k, dso, 0, addr, flags, batch))
 			return 0;
 	}
-	k->ans = (struct ds_sym_answer){ .addr = addr, .status = DS_SYM_NOT_FOUND };
+	k->ans = (struct ds_sym_answer){ .addr = addr, .status = DS_SYM_NOT_FOUND,
+					 .reason = DS_SYM_REASON_NO_SYMBOL };
 	if (!name)
 		return 0;
 	if (!k->framecap) {
@@ -643,6 +644,7 @@ DS_API int ds_kernel_symbolize(struct ds_kernel *k, uint64_t addr, unsigned int 
 	k->ans.frames = k->frames;
 	k->ans.nframes = 1;
 	k->ans.status = DS_SYM_FOUND;
+	k->ans.reason = DS_SYM_REASON_NONE;
 	k->ans.from_symtab = true;
 	return 0;
 }

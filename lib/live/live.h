@@ -128,4 +128,10 @@ bool ds__modules_line(const char *line, size_t len, const char *module, size_t m
 bool ds__kallsyms_covers(const struct ds__kallsyms *k, uint64_t addr);
 bool ds__kallsyms_ref(const struct ds__kallsyms *k, uint64_t *addr);
 
+/* The store the normalizer puts its DSOs into (normalize.c; for pidsym.c). */
+struct ds_store *ds__normalizer_store(const struct ds_normalizer *n);
+/* A symbolizer batch kept with the normalizer (made on first use; NULL:
+ * ENOMEM), so that its memory stays warm from call to call. */
+struct ds_sym_batch *ds__normalizer_scratch(struct ds_normalizer *n);
+
 #endif

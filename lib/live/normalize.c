@@ -352,6 +352,8 @@ struct ds_normalizer {
 	struct timespec pm_mtime;
 	off_t pm_size;
 	char *pm_path;
+	/* ds_normalizer_symbolize()'s per-DSO batch, kept warm (pidsym.c). */
+	struct ds_sym_batch *scratch;
 };
 
 static const char *const reason_names[] = {
@@ -577,6 +579,18 @@ DS_API struct ds_normalizer *ds_normalizer_new(struct ds_store *store, int pid,
 	return n;
 }
 
+struct ds_store *ds__normalizer_store(const struct ds_normalizer *n)
+{
+	return n->store;
+}
+
+struct ds_sym_batch *ds__normalizer_scratch(struct ds_normalizer *n)
+{
+	if (!n->scratch)
+		n->scratch = ds_sym_batch_new();
+	return n->scratch;
+}
+
 DS_API void ds_normalizer_free(struct ds_normalizer *n)
 {
 	if (!n)
@@ -586,6 +600,7 @@ DS_API void ds_normalizer_free(struct ds_normalizer *n)
 	snapshot_release(&n->old);
 	ds__perfmap_release(&n->pm);
 	free(n->pm_path);
+	ds_sym_batch_free(n->scratch);
 	if (n->mem_fd >= 0)
 		close(n->mem_fd);
 	free(n);

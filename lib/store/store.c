@@ -1108,14 +1108,18 @@ static int symbols_slow(struct ds_dso *d, const struct ds_debuginfo *di, bool fu
 }
 
 /* Pinned (if the DSO has debuginfo) and the index ready, with DWARF if
- * full; *pinned says whether to unpin. */
-static int symbols_get(struct ds_dso *d, bool full, struct ds_symbols **out, bool *pinned)
+ * full; *pinned says whether to unpin, *di_err (may be NULL) why there is
+ * no debuginfo (0: there is). */
+static int symbols_get(struct ds_dso *d, bool full, struct ds_symbols **out, bool *pinned,
+		       int *di_err)
 {
 	const struct ds_debuginfo *di = NULL;
 	int err;
 
 	*pinned = false;
 	err = ds_dso_debuginfo(d, &di);
+	if (di_err)
+		*di_err = err;
 	if (!err) {
 		err = ds_dso_pin(d);
 		if (err)
@@ -1193,7 +1197,7 @@ DS_API int ds_dso_save_index(struct ds_dso *d, char **path_out)
 		return -EINVAL;
 	if (d->store->ctx->cache.symindex_off)
 		return -ENOTSUP;
-	err = symbols_get(d, true, &S, &pinned);
+	err = symbols_get(d, true, &S, &pinned, NULL);
 	if (err)
 		return err;
 	pthread_mutex_lock(&d->store->di_lock);
@@ -1217,7 +1221,7 @@ DS_API int ds_dso_symbolize_batch(struct ds_dso *d, const uint64_t *addrs, size_
 	struct ds_symbols *S;
 	size_t nv;
 	bool pinned;
-	int err;
+	int err, di_err = 0;
 
 	if (!b)
 		return -EINVAL;
@@ -1228,9 +1232,10 @@ DS_API int ds_dso_symbolize_batch(struct ds_dso *d, const uint64_t *addrs, size_
 	err = ds__sym_batch_start(b, n);
 	if (err || !n)
 		return err; /* a batch of 0 builds nothing */
-	err = symbols_get(d, !(flags & DS_SYM_NO_LINES), &S, &pinned);
+	err = symbols_get(d, !(flags & DS_SYM_NO_LINES), &S, &pinned, &di_err);
 	if (err) {
 		ds__sym_batch_fail(b, addrs, err);
+		ds__sym_batch_reasons(b, di_err);
 		return err;
 	}
 	nv = ds__sym_batch_sort(b, S,
@@ -1242,6 +1247,8 @@ DS_API int ds_dso_symbolize_batch(struct ds_dso *d, const uint64_t *addrs, size_
 	if (nv && !(flags & DS_SYM_NO_LINES))
 		ds__symbols_prepare(S, vaddrs, nv); /* (-ENOMEM: lookups say it) */
 	err = ds__sym_batch_lookup(b, S, flags);
+	/* An index built without debuginfo: every answer says why. */
+	ds__sym_batch_reasons(b, di_err);
 	/* Complete now (by this batch, or a saved index's damaged CU built
 	 * again by its lookups): then save it, once. */
 	if (nv && !(flags & DS_SYM_NO_LINES) && ds__symbols_newly_complete(S))

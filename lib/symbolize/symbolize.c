@@ -154,6 +154,7 @@ struct ds_sym_batch {
 	struct dslot *dtab;
 	size_t dcap, dused;
 	uint8_t demangle; /* this call's DM_*, from DS_SYM_DEMANGLE and _LLVM_NAMES */
+	const char *last_module; /* put: the module copied last (in strings) */
 };
 
 DS_API struct ds_sym_batch *ds_sym_batch_new(void)
@@ -210,6 +211,7 @@ int ds__sym_batch_start(struct ds_sym_batch *b, size_t n)
 		b->gen = 1;
 	}
 	b->pused = 0;
+	b->last_module = NULL;
 	if (n > INT_MAX) /* the count of found ones is an int */
 		return -EINVAL;
 	if (b->dm_strings.bytes > DEMANGLED_MAX) {
@@ -562,6 +564,115 @@ int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned 
 	for (size_t i = 0; i < b->n; i++)
 		b->ans[i].frames = b->ans[i].nframes ? b->frames + b->first[i] : NULL;
 	return found;
+}
+
+void ds__sym_batch_reasons(struct ds_sym_batch *b, int di_err)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		struct ds_sym_answer *a = &b->ans[i];
+
+		a->debuginfo_error = 0;
+		if (a->status == DS_SYM_OUTSIDE) {
+			a->reason = DS_SYM_REASON_OUTSIDE;
+		} else if (di_err) {
+			a->reason = DS_SYM_REASON_NO_DEBUGINFO;
+			a->debuginfo_error = di_err;
+		} else {
+			a->reason = a->status == DS_SYM_FOUND	    ? DS_SYM_REASON_NONE
+				    : a->status == DS_SYM_ERROR ? DS_SYM_REASON_ERROR
+								: DS_SYM_REASON_NO_SYMBOL;
+		}
+	}
+}
+
+static bool put_frame(struct ds_sym_batch *b, struct ds_frame f)
+{
+	if (b->nframes == b->frame_cap) {
+		size_t cap = b->frame_cap ? 2 * b->frame_cap : 64;
+
+		if (!grow((void **)&b->frames, cap, sizeof(*b->frames)))
+			return false;
+		b->frame_cap = cap;
+	}
+	/* (answer_string(): one copy per string, the next by its address) */
+	if (f.function && !(f.function = answer_string(b, f.function, DM_NONE, &f.function_len)))
+		return false;
+	if (f.file && !(f.file = answer_string(b, f.file, DM_NONE, &f.file_len)))
+		return false;
+	b->frames[b->nframes++] = f;
+	return true;
+}
+
+void ds__sym_batch_forget(struct ds_sym_batch *b)
+{
+	if (++b->gen == 0) { /* wrapped: as ds__sym_batch_start() */
+		if (b->ptab)
+			memset(b->ptab, 0, b->pcap * sizeof(*b->ptab));
+		memset(b->recent, 0, sizeof(b->recent));
+		b->gen = 1;
+	}
+	b->pused = 0;
+	b->last_module = NULL;
+}
+
+int ds__sym_batch_put(struct ds_sym_batch *b, size_t i, const struct ds_sym_answer *a,
+		      const char *module)
+{
+	struct ds_sym_answer c = *a;
+	size_t first = b->nframes;
+
+	c.frames = NULL;
+	c.module = NULL;
+	b->first[i] = first;
+	/* Answers of one DSO come in a row: its name copied once. */
+	if (module && b->last_module && !strcmp(module, b->last_module))
+		c.module = b->last_module;
+	else if (module && !(c.module = b->last_module =
+				     arena_strdup(&b->strings, module, strlen(module))))
+		goto nomem;
+	for (uint32_t k = 0; k < a->nframes; k++)
+		if (!put_frame(b, a->frames[k]))
+			goto nomem;
+	b->ans[i] = c;
+	return 0;
+nomem:
+	b->nframes = first;
+	answer_error(&b->ans[i], a->addr, -ENOMEM);
+	b->ans[i].reason = DS_SYM_REASON_ERROR;
+	return -ENOMEM;
+}
+
+void ds__sym_batch_done(struct ds_sym_batch *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		b->ans[i].frames = b->ans[i].nframes ? b->frames + b->first[i] : NULL;
+}
+
+DS_API const char *ds_sym_reason_name(enum ds_sym_reason r)
+{
+	switch (r) {
+	case DS_SYM_REASON_NONE:
+		return "found";
+	case DS_SYM_REASON_NO_SYMBOL:
+		return "no symbol at this address";
+	case DS_SYM_REASON_NO_DEBUGINFO:
+		return "no debuginfo";
+	case DS_SYM_REASON_OUTSIDE:
+		return "outside every loadable segment";
+	case DS_SYM_REASON_UNMAPPED:
+		return "in no mapping of the process";
+	case DS_SYM_REASON_ANON:
+		return "anonymous memory";
+	case DS_SYM_REASON_NO_BUILD_ID:
+		return "no build ID";
+	case DS_SYM_REASON_KERNEL:
+		return "a kernel address";
+	case DS_SYM_REASON_JIT:
+		return "JIT code";
+	case DS_SYM_REASON_ERROR:
+		return "error";
+	}
+	return "?";
 }
 
 /* s copied to *p (moved past it); NULL stays NULL. */

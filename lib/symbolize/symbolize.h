@@ -216,6 +216,20 @@ size_t ds__sym_batch_sort(struct ds_sym_batch *b, const struct ds_symbols *S,
 			  const uint64_t **vaddrs);
 /* Looks them up in S and answers every address; how many were found. */
 int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned flags);
+/* Every answer's reason from its status; di_err: why the DSO has no
+ * debuginfo (0: it has). */
+void ds__sym_batch_reasons(struct ds_sym_batch *b, int di_err);
+/* ds_symbolize_pid()'s assembly (lib/live/pidsym.c), after start: answer
+ * i becomes a copy of a (frames and strings copied into b), with module
+ * (copied; may be NULL); 0, or -ENOMEM (answer i then says it).  done:
+ * once every answer is put, their frame pointers set. */
+int ds__sym_batch_put(struct ds_sym_batch *b, size_t i, const struct ds_sym_answer *a,
+		      const char *module);
+void ds__sym_batch_done(struct ds_sym_batch *b);
+/* put copies a string once however many answers carry it, by its
+ * address: call this when the answers put next come from another call
+ * (their strings may lie where earlier ones did). */
+void ds__sym_batch_forget(struct ds_sym_batch *b);
 /* An answer as a ds_sym_result of its own: answer's error, or -ENOMEM. */
 int ds__sym_result_from(const struct ds_sym_answer *a, struct ds_sym_result *out);
 

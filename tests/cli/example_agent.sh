@@ -74,5 +74,42 @@ done < <(readelf -lW "$tmp/orig")
 	fail "agent exit $?: $(cat "$tmp/err")"
 printf '%s\n' "${want[@]}" >"$tmp/want"
 diff "$tmp/want" "$tmp/got" >"$tmp/diff" || fail "differs from addr2line: $(cat "$tmp/diff")"
+
+# examples/symbolize_pid.c: the same addresses in one ds_symbolize_pid()
+# call, in another order with one repeated, a libc function's among them
+# (qsort from nm -D, its frames addr2line's on the file: libc's debuginfo
+# found, or not, by both alike in /usr/lib/debug) and 0x10, in no mapping:
+# the frames as addr2line gives them, in input order, and the reason.
+PIDEX=$DS_BUILD/ds_example_symbolize_pid
+[ -x "$PIDEX" ] || fail "no $PIDEX"
+libc=$(awk '$6 ~ /\/libc[.-][^\/]*so/ {print $6; exit}' "/proc/$pid/maps")
+qv=$(nm -D --defined-only "$libc" | awk '$3 ~ /^qsort(@|$)/ {print $1; exit}')
+[ -n "$libc" ] && [ -n "$qv" ] || fail "no libc or no qsort in it: '$libc' '$qv'"
+qv=$((16#$qv + 4))
+# libc's mapping of that offset (text: vaddr = offset in its layout too).
+qabs=
+while read -r range perm pg dev ino path; do
+	[ "$path" = "$libc" ] || continue
+	s=$((16#${range%-*})) e=$((16#${range#*-})) pg=$((16#$pg))
+	((qv >= pg && qv < pg + e - s)) && { qabs=$(printf '0x%x' $((s + qv - pg))); break; }
+done <"/proc/$pid/maps"
+[ -n "$qabs" ] || fail "no mapping of libc's qsort"
+while read -r t o v rest; do
+	[ "$t" = LOAD ] && [[ $rest == *E* ]] && { [ $((o)) = $((v)) ] || fail "libc: text offset != vaddr"; }
+done < <(readelf -lW "$libc")
+qframes=$(addr2line -f -i -e "$libc" $(printf '0x%x' $qv) | sed 's/ (discriminator [0-9]*)//' |
+	paste -d' ' - - | awk 'NR == 1 {printf "%s", $0; next} {printf " (inlined into %s)", $0}')
+nobid() { sed 's/^\([^ ]*\) [^ ]* /\1 /' <<<"$1"; } # the example prints no build ID
+{
+	nobid "${want[1]}"
+	echo "$qabs $qframes"
+	echo "0x10 [in no mapping of the process]"
+	nobid "${want[0]}"
+	nobid "${want[1]}"
+} >"$tmp/want2"
+"$PIDEX" -d "$tmp/usr/lib/debug" "$pid" "${abs[1]}" "$qabs" 0x10 "${abs[0]}" "${abs[1]}" \
+	>"$tmp/got2" 2>"$tmp/err" || fail "symbolize_pid exit $?: $(cat "$tmp/err")"
+diff "$tmp/want2" "$tmp/got2" >"$tmp/diff" ||
+	fail "symbolize_pid differs from addr2line: $(cat "$tmp/diff")"
 kill "$pid"
 tl_finish example_agent

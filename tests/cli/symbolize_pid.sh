@@ -167,6 +167,81 @@ start "$tmp/run/prog" && {
 }
 tl_case_end
 
+tl_case "one call over several DSOs, mixed order, one unmapped"
+# symbolize --pid hands its addresses to ds_symbolize_pid() at once: the
+# program's, its library's and libc's mixed, one repeated, and 0x10 (page
+# 0, never mapped).  Expected: addr2line -f on each file at its virtual
+# address (libc's qsort from nm -D, its debuginfo found by addr2line as
+# by us in /usr/lib/debug, or by neither), "??"/"??:0" for the unmapped one, which stderr says
+# is in no mapping of the process (exit 1); in JSON, its Reason.  Then
+# without the program's debuginfo: "??" and one line saying why.
+start "$tmp/run/prog" && {
+	addrs "$pid" "$tmp/run/prog" "$tmp/orig/prog" | head -2 >"$tmp/ap"
+	addrs "$pid" "$tmp/run/libpidt.so" "$tmp/orig/libpidt.so" | head -1 >"$tmp/al"
+	libc=$(awk '$6 ~ /\/libc[.-][^\/]*so/ {print $6; exit}' "/proc/$pid/maps")
+	qv=$(nm -D --defined-only "$libc" | awk '$3 ~ /^qsort(@|$)/ {print $1; exit}')
+	qv=$(printf '%x' $((16#$qv + 4)))
+	qoff=$(vaddr_to_offset "$libc" "$qv")
+	qabs=
+	while read -r range perm pg dev ino path; do
+		[ "$path" = "$libc" ] || continue
+		s=$((16#${range%-*})) e=$((16#${range#*-})) pg=$((16#$pg))
+		if ((qoff >= pg && qoff < pg + e - s)); then
+			qabs=$(printf '0x%x' $((s + qoff - pg)))
+			break
+		fi
+	done <"/proc/$pid/maps"
+	if [ -s "$tmp/ap" ] && [ -s "$tmp/al" ] && [ -n "$qabs" ]; then
+		p1=($(sed -n 1p "$tmp/ap")) p2=($(sed -n 2p "$tmp/ap")) l1=($(cat "$tmp/al"))
+		# (order: library, program, unmapped, libc, program, library)
+		{
+			addr2line -f -e "$tmp/orig/libpidt.so" "${l1[1]}"
+			addr2line -f -e "$tmp/orig/prog" "${p1[1]}"
+			printf '??\n??:0\n'
+			addr2line -f -e "$libc" "0x$qv"
+			addr2line -f -e "$tmp/orig/prog" "${p2[1]}"
+			addr2line -f -e "$tmp/orig/libpidt.so" "${l1[1]}"
+		} | sed 's/ (discriminator [0-9]*)//' >"$tmp/want"
+		set -- "${l1[0]}" "${p1[0]}" 0x10 "$qabs" "${p2[0]}" "${l1[0]}"
+		"$DSOSTORE" symbolize -f --pid "$pid" --debug-dir "$tmp/dbg" --debug-dir /usr/lib/debug "$@" >"$tmp/got" 2>"$tmp/err"
+		rc=$?
+		sed -i 's/ (discriminator [0-9]*)//' "$tmp/got"
+		[ $rc = 1 ] || fail "exit status $rc (an unmapped address: 1): $(head -3 "$tmp/err")"
+		diff "$tmp/want" "$tmp/got" >"$tmp/diff" ||
+			fail "not addr2line's answers in input order: $(head -12 "$tmp/diff")"
+		[ "$(cat "$tmp/err")" = "dsostore: pid:$pid: 0x10: in no mapping of the process" ] ||
+			fail "stderr: $(head -3 "$tmp/err")"
+		"$DSOSTORE" symbolize --pid "$pid" --debug-dir "$tmp/dbg" --debug-dir /usr/lib/debug --output-style=JSON "$@" \
+			>"$tmp/json" 2>/dev/null
+		python3 - "$tmp/json" "$tmp/orig/prog" <<'PY' >"$tmp/jcheck" 2>&1 || fail "JSON: $(tail -2 "$tmp/jcheck")"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert len(rows) == 6, rows
+assert rows[2]["Reason"] == "in no mapping of the process" and "Error" in rows[2], rows[2]
+assert rows[2]["ModuleName"].startswith("pid:"), rows[2]
+for i in (0, 1, 3, 4, 5):
+    assert "Reason" not in rows[i] or rows[i]["Reason"] == "no debuginfo", rows[i]
+    assert rows[i]["Symbol"][0]["FunctionName"], rows[i]
+assert rows[1]["ModuleName"].endswith("/run/prog") and rows[0]["ModuleName"].endswith("libpidt.so"), rows
+PY
+		# Without the build-ID dir the stripped program has no debuginfo
+		# and its .dynsym holds none of its functions (nm -D): "??" for
+		# both addresses, one stderr line saying why, exit 0 (a miss).
+		nm -D --defined-only "$tmp/run/prog" | grep -qw -e work -e outer &&
+			fail "prog exports its functions: the case tests nothing"
+		"$DSOSTORE" symbolize -f --pid "$pid" "${p1[0]}" "${p2[0]}" >"$tmp/got" 2>"$tmp/err"
+		rc=$?
+		[ $rc = 0 ] || fail "no debuginfo: exit status $rc"
+		[ "$(cat "$tmp/got")" = "$(printf '??\n??:0\n??\n??:0')" ] || fail "no debuginfo: $(cat "$tmp/got")"
+		[ "$(cat "$tmp/err")" = "dsostore: $tmp/run/prog: ${p1[0]}: no symbol here, and no debuginfo (not found)" ] ||
+			fail "no debuginfo: stderr $(cat "$tmp/err")"
+	else
+		fail "no addresses: prog $(wc -l <"$tmp/ap"), lib $(wc -l <"$tmp/al"), libc '$qabs'"
+	fi
+	kill "$pid"
+}
+tl_case_end
+
 tl_case "binary deleted while running"
 mkdir -p "$tmp/del"
 cp "$tmp/run/prog" "$tmp/del/prog"
