@@ -1199,7 +1199,7 @@ struct ds_table_row {
 	/* DS_SORT_COMM, DS_SORT_PID: the thread's name (at the row's first
 	 * sample); NULL: none (perf's ":PID") */
 	const char *comm;
-	int32_t pid;
+	int32_t pid; /* the process: for ":PID" (comm NULL), and with DS_SORT_PID */
 	/* DS_TABLE_INLINES: the row's samples in inlined code, by chain,
 	 * heaviest first. */
 	size_t ninlines;
