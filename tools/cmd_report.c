@@ -214,7 +214,7 @@ static bool keep_sample(void *user, const struct ds_profile *p, const struct ds_
 {
 	const struct report *r = user;
 	const struct opts *o = r->o;
-	const struct ds_profile_loc *locs;
+	const struct ds_profile_loc *locs, *l;
 
 	if (o->comms.n && (!s->comm || !list_has(&o->comms, s->comm)))
 		return false;
@@ -225,7 +225,7 @@ static bool keep_sample(void *user, const struct ds_profile *p, const struct ds_
 	if (!o->dsos.n && !o->syms.n)
 		return true;
 	ds_profile_locs(p, &locs);
-	const struct ds_profile_loc *l = &locs[s->locs[0]];
+	l = &locs[s->locs[0]]; /* where the sample was taken */
 	if (o->dsos.n) {
 		const struct ds_perf_dso *d = l->dso < r->ndsos ? &r->dsos[l->dso] : NULL;
 
