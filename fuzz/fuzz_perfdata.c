@@ -137,6 +137,17 @@ static void replay(const struct ds_perf_data *pd, char *err, size_t errlen)
 			die("no context", -errno);
 	}
 	ds_perf_data_info(pd, &info);
+	{
+		/* the header's machine: its strings are read whole (ASan sees
+		 * one that is not terminated) */
+		struct ds_perf_host host = { .sz = sizeof(host) };
+		volatile size_t n = 0;
+
+		ds_perf_data_host(pd, &host);
+		n += host.cpudesc ? strlen(host.cpudesc) : 0;
+		n += host.cpuid ? strlen(host.cpuid) : 0;
+		(void)n;
+	}
 	if (errlen)
 		err[0] = 0;
 	s = ds_perf_session_new(ctx, pd, &so, errlen ? err : NULL, errlen);
@@ -162,6 +173,8 @@ static void replay(const struct ds_perf_data *pd, char *err, size_t errlen)
 	if (w.n > info.nr_samples)
 		die("more samples replayed than read", (int)w.n);
 	stats.samples += w.n;
+	if (w.ndsos)
+		(void)ds_perf_session_thread_name(s, 0, 0);
 	ds_perf_session_free(s);
 }
 

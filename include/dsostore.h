@@ -340,6 +340,18 @@ struct ds_perf_info {
 };
 
 DS_API void ds_perf_data_info(const struct ds_perf_data *p, struct ds_perf_info *out);
+/* The machine of the recording, as perf report --header prints it
+ * (features HEADER_NRCPUS, _CPUDESC, _CPUID, _TOTAL_MEM).  The caller
+ * sets sz; strings borrowed, NULL when the file has none. */
+struct ds_perf_host {
+	size_t sz;
+	const char *cpudesc, *cpuid;
+	bool have_nrcpus, have_total_mem;
+	uint32_t nr_cpus_online, nr_cpus_avail;
+	uint64_t total_mem_kb;
+};
+
+DS_API void ds_perf_data_host(const struct ds_perf_data *p, struct ds_perf_host *out);
 /* The name perf gave event number attr ("cpu-clock", "cycles:u"...), from
  * the HEADER_EVENT_DESC feature; NULL when the file does not say. */
 DS_API const char *ds_perf_data_event_name(const struct ds_perf_data *p, unsigned int attr);
@@ -433,6 +445,12 @@ DS_API struct ds_perf_session *ds_perf_session_new(struct ds_context *ctx,
 						   const struct ds_perf_session_opts *opts,
 						   char *err, size_t errlen);
 DS_API void ds_perf_session_free(struct ds_perf_session *s);
+/* The name of host thread tid (of process pid) at the end of the
+ * recording: its last COMM, or the one it was created with (perf's
+ * thread__comm_str() once a report is made); NULL when unknown.
+ * Borrowed, valid with the session. */
+DS_API const char *ds_perf_session_thread_name(const struct ds_perf_session *s, int32_t pid,
+					       int32_t tid);
 /* The DSOs; *out borrowed (valid with the session).  Returns the count. */
 DS_API size_t ds_perf_session_dsos(const struct ds_perf_session *s,
 				   const struct ds_perf_dso **out);
@@ -1220,6 +1238,9 @@ enum ds_sort_key {
 	DS_SORT_SYM,
 	DS_SORT_SRCLINE, /* needs a profile made with DS_PROFILE_LINES */
 	DS_SORT_COMM,
+	/* perf's "pid": the thread (its tid; perf's column "TID:COMM"), by
+	 * number */
+	DS_SORT_PID,
 };
 
 /* perf's --children (the profile made with DS_PROFILE_CALLCHAINS). */
@@ -1237,13 +1258,21 @@ enum ds_sort_key {
 
 struct ds_table_opts {
 	size_t sz;
-	const enum ds_sort_key *keys; /* NULL: perf's default, dso then sym */
+	/* NULL: dso then sym (not perf's default, comm,dso,sym: the keys
+	 * this had before DS_SORT_COMM) */
+	const enum ds_sort_key *keys;
 	size_t nkeys; /* at most 8 */
 	unsigned int flags; /* DS_TABLE_* */
 	/* With DS_TABLE_MAX_STACK, perf's --max-stack: the callchain entries
 	 * the Children periods and ds_table_row_of() see
 	 * (ds_profile_frame_kept()). */
 	size_t max_stack;
+	/* perf report's filters (--comm, --pid, --tid, --dsos, --symbols):
+	 * when set, a stack for which keep() returns false is in no row (not
+	 * its own, not its callers' Children), but still in the event's
+	 * totals, so that the rows' shares are of every sample as perf's. */
+	bool (*keep)(void *user, const struct ds_profile *p, const struct ds_profile_sample *s);
+	void *keep_user;
 };
 
 /* The samples of one row at one inline chain (innermost frame first, the
@@ -1271,12 +1300,15 @@ struct ds_table_row {
 	/* DS_SORT_SRCLINE: perf's srcline ("file:line", "SYM+OFFSET",
 	 * "DSO[ADDR]", "??:0"); else NULL. */
 	const char *srcline;
-	const char *comm; /* the thread's name; NULL: none (perf's ":PID") */
-	int32_t pid;
+	/* DS_SORT_COMM, DS_SORT_PID: the thread's name (at the row's first
+	 * sample); NULL: none (perf's ":PID") */
+	const char *comm;
+	int32_t pid; /* the process: for ":PID" (comm NULL), and with DS_SORT_PID */
 	/* DS_TABLE_INLINES: the row's samples in inlined code, by chain,
 	 * heaviest first. */
 	size_t ninlines;
 	const struct ds_table_inline *inlines;
+	int32_t tid; /* DS_SORT_PID: the thread; else 0 */
 };
 
 struct ds_table;

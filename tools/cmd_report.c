@@ -34,13 +34,39 @@ enum {
 	O_INLINE,
 	O_JSON,
 	O_PPROF,
+	O_COMM,
+	O_PID,
+	O_TID,
+	O_DSOS,
+	O_SYMBOLS,
+	O_FIELDS,
+	O_HEADER,
+	O_HEADER_ONLY,
 };
 
 static const struct cli_opt report_opts[] = {
 	{ O_SORT, 's', "sort", "KEYS",
-	  "dso,sym (default), sym,srcline, comm,dso,sym (perf's default), or another list of "
-	  "comm (the thread's name), dso, sym and srcline (FILE:LINE, the file's base name)",
+	  "comm,dso,sym (default, as perf), dso,sym, sym,srcline, or another list of comm (the "
+	  "thread's name), pid (the thread: TID:COMM), dso, sym and srcline (FILE:LINE, the "
+	  "file's base name)",
 	  0 },
+	{ O_FIELDS, 'F', "fields", "FIELDS",
+	  "the columns, in this order: overhead, overhead_children, sample, period and sort "
+	  "keys; the rows sorted by -s's keys, then by these (without -s: by these alone), as "
+	  "perf",
+	  0 },
+	{ O_COMM, 0, "comm", "COMMS", "only the samples of these thread names (comma-separated)",
+	  0 },
+	{ O_PID, 0, "pid", "PIDS", "only the samples of these processes", 0 },
+	{ O_TID, 0, "tid", "TIDS", "only the samples of these threads", 0 },
+	{ O_DSOS, 0, "dsos", "DSOS",
+	  "only the samples in these DSOs (perf's short name or the path); the shares stay of "
+	  "every sample, as with the other filters",
+	  0 },
+	{ O_SYMBOLS, 0, "symbols", "SYMS", "only the samples in these functions", 0 },
+	{ O_HEADER, 0, "header", NULL,
+	  "first, perf's header block: the recording's machine and command line", 0 },
+	{ O_HEADER_ONLY, 0, "header-only", NULL, "only perf's header block", 0 },
 	{ O_CHILDREN, 0, "children", NULL,
 	  "a Children column (each row's share of the samples whose callchain passes through "
 	  "it) and rows for callers without samples; the default when the recording has "
@@ -91,9 +117,21 @@ static const struct cli_opt *const report_tables[] = {
 	cli_opts_verbose,	 cli_opts_help,	   NULL
 };
 
-enum key { KEY_DSO, KEY_SYM, KEY_SRCLINE, KEY_COMM, NKEYS };
+/* The sort keys, in the order of enum ds_sort_key. */
+enum key { KEY_DSO, KEY_SYM, KEY_SRCLINE, KEY_COMM, KEY_PID, NKEYS };
 
-static const char *const key_names[] = { "dso", "sym", "srcline", "comm" };
+static const char *const key_names[] = { "dso", "sym", "srcline", "comm", "pid" };
+
+/* A column: a sort key, or one of perf's output fields (-F). */
+enum col { COL_OVERHEAD = NKEYS, COL_CHILDREN, COL_SAMPLE, COL_PERIOD, NCOLS };
+
+static const char *const col_names[] = { "overhead", "overhead_children", "sample", "period" };
+
+/* A comma-separated list of perf's filters (strlist, intlist). */
+struct list {
+	char **v;
+	size_t n;
+};
 
 struct opts {
 	const char *path;
@@ -108,6 +146,11 @@ struct opts {
 	bool inverted; /* -G */
 	bool graph_given; /* -g or -G on the command line */
 	float percent_limit; /* perf's is a float, and so is the row's share it is compared with */
+	int fields[NCOLS], nfields; /* -F: the columns given */
+	bool sort_given; /* -s */
+	int nsort; /* -s's keys: the first of keys */
+	struct list comms, pids, tids, dsos, syms; /* the filters */
+	bool header, header_only;
 };
 
 struct report {
@@ -122,6 +165,15 @@ struct report {
 	struct callgraph *graph; /* of the table being printed */
 	struct ds_table *table; /* of the event being printed */
 	uint64_t total_samples, total_period; /* its */
+	const struct ds_table_row *rows; /* its, for the sort of -F */
+	struct {
+		const char *what, *name;
+	} elided[3];
+	int nelided;
+	/* The columns printed, and with -F the rows' order (perf's sort
+	 * list: -s's keys, then the fields) */
+	int cols[NCOLS], ncols;
+	int order[NCOLS], norder;
 };
 
 static _Noreturn void oom(void)
@@ -139,6 +191,52 @@ static const char *basename_of(const char *path)
 
 static bool has_key(const struct opts *o, enum key k);
 
+static bool list_has(const struct list *l, const char *s)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (!strcmp(l->v[i], s))
+			return true;
+	return false;
+}
+
+static bool list_has_int(const struct list *l, long v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "%ld", v);
+	return list_has(l, buf);
+}
+
+/* perf's filters (machine__resolve(), thread__is_filtered()): the
+ * thread's name, process and thread ids, the DSO of the sampled address
+ * (its short name or its path) and its function. */
+static bool keep_sample(void *user, const struct ds_profile *p, const struct ds_profile_sample *s)
+{
+	const struct report *r = user;
+	const struct opts *o = r->o;
+	const struct ds_profile_loc *locs, *l;
+
+	if (o->comms.n && (!s->comm || !list_has(&o->comms, s->comm)))
+		return false;
+	if (o->pids.n && !list_has_int(&o->pids, s->pid))
+		return false;
+	if (o->tids.n && !list_has_int(&o->tids, s->tid))
+		return false;
+	if (!o->dsos.n && !o->syms.n)
+		return true;
+	ds_profile_locs(p, &locs);
+	l = &locs[s->locs[0]]; /* where the sample was taken */
+	if (o->dsos.n) {
+		const struct ds_perf_dso *d = l->dso < r->ndsos ? &r->dsos[l->dso] : NULL;
+
+		/* perf filters only a sample with a map */
+		if (d && !list_has(&o->dsos, ds_profile_dso_name(p, l->dso)) &&
+		    !(d->path && list_has(&o->dsos, d->path)))
+			return false;
+	}
+	return !o->syms.n || (l->function && list_has(&o->syms, l->function));
+}
+
 /* perf's comm column: the thread's name, ":PID" when it has none. */
 static const char *comm_name(const struct ds_table_row *s, char buf[static 16])
 {
@@ -146,6 +244,15 @@ static const char *comm_name(const struct ds_table_row *s, char buf[static 16])
 		return s->comm;
 	snprintf(buf, 16, ":%d", s->pid);
 	return buf;
+}
+
+/* perf's pid column names the thread by its name at the end of the
+ * recording (thread__comm_str()), not at the row's samples. */
+static const char *thread_name(const struct report *r, const struct ds_table_row *s)
+{
+	const char *n = ds_perf_session_thread_name(ds_profile_session(r->prof), s->pid, s->tid);
+
+	return n ? n : s->comm ? s->comm : "";
 }
 
 /* ------------------------------------------------------------- output */
@@ -184,47 +291,59 @@ static const char *sym_name(const struct ds_table_row *s, char hex[static 24])
 	return hex;
 }
 
+/* The columns' widths: perf's hists__calc_col_len(), the header's at
+ * least. */
 struct widths {
-	int col[NKEYS];
+	int col[NCOLS];
 };
 
-static struct widths column_widths(const struct opts *o, const struct ds_table_row *e,
+static const char *col_header(const struct report *r, int c)
+{
+	/* "Command" is perf's comm; "    Pid:Command" its pid (thread). */
+	static const char *const header[] = { "Shared Object", "Symbol",  "Source:Line",
+					      "Command",       "    Pid:Command", NULL,
+					      "Children",      "Samples", "Period" };
+
+	if (c == COL_OVERHEAD)
+		return r->children_on ? "Self" : "Overhead";
+	return header[c];
+}
+
+static struct widths column_widths(const struct report *r, const struct ds_table_row *e,
 				   size_t n)
 {
-	/* "Shared Object", "Symbol", "Source:Line", "Command" */
-	static const int header[] = { 13, 6, 11, 7 };
 	struct widths w;
 	bool unresolved = false;
 
-	for (int k = 0; k < o->nkeys; k++)
-		w.col[k] = header[o->keys[k]];
+	for (int k = 0; k < r->ncols; k++)
+		w.col[k] = r->cols[k] == COL_SAMPLE || r->cols[k] == COL_PERIOD ? 12
+			   : r->cols[k] >= NKEYS					  ? 8
+						 : (int)strlen(col_header(r, r->cols[k]));
 	for (size_t i = 0; i < n; i++) {
 		const struct ds_table_row *s = &e[i];
 
 		unresolved |= !s->function;
-		for (int k = 0; k < o->nkeys; k++) {
+		for (int k = 0; k < r->ncols; k++) {
 			int len = 0;
+			char buf[24];
 
-			switch (o->keys[k]) {
-			case KEY_COMM: {
-				char buf[16];
-
+			switch (r->cols[k]) {
+			case KEY_COMM:
 				len = (int)strlen(cli_t(comm_name(s, buf)));
 				break;
-			}
-			case NKEYS:
+			case KEY_PID: /* perf: "%7d:" and the name */
+				len = 8 + (int)strlen(cli_t(thread_name(r, s)));
 				break;
 			case KEY_DSO:
 				len = (int)strlen(cli_t(s->dso_name ? s->dso_name : "[unknown]"));
 				break;
-			case KEY_SYM: {
-				char hex[24];
-
-				len = 4 + (int)strlen(cli_t(sym_name(s, hex)));
+			case KEY_SYM:
+				len = 4 + (int)strlen(cli_t(sym_name(s, buf)));
 				break;
-			}
 			case KEY_SRCLINE:
 				len = (int)strlen(cli_t(s->srcline));
+				break;
+			default:
 				break;
 			}
 			if (len > w.col[k])
@@ -232,8 +351,8 @@ static struct widths column_widths(const struct opts *o, const struct ds_table_r
 		}
 	}
 	/* perf widens the DSO column for an unresolved symbol's address. */
-	for (int k = 0; k < o->nkeys; k++)
-		if (o->keys[k] == KEY_DSO && unresolved && w.col[k] < 16)
+	for (int k = 0; k < r->ncols; k++)
+		if (r->cols[k] == KEY_DSO && unresolved && w.col[k] < 16)
 			w.col[k] = 16;
 	return w;
 }
@@ -265,17 +384,86 @@ static void print_chains(const struct ds_table_row *e, uint64_t total)
 	}
 }
 
-static void print_table(const struct report *r, const char *event, unsigned attr,
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return (a < b) - (a > b);
+}
+
+static int cmp_str_null_last(const char *a, const char *b)
+{
+	if (!a || !b)
+		return !a - !b;
+	return strcmp(a, b);
+}
+
+/* -F's order (perf's sort list: -s's keys, then the fields): each column
+ * compared as perf's hpp sort does, numbers descending, names ascending;
+ * the table's own order last. */
+static int field_order(const void *x, const void *y, void *arg)
+{
+	const struct report *r = arg;
+	const struct ds_table_row *a = &r->rows[*(const size_t *)x],
+				  *b = &r->rows[*(const size_t *)y];
+	int c = 0;
+
+	for (int k = 0; !c && k < r->norder; k++) {
+		char bx[24], by[24];
+
+		switch (r->order[k]) {
+		case COL_OVERHEAD:
+		case COL_PERIOD:
+			c = cmp_u64_desc(a->period, b->period);
+			break;
+		case COL_CHILDREN:
+			c = cmp_u64_desc(a->children, b->children);
+			break;
+		case COL_SAMPLE:
+			c = cmp_u64_desc(a->samples, b->samples);
+			break;
+		case KEY_COMM:
+			c = strcmp(comm_name(a, bx), comm_name(b, by));
+			break;
+		case KEY_PID:
+			c = (a->tid > b->tid) - (a->tid < b->tid);
+			break;
+		case KEY_DSO:
+			c = cmp_str_null_last(a->dso_name, b->dso_name);
+			break;
+		case KEY_SYM:
+			/* perf's sort__sym_sort(): unnamed ones last, equal */
+			c = cmp_str_null_last(a->function, b->function);
+			break;
+		case KEY_SRCLINE:
+			c = strcmp(a->srcline, b->srcline);
+			break;
+		}
+	}
+	if (!c)
+		c = (*(const size_t *)x > *(const size_t *)y) - (*(const size_t *)x < *(const size_t *)y);
+	return c;
+}
+
+static void print_table(struct report *r, const char *event, unsigned attr,
 			const struct ds_table_row *e, size_t n)
 {
-	static const char *const header[] = { "Shared Object", "Symbol", "Source:Line",
-					      "Command" };
+	static const char dots[] = "................................................................"
+				   "................................................................"
+				   "................................................................"
+				   "................................................................";
 	const struct opts *o = r->o;
 	uint64_t total = r->total_period;
-	struct widths w = column_widths(o, e, n);
+	struct widths w = column_widths(r, e, n);
 	char unit;
 	unsigned long ns = scaled((unsigned long)r->total_samples, &unit);
+	size_t *idx = calloc(n ? n : 1, sizeof(*idx));
 
+	if (!idx)
+		oom();
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+	r->rows = e;
+	if (o->nfields && n > 1)
+		qsort_r(idx, n, sizeof(*idx), field_order, r);
 	/* perf: "%lu%c of event '%s'", the unit a space when there is none */
 	if (event)
 		printf("# Samples: %lu%c of event '%s'", ns, unit, cli_t(event));
@@ -284,51 +472,55 @@ static void print_table(const struct report *r, const char *event, unsigned attr
 	else
 		printf("# Samples: %lu%s", ns, unit == ' ' ? "" : (char[]){ unit, 0 });
 	printf("\n# Event count (approx.): %" PRIu64 "\n#\n", total);
-	printf("# %s%s", r->children_on ? "Children      Self" : "Overhead",
-	       o->show_nr ? "       Samples" : "");
-	for (int k = 0; k < o->nkeys; k++)
-		printf("  %-*s", w.col[k], header[o->keys[k]]);
-	printf("\n# ........%s%s", r->children_on ? "  ........" : "",
-	       o->show_nr ? "  ............" : "");
-	for (int k = 0; k < o->nkeys; k++)
-		printf("  %.*s", w.col[k],
-		       "................................................................"
-		       "................................................................"
-		       "................................................................"
-		       "................................................................");
+	/* Numbers right-aligned, names left; the last column's header padded
+	 * too, as perf's. */
+	for (int k = 0; k < r->ncols; k++)
+		printf(r->cols[k] >= NKEYS ? "%s%*s" : "%s%-*s", k ? "  " : "# ", w.col[k],
+		       col_header(r, r->cols[k]));
+	putchar('\n');
+	for (int k = 0; k < r->ncols; k++)
+		printf("%s%.*s", k ? "  " : "# ", w.col[k] < 256 ? w.col[k] : 256, dots);
 	printf("\n#\n");
-	for (size_t i = 0; i < n && (!o->top || i < o->top); i++) {
+	for (size_t j = 0; j < n && (!o->top || j < o->top); j++) {
+		size_t i = idx[j];
 		const struct ds_table_row *s = &e[i];
 
 		if (!row_shown(r, s, total))
 			continue;
-		if (r->children_on)
-			printf("  %7.2f%%", share(s->children, total));
-		printf("  %7.2f%%", share(s->period, total));
-		if (o->show_nr)
-			printf("  %12" PRIu64, e[i].samples);
-		for (int k = 0; k < o->nkeys; k++) {
-			/* perf pads every column but the last */
-			int width = k + 1 < o->nkeys ? w.col[k] : 0;
-			char hex[24];
+		for (int k = 0; k < r->ncols; k++) {
+			/* perf pads every column but a last symbol or srcline */
+			bool last = k + 1 == r->ncols;
+			int width = w.col[k];
+			char buf[24];
 
-			switch (o->keys[k]) {
-			case KEY_COMM: {
-				char buf[16];
-
-				printf("  %-*s", width, cli_t(comm_name(s, buf)));
+			fputs("  ", stdout);
+			switch (r->cols[k]) {
+			case COL_CHILDREN:
+				printf("%*.2f%%", width - 1, share(s->children, total));
 				break;
-			}
-			case NKEYS:
+			case COL_OVERHEAD:
+				printf("%*.2f%%", width - 1, share(s->period, total));
+				break;
+			case COL_SAMPLE:
+				printf("%*" PRIu64, width, s->samples);
+				break;
+			case COL_PERIOD:
+				printf("%*" PRIu64, width, s->period);
+				break;
+			case KEY_COMM:
+				printf("%-*s", width, cli_t(comm_name(s, buf)));
+				break;
+			case KEY_PID: /* perf's "%7d:%-*.*s" */
+				printf("%7d:%-*.*s", s->tid, width - 8, width - 8, cli_t(thread_name(r, s)));
 				break;
 			case KEY_DSO:
-				printf("  %-*s", width, cli_t(s->dso_name ? s->dso_name : "[unknown]"));
+				printf("%-*s", width, cli_t(s->dso_name ? s->dso_name : "[unknown]"));
 				break;
 			case KEY_SYM:
-				printf("  [%c] %-*s", s->level, width ? width - 4 : 0, cli_t(sym_name(s, hex)));
+				printf("[%c] %-*s", s->level, last ? 0 : width - 4, cli_t(sym_name(s, buf)));
 				break;
 			case KEY_SRCLINE:
-				printf("  %-*s", width, cli_t(s->srcline));
+				printf("%-*s", last ? 0 : width, cli_t(s->srcline));
 				break;
 			}
 		}
@@ -340,7 +532,9 @@ static void print_table(const struct report *r, const char *event, unsigned attr
 					o->keys[0] == KEY_SYM);
 	}
 	putchar('\n');
+	free(idx);
 }
+
 
 static bool has_key(const struct opts *o, enum key k)
 {
@@ -365,6 +559,10 @@ static void json_entry(const struct report *r, const struct ds_table_row *s, siz
 
 		printf(",\"comm\":");
 		cli_json_string(comm_name(s, buf));
+	}
+	if (has_key(o, KEY_PID)) {
+		printf(",\"pid\":%" PRId32 ",\"tid\":%" PRId32 ",\"thread\":", s->pid, s->tid);
+		cli_json_string(thread_name(r, s));
 	}
 	if (has_key(o, KEY_DSO) || has_key(o, KEY_SYM)) {
 		const struct ds_perf_dso *d = s->dso < r->ndsos ? &r->dsos[s->dso] : NULL;
@@ -437,7 +635,10 @@ static void output(struct report *r, const struct ds_perf_info *info,
 			  * from the sample out */
 			 (!r->graph_opts.order ? DS_TABLE_CALLEE : 0) |
 			 (r->graph_opts.max_stack >= 0 ? DS_TABLE_MAX_STACK : 0),
-		.max_stack = r->graph_opts.max_stack >= 0 ? (size_t)r->graph_opts.max_stack : 0);
+		.max_stack = r->graph_opts.max_stack >= 0 ? (size_t)r->graph_opts.max_stack : 0,
+		.keep = o->comms.n || o->pids.n || o->tids.n || o->dsos.n || o->syms.n ? keep_sample
+										     : NULL,
+		.keep_user = r);
 
 	for (int k = 0; k < o->nkeys; k++)
 		keys[k] = (enum ds_sort_key)o->keys[k];
@@ -449,8 +650,15 @@ static void output(struct report *r, const struct ds_perf_info *info,
 			printf("%s\"%s\"", k ? "," : "", key_names[o->keys[k]]);
 		printf("],\"lost\":%" PRIu64 ",\"events\":[", info->nr_lost);
 	} else {
-		printf("# dsostore report of %s\n#\n# Total Lost Samples: %" PRIu64 "\n#\n", cli_t(o->path),
-		       info->nr_lost);
+		printf("# dsostore report of %s\n#\n", cli_t(o->path));
+		/* perf's sort__setup_elide(): a filter of one name hides its
+		 * column and says so, a line before the table */
+		if (r->nelided) {
+			for (int k = 0; k < r->nelided; k++)
+				printf("# %s: %s\n", r->elided[k].what, cli_t(r->elided[k].name));
+			printf("#\n");
+		}
+		printf("# Total Lost Samples: %" PRIu64 "\n#\n", info->nr_lost);
 	}
 	for (unsigned a = 0; a < r->nev; a++) {
 		const struct ds_table_row *e;
@@ -501,6 +709,113 @@ static void output(struct report *r, const struct ds_perf_info *info,
 		cli_error("The %s data has no samples!", o->path);
 }
 
+/* perf report --header's block (perf_header__fprintf_info()): the lines
+ * that the recording determines, as perf prints them.  Left out: "captured
+ * on" (the file's mtime), the file's layout (header version, offsets),
+ * the event lines (every perf_event_attr field), the topologies, the time
+ * of the first and last samples, the pmu mappings and "missing
+ * features". */
+static void print_header(const struct ds_perf_data *pd)
+{
+	struct ds_perf_info info;
+	struct ds_perf_host host = { .sz = sizeof(host) };
+
+	ds_perf_data_info(pd, &info);
+	ds_perf_data_host(pd, &host);
+	printf("# ========\n");
+	if (info.hostname)
+		printf("# hostname : %s\n", cli_t(info.hostname));
+	if (info.osrelease)
+		printf("# os release : %s\n", cli_t(info.osrelease));
+	if (info.perf_version)
+		printf("# perf version : %s\n", cli_t(info.perf_version));
+	if (info.arch)
+		printf("# arch : %s\n", cli_t(info.arch));
+	if (host.have_nrcpus)
+		printf("# nrcpus online : %" PRIu32 "\n# nrcpus avail : %" PRIu32 "\n",
+		       host.nr_cpus_online, host.nr_cpus_avail);
+	if (host.cpudesc)
+		printf("# cpudesc : %s\n", cli_t(host.cpudesc));
+	if (host.cpuid)
+		printf("# cpuid : %s\n", cli_t(host.cpuid));
+	if (host.have_total_mem)
+		printf("# total memory : %" PRIu64 " kB\n", host.total_mem_kb);
+	/* perf: each argument and a space */
+	if (info.cmdline)
+		printf("# cmdline : %s \n", cli_t(info.cmdline));
+	printf("# ========\n#\n");
+}
+
+/* The columns and, with -F, the rows' order, as perf's
+ * perf_hpp__setup_output_field() and perf_hpp__append_sort_keys() make
+ * them; the columns of one-name filters elided (sort__setup_elide()). */
+static void setup_columns(struct report *r)
+{
+	const struct opts *o = r->o;
+	int keyed = 0, shown = 0;
+	bool elide[NKEYS] = { false };
+
+	if (!o->nfields) {
+		if (r->children_on)
+			r->cols[r->ncols++] = COL_CHILDREN;
+		r->cols[r->ncols++] = COL_OVERHEAD;
+		if (o->show_nr)
+			r->cols[r->ncols++] = COL_SAMPLE;
+	}
+	for (int k = 0; k < o->nfields; k++)
+		r->cols[r->ncols++] = o->fields[k];
+	for (int k = 0; k < o->nkeys; k++) {
+		bool in = false;
+
+		for (int c = 0; c < r->ncols; c++)
+			in |= r->cols[c] == (int)o->keys[k];
+		if (!in)
+			r->cols[r->ncols++] = (int)o->keys[k];
+	}
+	if (o->nfields) {
+		for (int k = 0; k < (o->sort_given ? o->nsort : 0); k++)
+			r->order[r->norder++] = (int)o->keys[k];
+		for (int k = 0; k < o->nfields; k++) {
+			bool in = false;
+
+			for (int c = 0; c < r->norder; c++)
+				in |= r->order[c] == o->fields[k];
+			if (!in)
+				r->order[r->norder++] = o->fields[k];
+		}
+	}
+	for (int c = 0; c < r->ncols; c++) {
+		const struct list *l = r->cols[c] == KEY_SYM   ? &o->syms
+				       : r->cols[c] == KEY_DSO  ? &o->dsos
+				       : r->cols[c] == KEY_COMM ? &o->comms
+								: NULL;
+
+		if (r->cols[c] >= NKEYS)
+			continue;
+		keyed++;
+		if (l && l->n == 1) {
+			elide[r->cols[c]] = true;
+			r->elided[r->nelided].what = r->cols[c] == KEY_SYM   ? "symbol"
+						     : r->cols[c] == KEY_DSO ? "dso"
+									     : "comm";
+			r->elided[r->nelided++].name = l->v[0];
+		} else {
+			shown++;
+		}
+	}
+	/* perf: eliding every key's column makes no sense, they all stay */
+	if (!shown && keyed)
+		return;
+	for (int c = 0, n = 0; c <= r->ncols; c++) {
+		if (c == r->ncols) {
+			r->ncols = n;
+			break;
+		}
+		if (r->cols[c] >= NKEYS || !elide[r->cols[c]])
+			r->cols[n++] = r->cols[c];
+	}
+}
+
 static int run(const struct opts *o, const struct cli_common *common)
 {
 	struct report r = { .o = o };
@@ -515,6 +830,19 @@ static int run(const struct opts *o, const struct cli_common *common)
 			 (o->children || o->graph.mode != CG_NONE ? DS_PROFILE_CALLCHAINS
 								  : 0));
 
+	if (o->header_only) {
+		char err[256] = "";
+		struct ds_perf_data *pd = NULL;
+		int rc = ds_perf_data_open(o->path, &pd, err, sizeof(err));
+
+		if (rc) {
+			cli_error("%s: %s", o->path, err[0] ? err : ds_strerror(rc));
+			return 1;
+		}
+		print_header(pd);
+		ds_perf_data_close(pd);
+		return fflush(stdout) ? 1 : 0;
+	}
 	if (cli_recording_open(&rec, o->path, common, o->no_fetch, &po,
 			       o->graph.max_stack > 0 ? (size_t)o->graph.max_stack : 0) ||
 	    cli_recording_prefetch(&rec, o->progress, o->verbose))
@@ -561,6 +889,9 @@ static int run(const struct opts *o, const struct cli_common *common)
 	if (o->inverted || r.graph_opts.order < 0)
 		r.graph_opts.order = o->inverted || r.children_on;
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
+	setup_columns(&r);
+	if (o->header && !o->json)
+		print_header(rec.pd);
 	output(&r, &info, rec.pd);
 	status = fflush(stdout) ? 1 : 0;
 out:
@@ -583,7 +914,7 @@ static int parse_sort(struct opts *o, const char *spec)
 		for (k = 0; k < NKEYS && strcmp(t, key_names[k]); k++)
 			;
 		if (k == NKEYS) {
-			cli_error("report: unknown sort key '%s' (comm, dso, sym, srcline)", t);
+			cli_error("report: unknown sort key '%s' (comm, pid, dso, sym, srcline)", t);
 			goto bad;
 		}
 		for (int i = 0; i < o->nkeys; i++)
@@ -595,12 +926,101 @@ static int parse_sort(struct opts *o, const char *spec)
 	}
 	free(dup);
 	if (!o->nkeys)
-		cli_error("report: --sort needs keys (comm, dso, sym, srcline)");
+		cli_error("report: --sort needs keys (comm, pid, dso, sym, srcline)");
 	o->by_comm = has_key(o, KEY_COMM);
 	return o->nkeys ? 0 : -1;
 bad:
 	free(dup);
 	return -1;
+}
+
+/* perf's strlist/intlist: comma-separated, empty entries dropped; given
+ * twice, the last. */
+static int parse_list(struct list *l, const char *spec)
+{
+	char *dup = strdup(spec), *save = NULL;
+
+	if (!dup)
+		oom();
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	l->n = 0;
+	for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		char **v = reallocarray(l->v, l->n + 1, sizeof(*v));
+
+		if (!v || !(v[l->n] = strdup(t)))
+			oom();
+		l->v = v;
+		l->n++;
+	}
+	free(dup);
+	return 0;
+}
+
+static int parse_ids(struct list *l, const char *opt, const char *spec)
+{
+	parse_list(l, spec);
+	for (size_t i = 0; i < l->n; i++) {
+		char *end;
+		long v;
+
+		errno = 0;
+		v = strtol(l->v[i], &end, 10);
+		if (errno || end == l->v[i] || *end || v < 0 || v > INT32_MAX) {
+			cli_error("report: --%s takes numbers, not '%s'", opt, l->v[i]);
+			return -1;
+		}
+		/* "007" is 7, as perf's intlist */
+		snprintf(l->v[i], strlen(l->v[i]) + 1, "%ld", v);
+	}
+	return 0;
+}
+
+static void list_free(struct list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	*l = (struct list){ 0 };
+}
+
+/* -F: perf's output fields and sort keys, each once. */
+static int parse_fields(struct opts *o, const char *spec)
+{
+	char *dup = strdup(spec), *save = NULL;
+	int rc = 0;
+
+	if (!dup)
+		oom();
+	o->nfields = 0;
+	for (char *t = strtok_r(dup, ",", &save); t && !rc; t = strtok_r(NULL, ",", &save)) {
+		int c;
+
+		if (!strcmp(t, "symbol"))
+			t = "sym";
+		for (c = 0; c < NCOLS && strcmp(t, c < NKEYS ? key_names[c] : col_names[c - NKEYS]);
+		     c++)
+			;
+		if (c == NCOLS) {
+			cli_error("report: unknown field '%s' (overhead, overhead_children, sample, "
+				  "period, comm, pid, dso, sym, srcline)",
+				  t);
+			rc = -1;
+		}
+		for (int i = 0; !rc && i < o->nfields; i++)
+			if (o->fields[i] == c) {
+				cli_error("report: field '%s' twice", t);
+				rc = -1;
+			}
+		if (!rc)
+			o->fields[o->nfields++] = c;
+	}
+	free(dup);
+	if (!rc && !o->nfields) {
+		cli_error("report: --fields needs fields");
+		rc = -1;
+	}
+	return rc;
 }
 
 /* One of report's own options (id, its argument in p->arg), or the
@@ -613,7 +1033,26 @@ static int report_option(struct opts *o, struct cli_parse *p, int id, const char
 
 	switch (id) {
 	case O_SORT:
+		o->sort_given = true;
 		return parse_sort(o, v) ? 2 : 0;
+	case O_FIELDS:
+		return parse_fields(o, v) ? 2 : 0;
+	case O_COMM:
+		return parse_list(&o->comms, v);
+	case O_DSOS:
+		return parse_list(&o->dsos, v);
+	case O_SYMBOLS:
+		return parse_list(&o->syms, v);
+	case O_PID:
+		return parse_ids(&o->pids, "pid", v) ? 2 : 0;
+	case O_TID:
+		return parse_ids(&o->tids, "tid", v) ? 2 : 0;
+	case O_HEADER:
+		o->header = true;
+		return 0;
+	case O_HEADER_ONLY:
+		o->header_only = true;
+		return 0;
 	case O_CHILDREN:
 	case O_NO_CHILDREN:
 		o->children = id == O_CHILDREN;
@@ -679,12 +1118,40 @@ static int report_option(struct opts *o, struct cli_parse *p, int id, const char
 	}
 }
 
+/* -F: the table's keys are -s's, then the fields' keys (perf appends the
+ * output fields to the sort list); without -s, the fields' alone. */
+static int resolve_fields(struct opts *o)
+{
+	if (!o->sort_given)
+		o->nkeys = 0;
+	o->nsort = o->nkeys;
+	for (int k = 0; k < o->nfields; k++) {
+		bool in = false;
+
+		if (o->fields[k] >= NKEYS)
+			continue;
+		for (int i = 0; i < o->nkeys; i++)
+			in |= (int)o->keys[i] == o->fields[k];
+		if (!in)
+			o->keys[o->nkeys++] = (enum key)o->fields[k];
+	}
+	if (!o->nkeys) {
+		cli_error("report: --fields needs a sort key (comm, pid, dso, sym, srcline) or -s");
+		return -1;
+	}
+	o->by_comm = has_key(o, KEY_COMM);
+	return 0;
+}
+
 static int cmd_report(int argc, char **argv)
 {
 	struct cli_common common = { 0 };
-	struct opts o = {
-		.keys = { KEY_DSO, KEY_SYM }, .nkeys = 2, .children = -1, .graph = CG_OPTS_DEFAULT
-	};
+	/* perf's default keys, whose Command column tells processes apart */
+	struct opts o = { .keys = { KEY_COMM, KEY_DSO, KEY_SYM },
+			  .nkeys = 3,
+			  .by_comm = true,
+			  .children = -1,
+			  .graph = CG_OPTS_DEFAULT };
 	struct folded_opts fo = { 0 };
 	int progress = -1;
 	const char *pprof = NULL; /* --pprof FILE: tools/cli_pprof.c writes it instead */
@@ -732,7 +1199,18 @@ static int cmd_report(int argc, char **argv)
 		return folded_report(&fo, o.path, note, &common, o.no_fetch, o.progress);
 	if (pprof)
 		return pprof_report(pprof, o.path, note, &common, o.no_fetch, o.progress);
-	return run(&o, &common);
+	if (o.nfields && resolve_fields(&o))
+		return 2;
+	{
+		int rc = run(&o, &common);
+
+		list_free(&o.comms);
+		list_free(&o.pids);
+		list_free(&o.tids);
+		list_free(&o.dsos);
+		list_free(&o.syms);
+		return rc;
+	}
 }
 
 const struct cli_command cli_cmd_report = {

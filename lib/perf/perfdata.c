@@ -67,6 +67,10 @@ enum {
 	FEAT_OSRELEASE = 4,
 	FEAT_VERSION = 5,
 	FEAT_ARCH = 6,
+	FEAT_NRCPUS = 7,
+	FEAT_CPUDESC = 8,
+	FEAT_CPUID = 9,
+	FEAT_TOTAL_MEM = 10,
 	FEAT_CMDLINE = 11,
 	FEAT_EVENT_DESC = 12,
 	FEAT_COMPRESSED = 27,
@@ -124,6 +128,11 @@ struct ds_perf_data {
 	char *str[FEAT_CMDLINE + 1]; /* string features, by feature number */
 	char **event_names; /* HEADER_EVENT_DESC's, in attr order */
 	unsigned int nevent_names;
+	/* HEADER_NRCPUS (u32 available, u32 online) and HEADER_TOTAL_MEM
+	 * (u64, kB), when the file has them */
+	bool have_nrcpus, have_total_mem;
+	uint32_t nr_cpus_avail, nr_cpus_online;
+	uint64_t total_mem;
 	uint64_t nr_samples, nr_lost, nr_unknown, nr_records;
 };
 
@@ -281,8 +290,23 @@ static int read_feature(struct ds_perf_data *p, unsigned int feat, const unsigne
 	case FEAT_OSRELEASE:
 	case FEAT_VERSION:
 	case FEAT_ARCH:
+	case FEAT_CPUDESC:
+	case FEAT_CPUID:
 		free(p->str[feat]);
 		p->str[feat] = read_string(p, base, off, end, &next);
+		break;
+	case FEAT_NRCPUS:
+		if (size >= 8) {
+			p->nr_cpus_avail = ds__perf_rd32(p, base + off);
+			p->nr_cpus_online = ds__perf_rd32(p, base + off + 4);
+			p->have_nrcpus = true;
+		}
+		break;
+	case FEAT_TOTAL_MEM:
+		if (size >= 8) {
+			p->total_mem = ds__perf_rd64(p, base + off);
+			p->have_total_mem = true;
+		}
 		break;
 	case FEAT_CMDLINE: {
 		struct ds_strbuf sb = { 0 };
@@ -1090,6 +1114,23 @@ DS_API void ds_perf_data_info(const struct ds_perf_data *p, struct ds_perf_info 
 	out->nr_samples = p->nr_samples;
 	out->nr_lost = p->nr_lost;
 	out->nr_unknown = p->nr_unknown;
+}
+
+DS_API void ds_perf_data_host(const struct ds_perf_data *p, struct ds_perf_host *out)
+{
+	size_t sz = out->sz < sizeof(*out) ? out->sz : sizeof(*out);
+	struct ds_perf_host h = { .sz = sz };
+
+	if (p) {
+		h.cpudesc = p->str[FEAT_CPUDESC];
+		h.cpuid = p->str[FEAT_CPUID];
+		h.have_nrcpus = p->have_nrcpus;
+		h.nr_cpus_online = p->nr_cpus_online;
+		h.nr_cpus_avail = p->nr_cpus_avail;
+		h.have_total_mem = p->have_total_mem;
+		h.total_mem_kb = p->total_mem;
+	}
+	memcpy(out, &h, sz); /* a caller's older, shorter struct: its fields */
 }
 
 DS_API const char *ds_perf_data_event_name(const struct ds_perf_data *p, unsigned int attr)

@@ -314,6 +314,22 @@ const uint32_t *ds__perf_session_rank(const struct ds_perf_session *s)
 	return s->rank;
 }
 
+DS_API const char *ds_perf_session_thread_name(const struct ds_perf_session *s, int32_t pid,
+					       int32_t tid)
+{
+	for (unsigned i = 0; s && i < s->nmachines; i++) {
+		const struct proc *t;
+
+		if (s->machines[i].pid != HOST_PID)
+			continue;
+		t = ds__ps_proc_find(&s->machines[i].threads, tid);
+		if (!t || !t->comm) /* as a sample's name: the process's */
+			t = ds__ps_proc_find(&s->machines[i].threads, pid);
+		return t ? t->comm : NULL;
+	}
+	return NULL;
+}
+
 DS_API size_t ds_perf_session_dsos(const struct ds_perf_session *s,
 				   const struct ds_perf_dso **out)
 {

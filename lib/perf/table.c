@@ -49,10 +49,10 @@ struct loc {
 /* The samples at one address: what the recording adds up. */
 struct site {
 	/* The profile's location: one per (DSO, address).  A big recording
-	 * has a million sites; this is kept to 48 bytes. */
+	 * has a million sites; this is kept to 56 bytes. */
 	uint32_t li;
 	int32_t pid; /* for perf's ":PID" when there is no name */
-	const char *comm; /* with DS_SORT_COMM; NULL: none */
+	const char *comm; /* with DS_SORT_COMM or _PID; NULL: none */
 	uint64_t raw_ip;
 	uint64_t samples, period;
 	uint32_t entry; /* its row, before the sort */
@@ -60,6 +60,7 @@ struct site {
 	/* A callchain entry's site: perf shows an unnamed one at its raw
 	 * address, not its file offset, so it is its own row. */
 	bool caller;
+	int32_t tid; /* with DS_SORT_PID; else 0 */
 };
 
 struct ds_table {
@@ -68,7 +69,9 @@ struct ds_table {
 	size_t max_stack; /* perf's --max-stack; SIZE_MAX: every entry */
 	enum ds_sort_key keys[MAX_KEYS];
 	size_t nkeys;
-	bool by_comm, srcline;
+	bool by_comm, by_tid, srcline;
+	bool (*keep)(void *, const struct ds_profile *, const struct ds_profile_sample *);
+	void *keep_user;
 	struct names names;
 	uint32_t *dso_name_id; /* per DSO */
 	const struct ds_perf_dso *dsos;
@@ -254,7 +257,7 @@ static size_t site_hash(const struct site *s)
 	uint64_t h = s->raw_ip * 0x9e3779b97f4a7c15ull ^ (uintptr_t)s->comm;
 
 	h ^= ((uint64_t)s->li * 0xff51afd7ed558ccdull) ^ ((uint64_t)(uint32_t)s->pid << 32) ^
-	     (uint8_t)s->level ^ ((uint64_t)s->caller << 8);
+	     (uint8_t)s->level ^ ((uint64_t)s->caller << 8) ^ ((uint64_t)(uint32_t)s->tid << 12);
 	h ^= h >> 29;
 	return (size_t)(h * 0xc4ceb9fe1a85ec53ull);
 }
@@ -295,7 +298,8 @@ static struct site *site_get(struct ds_table *t, const struct site *want, bool m
 		struct site *s = &t->sites[t->slots[h] - 1];
 
 		if (s->li == want->li && s->level == want->level && s->comm == want->comm &&
-		    s->pid == want->pid && s->caller == want->caller && s->raw_ip == want->raw_ip)
+		    s->pid == want->pid && s->caller == want->caller && s->raw_ip == want->raw_ip &&
+		    s->tid == want->tid)
 			return s;
 	}
 	if (!make)
@@ -360,9 +364,11 @@ static int levels_room(struct ds_table *t, size_t n)
 static struct site *stack_site(struct ds_table *t, const struct ds_profile_sample *p, size_t i,
 			       const char *levels, char dup_level, bool make)
 {
+	bool named = t->by_comm || t->by_tid;
 	struct site want = { .li = p->locs[i < p->nlocs ? i : 0],
-			     .comm = t->by_comm ? p->comm : NULL,
-			     .pid = t->by_comm && !p->comm ? p->pid : 0 };
+			     .comm = named ? p->comm : NULL,
+			     .pid = (named && !p->comm) || t->by_tid ? p->pid : 0,
+			     .tid = t->by_tid ? p->tid : 0 };
 
 	if (!i) {
 		want.level = level_of(p->cpumodes[0]);
@@ -382,6 +388,12 @@ static bool site_kept(const struct ds_table *t, const struct ds_profile_sample *
 				     !(t->flags & DS_TABLE_CALLEE));
 }
 
+/* Whether the filters (ds_table_opts keep) leave stack p in the rows. */
+static bool kept(const struct ds_table *t, const struct ds_profile_sample *p)
+{
+	return !t->keep || t->keep(t->keep_user, t->prof, p);
+}
+
 /* The sites of the event's stacks: each sample's own and, with children,
  * its callers'. */
 static int collect(struct ds_table *t)
@@ -392,12 +404,14 @@ static int collect(struct ds_table *t)
 
 		if (p->attr != t->attr)
 			continue;
+		t->total_samples += p->count;
+		t->total_period += p->period;
+		if (!kept(t, p))
+			continue;
 		if (!(s = stack_site(t, p, 0, NULL, 0, true)))
 			return -ENOMEM;
 		s->samples += p->count;
 		s->period += p->period;
-		t->total_samples += p->count;
-		t->total_period += p->period;
 		if ((t->flags & DS_TABLE_CHILDREN) && p->callchain) {
 			char dup;
 
@@ -470,6 +484,12 @@ static int comm_cmp(const struct site *a, const struct site *b)
 	return strcmp(a->comm ? a->comm : x, b->comm ? b->comm : y);
 }
 
+/* perf's pid key (sort__thread_cmp()): the thread's number, ascending. */
+static int tid_cmp(const struct site *a, const struct site *b)
+{
+	return (a->tid > b->tid) - (a->tid < b->tid);
+}
+
 /* perf's se_cmp of one key: ascending names, then addresses. */
 static int identity_cmp(const struct ds_table *t, const struct site *a, const struct site *b,
 			enum ds_sort_key k)
@@ -479,6 +499,8 @@ static int identity_cmp(const struct ds_table *t, const struct site *a, const st
 	switch (k) {
 	case DS_SORT_COMM:
 		return comm_cmp(a, b);
+	case DS_SORT_PID:
+		return tid_cmp(a, b);
 	case DS_SORT_DSO:
 		return str_cmp_null_last(dso_name_of(t, a), dso_name_of(t, b));
 	case DS_SORT_SYM: {
@@ -486,11 +508,14 @@ static int identity_cmp(const struct ds_table *t, const struct site *a, const st
 
 		if (!x->function != !y->function)
 			return x->function ? -1 : 1;
+		/* perf's sort__sym_cmp(): two unnamed addresses by the address
+		 * alone, whatever their DSOs (a dso key before tells them
+		 * apart) */
+		if (!x->function)
+			return shown_ip(t, a) < shown_ip(t, b) ? -1 : shown_ip(t, a) > shown_ip(t, b);
 		c = str_cmp_null_last(dso_name_of(t, a), dso_name_of(t, b));
 		if (c)
 			return c;
-		if (!x->function)
-			return shown_ip(t, a) < shown_ip(t, b) ? -1 : shown_ip(t, a) > shown_ip(t, b);
 		if (x->function_start != y->function_start)
 			return x->function_start < y->function_start ? -1 : 1;
 		return strcmp(x->function, y->function);
@@ -520,6 +545,9 @@ static int agg_order(const void *x, const void *y, void *arg)
 		switch (t->keys[i]) {
 		case DS_SORT_COMM:
 			c = comm_cmp(a->s, b->s);
+			break;
+		case DS_SORT_PID:
+			c = tid_cmp(a->s, b->s);
 			break;
 		case DS_SORT_DSO:
 			c = str_cmp_null_last(dso_name_of(t, a->s), dso_name_of(t, b->s));
@@ -575,6 +603,9 @@ static int key_of(struct ds_table *t, const struct site *s, uint64_t *v)
 			} else {
 				v[n++] = (1ull << 63) | (uint32_t)s->pid;
 			}
+			break;
+		case DS_SORT_PID:
+			v[n++] = (uint32_t)s->tid;
 			break;
 		case DS_SORT_DSO:
 			v[n++] = dso;
@@ -721,7 +752,7 @@ static int add_children(struct ds_table *t, struct agg *rows, size_t nrows)
 		const struct ds_profile_sample *p = &t->ps[k];
 		char dup;
 
-		if (p->attr != t->attr)
+		if (p->attr != t->attr || !kept(t, p))
 			continue;
 		if (levels_room(t, p->nlocs)) {
 			free(stamp);
@@ -827,6 +858,7 @@ static int rows_of(struct ds_table *t)
 						    .srcline = loc_of(t, s) ? loc_of(t, s)->srcline : NULL,
 						    .comm = s->comm,
 						    .pid = s->pid,
+						    .tid = s->tid,
 						    .ninlines = rows[i].ninlines,
 						    .inlines = rows[i].inlines };
 		rows[i].inlines = NULL;
@@ -881,7 +913,7 @@ DS_API struct ds_table *ds_table_new(const struct ds_profile *p, unsigned int at
 		return NULL;
 	}
 	for (size_t i = 0; i < nkeys; i++)
-		if ((unsigned)keys[i] > DS_SORT_COMM) {
+		if ((unsigned)keys[i] > DS_SORT_PID) {
 			errno = EINVAL;
 			return NULL;
 		}
@@ -893,11 +925,14 @@ DS_API struct ds_table *ds_table_new(const struct ds_profile *p, unsigned int at
 	t->prof = p;
 	t->attr = attr;
 	t->flags = DS_OPT(opts, flags, 0);
+	t->keep = DS_OPT(opts, keep, NULL);
+	t->keep_user = DS_OPT(opts, keep_user, NULL);
 	t->max_stack = t->flags & DS_TABLE_MAX_STACK ? DS_OPT(opts, max_stack, 0) : SIZE_MAX;
 	t->nkeys = nkeys;
 	memcpy(t->keys, keys, nkeys * sizeof(*keys));
 	for (size_t i = 0; i < nkeys; i++) {
 		t->by_comm |= keys[i] == DS_SORT_COMM;
+		t->by_tid |= keys[i] == DS_SORT_PID;
 		t->srcline |= keys[i] == DS_SORT_SRCLINE;
 	}
 	t->ndsos = ds_perf_session_dsos(ds_profile_session(p), &t->dsos);
