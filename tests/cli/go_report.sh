@@ -110,10 +110,12 @@ def rows(path):
     return out
 
 perf, ours = rows(sys.argv[1]), rows(sys.argv[2])
+# One unit of the last digit, as a float (abs(1.00 - 0.99) > 0.01); a row
+# of ours on the 1% line is compared with perf's twin whatever its share.
 bad = ["perf %s %.2f%%, ours %s" % (" ".join(k), v, ours.get(k))
-       for k, v in perf.items() if v >= 1 and abs(ours.get(k, -1) - v) > 0.01]
+       for k, v in perf.items() if v >= 1 and abs(ours.get(k, -1) - v) > 0.0101]
 bad += ["ours %s %.2f%%, perf %s" % (" ".join(k), v, perf.get(k))
-        for k, v in ours.items() if v >= 1 and k not in perf]
+        for k, v in ours.items() if v >= 1 and abs(perf.get(k, -1) - v) > 0.0101]
 if not any(k[2] == "main.burnA" for k in perf):
     bad.append("perf names no main.burnA: the oracle is broken")
 for b in bad:

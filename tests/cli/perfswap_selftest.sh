@@ -29,8 +29,11 @@ cd "$tmp"
 # the user's.  -N below also stops writes to the build-id cache.
 export HOME=$tmp
 
-# A program that spends 0.1 s in two functions of its own and in libc.
-# It sleeps 1 ms first: on an idle machine a 0.1 s busy loop may never be
+# A program that spends 0.1 s of its own CPU time in two functions of its
+# own and in libc: the process's clock, not the wall's, so that a loaded
+# machine does not cut the samples (cpu-clock samples the task's time:
+# ~400 at perf's default 4000 Hz, where the checks below want 50).  It
+# sleeps 1 ms first: on an idle machine a 0.1 s busy loop may never be
 # switched out, and then --switch-events (the "many" recording) has no
 # SWITCH record to check.
 cat >w.c <<'EOF'
@@ -43,7 +46,7 @@ static double now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
