@@ -677,7 +677,12 @@ DS_API struct Elf *ds_debuginfo_elf(const struct ds_debuginfo *di);
 #define DS_SYM_FILE_OFFSET (1u << 2) /* addr is a file offset (perf, /proc/PID/maps) */
 /* Name frames as binutils addr2line does, for output that must match it:
  * an innermost function whose DWARF name is not a linkage name (C++ with
- * only DW_AT_name) takes the name of the ELF symbol holding the address. */
+ * only DW_AT_name) takes the name of the ELF symbol holding the address;
+ * where no DWARF function is, the nearest ELF symbol below the address in
+ * its section names it whatever its size, with its STT_FILE as the file.
+ * Without this flag (nor DS_SYM_ELF_NAMES), as llvm-symbolizer, the file
+ * there is the STT_FILE's for a local symbol only (none where that is
+ * empty). */
 #define DS_SYM_BINUTILS (1u << 3)
 /* Name the function holding the address (the frame that is not inlined)
  * as perf report does: after the ELF symbol that holds it, among aliases
@@ -708,6 +713,16 @@ DS_API struct Elf *ds_debuginfo_elf(const struct ds_debuginfo *di);
  * and perf script print them ("bitmap_set_bit", not
  * "bitmap_set_bit(bitmap_head*, int)": libiberty's DMGL_NO_OPTS). */
 #define DS_SYM_NO_PARAMS (1u << 7)
+/* Files as elfutils (eu-stack) gives them, and gdb: names joined as
+ * dwarf_linesrc() joins them, a relative name under its directory, that
+ * directory not under DW_AT_comp_dir ("./nptl/pthread_create.c",
+ * "../sysdeps/unix/sysv/linux/pause.c" in glibc; without the flag, as
+ * binutils and LLVM do, a relative directory under comp_dir:
+ * "./nptl/./nptl/pthread_create.c", "./posix/../sysdeps/..."); where no
+ * DWARF function is, only an ELF symbol that holds the address names it
+ * ([start, start + size), one of size 0 up to the next symbol: past a
+ * function's end is "??"), and no STT_FILE names a file. */
+#define DS_SYM_ELFUTILS (1u << 8)
 
 struct ds_frame {
 	const char *function; /* NULL: unknown ("??") */
@@ -1492,7 +1507,9 @@ typedef int (*ds_stack_thread_fn)(void *user, const struct ds_stack_thread *t);
 
 struct ds_stack_opts {
 	size_t sz;
-	unsigned int sym_flags; /* ds_dso_symbolize() flags; 0: DS_SYM_INLINES | DS_SYM_DEMANGLE */
+	/* ds_dso_symbolize() flags; 0: DS_SYM_INLINES | DS_SYM_DEMANGLE |
+	 * DS_SYM_ELFUTILS (eu-stack's answers) */
+	unsigned int sym_flags;
 	unsigned int max_frames; /* per thread (0: 256) */
 	/* When it becomes non-zero (a signal handler's flag), unwinding
 	 * stops, a live process is detached, and the call returns

@@ -379,7 +379,7 @@ static int thread_done(struct thread_walk *w, int32_t tid, struct frame_buf *b, 
 		}
 	}
 	if (!flags)
-		flags = DS_SYM_INLINES | DS_SYM_DEMANGLE;
+		flags = DS_SYM_INLINES | DS_SYM_DEMANGLE | DS_SYM_ELFUTILS;
 	rc = symbolize_thread(w->dwfl, b->v, b->n, flags, &ts);
 	if (rc && !t.error) {
 		t.error = rc;

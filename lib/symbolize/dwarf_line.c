@@ -21,7 +21,13 @@
  * sequences.  Every read is bounded by the section; a malformed program
  * ends that CU's rows.  File names are joined as binutils does: a
  * relative name under its directory, a relative directory under the CU's
- * comp_dir.
+ * comp_dir.  elfutils (dwarf_linesrc) and gdb do not put a relative
+ * directory under comp_dir: glibc's "./nptl/futex-internal.c" (directory
+ * 0 is comp_dir itself, "./nptl") is binutils' and LLVM's
+ * "./nptl/./nptl/futex-internal.c".  Their path is then the end of ours,
+ * past "COMP_DIR/": a file's offset points there, inside the interned
+ * string, and the path binutils prints starts at the string's start (the
+ * NUL before it); see ds__symbols_file().
  */
 struct names {
 	const char **v;
@@ -43,21 +49,29 @@ static bool names_add(struct names *nm, const char *s)
 	return true;
 }
 
-/* binutils' concat_filename(). */
+/* binutils' concat_filename(); the offset of elfutils' path in it (see
+ * above). */
 static uint32_t file_path(struct sym_build *B, const char *name, const char *dir,
 			  const char *comp_dir)
 {
 	char buf[4096];
+	uint32_t off;
+	size_t skip = 0;
+	int n;
 
 	if (!name)
 		return 0;
 	if (name[0] == '/' || !dir)
 		return ds__symbols_intern(B, name);
-	if (dir[0] != '/' && comp_dir && *comp_dir)
-		snprintf(buf, sizeof(buf), "%s/%s/%s", comp_dir, dir, name);
-	else
+	if (dir[0] != '/' && comp_dir && *comp_dir) {
+		n = snprintf(buf, sizeof(buf), "%s/%s/%s", comp_dir, dir, name);
+		if (n > 0 && (size_t)n < sizeof(buf)) /* (cut: no elfutils path) */
+			skip = strlen(comp_dir) + 1;
+	} else {
 		snprintf(buf, sizeof(buf), "%s/%s", dir, name);
-	return ds__symbols_intern(B, buf);
+	}
+	off = ds__symbols_intern(B, buf);
+	return off ? off + (uint32_t)skip : 0;
 }
 
 /* One DWARF 5 entry (directory or file): its path and directory index. */

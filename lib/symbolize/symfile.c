@@ -64,7 +64,9 @@
 #include <zlib.h>
 
 #define MAGIC "DSOSYMIX"
-#define FORMAT_VERSION 2 /* 2: blob sums are XXH3, not CRC-32 */
+/* 2: blob sums are XXH3, not CRC-32; 3: a line table's file offset is
+ * where elfutils' path starts in binutils' (dwarf_line.c) */
+#define FORMAT_VERSION 3
 #define ORDER_MARK 0x01020304u
 #define ENTRY_NAME "dsostore-index" /* in a debuginfod cache entry */
 #define FILE_MAX ((uint64_t)1 << 36) /* 64 GiB: no index is larger */

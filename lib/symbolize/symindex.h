@@ -306,6 +306,10 @@ struct ds__find_hint {
 	size_t range, seq, scope, row;
 };
 
+/* A line-table file name (struct line's file, struct scope's call_file) as
+ * flags ask: elfutils' join with DS_SYM_ELFUTILS, else binutils'. */
+const char *ds__symbols_file(const char *pool, uint32_t off, unsigned flags);
+
 /* The frames of addr (a virtual address), innermost first, each passed to
  * emit, as flags ask (DS_SYM_INLINES, _BINUTILS, _ELF_NAMES, _NO_LINES;
  * DS_SYM_DEMANGLE is the caller's); hint may be NULL.  *from_symtab: the

@@ -22,6 +22,20 @@ static const char *str(const char *pool, uint32_t off)
 	return off ? pool + off : NULL;
 }
 
+/* A file name of the line table or of a call site (dwarf_line.c): from
+ * the offset, elfutils' path; from the start of the string it is in,
+ * binutils'.  (The pool's first byte is NUL, and a saved pool's offsets
+ * are checked to lie in it: the walk back stays in the pool.) */
+const char *ds__symbols_file(const char *pool, uint32_t off, unsigned flags)
+{
+	if (!off)
+		return NULL;
+	if (!(flags & DS_SYM_ELFUTILS))
+		while (off > 0 && pool[off - 1])
+			off--;
+	return pool + off;
+}
+
 int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vaddr)
 {
 	for (size_t i = 0; i < S->elf.nsegs; i++) {
@@ -193,8 +207,13 @@ static const struct section *section_at(const struct elf_piece *E, uint64_t addr
 
 /* binutils: the closest symbol at or below addr in addr's section, its
  * size notwithstanding (so padding after a function is named after it);
- * among symbols at one address, the largest. */
-static const struct symbol *symbol_at(const struct elf_piece *E, uint64_t addr)
+ * among symbols at one address, the largest.  With held (elfutils): that
+ * symbol only if it holds addr, as eu-stack and gdb (and llvm-symbolizer)
+ * take it (an address past a function's end, in padding or in code of no
+ * symbol, is "??"): a symbol with a size holds [start, start + size), one
+ * of size 0 (assembler code without .size) everything up to the next
+ * symbol, as in all three. */
+static const struct symbol *symbol_at(const struct elf_piece *E, uint64_t addr, bool held)
 {
 	const struct section *sec = section_at(E, addr);
 	const struct symbol *best = NULL;
@@ -212,7 +231,26 @@ static const struct symbol *symbol_at(const struct elf_piece *E, uint64_t addr)
 		if (!best || sym->size >= best->size)
 			best = sym;
 	}
+	if (best && held && best->size && addr - best->lo >= best->size)
+		return NULL;
 	return best;
+}
+
+/* Without a line row, the file of the STT_FILE a symbol is under:
+ * binutils' answer for any symbol (_bfd_elf_find_function; "" for an
+ * empty one: ":?"), and perf's, whose srcline is addr2line's;
+ * llvm-symbolizer 14's for a local symbol only, an empty one none ("??");
+ * eu-stack and gdb name no file there. */
+static const char *symbol_file(const struct elf_piece *E, const struct symbol *sym,
+			       unsigned flags)
+{
+	const char *f = str(E->pool, sym->file);
+
+	if (flags & (DS_SYM_BINUTILS | DS_SYM_ELF_NAMES))
+		return f;
+	if ((flags & DS_SYM_ELFUTILS) || sym->bind != SYM_LOCAL || !f || !*f)
+		return NULL;
+	return f;
 }
 
 static size_t leading_underscores(const char *name)
@@ -359,7 +397,8 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 	if (flags & DS_SYM_NO_LINES) {
 		/* ELF symbols alone, whichever tier S is, so the answer does
 		 * not depend on what an earlier query built. */
-		sym = (flags & DS_SYM_ELF_NAMES) ? perf_symbol_at(E, addr) : symbol_at(E, addr);
+		sym = (flags & DS_SYM_ELF_NAMES) ? perf_symbol_at(E, addr)
+						 : symbol_at(E, addr, flags & DS_SYM_ELFUTILS);
 		if (!sym)
 			return 0;
 		*from_symtab = true;
@@ -375,7 +414,7 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 		return err;
 	if (sc) {
 		struct ds__raw_frame f = {
-			.file = ln ? str(lnp->pool, ln->file) : NULL,
+			.file = ln ? ds__symbols_file(lnp->pool, ln->file, flags) : NULL,
 			.line = ln ? ln->line : 0,
 			.column = ln ? ln->column : 0,
 			.discriminator = ln ? ln->discriminator : 0,
@@ -394,7 +433,7 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 			 * line row there its file is the symbol's too (the
 			 * STT_FILE before it: _bfd_elf_find_function). */
 			if (!depth && !sc->is_linkage && (flags & DS_SYM_BINUTILS)) {
-				sym = symbol_at(E, addr);
+				sym = symbol_at(E, addr, false);
 				if (sym) {
 					f.function = str(E->pool, sym->name);
 					if (!ln)
@@ -413,7 +452,7 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 			err = emit(arg, &f);
 			if (!sc->inlined || !(flags & DS_SYM_INLINES) || !up)
 				break;
-			f.file = str(scp->pool, sc->call_file);
+			f.file = ds__symbols_file(scp->pool, sc->call_file, flags);
 			f.line = sc->call_line;
 			f.column = sc->call_column;
 			f.discriminator = sc->call_discriminator;
@@ -421,15 +460,16 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 		}
 		return err;
 	}
-	sym = (flags & DS_SYM_ELF_NAMES) ? perf_symbol_at(E, addr) : symbol_at(E, addr);
+	sym = (flags & DS_SYM_ELF_NAMES) ? perf_symbol_at(E, addr)
+					 : symbol_at(E, addr, flags & DS_SYM_ELFUTILS);
 	if (!sym && !ln)
 		return 0;
 	*from_symtab = sym != NULL;
 	return emit(arg, &(struct ds__raw_frame){
 				 .function = sym ? str(E->pool, sym->name) : NULL,
 				 .function_start = sym ? sym->lo : 0,
-				 .file = ln    ? str(lnp->pool, ln->file)
-					 : sym ? str(E->pool, sym->file)
+				 .file = ln    ? ds__symbols_file(lnp->pool, ln->file, flags)
+					 : sym ? symbol_file(E, sym, flags)
 					       : NULL,
 				 .line = ln ? ln->line : 0,
 				 .column = ln ? ln->column : 0,

@@ -200,6 +200,31 @@ for c in segv thr; do
 	tl_case_end "($(wc -l <"$tmp/$c.got") frames)" || cat "$tmp/$c.out" "$tmp/$c.eustack" >&2
 done
 
+tl_case paths
+# The files in full, as eu-stack prints them (libdw's dwarf_linesrc: a
+# relative directory of the line table not under comp_dir): glibc's
+# "./nptl/pthread_create.c" of start_thread, on every thread's stack, and
+# "../sysdeps/...", where addr2line joins "./nptl/./nptl/pthread_create.c"
+# (gdb prints eu-stack's).  Names aside (aliases: above).
+full_files() {
+	awk '/^TID /{tid=$2} /^    /{n=split($1, a, ":"); print tid, a[1] ":" a[2]}' "$1"
+}
+for c in thr segv; do
+	full_files "$tmp/$c.eustack" >"$tmp/$c.fwant"
+	full_files "$tmp/$c.out" >"$tmp/$c.fgot"
+	diff "$tmp/$c.fwant" "$tmp/$c.fgot" >"$tmp/$c.fdiff" ||
+		fail "$c: files differ from eu-stack's: $(head -20 "$tmp/$c.fdiff")"
+done
+if grep -q ' \./nptl/' "$tmp/thr.fwant"; then
+	grep -q ' \./nptl/pthread_create\.c:' "$tmp/thr.fgot" ||
+		fail "no ./nptl/pthread_create.c frame: $(cat "$tmp/thr.fgot")"
+	grep -q '^#[0-9].* start_thread (.* at \./nptl/pthread_create\.c:[0-9]*$' "$tmp/thr.gdb" ||
+		fail "gdb's start_thread is not at ./nptl/pthread_create.c: $(grep start_thread "$tmp/thr.gdb")"
+else
+	echo "  (no libc line table here: libc6-dbg not installed)"
+fi
+tl_case_end
+
 tl_case segv-first
 # The crash: the innermost frames, the signal, in the crashing thread.
 grep -q "terminated with signal SIGSEGV" "$tmp/segv.out" || fail "no signal line: $(head -3 "$tmp/segv.out")"
