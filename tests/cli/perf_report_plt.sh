@@ -109,7 +109,7 @@ import os, re, sys
 perf_file, ours_file, d, script = sys.argv[1:5]
 # Shares are printed to two decimals: one that comes from the samples is
 # within half a unit of the last digit.
-TOL, ROUND, MIN = 0.01, 0.0051, 1.0
+TOL, ROUND, MIN = 0.0101, 0.0051, 1.0
 TEST_DSOS = ("m", "libl.so")
 
 def rows(path):
