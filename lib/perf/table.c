@@ -157,14 +157,19 @@ static const char *basename_of(const char *path)
 }
 
 /* perf's srcline (util/srcline.c): the base name of the innermost frame's
- * file and its line; without one, "SYM+OFFSET" (decimal) or "DSO[ADDR]". */
+ * file and its line; without a file, "SYM+OFFSET" (decimal) or "DSO[ADDR]".
+ * A known file with line 0 is "FILE:0": perf 6.1 without libbfd reads
+ * addr2line's "FILE:?" (a line-table row of line 0, as Rust and clang
+ * emit) through filename_split(), which takes only "??:0" for unknown and
+ * strtoul("?") for the line, so srcline_from_fileline() prints "FILE:0",
+ * one row for all of the function's line-0 addresses. */
 static char *srcline_of(const char *file, unsigned line, const char *sym, uint64_t sym_off,
 			const char *dso_name, uint64_t vaddr)
 {
 	char *s;
 	int n;
 
-	if (file && line)
+	if (file)
 		n = asprintf(&s, "%s:%u", basename_of(file), line);
 	else if (sym)
 		n = asprintf(&s, "%s+%" PRIu64, sym, sym_off);
