@@ -204,14 +204,7 @@ int ds__sym_batch_start(struct ds_sym_batch *b, size_t n)
 	b->n = b->npairs = b->nframes = 0;
 	b->strings.cur = NULL;
 	b->strings.pos = 0;
-	if (++b->gen == 0) { /* wrapped: no slot may look current */
-		if (b->ptab)
-			memset(b->ptab, 0, b->pcap * sizeof(*b->ptab));
-		memset(b->recent, 0, sizeof(b->recent));
-		b->gen = 1;
-	}
-	b->pused = 0;
-	b->last_module = NULL;
+	ds__sym_batch_forget(b);
 	if (n > INT_MAX) /* the count of found ones is an int */
 		return -EINVAL;
 	if (b->dm_strings.bytes > DEMANGLED_MAX) {
@@ -605,7 +598,7 @@ static bool put_frame(struct ds_sym_batch *b, struct ds_frame f)
 
 void ds__sym_batch_forget(struct ds_sym_batch *b)
 {
-	if (++b->gen == 0) { /* wrapped: as ds__sym_batch_start() */
+	if (++b->gen == 0) { /* wrapped: no slot may look current */
 		if (b->ptab)
 			memset(b->ptab, 0, b->pcap * sizeof(*b->ptab));
 		memset(b->recent, 0, sizeof(b->recent));
