@@ -347,7 +347,10 @@ ids=()
 for i in $(seq $N); do ids+=("$(unknown $((1000 + i)))"); done
 fetch "${ids[@]}"
 expect_rc 1
-expect_ms_below $((TIMEOUT * 1000 + SLACK_MS)) "$N build IDs on a hanging server"
+# What proves one timeout in all is the server's count and the one
+# warning below; the time is a hang guard, wide enough for a sanitizer
+# build on a loaded machine.
+expect_ms_below $((3 * TIMEOUT * 1000 + SLACK_MS)) "$N build IDs on a hanging server"
 n=$(ctl $P1 stats --data-urlencode "prefix=/buildid/")
 [ "$n" -lt $N ] || fail "$n requests reached the hanging server: not marked down"
 for x in "${ids[@]}"; do
@@ -360,13 +363,17 @@ n=$(grep -c -F "$U1: Connection timed out; not asked again" "$T/err")
 [ "$n" = 1 ] || fail "'$U1 ... not asked again' logged $n times, expected once"
 case_end
 
+# A 30 s timeout: a client that waited for it instead of taking the
+# refusal would take 30 s; anything well under says it did not, however
+# loaded the machine.
 case_begin "dead port: connection refused, fast"
-export DEBUGINFOD_URLS=$DEAD
+export DEBUGINFOD_URLS=$DEAD DEBUGINFOD_TIMEOUT=30
 fetch "$A"
 expect_rc 1
 expect_error "$A" "Connection refused"
-expect_ms_below 2000 "connection refused"
+expect_ms_below 15000 "connection refused"
 expect_nothing "$A"
+export DEBUGINFOD_TIMEOUT=$TIMEOUT
 case_end
 
 case_begin "blackhole: connect never completes, fails within the connect timeout"
@@ -381,11 +388,12 @@ case_end
 # ---- two servers
 case_begin "first wins: slow server's transfer dropped"
 export DEBUGINFOD_URLS="$U1 $U2"
-fault $P1 "$A:latency=2000"
+# s1 answers after 20 s: a fetch that waited for it would take that long.
+fault $P1 "$A:latency=20000"
 fetch "$A"
 expect_rc 0
 expect_cached "$A" "$S/a"
-expect_ms_below 1000 "first-wins with a 2000 ms server"
+expect_ms_below 10000 "first-wins with a 20000 ms server"
 expect_requests $P1 "$A" 1
 expect_requests $P2 "$A" 1
 # s1 saw its client leave before it answered.
@@ -532,12 +540,14 @@ case_end
 
 # ---- DEBUGINFOD_MAXTIME: a whole download, however steady
 case_begin "MAXTIME: a slow but steady download stops at the limit"
-export DEBUGINFOD_MAXTIME=1 DEBUGINFOD_TIMEOUT=10
-fault $P1 "$A:bandwidth=30000" # ~4 s for a, above the low-speed limit
+# ~20 s for a at 5000 B/s, above the low-speed limit of a 30 s timeout
+# (100 KiB in 30 s): only MAXTIME stops it, and well before.
+export DEBUGINFOD_MAXTIME=1 DEBUGINFOD_TIMEOUT=30
+fault $P1 "$A:bandwidth=5000"
 fetch "$A"
 expect_rc 1
 expect_error "$A" "Connection timed out"
-expect_ms_below $((1000 + SLACK_MS)) "MAXTIME=1"
+expect_ms_below 10000 "MAXTIME=1"
 expect_nothing "$A"
 export DEBUGINFOD_TIMEOUT=$TIMEOUT
 unset DEBUGINFOD_MAXTIME
@@ -615,6 +625,18 @@ case_end
 # a command the signal ended (128 + 2, 128 + 15).  The server stalls after
 # 60000 bytes, so the temporary file is there and partial until the signal;
 # the timeout is long so that only the signal ends it.
+# await_temporary: until the temporary file holding the first bytes of
+# $A is there, the download in flight (a minute at most: a sanitizer
+# build on a loaded machine starts slowly).
+await_temporary()
+{
+	for _ in $(seq 1200); do
+		compgen -G "$CACHE/$A/debuginfo.??????" >/dev/null && return
+		sleep 0.05
+	done
+	fail "no temporary file appeared"
+}
+
 for sig in INT TERM; do
 	case_begin "SIG$sig during a stalled download: exit $((128 + $(kill -l $sig))), no temporary file"
 	fault $P1 "$A:stall=60000"
@@ -622,19 +644,14 @@ for sig in INT TERM; do
 	# SIGINT ignored, and keeps it so.)
 	DEBUGINFOD_TIMEOUT=120 env --default-signal=INT "$DSOSTORE" fetch --progress "$A" >"$T/out" 2>"$T/err" &
 	fpid=$!
-	# The temporary file holding the first bytes: the download is in flight.
-	for _ in $(seq 400); do
-		compgen -G "$CACHE/$A/debuginfo.??????" >/dev/null && break
-		sleep 0.05
-	done
-	compgen -G "$CACHE/$A/debuginfo.??????" >/dev/null || fail "no temporary file appeared"
+	await_temporary # the download in flight
 	kill -$sig $fpid
 	t0=$(date +%s%N)
 	wait $fpid
 	RC=$?
 	MS=$((($(date +%s%N) - t0) / 1000000))
 	expect_rc $((128 + $(kill -l $sig)))
-	expect_ms_below 10000 "the signal ends the fetch"
+	expect_ms_below 30000 "the signal ends the fetch"
 	expect_nothing "$A"
 	[ -e "$CACHE/$A" ] && [ -n "$(ls -A "$CACHE/$A")" ] &&
 		fail "the entry holds: $(ls -A "$CACHE/$A")"
@@ -660,18 +677,14 @@ if python3 "$DS_SRC/tests/gen/perfgen.py" --dsos-from "$S" --map-prefix /nonexis
 		DEBUGINFOD_TIMEOUT=120 env --default-signal=INT "$DSOSTORE" "$1" --progress \
 			"$T/rec.data" >"$T/out" 2>"$T/err" &
 		fpid=$!
-		for _ in $(seq 400); do
-			compgen -G "$CACHE/$A/debuginfo.??????" >/dev/null && break
-			sleep 0.05
-		done
-		compgen -G "$CACHE/$A/debuginfo.??????" >/dev/null || fail "no temporary file appeared"
+		await_temporary
 		kill -$2 $fpid
 		t0=$(date +%s%N)
 		wait $fpid
 		RC=$?
 		MS=$((($(date +%s%N) - t0) / 1000000))
 		expect_rc $((128 + $(kill -l $2)))
-		expect_ms_below 10000 "the signal ends $1"
+		expect_ms_below 30000 "the signal ends $1"
 		expect_nothing "$A"
 		[ -s "$T/err" ] && [ -z "$(tail -c 1 "$T/err")" ] || fail "stderr does not end a line"
 		grep -q '.dsostore: ' "$T/err" && fail "a message written on the progress line"
