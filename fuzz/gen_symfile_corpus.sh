@@ -48,7 +48,7 @@ def blob_sum(b):
 
 out = sys.argv[1]
 word = struct.calcsize("P")
-BLOB_VERSION = 2  # DS__SYMFILE_BLOB_VERSION (lib/symbolize/symbolize.h)
+BLOB_VERSION = 3  # DS__SYMFILE_BLOB_VERSION (lib/symbolize/symbolize.h)
 
 def align8(x):
     return (x + 7) & ~7

@@ -33,8 +33,9 @@ struct ds__symfile_key {
 /* Bump when what symindex.c writes into a blob changes: an index of
  * another blob version is not loaded.  2: the ELF tier names PLT stubs,
  * and split DWARF is read (indexes of split binaries saved before lack
- * its functions and inlines). */
-#define DS__SYMFILE_BLOB_VERSION 2
+ * its functions and inlines).  3: a line table's file offset is where
+ * elfutils' path starts inside binutils' (dwarf_line.c). */
+#define DS__SYMFILE_BLOB_VERSION 3
 
 /* The key of an index built from debug (fd, Elf) and binary (may be -1,
  * NULL: none).  0, or a negative errno. */

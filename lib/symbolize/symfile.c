@@ -64,9 +64,7 @@
 #include <zlib.h>
 
 #define MAGIC "DSOSYMIX"
-/* 2: blob sums are XXH3, not CRC-32; 3: a line table's file offset is
- * where elfutils' path starts in binutils' (dwarf_line.c) */
-#define FORMAT_VERSION 3
+#define FORMAT_VERSION 2 /* 2: blob sums are XXH3, not CRC-32 */
 #define ORDER_MARK 0x01020304u
 #define ENTRY_NAME "dsostore-index" /* in a debuginfod cache entry */
 #define FILE_MAX ((uint64_t)1 << 36) /* 64 GiB: no index is larger */

@@ -19,9 +19,9 @@
 #    perf's, share for share.  Where perf 6.1 names no stub
 #    (docs/oracles.md, "perf 6.1 (report)": .plt.sec; an executable whose
 #    .dynsym defines nothing; a zero-size `_init` stretched over all of an
-#    executable's stubs) perf's rows are addresses or `_init`: the
-#    addresses stand for the stubs, and `_init`'s share is that of our
-#    rows over .init and the stubs;
+#    executable's stubs) perf's rows are addresses or `_init`: those
+#    stand for the stubs (and perf's `_init` for .init and .plt's header
+#    too) and are not compared; our rows there are the samples';
 #  - every other row of >= 1% of either is the other's, share for share.
 set -uo pipefail
 . "$DS_SRC/tests/lib/testlib.bash"
@@ -217,15 +217,10 @@ for share, key in perf:
     if (key[0], key[2]) in our_stubs:
         continue
     if stands_in(key):
+        # What it holds is perf's business (_init stretched to the next
+        # symbol perf has: over the stubs, .plt's header, .init); our
+        # rows there are checked against the samples above.
         stand_in.append("%s %s %.2f%%" % (key[0], key[2], share))
-        if key[2] == "_init":
-            # Stretched to the next symbol, past .init's own bytes and
-            # every stub of the executable: ours there.
-            parts = [s for s, k in ours if k == key] + \
-                [v for k, v in our_stubs.items() if k[0] == key[0]]
-            if abs(sum(parts) - share) > TOL * len(parts):
-                bad.append("%s _init: perf %.2f%%, ours over _init and the stubs %.2f%%" %
-                           (key[0], share, sum(parts)))
         continue
     if share < MIN:
         continue

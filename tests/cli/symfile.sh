@@ -82,7 +82,7 @@ b = open(sys.argv[1], "rb").read()
 bid = bytes.fromhex(sys.argv[2])
 assert b[:8] == b"DSOSYMIX", b[:8]
 version, order = struct.unpack_from("=II", b, 8)
-assert (version, order) == (3, 0x01020304)
+assert (version, order) == (2, 0x01020304)
 assert b[17] == len(bid) and b[104:104 + len(bid)] == bid
 assert struct.unpack_from("=Q", b, 24)[0] == len(b) and len(b) % 8 == 0
 debug_size, binary_size = struct.unpack_from("=QQ", b, 32)
