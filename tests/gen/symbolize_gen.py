@@ -698,9 +698,8 @@ def llvm_diffs(binary, addrs, ours_text, demangle=False):
     blocks, and {reason: count} of the ones compared ("same" or llvm_why's
     reasons) and of those left out: where llvm-symbolizer knows no file
     (??:0:0: padding without a line row, code without DWARF, data, no
-    section) the styles differ on purpose, ours naming the preceding
-    function as addr2line does, and llvm-symbolizer takes any symbol
-    before the address (`_end` past the last section, data symbols); a
+    section) it is not compared: llvm-symbolizer takes any symbol before
+    the address (`_end` past the last section, data symbols); a
     line 0 of a known file (FILE:0:COL) is compared.  "no DWARF function" is
     "padding" here: llvm-symbolizer names an address that no DWARF
     function covers after the ELF symbol holding it, so its ?? says no
