@@ -680,9 +680,11 @@ DS_API struct Elf *ds_debuginfo_elf(const struct ds_debuginfo *di);
  * only DW_AT_name) takes the name of the ELF symbol holding the address;
  * where no DWARF function is, the nearest ELF symbol below the address in
  * its section names it whatever its size, with its STT_FILE as the file.
- * Without this flag (nor DS_SYM_ELF_NAMES), as llvm-symbolizer, the file
- * there is the STT_FILE's for a local symbol only (none where that is
- * empty). */
+ * Without this flag (nor DS_SYM_ELF_NAMES), as llvm-symbolizer 14, only
+ * an ELF symbol that holds the address names it there ([start, start +
+ * size), one of size 0 up to the next symbol: past a function's end is
+ * "??"), and the file there is the STT_FILE's for a local symbol only
+ * (none where that is empty). */
 #define DS_SYM_BINUTILS (1u << 3)
 /* Name the function holding the address (the frame that is not inlined)
  * as perf report does: after the ELF symbol that holds it, among aliases

@@ -460,8 +460,12 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 		}
 		return err;
 	}
+	/* No DWARF function here: binutils name the address after the symbol
+	 * below it whatever its size; eu-stack, gdb and llvm-symbolizer 14
+	 * (the library's default, LLVM and JSON styles) only after one that
+	 * holds it. */
 	sym = (flags & DS_SYM_ELF_NAMES) ? perf_symbol_at(E, addr)
-					 : symbol_at(E, addr, flags & DS_SYM_ELFUTILS);
+					 : symbol_at(E, addr, !(flags & DS_SYM_BINUTILS));
 	if (!sym && !ln)
 		return 0;
 	*from_symtab = sym != NULL;

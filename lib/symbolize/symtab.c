@@ -415,7 +415,14 @@ static bool has_symbols(const struct sym_build *B, size_t nreal, uint32_t shndx)
 /* The stubs of one PLT section.  x86-64: entries of entsize bytes from
  * skip on, each decoded at its start.  aarch64: every 4-byte position
  * from skip on, a stub starting at its adrp (where llvm-objdump puts its
- * label), up to the next one (16 bytes at most). */
+ * label), up to the next one, the last up to the section's end, 24 bytes
+ * at most: lld's entries are "adrp; ldr; add; br" (16 bytes), and with
+ * BTI or PAC 24 ("bti c" first, or "autia1716" before the br, padded
+ * with nops), so a 24-byte stub's last 8 bytes are code of that stub (a
+ * pc there is the stub's, not past its end; a "bti c" before the next
+ * adrp counts as this stub's, as llvm-objdump's labels have it). */
+#define AARCH64_PLT_MAX 24
+
 static int plt_section(struct plt_ctx *P, struct sym_build *B, size_t nreal, Elf_Scn *scn,
 		       const GElf_Shdr *sh, uint16_t machine, size_t skip, size_t entsize)
 {
@@ -443,7 +450,7 @@ static int plt_section(struct plt_ctx *P, struct sym_build *B, size_t nreal, Elf
 			B->syms[prev].size = addr - B->syms[prev].lo;
 		B->syms[B->nsyms] = (struct symbol){
 			.lo = addr,
-			.size = x86 ? entsize : left < 16 ? left : 16,
+			.size = x86 ? entsize : left < AARCH64_PLT_MAX ? left : AARCH64_PLT_MAX,
 			.name = ds__symbols_intern(B, name),
 			.shndx = shndx,
 			.order = (uint32_t)B->nsyms & ((1u << 30) - 1),

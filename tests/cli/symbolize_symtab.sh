@@ -8,9 +8,9 @@
 #   linker's nameless STT_FILE, as before glibc's _dl_relocate_static_pie)
 #   and under `.file "foo.s"`.  Every byte of .text: GNU style against
 #   `addr2line -f` (the nearest symbol below, size ignored; the STT_FILE
-#   of any symbol, "" printed ":?"); where llvm-symbolizer names a
-#   function (a sized symbol holds [start, start+size), one of size 0 up
-#   to the next symbol), LLVM style against it (the STT_FILE of a local
+#   of any symbol, "" printed ":?"); LLVM style against llvm-symbolizer
+#   (a sized symbol names [start, start+size), one of size 0 up to the
+#   next symbol, past a sized one's end is "??"; the STT_FILE of a local
 #   symbol only, an empty one "??") and JSON against `llvm-symbolizer
 #   --output-style=JSON` (function, file, line, start).
 # - The system's libz (.dynsym only): every gap between a function's end
@@ -60,18 +60,15 @@ llvm = [x for x in open(b + ".llvm").read().split("\n\n") if x.strip()]
 ls = [x for x in open(b + ".ls").read().split("\n\n") if x.strip()]
 if len(llvm) != len(addrs) or len(ls) != len(addrs):
     show("LLVM", "-", "%d answers" % len(llvm), "%d answers, %d asked" % (len(ls), len(addrs)))
-# (Where llvm-symbolizer names no function, past a sized symbol's end,
-# our LLVM and JSON styles still name the symbol before: not compared.)
-held = [not y.startswith("??") for y in ls]
-for a, x, y, h in zip(addrs, llvm, ls, held):
-    if h and x != y:
+# Every address, those past a sized symbol's end too, where
+# llvm-symbolizer names no function ("??", JSON "").
+for a, x, y in zip(addrs, llvm, ls):
+    if x != y:
         show("LLVM", a, x, y)
 ours = [json.loads(l) for l in open(b + ".json") if l.strip()]
 theirs = [json.loads(l)[0] for l in open(b + ".lsjson") if l.strip()]
 keys = ("FunctionName", "FileName", "Line", "StartAddress")
-for a, x, y, h in zip(addrs, ours, theirs, held):
-    if not h:
-        continue
+for a, x, y in zip(addrs, ours, theirs):
     fx = [tuple(f.get(k) for k in keys) for f in x["Symbol"]]
     fy = [tuple(f.get(k) for k in keys) for f in y["Symbol"]]
     if fx != fy:

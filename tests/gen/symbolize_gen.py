@@ -698,9 +698,8 @@ def llvm_diffs(binary, addrs, ours_text, demangle=False):
     blocks, and {reason: count} of the ones compared ("same" or llvm_why's
     reasons) and of those left out: where llvm-symbolizer knows no file
     (??:0:0: padding without a line row, code without DWARF, data, no
-    section) the styles differ on purpose, ours naming the preceding
-    function as addr2line does, and llvm-symbolizer takes any symbol
-    before the address (`_end` past the last section, data symbols); a
+    section) it is not compared: llvm-symbolizer takes any symbol before
+    the address (`_end` past the last section, data symbols); a
     line 0 of a known file (FILE:0:COL) is compared.  "no DWARF function" is
     "padding" here: llvm-symbolizer names an address that no DWARF
     function covers after the ELF symbol holding it, so its ?? says no
@@ -843,6 +842,54 @@ def gnu_oracle(binary, addrs, demangle):
     return ref, "".join(", " + n for n in note), names
 
 
+def dwarf_function_at(binary, a):
+    """Does a DWARF function (DW_TAG_subprogram) cover address a?
+    `llvm-dwarfdump --lookup` prints the unit and the DIEs that hold it."""
+    p = subprocess.run(["llvm-dwarfdump", "--lookup=0x%x" % a, binary], capture_output=True,
+                       text=True)
+    return "DW_TAG_subprogram" in p.stdout
+
+
+def past_symbol_end(binary, addrs):
+    """The addresses of addrs past the end of a sized code symbol that no
+    DWARF function covers, from first principles: in a section, the code
+    symbol nearest below (nm -S) has a size that ends at or before the
+    address, no other symbol holds it, and llvm-dwarfdump --lookup finds no
+    DW_TAG_subprogram there.  llvm-symbolizer 14 (and eu-stack, gdb) name
+    no function there; addr2line names the symbol below whatever its
+    size, so GNU style does; LLVM and JSON styles say ?? (docs/oracles.md)."""
+    syms = func_symbols(binary)
+    secs = sections(binary)
+    out = set()
+    for a in addrs:
+        sec = [(s, s + z) for s, z, _ in secs if s <= a < s + z]
+        if not sec:
+            continue
+        lo, _ = sec[0]
+        below = [x for x in syms if lo <= x[0] <= a]
+        if not below:
+            continue
+        top = max(x[0] for x in below)
+        if any(z == 0 for s, z, _ in below if s == top):
+            continue        # a symbol of size 0 holds up to the next one
+        if any(s <= a < s + z for s, z, _ in below):
+            continue
+        if not dwarf_function_at(binary, a):
+            out.add(a)
+    return out
+
+
+def llvm_padding(frames):
+    """addr2line's frames (GNU lines) with LLVM's rule past a symbol's end:
+    a single frame (no DWARF function, no inline chain) loses its name;
+    its file and line, the line row running on, stay.  Without a line
+    ("FILE:?"), addr2line's file is the symbol's STT_FILE, and with no
+    symbol there is none: "??:0", nothing known."""
+    if len(frames) != 2:
+        return frames
+    return ["??", "??:0" if frames[1].endswith(":?") else frames[1]]
+
+
 def gnu_match(e, got):
     """Is got (GNU lines) the entry's answer, or one of addr2line's other
     answers for it (gnu_oracle's names)?"""
@@ -939,6 +986,12 @@ def prep_subset(name, p, ctx):
     addrs = addrs[0::3]
     ref, note, _ = gnu_oracle(p["bin"], addrs, ctx["dm"])
     llvm = llvm_symbolizer(p["bin"], addrs, ctx["dm"]) if ctx["kind"] == "llvm" else {}
+    # LLVM and JSON name no function past a sized symbol's end.
+    past = past_symbol_end(p["bin"], addrs)
+    for a in past:
+        ref[a] = llvm_padding(ref[a])
+    if past:
+        note += ", %d past a symbol's end: ??" % len(past)
     return expect([entry("0x%x" % a, a, ref[a], llvm=llvm.get(a)) for a in addrs],
                   note=note)
 
@@ -962,6 +1015,7 @@ def prep_bid(name, p, ctx):
         for a in addrs:
             style = rng.choice(["0x%x", "%x", "0x%016x", "0X%X"])
             ents.append(entry("%s %s" % (key, style % a), a, ref[a], names=names.get(a)))
+            ents[-1]["bin"] = binary
     rng.shuffle(ents)
     for b in BAD_LINES:
         line = b.format(key=p["src"][0][0], dir=ctx["work"])
@@ -974,7 +1028,17 @@ def prep_bidgood(name, p, ctx):
 
 
 def prep_bidjson(name, p, ctx):
-    return expect(ctx["done"][p["from"]]["entries"], rc=1)
+    """bidmode's answers, with LLVM's rule past a symbol's end (prep_subset)."""
+    ents = [dict(e) for e in ctx["done"][p["from"]]["entries"]]
+    past = 0
+    for binary in sorted({e["bin"] for e in ents if not e["bad"]}):
+        mine = [e for e in ents if not e["bad"] and e["bin"] == binary]
+        at = past_symbol_end(binary, [e["addr"] for e in mine])
+        for e in mine:
+            if e["addr"] in at:
+                e["frames"], e["names"] = llvm_padding(e["frames"]), None
+                past += 1
+    return expect(ents, rc=1, note=", %d past a symbol's end: ??" % past if past else "")
 
 
 def prep_off(name, p, ctx):
