@@ -439,6 +439,13 @@ static struct ds_dso *dso_for(struct ds_store *s, const char *path)
 	return d;
 }
 
+/* The style of bn's oracle: addr2line's (a pc past a function's .size is
+ * still that function's), or llvm-symbolizer's, the library's default. */
+static unsigned oracle_flags(const struct bin *bn)
+{
+	return bn->llvm ? 0 : DS_SYM_BINUTILS;
+}
+
 /* Every address of bn through dso, with inlines, against want (addr2line
  * on the binary with debug info).  Returns the mismatches. */
 static int check_all(const char *what, struct ds_dso *dso, const struct bin *bn)
@@ -447,7 +454,7 @@ static int check_all(const char *what, struct ds_dso *dso, const struct bin *bn)
 
 	for (size_t i = 0; i < bn->naddrs; i++) {
 		struct ds_sym_result r;
-		int ret = ds_dso_symbolize(dso, bn->addrs[i], DS_SYM_INLINES, &r);
+		int ret = ds_dso_symbolize(dso, bn->addrs[i], DS_SYM_INLINES | oracle_flags(bn), &r);
 
 		if (ret != 0) {
 			if (reports++ < MAX_REPORTS)
@@ -485,12 +492,14 @@ static void test_against_addr2line(void)
 		for (size_t i = 0; i < bn->naddrs; i++) {
 			struct ds_sym_result r, ri;
 
-			CHECK_EQ_INT(ds_dso_symbolize(d, bn->addrs[i], 0, &r), 0);
+			CHECK_EQ_INT(ds_dso_symbolize(d, bn->addrs[i], oracle_flags(bn), &r), 0);
 			CHECK(r.nframes <= 1);
 			if (!bn->llvm &&
 			    !same_as("no inlines", bn->addrs[i], &r, bn->want_one[i], &reports))
 				bad++;
-			CHECK_EQ_INT(ds_dso_symbolize(d, bn->addrs[i], DS_SYM_INLINES, &ri), 0);
+			CHECK_EQ_INT(ds_dso_symbolize(d, bn->addrs[i], DS_SYM_INLINES | oracle_flags(bn),
+						      &ri),
+				     0);
 			if (r.nframes && ri.nframes) {
 				/* The one frame is the chain's innermost. */
 				CHECK(!strcmp(r.frames[0].function ?: "",
@@ -834,10 +843,10 @@ static int check_offsets(const char *what, struct ds_dso *d, const struct segmen
 		CHECK(sg->vaddr != sg->offset); /* or the test proves nothing */
 		checked++;
 		off = addrs[i] - sg->vaddr + sg->offset;
-		CHECK_EQ_INT(ds_dso_symbolize(d, addrs[i], DS_SYM_INLINES, &v), 0);
+		CHECK_EQ_INT(ds_dso_symbolize(d, addrs[i], DS_SYM_INLINES | DS_SYM_BINUTILS, &v), 0);
 		if (!same_as(what, addrs[i], &v, want[i], &reports))
 			bad++;
-		ret = ds_dso_symbolize(d, off, DS_SYM_INLINES | DS_SYM_FILE_OFFSET, &r);
+		ret = ds_dso_symbolize(d, off, DS_SYM_INLINES | DS_SYM_BINUTILS | DS_SYM_FILE_OFFSET, &r);
 		a = t_format_a2l(&r);
 		b = t_format_a2l(&v);
 		/* The result speaks of the virtual address. */
@@ -882,9 +891,10 @@ static void check_offset_batch(struct ds_dso *d, const struct segment *seg, size
 				break;
 			}
 	offs[m++] = bad2;
-	found = ds_dso_symbolize_batch(d, offs, m, DS_SYM_INLINES | DS_SYM_FILE_OFFSET, b);
+	found = ds_dso_symbolize_batch(d, offs, m,
+				       DS_SYM_INLINES | DS_SYM_BINUTILS | DS_SYM_FILE_OFFSET, b);
 	CHECK_EQ_INT(found, check_batch_answers("file offsets", d, b, offs, m,
-						DS_SYM_INLINES | DS_SYM_FILE_OFFSET));
+						DS_SYM_INLINES | DS_SYM_BINUTILS | DS_SYM_FILE_OFFSET));
 	CHECK(found >= (int)(m - 2) / 2);
 	ans = ds_sym_batch_answers(b, &na);
 	CHECK_EQ_INT(na, m);
@@ -1513,7 +1523,7 @@ static void *tier_thread(void *arg)
 		struct ds_sym_result r;
 
 		if (ds_dso_symbolize(j->d, bn->addrs[i],
-				     full ? DS_SYM_INLINES : DS_SYM_NO_LINES | DS_SYM_ELF_NAMES,
+				     full ? DS_SYM_INLINES | DS_SYM_BINUTILS : DS_SYM_NO_LINES | DS_SYM_ELF_NAMES,
 				     &r) != 0) {
 			j->bad++;
 			continue;
