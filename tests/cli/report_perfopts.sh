@@ -165,28 +165,10 @@ open(sys.argv[2], "w").write(squeeze(out))
 PY
 }
 
-# same NAME OPTIONS...: our table is perf's.
+# same NAME OPTIONS...: our table of w.data is perf's
+# (tl_report_same, with this test's norm and unplt).
 same() {
-	local name=$1
-
-	shift
-	tl_case "$name"
-	perf report -i w.data --stdio "$@" 2>"$name.perf.err" | norm >"$name.perf"
-	"$DSOSTORE" report --no-fetch -i w.data "$@" 2>"$name.err" | norm >"$name.ours"
-	if [ "${PIPESTATUS[0]}" != 0 ]; then
-		fail "exit status ${PIPESTATUS[0]}: $(head -3 "$name.err")"
-	fi
-	cp "$name.ours" "$name.ours.text"
-	unplt "$name.ours" "$name.perf"
-	if [ "$CASE_FAILED" != 0 ]; then
-		:
-	elif ! grep -q '^# Samples' "$name.perf"; then
-		fail "perf printed no table: $(head -3 "$name.perf.err")"
-	elif ! cmp -s "$name.perf" "$name.ours"; then
-		fail "not perf's table:"
-		diff "$name.perf" "$name.ours" | head -20 >&2
-	fi
-	tl_case_end
+	tl_report_same w.data "$@"
 }
 
 # The default: perf's comm,dso,sym, a Command column with both names.

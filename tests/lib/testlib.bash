@@ -450,3 +450,30 @@ tl_summary_field() {
 	awk -v l="$2" 'index($0, "  " l " ") == 1 {
 		sub("^  " l " +", ""); print $1 + 0; exit}' "$1.out"
 }
+
+# tl_report_same DATA NAME OPTIONS...: one case, NAME: `dsostore report`
+# of recording DATA is `perf report --stdio` of it with the same options,
+# line for line.  The caller defines norm (a filter of both tables) and
+# unplt OURS PERF (makes the two files comparable where PLT stubs are
+# named differently by design); NAME.ours.text keeps our table as printed.
+tl_report_same() {
+	local data=$1 name=$2 rc
+
+	shift 2
+	tl_case "$name"
+	perf report -i "$data" --stdio "$@" 2>"$name.perf.err" | norm >"$name.perf"
+	"$DSOSTORE" report --no-fetch -i "$data" "$@" 2>"$name.err" | norm >"$name.ours"
+	rc=${PIPESTATUS[0]}
+	[ "$rc" = 0 ] || fail "exit status $rc: $(head -3 "$name.err")"
+	cp "$name.ours" "$name.ours.text"
+	unplt "$name.ours" "$name.perf"
+	if [ "$CASE_FAILED" != 0 ]; then
+		:
+	elif ! grep -q '^# Samples' "$name.perf"; then
+		fail "perf printed no table: $(head -3 "$name.perf.err")"
+	elif ! cmp -s "$name.perf" "$name.ours"; then
+		fail "not perf's table:"
+		diff "$name.perf" "$name.ours" | head -20 >&2
+	fi
+	tl_case_end
+}
