@@ -6,7 +6,11 @@
  *   bytes 0..7    its address (little-endian)
  *   bytes 8..15   go.func.*'s address (0: unknown)
  *   bytes 16..19  where the table starts in the image
- *   bytes 20..23  0 (reserved)
+ *   bytes 20..23  split: when not 0 and at most the table's start, the
+ *                 image's first split bytes are go.func.*'s region
+ *                 apart (fn_mem, at go.func.*'s address; Go's PIE
+ *                 layout), and the image the rest (0 before this field
+ *                 was, so the older seeds mean what they meant)
  *   the rest      the image (a heap block of exactly its size)
  *
  * Shorter inputs are a table alone at 0x10000.  The image goes to
@@ -117,8 +121,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ds__go *G = NULL;
 	struct ds__cu_range *ranges = NULL;
 	struct sym_build B = { 0 };
-	unsigned char *mem;
-	size_t nranges = 0;
+	unsigned char *mem, *fn = NULL;
+	size_t nranges = 0, split = 0;
 	int err;
 
 	stats.inputs++;
@@ -126,14 +130,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		im.vaddr = le(data, 8);
 		im.gofunc = le(data + 8, 8);
 		im.tab_off = (size_t)le(data + 16, 4);
+		split = (size_t)le(data + 20, 4);
 		data += 24;
 		size -= 24;
 	} else {
 		im.vaddr = 0x10000;
 	}
+	if (split && split <= im.tab_off && split <= size) {
+		/* (each region a heap block of exactly its size) */
+		if (!(fn = malloc(split)))
+			return 0;
+		memcpy(fn, data, split);
+		im.fn_mem = fn;
+		im.fn_size = split;
+		im.fn_vaddr = im.gofunc;
+		im.vaddr += split;
+		im.tab_off -= split;
+		data += split;
+		size -= split;
+	}
 	mem = malloc(size ? size : 1);
-	if (!mem)
+	if (!mem) {
+		free(fn);
 		return 0;
+	}
 	if (size)
 		memcpy(mem, data, size);
 	im.mem = mem;
@@ -144,6 +164,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* The reader copied what it needs: the input may go. */
 	memset(mem, 0xa5, size);
 	free(mem);
+	if (fn) {
+		memset(fn, 0xa5, split);
+		free(fn);
+	}
 	if (err)
 		return 0;
 	stats.opened++;

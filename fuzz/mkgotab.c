@@ -27,6 +27,7 @@ int main(int argc, char **argv)
 		uint64_t gofunc;
 		char path[4096];
 		FILE *f;
+		bool ok;
 
 		n = mkgo_write(&mkgo_variants[i], img + 24, &tab_off, &gofunc);
 		if (!n)
@@ -35,11 +36,20 @@ int main(int argc, char **argv)
 		le(img, MKGO_VADDR, 8);
 		le(img + 8, gofunc, 8);
 		le(img + 16, tab_off, 4);
-		snprintf(path, sizeof(path), "%s/%s", argv[1], mkgo_variants[i].name);
-		f = fopen(path, "wb");
-		if (!f || fwrite(img, 1, 24 + n, f) != 24 + n || fclose(f)) {
-			perror(path);
-			return 1;
+		/* Each layout whole, and (1.18 on) with its inline trees
+		 * apart, as in Go's PIE link. */
+		for (int split = 0; split < (mkgo_variants[i].ver >= 118 ? 2 : 1); split++) {
+			le(img + 20, split ? tab_off : 0, 4);
+			snprintf(path, sizeof(path), "%s/%s%s", argv[1], mkgo_variants[i].name,
+				 split ? "-split" : "");
+			f = fopen(path, "wb");
+			ok = f && fwrite(img, 1, 24 + n, f) == 24 + n;
+			if (f && fclose(f))
+				ok = false;
+			if (!ok) {
+				perror(path);
+				return 1;
+			}
 		}
 	}
 	return 0;

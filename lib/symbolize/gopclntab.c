@@ -63,6 +63,10 @@ struct ds__go {
 	unsigned quantum, ptrsize;
 	uint64_t text; /* base of entry offsets (>= 1.18) */
 	uint64_t gofunc; /* go.func.*, base of funcdata offsets (>= 1.18); 0: unknown */
+	/* A copy of go.func.* on, when mem does not hold it (else NULL). */
+	unsigned char *fmem;
+	size_t fsize;
+	uint64_t fvaddr;
 	/* Regions, as offsets in mem (each ends with the table). */
 	size_t funcnames, cutab, filetab, pctab, funcs, functab;
 	uint64_t nfiles; /* GO12: entries of the file table */
@@ -98,14 +102,17 @@ static uint64_t rd(const struct ds__go *G, uint64_t off, unsigned n, bool *ok)
 	return get(G->mem + off, n, G->be);
 }
 
-/* The same anywhere in the copy (inline trees lie outside the table). */
-static uint64_t rd_mem(const struct ds__go *G, uint64_t off, unsigned n, bool *ok)
+/* n bytes at address va of the copies (inline trees lie outside the
+ * table, perhaps in another segment). */
+static uint64_t rd_va(const struct ds__go *G, uint64_t va, unsigned n, bool *ok)
 {
-	if (off > G->size || n > G->size - off) {
-		*ok = false;
-		return 0;
-	}
-	return get(G->mem + off, n, G->be);
+	if (va >= G->vaddr && va - G->vaddr <= G->size && n <= G->size - (va - G->vaddr))
+		return get(G->mem + (va - G->vaddr), n, G->be);
+	if (G->fmem && va >= G->fvaddr && va - G->fvaddr <= G->fsize &&
+	    n <= G->fsize - (va - G->fvaddr))
+		return get(G->fmem + (va - G->fvaddr), n, G->be);
+	*ok = false;
+	return 0;
 }
 
 /* A NUL-terminated string at region + off, inside the table. */
@@ -296,8 +303,8 @@ static const char *file_name(const struct ds__go *G, const struct gofn *f, int32
 	return ok && off != UINT32_MAX ? cstr(G, G->filetab, off) : NULL;
 }
 
-/* Where inline tree of f lies in mem; false: none (or outside the copy). */
-static bool inl_tree(const struct ds__go *G, const struct gofn *f, size_t *at)
+/* The address of f's inline tree; false: none (or outside the copies). */
+static bool inl_tree(const struct ds__go *G, const struct gofn *f, uint64_t *at)
 {
 	bool ok = true;
 	uint64_t a;
@@ -315,9 +322,10 @@ static bool inl_tree(const struct ds__go *G, const struct gofn *f, size_t *at)
 		if (!ok || !a)
 			return false;
 	}
-	if (a < G->vaddr || a - G->vaddr >= G->size)
+	if ((a < G->vaddr || a - G->vaddr >= G->size) &&
+	    (!G->fmem || a < G->fvaddr || a - G->fvaddr >= G->fsize))
 		return false;
-	*at = (size_t)(a - G->vaddr);
+	*at = a;
 	return true;
 }
 
@@ -481,7 +489,7 @@ struct inl_call {
 
 /* The chain of inlined calls at inline index ix, innermost first, into c;
  * how many (0: a bad entry somewhere, so none). */
-static size_t inl_chain(const struct ds__go *G, const struct gofn *f, size_t tree, int32_t ix,
+static size_t inl_chain(const struct ds__go *G, const struct gofn *f, uint64_t tree, int32_t ix,
 			struct scratch *X, struct sym_build *B, struct inl_call *c)
 {
 	size_t n = 0;
@@ -494,8 +502,8 @@ static size_t inl_chain(const struct ds__go *G, const struct gofn *f, size_t tre
 		if (G->ver == GO120) {
 			uint64_t at = tree + 16 * (uint64_t)ix, ppc;
 
-			name = func_name(G, rd_mem(G, at + 4, 4, &ok));
-			ppc = f->entry + (uint32_t)rd_mem(G, at + 8, 4, &ok);
+			name = func_name(G, rd_va(G, at + 4, 4, &ok));
+			ppc = f->entry + (uint32_t)rd_va(G, at + 8, 4, &ok);
 			/* The caller's position is that of parentPc, and so is
 			 * its own inline index. */
 			if (!ok || !name || ppc >= f->end || !run_at(&X->file, ppc, &fno) ||
@@ -508,10 +516,10 @@ static size_t inl_chain(const struct ds__go *G, const struct gofn *f, size_t tre
 			uint64_t at = tree + 20 * (uint64_t)ix;
 
 			c[n].ix = ix;
-			ix = (int16_t)rd_mem(G, at, 2, &ok);
-			fno = (int32_t)rd_mem(G, at + 4, 4, &ok);
-			line = (int32_t)rd_mem(G, at + 8, 4, &ok);
-			name = func_name(G, rd_mem(G, at + 12, 4, &ok));
+			ix = (int16_t)rd_va(G, at, 2, &ok);
+			fno = (int32_t)rd_va(G, at + 4, 4, &ok);
+			line = (int32_t)rd_va(G, at + 8, 4, &ok);
+			name = func_name(G, rd_va(G, at + 12, 4, &ok));
 			if (!ok || !name)
 				return 0;
 		}
@@ -534,8 +542,8 @@ static int func_inlines(const struct ds__go *G, const struct gofn *f, uint32_t f
 		int32_t ix;
 		uint32_t scope;
 	} open[INL_CHAIN_MAX];
-	size_t nopen = 0, tree;
-	uint64_t open_hi = 0;
+	size_t nopen = 0;
+	uint64_t open_hi = 0, tree;
 	bool ok = true;
 	uint32_t off;
 	int err;
@@ -794,6 +802,19 @@ int ds__go_open_image(const struct ds__go_image *im, struct ds__go **out)
 	}
 	memcpy(G->mem, im->mem + from, G->size);
 	G->vaddr = im->vaddr + from;
+	G->fmem = NULL;
+	G->fsize = 0;
+	if (tmp.ver >= GO118 && im->fn_mem && im->fn_size && tmp.gofunc == im->fn_vaddr &&
+	    (tmp.gofunc < im->vaddr || tmp.gofunc - im->vaddr >= im->size)) {
+		G->fsize = im->fn_size < COPY_MAX ? im->fn_size : COPY_MAX;
+		if (!(G->fmem = malloc(G->fsize))) {
+			free(G->mem);
+			free(G);
+			return -ENOMEM;
+		}
+		memcpy(G->fmem, im->fn_mem, G->fsize);
+		G->fvaddr = im->fn_vaddr;
+	}
 	/* Every region moves with the copy. */
 	G->tab -= from;
 	G->end -= from;
@@ -835,12 +856,142 @@ static size_t segments(Elf *elf, size_t fsize, struct seg *v)
 	return n;
 }
 
+/* The fields of runtime.firstmoduledata we use, from its words w:
+ * go.func.* in the table's segment, or (Go's PIE link) in another one of
+ * the file's, whose part from there on the image names. */
+static void moduledata_fields(const uint64_t *w, const struct ds__go *T, const unsigned char *file,
+			      const struct seg *sg, size_t nseg, struct ds__go_image *im)
+{
+	/* text at word 22 in 1.16 to 1.2x; gofunc after rodata: word 38 up
+	 * to 1.19, 40 after (coverage counters came before them in 1.20). */
+	if (!im->text)
+		im->text = w[22];
+	for (int k = T->ver == GO120 ? 40 : 38, tries = 0; tries < 2; tries++, k = k == 38 ? 40 : 38) {
+		if (!w[k - 1] || w[k - 1] > w[k])
+			continue;
+		if (w[k] >= im->vaddr && w[k] - im->vaddr < im->size) {
+			im->gofunc = w[k];
+			return;
+		}
+		for (size_t s = 0; s < nseg; s++)
+			if (w[k] >= sg[s].vaddr && w[k] - sg[s].vaddr < sg[s].filesz) {
+				im->gofunc = im->fn_vaddr = w[k];
+				im->fn_mem = file + sg[s].off + (w[k] - sg[s].vaddr);
+				im->fn_size = (size_t)(sg[s].filesz - (w[k] - sg[s].vaddr));
+				return;
+			}
+	}
+}
+
+/* A position-independent binary's relative relocations, as (place,
+ * value) sorted by place: where the file holds 0 for a pointer (RELA),
+ * the loader writes the addend plus the load address. */
+struct relword {
+	uint64_t at, val;
+};
+
+static int cmp_relword(const void *a, const void *b)
+{
+	const struct relword *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* The file offset of [vaddr, vaddr + n) when one segment holds it. */
+static bool vaddr_off(const struct seg *sg, size_t nseg, uint64_t vaddr, uint64_t n, uint64_t *off)
+{
+	for (size_t s = 0; s < nseg; s++)
+		if (vaddr >= sg[s].vaddr && vaddr - sg[s].vaddr <= sg[s].filesz &&
+		    n <= sg[s].filesz - (vaddr - sg[s].vaddr)) {
+			*off = sg[s].off + (vaddr - sg[s].vaddr);
+			return true;
+		}
+	return false;
+}
+
+/* The relative relocations of elf's DT_RELA table (64-bit, little-endian
+ * x86-64 and arm64: Go's PIE targets among ours); NULL and *n 0 when
+ * there are none, or no memory. */
+static struct relword *relative_relocs(Elf *elf, const unsigned char *file, size_t fsize,
+				       const struct seg *sg, size_t nseg, size_t *n)
+{
+	GElf_Ehdr eh;
+	size_t phnum;
+	uint64_t rela = 0, relasz = 0, relaent = 0, rel_type;
+	struct relword *v;
+
+	*n = 0;
+	if (!gelf_getehdr(elf, &eh) || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB || elf_getphdrnum(elf, &phnum) != 0)
+		return NULL;
+	rel_type = eh.e_machine == EM_X86_64 ? 8 /* R_X86_64_RELATIVE */
+		   : eh.e_machine == EM_AARCH64 ? 1027 /* R_AARCH64_RELATIVE */
+						: 0;
+	if (!rel_type)
+		return NULL;
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_DYNAMIC ||
+		    ph.p_offset > fsize || ph.p_filesz > fsize - ph.p_offset)
+			continue;
+		for (uint64_t o = 0; o + 16 <= ph.p_filesz; o += 16) {
+			uint64_t tag = get(file + ph.p_offset + o, 8, false);
+			uint64_t val = get(file + ph.p_offset + o + 8, 8, false);
+
+			if (tag == DT_NULL)
+				break;
+			if (tag == DT_RELA)
+				rela = val;
+			else if (tag == DT_RELASZ)
+				relasz = val;
+			else if (tag == DT_RELAENT)
+				relaent = val;
+		}
+		break;
+	}
+	if (!rela || relaent != 24 || !relasz || relasz / 24 > fsize / 24 ||
+	    !vaddr_off(sg, nseg, rela, relasz, &rela))
+		return NULL;
+	if (!(v = malloc((size_t)(relasz / 24) * sizeof(*v))))
+		return NULL;
+	for (uint64_t o = 0; o + 24 <= relasz; o += 24) {
+		const unsigned char *r = file + rela + o;
+
+		if ((get(r + 8, 8, false) & 0xffffffff) == rel_type)
+			v[(*n)++] = (struct relword){ get(r, 8, false), get(r + 16, 8, false) };
+	}
+	qsort(v, *n, sizeof(*v), cmp_relword);
+	return v;
+}
+
+static const struct relword *reloc_at(const struct relword *v, size_t n, uint64_t at)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].at < at)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && v[lo].at == at ? &v[lo] : NULL;
+}
+
 /* runtime.firstmoduledata: its first word is the table's address, the
- * next the function names' (a slice).  From it, go.func.* and text. */
-static void find_moduledata(const unsigned char *file, const struct seg *sg, size_t nseg,
-			    const struct ds__go *T, uint64_t tab_vaddr, struct ds__go_image *im)
+ * next the function names' (a slice).  From it, go.func.* and text.  In a
+ * position-independent binary of a RELA target those words are 0 in the
+ * file and their values are relocations' addends: found there. */
+static void find_moduledata(Elf *elf, const unsigned char *file, size_t fsize,
+			    const struct seg *sg, size_t nseg, const struct ds__go *T,
+			    uint64_t tab_vaddr, struct ds__go_image *im)
 {
 	unsigned ps = T->ptrsize;
+	uint64_t names = tab_vaddr + (T->funcnames - T->tab);
+	struct relword *rv;
+	size_t nr;
 
 	if (ps != 4 && ps != 8)
 		return;
@@ -850,27 +1001,31 @@ static void find_moduledata(const unsigned char *file, const struct seg *sg, siz
 		for (uint64_t o = 0; o + (uint64_t)MODULEDATA_WORDS * ps <= sg[s].filesz; o += ps) {
 			uint64_t w[MODULEDATA_WORDS];
 
-			if (get(p + o, ps, T->be) != tab_vaddr ||
-			    get(p + o + ps, ps, T->be) != tab_vaddr + (T->funcnames - T->tab))
+			if (get(p + o, ps, T->be) != tab_vaddr || get(p + o + ps, ps, T->be) != names)
 				continue;
 			for (unsigned k = 0; k < MODULEDATA_WORDS; k++)
 				w[k] = get(p + o + (uint64_t)k * ps, ps, T->be);
-			/* text at word 22 in 1.16 to 1.2x; gofunc after rodata:
-			 * word 38 up to 1.19, 40 after (coverage counters came
-			 * before them in 1.20). */
-			if (!im->text)
-				im->text = w[22];
-			for (int k = T->ver == GO120 ? 40 : 38, tries = 0; tries < 2;
-			     tries++, k = k == 38 ? 40 : 38) {
-				if (w[k - 1] && w[k - 1] <= w[k] && w[k] >= im->vaddr &&
-				    w[k] - im->vaddr < im->size) {
-					im->gofunc = w[k];
-					return;
-				}
-			}
+			moduledata_fields(w, T, file, sg, nseg, im);
 			return;
 		}
 	}
+	if (!(rv = relative_relocs(elf, file, fsize, sg, nseg, &nr)))
+		return;
+	for (size_t i = 0; i + 1 < nr; i++) {
+		uint64_t w[MODULEDATA_WORDS], off;
+
+		if (rv[i].val != tab_vaddr || rv[i + 1].at != rv[i].at + 8 || rv[i + 1].val != names ||
+		    !vaddr_off(sg, nseg, rv[i].at, (uint64_t)MODULEDATA_WORDS * 8, &off))
+			continue;
+		for (unsigned k = 0; k < MODULEDATA_WORDS; k++) {
+			const struct relword *r = reloc_at(rv, nr, rv[i].at + 8ull * k);
+
+			w[k] = r ? r->val : get(file + off + 8ull * k, 8, false);
+		}
+		moduledata_fields(w, T, file, sg, nseg, im);
+		break;
+	}
+	free(rv);
 }
 
 /* The table by its header's pattern, in any loaded segment. */
@@ -902,7 +1057,7 @@ int ds__go_open(struct ds_context *ctx, Elf *elf, const char *name, struct ds__g
 {
 	struct ds__go_image im = { 0 };
 	struct seg sg[16];
-	size_t fsize = 0, nseg, shstrndx;
+	size_t fsize = 0, nseg, shstrndx, shnum = 0;
 	const unsigned char *file;
 	const char *ident;
 	Elf_Scn *scn = NULL;
@@ -922,18 +1077,38 @@ int ds__go_open(struct ds_context *ctx, Elf *elf, const char *name, struct ds__g
 			im.code_lo = im.code_hi ? im.code_lo : sg[s].vaddr;
 			im.code_hi = sg[s].vaddr + sg[s].filesz;
 		}
+	/* Whether the segments are worth a scan: a file with section headers
+	 * has its table as a section (.gopclntab), or is no Go program at
+	 * all, unless Go's linker left the table in another section (PIE and
+	 * external links put it in .data.rel.ro): such a file has Go's build
+	 * ID note (.note.go.buildid, Go 1.7 and later; none when linked with
+	 * -buildid=) or its build information (.go.buildinfo, Go 1.13 and
+	 * later).  Without section headers (stripped by sstrip, or a core's
+	 * image) or their names, only a scan can tell.  Every C library of a
+	 * process is thus opened for nothing but its section headers:
+	 * reading all of its segments for a table cost a stream over many
+	 * DSOs a third of its time. */
+	bool may_be_go = elf_getshdrnum(elf, &shnum) != 0 || shnum <= 1;
+
 	/* By its section, inside its segment when there is one. */
-	if (elf_getshdrstrndx(elf, &shstrndx) == 0) {
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0) {
+		may_be_go = true;
+	} else {
 		while (!found && (scn = elf_nextscn(elf, scn))) {
 			GElf_Shdr sh;
 			const char *sn;
 
-			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
-			    !(sn = elf_strptr(elf, shstrndx, sh.sh_name)))
+			if (!gelf_getshdr(scn, &sh) || !(sn = elf_strptr(elf, shstrndx, sh.sh_name)))
+				continue;
+			if (!strcmp(sn, ".note.go.buildid") || !strcmp(sn, ".go.buildinfo"))
+				may_be_go = true;
+			if (sh.sh_type != SHT_PROGBITS)
 				continue;
 			if (!strcmp(sn, ".text") && !im.text)
 				im.text = sh.sh_addr;
-			if (strcmp(sn, ".gopclntab") || sh.sh_offset > fsize ||
+			/* (.data.rel.ro.gopclntab: Go's own PIE link) */
+			if ((strcmp(sn, ".gopclntab") && strcmp(sn, ".data.rel.ro.gopclntab")) ||
+			    sh.sh_offset > fsize ||
 			    sh.sh_size > fsize - sh.sh_offset || !sh.sh_size)
 				continue;
 			im.mem = file + sh.sh_offset;
@@ -954,12 +1129,12 @@ int ds__go_open(struct ds_context *ctx, Elf *elf, const char *name, struct ds__g
 			found = parse_image(&im, &T);
 		}
 	}
-	if (!found)
+	if (!found && may_be_go)
 		found = scan_segments(file, sg, nseg, &im, ptrsize, &T);
 	if (!found)
 		return -ENODATA;
 	if (T.ver >= GO118)
-		find_moduledata(file, sg, nseg, &T, im.vaddr + im.tab_off, &im);
+		find_moduledata(elf, file, fsize, sg, nseg, &T, im.vaddr + im.tab_off, &im);
 	err = ds__go_open_image(&im, out);
 	if (!err)
 		ds_debug(ctx, "%s: .gopclntab (magic %s) at 0x%llx: %zu functions%s", name,
@@ -974,6 +1149,7 @@ void ds__go_close(struct ds__go *G)
 	if (!G)
 		return;
 	free(G->mem);
+	free(G->fmem);
 	free(G->ranges);
 	free(G);
 }
@@ -996,5 +1172,5 @@ int ds__go_ranges(struct ds__go *G, struct ds__cu_range **ranges, size_t *n)
 
 uint64_t ds__go_bytes(const struct ds__go *G)
 {
-	return G ? sizeof(*G) + G->size + G->nunits * sizeof(*G->ranges) : 0;
+	return G ? sizeof(*G) + G->size + G->fsize + G->nunits * sizeof(*G->ranges) : 0;
 }

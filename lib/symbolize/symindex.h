@@ -369,6 +369,12 @@ struct ds__go_image {
 	uint64_t vaddr;
 	size_t tab_off, tab_size;
 	uint64_t gofunc, text, code_lo, code_hi;
+	/* go.func.* (the inline trees) when another segment than mem's
+	 * holds it (Go's PIE link: the table in .data.rel.ro, go.func.* in
+	 * .rodata): [fn_vaddr, fn_vaddr + fn_size) at fn_mem; else NULL. */
+	const unsigned char *fn_mem;
+	size_t fn_size;
+	uint64_t fn_vaddr;
 };
 /* The .gopclntab of elf (by section, else by scanning its segments),
  * copied: elf need not outlive it.  0; -ENODATA: none; -ENOMEM. */

@@ -6,7 +6,9 @@
 # pointer receivers, closures, generics and a goroutine is built by the Go
 # here (offline, standard library only) for amd64 and 386, each
 # unstripped, stripped, and stripped with its section headers removed
-# (the table then found by scanning the segments).  tests/lib/go_cmp.py
+# (the table then found by scanning the segments), and amd64 PIE builds
+# (the table in .data.rel.ro.gopclntab, the inline trees in another
+# segment, found through relocations).  tests/lib/go_cmp.py
 # compares ~2000 addresses of each stripped binary (every function start,
 # random bytes inside functions) with `go tool addr2line` and
 # llvm-symbolizer -i on the unstripped one (docs/oracles.md says why
@@ -101,6 +103,31 @@ for arch in "${archs[@]}"; do
 		fi
 	done
 done
+
+# Position-independent (amd64): Go's linker puts the table in
+# .data.rel.ro.gopclntab, found by that name; linked with -buildid= there
+# is no .note.go.buildid either, and .go.buildinfo still says Go; without
+# section headers the table is scanned for and the code's start is a
+# relocation's.  Each against the unstripped PIE build.
+if (cd "$tmp/src" && go build -buildmode=pie -o "$tmp/pie.full" . &&
+	go build -buildmode=pie -ldflags='-s -w' -o "$tmp/pie.stripped" . &&
+	go build -buildmode=pie -ldflags='-s -w -buildid=' -o "$tmp/pie.nobuildid" .) \
+	>"$tmp/pie.log" 2>&1; then
+	readelf -SW "$tmp/pie.nobuildid" | grep -q '\.note\.go\.buildid' &&
+		fail "pie.nobuildid has a Go build ID note: the case proves less"
+	noshdr "$tmp/pie.stripped" "$tmp/pie.noshdr"
+	for v in stripped nobuildid noshdr; do
+		tl_case "pie.$v"
+		if out=$(python3 "$SRC/tests/lib/go_cmp.py" "$DSOSTORE" "$tmp/pie.full" "$tmp/pie.$v" "$N" 2>"$tmp/pie.$v.err"); then
+			tl_case_end "$out"
+		else
+			fail "$(cat "$tmp/pie.$v.err")"
+			tl_case_end "$out"
+		fi
+	done
+else
+	echo "note: go build -buildmode=pie does not build here: $(tail -2 "$tmp/pie.log")" >&2
+fi
 
 # The stream form ("PATH ADDR" lines) gives what -e gives, and a
 # names-only query (no -f: file:line only) works on the stripped binary.

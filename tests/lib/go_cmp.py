@@ -85,13 +85,21 @@ def dwarf_name(s):
     return re.sub(r'\[[^\[\]]*\]', '[...]', s)
 
 
+# Go 1.19's addr2line knows no address of a position-independent build
+# (every answer "? ?:0"; 1.22's knows them): for a PIE (ET_DYN) that names
+# none of the functions it was given, the oracle is left out, and said
+# so; anywhere else such answers count as differences.
+with open(un, 'rb') as f:
+    is_pie = f.read(18)[16:18] in (b'\x03\x00', b'\x00\x03')
+gta_blind = is_pie and all(gta[2 * i] == '?' for i in range(len(addrs)))
+
 bad_go = bad_llvm = known = 0
 entry_cand = []
 for i, a in enumerate(addrs):
     fr = ours[i]
     if len(fr) < 2:
         fr = ['??', '??:0']
-    if (gta[2 * i], pos(gta[2 * i + 1])) != (fr[-2], pos(fr[1])):
+    if not gta_blind and (gta[2 * i], pos(gta[2 * i + 1])) != (fr[-2], pos(fr[1])):
         bad_go += 1
         if bad_go <= 5:
             print('go tool addr2line 0x%x: %s %s; ours %s' %
@@ -171,9 +179,10 @@ def names_only():
 
 
 nn, bad_names = names_only() if os.environ.get('DS_SYMSTATS') else (0, 0)
-print('%d addresses: %d differ from go tool addr2line, %d from llvm-symbolizer -i '
+print('%d addresses: %s, %d from llvm-symbolizer -i '
       '(and %d known: inlined into wrappers; %d bytes of wrappers before their first DWARF row)%s' %
-      (len(addrs), bad_go, bad_llvm, known, entry,
+      (len(addrs), 'go tool addr2line knows none (not compared)' if gta_blind else
+       '%d differ from go tool addr2line' % bad_go, bad_llvm, known, entry,
        '; names only: %d of %d addresses differ from go tool nm' % (bad_names, nn)
        if nn else ''))
 sys.exit(1 if bad_go or bad_llvm or bad_names else 0)

@@ -93,7 +93,7 @@ static void check_answers(const struct mkgo_variant *v)
 
 	size = mkgo_write(v, buf, &tab_off, &gofunc);
 	EXPECT(size, "mkgotab overflowed");
-	struct ds__go_image im = { buf, size, MKGO_VADDR, tab_off, 0, gofunc, 0, 0, 0 };
+	struct ds__go_image im = { .mem = buf, .size = size, .vaddr = MKGO_VADDR, .tab_off = tab_off, .gofunc = gofunc };
 
 	EXPECT(ds__go_open_image(&im, &G) == 0, "not opened");
 	if (!G)
@@ -140,6 +140,33 @@ static void check_answers(const struct mkgo_variant *v)
 		frames(&B, MKGO_TEXT + 0x1a, got, sizeof(got));
 		EXPECT(!strcmp(got, "main.outer@/src/b.go:30"), "no gofunc: %s", got);
 		ds__go_close(G2);
+		/* go.func.* in a region of its own (Go's PIE link puts the
+		 * table and the trees in two segments): the same chains. */
+		struct ds__go_image split = { .mem = buf + tab_off,
+					      .size = size - tab_off,
+					      .vaddr = MKGO_VADDR + tab_off,
+					      .gofunc = gofunc,
+					      .fn_mem = buf,
+					      .fn_size = tab_off,
+					      .fn_vaddr = gofunc };
+
+		G2 = NULL;
+		ds__sym_build_reset(&B);
+		EXPECT(gofunc == MKGO_VADDR && ds__go_open_image(&split, &G2) == 0 &&
+			       ds__go_build_unit(G2, 0, &B) == 0,
+		       "go.func.* apart");
+		frames(&B, MKGO_TEXT + 0x1a, got, sizeof(got));
+		EXPECT(!strcmp(got, cases[4].want), "go.func.* apart: %s", got);
+		ds__go_close(G2);
+		/* ... and not when the trees' region is too short for them */
+		split.fn_size = 8;
+		G2 = NULL;
+		ds__sym_build_reset(&B);
+		EXPECT(ds__go_open_image(&split, &G2) == 0 && ds__go_build_unit(G2, 0, &B) == 0,
+		       "go.func.* cut");
+		frames(&B, MKGO_TEXT + 0x1a, got, sizeof(got));
+		EXPECT(!strcmp(got, "main.outer@/src/b.go:30"), "go.func.* cut: %s", got);
+		ds__go_close(G2);
 	}
 	free(r);
 	ds__sym_build_release(&B);
@@ -150,7 +177,7 @@ static void check_answers(const struct mkgo_variant *v)
 static void build_damaged(const unsigned char *img, size_t size, size_t tab_off,
 			  uint64_t gofunc, struct sym_build *B)
 {
-	struct ds__go_image im = { img, size, MKGO_VADDR, tab_off, 0, gofunc, 0, 0, 0 };
+	struct ds__go_image im = { .mem = img, .size = size, .vaddr = MKGO_VADDR, .tab_off = tab_off, .gofunc = gofunc };
 	struct ds__go *G = NULL;
 	struct ds__cu_range *r = NULL;
 	size_t nr = 0;
@@ -220,7 +247,7 @@ int main(void)
 	variant = "not a table";
 	{
 		static const unsigned char junk[64] = { 0xfb, 0xff, 0xff, 0xff, 0, 0, 3, 8 };
-		struct ds__go_image im = { junk, sizeof(junk), MKGO_VADDR, 0, 0, 0, 0, 0, 0 };
+		struct ds__go_image im = { .mem = junk, .size = sizeof(junk), .vaddr = MKGO_VADDR };
 		struct ds__go *G = NULL;
 
 		EXPECT(ds__go_open_image(&im, &G) == -ENODATA, "quantum 3 accepted");
