@@ -168,6 +168,13 @@ struct ds__unwind {
 	uint64_t sp;
 	uint64_t *out;
 	size_t nout, max;
+	/* The registers of the frame last seen (a bit in last_set for each
+	 * known one) and the last value of rbx a frame had; the unwind goes
+	 * on from that frame when it stopped for want of rbx (resume_rbx()). */
+	Dwarf_Word last_regs[DWARF_NREGS];
+	uint32_t last_set;
+	Dwarf_Word rbx;
+	bool have_rbx, resuming;
 	int vdso_fd; /* this process's vDSO image; 0: not made yet, -1: none */
 };
 
@@ -399,6 +406,16 @@ static bool set_initial_registers(Dwfl_Thread *thread, void *arg)
 {
 	struct ds__unwind *u = arg;
 
+	if (u->resuming) {
+		/* The frame the unwind stopped at (resume_rbx()), its pc the
+		 * address its CFI is looked up at. */
+		for (unsigned r = 0; r < DWARF_NREGS; r++)
+			if ((u->last_set & (1u << r)) &&
+			    !dwfl_thread_state_registers(thread, (int)r, 1, &u->last_regs[r]))
+				return false;
+		dwfl_thread_state_register_pc(thread, u->out[u->nout - 1]);
+		return true;
+	}
 	if (!dwfl_thread_state_registers(thread, 0, DWARF_NREGS, u->dwregs))
 		return false;
 	dwfl_thread_state_register_pc(thread, u->dwregs[16]);
@@ -425,8 +442,81 @@ static int frame_cb(Dwfl_Frame *state, void *arg)
 	report_at(u, u->cur, pc);
 	if (!dwfl_frame_pc(state, &pc, &activation))
 		return DWARF_CB_ABORT;
+	u->last_set = 0;
+	for (unsigned r = 0; r < DWARF_NREGS; r++)
+		if (dwfl_frame_reg(state, r, &u->last_regs[r]) == 0)
+			u->last_set |= 1u << r;
+	if (u->last_set & (1u << 3)) {
+		u->rbx = u->last_regs[3];
+		u->have_rbx = true;
+	}
+	if (u->resuming) {
+		u->resuming = false; /* that frame is in out already */
+		return DWARF_CB_OK;
+	}
 	u->out[u->nout++] = activation ? pc : pc - 1;
 	return u->nout < u->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+static bool uses_rbx(const Dwarf_Op *ops, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ops[i].atom == DW_OP_breg3 || ops[i].atom == DW_OP_reg3 ||
+		    ((ops[i].atom == DW_OP_bregx || ops[i].atom == DW_OP_regx) && ops[i].number == 3))
+			return true;
+	return false;
+}
+
+/* Whether the frame at pc (a lookup address) finds its CFA or return
+ * address from rbx in the CFI libdwfl unwinds it with: .eh_frame, or
+ * .debug_frame where that has no FDE. */
+static bool cfi_needs_rbx(Dwfl *dwfl, Dwarf_Addr pc)
+{
+	Dwfl_Module *mod = dwfl_addrmodule(dwfl, pc);
+	Dwarf_Op mem[3], *ops;
+	Dwarf_Frame *fr = NULL;
+	Dwarf_CFI *cfi;
+	Dwarf_Addr bias;
+	size_t n;
+	bool needs = false;
+
+	if (!mod)
+		return false;
+	cfi = dwfl_module_eh_cfi(mod, &bias);
+	if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &fr) != 0) {
+		fr = NULL;
+		cfi = dwfl_module_dwarf_cfi(mod, &bias);
+		if (!cfi || dwarf_cfi_addrframe(cfi, pc - bias, &fr) != 0)
+			return false;
+	}
+	if (dwarf_frame_cfa(fr, &ops, &n) == 0 && uses_rbx(ops, n))
+		needs = true;
+	if (dwarf_frame_register(fr, 16, mem, &ops, &n) == 0 && ops && uses_rbx(ops, n))
+		needs = true;
+	free(fr);
+	return needs;
+}
+
+/* elfutils' x86_64 ABI defaults (backends/x86_64_cfi.c, up to 0.188 at
+ * least) say "same value" of DWARF register 0 (rax) where the psABI's
+ * callee-saved rbx (3) is meant: a frame whose FDE has no rule for rbx
+ * (a leaf, a prologue before its push) leaves rbx unknown in its caller,
+ * and a caller that finds its CFA from rbx (glibc's _dl_runtime_resolve,
+ * on the first call through a lazily bound PLT entry) ends the stack
+ * there as if its return address were undefined.  rbx is callee-saved:
+ * it is the value the last frame that knew it had, and the unwind goes on
+ * from the frame it stopped at with that value (an FDE that says rbx is
+ * undefined, which compilers do not write, would be read the same way).
+ * True when it should. */
+static bool resume_rbx(struct ds__unwind *u, Dwfl *dwfl)
+{
+	if (!u->nout || u->nout >= u->max || (u->last_set & (1u << 3)) || !u->have_rbx ||
+	    !cfi_needs_rbx(dwfl, u->out[u->nout - 1]))
+		return false;
+	u->last_regs[3] = u->rbx;
+	u->last_set |= 1u << 3;
+	u->resuming = true;
+	return true;
 }
 
 struct ds__unwind *ds__unwind_new(struct ds_context *ctx, ds__unwind_map_fn map, void *user)
@@ -520,8 +610,13 @@ size_t ds__unwind_stack(struct ds__unwind *u, const struct ds__unwind_sample *s,
 		if (!p->dwfl)
 			return 0;
 	}
-	if (p->broken || !report_at(u, p, ip))
-		return 0;
+	if (p->broken || !report_at(u, p, ip)) {
+		/* No file to unwind with at the PC (its map's record lost, say):
+		 * the PC from the registers is the one frame known without
+		 * unwinding, and perf's unwinders give it too. */
+		ips[0] = ip;
+		return 1;
+	}
 	if (!p->attached) {
 		/* The first module gives the machine (x86_64: file_of()). */
 		if (!dwfl_attach_state(p->dwfl, NULL, s->pid > 0 ? s->pid : 1, &thread_callbacks,
@@ -537,9 +632,17 @@ size_t ds__unwind_stack(struct ds__unwind *u, const struct ds__unwind_sample *s,
 	u->out = ips;
 	u->nout = 0;
 	u->max = max;
+	u->have_rbx = u->resuming = false;
 	/* An error (no CFI for a frame, memory outside the copy) ends the
 	 * stack there; what was unwound until then stays, as in perf. */
-	dwfl_getthread_frames(p->dwfl, s->tid > 0 ? s->tid : s->pid, frame_cb, u);
+	for (size_t at = 0;;) {
+		dwfl_getthread_frames(p->dwfl, s->tid > 0 ? s->tid : s->pid, frame_cb, u);
+		/* each round unwinds a frame more, or is the last */
+		if (u->nout <= at || !resume_rbx(u, p->dwfl))
+			break;
+		at = u->nout;
+	}
+	u->resuming = false;
 	u->s = NULL;
 	u->cur = NULL;
 	return u->nout;

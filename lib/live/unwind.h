@@ -61,8 +61,9 @@ void ds__unwind_exit(struct ds__unwind *u, int32_t pid);
  * them).  maps_gen changes whenever pid's maps did.  Writes up to max
  * addresses to ips, the sampled IP first, then each caller's return
  * address - 1 (as perf does, so that the call is looked up, not what
- * follows it); returns how many (0: nothing could be unwound, the
- * recording is not x86_64, ...). */
+ * follows it); returns how many (0: no IP and stack pointer in the
+ * registers, the recording is not x86_64, ...; 1, the IP, when no mapped
+ * file is known at it). */
 struct ds__unwind_sample {
 	int32_t pid, tid;
 	uint64_t abi, mask;

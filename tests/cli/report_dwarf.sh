@@ -24,6 +24,9 @@
 #    is our NAME@plt: tests/lib/folded_cmp.py); also for the program recorded
 #    to a pipe and with -z;
 #  - first principles: the program's call paths, each down to _start;
+#  - shapes every sample of a program has: a CFA found from rbx that the
+#    callee left alone, and (its recording with the maps moved) a user PC
+#    no recorded map covers;
 #  - gcc -c (a multi-process workload), sample by sample: perf's chain,
 #    or where perf's libunwind gives up early, frames of ours that each
 #    follow a call instruction (tests/lib/unwind_cmp.py).
@@ -350,6 +353,144 @@ else
 	fail "perf record --call-graph dwarf,16384: $(tail -3 rec-deep.log)"
 fi
 tl_case_end
+
+# ------------------------------------ shapes every sample of a program has
+# Samples that perf's unwinder and ours must agree on however the
+# sampler's luck falls, since every sample of the program has the shape.
+#
+# A frame whose CFA is found from rbx, called by code that leaves rbx
+# alone: glibc's _dl_runtime_resolve (CFA rbx+32) calling _dl_fixup, on the
+# first call through each lazily bound PLT entry, where libdwfl lost rbx
+# (elfutils' x86_64 ABI defaults name rax where rbx is meant, see
+# resume_rbx() in lib/live/unwind.c) and our stack ended there (seen in the
+# gcc -c case below, by the sampler's luck).  Here main calls tramp
+# (rbx-based CFA, as _dl_runtime_resolve), which calls hot (a leaf that
+# spins and never names rbx).  First principles: hot is called by tramp
+# only, tramp by main only, so every stack of hot is main's, down to
+# _start (perf 6.1's libunwind keeps rbx and says so too).
+#
+# A process whose map of the PC was not recorded (perf record loses
+# records on a loaded machine): that program's recording with its
+# executable's MMAP2 records moved away from where it runs; then the user
+# PC from the registers is all either unwinder has (perf prints it as
+# [unknown]), sample by sample as tests/lib/unwind_cmp.py compares.
+cat >rbx.s <<'EOF'
+	.text
+	.globl	hot
+	.type	hot, @function
+hot:
+	.cfi_startproc
+	movq	%rdi, %rax
+1:	subq	$1, %rax
+	jnz	1b
+	ret
+	.cfi_endproc
+	.size	hot, .-hot
+
+	.globl	tramp
+	.type	tramp, @function
+tramp:
+	.cfi_startproc
+	pushq	%rbx
+	.cfi_def_cfa_offset 16
+	.cfi_offset %rbx, -16
+	movq	%rsp, %rbx
+	.cfi_def_cfa_register %rbx
+	andq	$-64, %rsp
+	subq	$64, %rsp
+	call	hot
+	movq	%rbx, %rsp
+	.cfi_def_cfa_register %rsp
+	popq	%rbx
+	.cfi_def_cfa_offset 8
+	ret
+	.cfi_endproc
+	.size	tramp, .-tramp
+	.section	.note.GNU-stack,"",@progbits
+EOF
+cat >rbxmain.c <<'EOF'
+unsigned long tramp(unsigned long n);
+int main(void)
+{
+	unsigned long x = 0;
+	for (int i = 0; i < 4; i++)
+		x += tramp(100000000);
+	return x == 1; /* perf record's status is the workload's */
+}
+EOF
+gcc -O2 -g -fomit-frame-pointer -o rbx rbxmain.c rbx.s || fail "gcc rbx.s"
+
+n=0
+tl_case "a CFA from rbx that the callee left alone"
+if perf record -N --call-graph dwarf -e cpu-clock -F 2000 -o rbx.data -- ./rbx >rec-rbx.log 2>&1; then
+	rc=0
+	"$DSOSTORE" report --no-fetch --folded rbx.data >rbx.folded 2>rbx.err || rc=$?
+	[ "$rc" = 0 ] || fail "report --folded: exit $rc: $(head -3 rbx.err)"
+	perf script -i rbx.data --no-inline -F ip,sym >rbx.perf.txt 2>rbx.perferr ||
+		fail "perf script: $(head -3 rbx.perferr)"
+	# The user part of each stack (up to hot; a kernel tail after it is
+	# the interrupt's), for stacks through hot.
+	grep -o -E '^[^ ]*;tramp;hot' rbx.folded | sed 's/^rbx;//' | sort -u >rbx.ours.hot
+	want='_start;__libc_start_main@@GLIBC_2.34;__libc_start_call_main;main;tramp;hot'
+	n=$(grep -c ';tramp;hot' rbx.folded)
+	[ "$n" -gt 0 ] || fail "no stack through hot: $(head -3 rbx.folded)"
+	bad=$(grep -v -x -F -e "$want" -e "${want/@@GLIBC_2.34/}" rbx.ours.hot)
+	[ -z "$bad" ] || fail "stacks of hot not from main: $(echo "$bad" | head -3)"
+	# perf's chains of the samples in hot, callers after it
+	awk 'NF == 0 { if (s) print s; s = ""; inhot = 0; next }
+	     $2 == "hot" { inhot = 1 }
+	     inhot { s = s ? s ";" $2 : $2 }
+	     END { if (s) print s }' rbx.perf.txt | sort -u >rbx.perf.hot
+	grep -q -x -F 'hot;tramp;main;__libc_start_call_main;__libc_start_main@@GLIBC_2.34;_start' rbx.perf.hot ||
+		grep -q -x -F 'hot;tramp;main;__libc_start_call_main;__libc_start_main;_start' rbx.perf.hot ||
+		fail "perf's chains of hot: $(head -3 rbx.perf.hot)"
+else
+	fail "perf record --call-graph dwarf: $(tail -3 rec-rbx.log)"
+fi
+tl_case_end "($n folded stacks through hot)"
+
+tl_case "no map at the user PC"
+if [ -s rbx.data ]; then
+	# file mode: the data section's offset and size at 40 and 48; an
+	# MMAP2 record (type 10): pid, tid, start at 16, len at 24, pgoff at
+	# 32, ..., the file name at 72 (perf's perf_event.h).  The maps as they
+	# were go to nomap.maps: a caller of ours in rbx (a sample in ld.so or
+	# libc called from it) is checked there (unwind_cmp.py --was-mapped).
+	"$py" - rbx.data nomap.data nomap.maps >nomap.log 2>&1 <<'PY' || fail "moving the maps: $(cat nomap.log)"
+import struct, sys
+b = bytearray(open(sys.argv[1], "rb").read())
+assert b[:8] == b"PERFILE2"
+off, size = struct.unpack_from("<QQ", b, 40)
+at, moved = off, 0
+maps = open(sys.argv[3], "w")
+while at + 8 <= off + size:
+    typ, misc, rsz = struct.unpack_from("<IHH", b, at)
+    if rsz < 8:
+        sys.exit("record of size %d at %d" % (rsz, at))
+    name = bytes(b[at + 72:at + rsz]).split(b"\0")[0]
+    if typ == 10 and name.endswith(b"/rbx"):
+        maps.write("%#x %#x %#x %s\n" % (struct.unpack_from("<QQQ", b, at + 16) +
+                                          (name.decode(),)))
+        struct.pack_into("<Q", b, at + 16, 0x10000 + 0x100000 * moved)
+        moved += 1
+    at += rsz
+if not moved:
+    sys.exit("no MMAP2 record of rbx")
+open(sys.argv[2], "wb").write(b)
+PY
+	"$DS_BUILD/ds_perfchains" nomap.data >nomap.ours 2>nomap.err ||
+		fail "ds_perfchains: $(head -3 nomap.err)"
+	perf script -i nomap.data --no-inline -F tid,time,ip,dso >nomap.perf 2>nomap.perferr ||
+		fail "perf script: $(head -3 nomap.perferr)"
+	"$py" "$DS_SRC/tests/lib/unwind_cmp.py" --was-mapped nomap.maps nomap.perf nomap.ours >nomap.cmp ||
+		fail "$(cat nomap.cmp)"
+	# the case proves something only if perf has such samples
+	grep -q -E '^[[:space:]]+[0-9a-f]+ \(\[unknown\]\)$' nomap.perf ||
+		fail "no sample of perf's has an unmapped user PC: $(head -3 nomap.perf)"
+else
+	fail "no recording"
+fi
+tl_case_end "($(head -1 nomap.cmp 2>/dev/null))"
 
 # ----------------------------------- a multi-process workload, per sample
 # gcc -c (gcc, cc1, as: PIE and not, exec'ed children, syscalls in ld.so):

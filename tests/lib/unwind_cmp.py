@@ -3,7 +3,7 @@
 """Sample by sample, the callchains of a --call-graph dwarf recording as
 perf unwinds them against ours:
 
-  unwind_cmp.py PERF_SCRIPT OURS
+  unwind_cmp.py [--was-mapped MAPS] PERF_SCRIPT OURS
 
 PERF_SCRIPT: `perf script --no-inline -F tid,time,ip,dso`; OURS: the
 output of ds_perfchains (tests/lib/perfchains.c) on the same recording.  Both
@@ -12,7 +12,9 @@ addresses, file offsets of user code).  The rules (docs/oracles.md):
 
 - the kernel part of every chain is perf's;
 - perf 6.1 (libunwind) ends a chain it could not unwind further with
-  0xffffffffffffffff: those trailing entries are left out of its chain;
+  0xffffffffffffffff, or 0xfffffffffffffffe (that, less the 1 perf takes
+  from a return address): those trailing entries are left out of its
+  chain;
 - then our chain is perf's, or perf's is a proper prefix of ours (perf
   stopped; we went on), or the two part after a common prefix (perf
   skipped a frame); in the last two cases every caller entry of ours
@@ -20,10 +22,14 @@ addresses, file offsets of user code).  The rules (docs/oracles.md):
   call instruction in its file: the first-principles check of frames
   perf does not have;
 - our chain is never a proper prefix of perf's (we stop no earlier).
+MAPS, for a recording whose map records were edited away: lines of
+"START LEN PGOFF PATH" as the maps were; an entry of ours without a map
+("[unknown]", an address) is checked in PATH at ADDR - START + PGOFF.
 Prints the counts per kind; exit 1 on a broken rule."""
 import sys
 
-BAD_IP = 0xFFFFFFFFFFFFFFFF
+# libunwind's -1, as is and as a return address - 1: no user code is there
+BAD_IPS = (0xFFFFFFFFFFFFFFFF, 0xFFFFFFFFFFFFFFFE)
 
 def perf_samples(path):
     out, cur = [], None
@@ -60,7 +66,7 @@ def our_samples(path):
     return out
 
 def is_kernel(e):
-    return e[0] >= 0xFFFF800000000000 and e[0] != BAD_IP
+    return e[0] >= 0xFFFF800000000000 and e[0] not in BAD_IPS
 
 files = {}
 
@@ -76,9 +82,18 @@ def vdso_image():
                 return mem.read(hi - lo)
     return None
 
+was_mapped = []
+
 def follows_call(entry):
     """entry: (file offset of return address - 1, path)."""
     off, path = entry
+    if path == "[unknown]":
+        for start, size, pgoff, p in was_mapped:
+            if start <= off < start + size:
+                off, path = off - start + pgoff, p
+                break
+        else:
+            return False
     if path not in files:
         try:
             files[path] = vdso_image() if path == "[vdso]" else open(path, "rb").read()
@@ -107,7 +122,13 @@ def follows_call(entry):
     return False
 
 def main():
-    perf, ours = perf_samples(sys.argv[1]), our_samples(sys.argv[2])
+    args = sys.argv[1:]
+    if args[:1] == ["--was-mapped"]:
+        for line in open(args[1]):
+            f = line.split(None, 3)
+            was_mapped.append((int(f[0], 0), int(f[1], 0), int(f[2], 0), f[3].strip()))
+        args = args[2:]
+    perf, ours = perf_samples(args[0]), our_samples(args[1])
     bad = []
     kinds = {"same": 0, "perf stopped": 0, "perf skipped": 0, "perf -1 dropped": 0}
     checked = 0
@@ -124,7 +145,7 @@ def main():
             bad.append("%s: kernel parts differ" % where)
             continue
         pu, ou = pc[len(pk):], oc[len(ok):]
-        while pu and pu[-1][0] == BAD_IP:
+        while pu and pu[-1][0] in BAD_IPS:
             pu.pop()
             kinds["perf -1 dropped"] += 1
         if pu == ou:
