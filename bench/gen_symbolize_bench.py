@@ -16,6 +16,10 @@
       (eu-addr2line) or LLVM (llvm-symbolizer) output, all with -a.
       Prints "<differing> <compared> <missing>" on the first line, then the
       first few differing addresses side by side.
+  gen_symbolize_bench.py compare-json REF OUT [--show N]
+      the same for two outputs of one JSON object a line (llvm-symbolizer
+      --output-style=JSON, POST /symbolize): each frame's function, file
+      and line, and the address
   gen_symbolize_bench.py key
       prints a hash of what makes the binary and the addresses (the
       shapes, the weights, gen() and addrs()): the driver's cache key, so
@@ -341,6 +345,43 @@ def compare(args):
         print(s)
 
 
+def parse_json(path):
+    """The same from llvm-symbolizer --output-style=JSON output (one
+    object a line, as POST /symbolize answers too): the address as the
+    line gives it, and each frame's function, file and line."""
+    import json
+    with open(path, errors="replace") as fp:
+        for line in fp:
+            if not line.strip():
+                continue
+            o = json.loads(line)
+            yield o.get("Address"), [(f.get("FunctionName", ""), f.get("FileName", ""),
+                                      str(f.get("Line", 0))) for f in o.get("Symbol", [])]
+
+
+def compare_json(args):
+    """As compare, for two JSON outputs of the same input lines."""
+    import itertools
+    diff, missing, shown, i = 0, 0, [], 0
+    for i, (r, o) in enumerate(itertools.zip_longest(parse_json(args.ref), parse_json(args.out)), 1):
+        if r is None:  # more answers than the reference: not compared
+            i -= 1
+            break
+        a, want = r
+        got_a, got = o or (None, None)
+        if got is None:
+            missing += 1
+        if got_a != a or got != want:
+            diff += 1
+            if len(shown) < args.show:
+                w, g = fmt_pair(want, got or [])
+                shown.append("  #%d %s\n    reference: %s\n    this:      %s"
+                             % (i, a, w, g if got_a == a else "answer for %s" % got_a))
+    print(diff, i, missing)
+    for s in shown:
+        print(s)
+
+
 TOOLS = [  # id, name in the table, key in BENCH lines
     ("ds", "dsostore symbolize -a -f -i", "dsostore"),
     ("a2l", "addr2line -a -f -i", "addr2line"),
@@ -369,6 +410,20 @@ def num(v, digits=3):
     if abs(v) >= 1000:
         return "%.0f" % v
     return "%.*f" % (digits, v)
+
+
+def results(path):
+    """A RESULTS file of a bench driver: its "meta KEY VALUE..." lines as a
+    dict, and every other non-blank line split into words, in order."""
+    meta, rows = {}, []
+    with open(path) as fp:
+        for line in fp:
+            p = line.split()
+            if p and p[0] == "meta":
+                meta[p[1]] = " ".join(p[2:])
+            elif p:
+                rows.append(p)
+    return meta, rows
 
 
 def report(args):
@@ -677,13 +732,18 @@ def main():
     c.add_argument("style", choices=["gnu", "llvm", "eu"])
     c.add_argument("--show", type=int, default=3)
     c.add_argument("--only")
+    c = sub.add_parser("compare-json")
+    c.add_argument("ref")
+    c.add_argument("out")
+    c.add_argument("--show", type=int, default=3)
     sub.add_parser("key")
     r = sub.add_parser("report")
     r.add_argument("results")
     r = sub.add_parser("table")
     r.add_argument("results")
     args = ap.parse_args()
-    {"gen": gen, "addrs": addrs, "realaddrs": realaddrs, "compare": compare, "report": report, "table": v2_table,
+    {"gen": gen, "addrs": addrs, "realaddrs": realaddrs, "compare": compare,
+     "compare-json": compare_json, "report": report, "table": v2_table,
      "key": key}[args.cmd](args)
 
 

@@ -57,11 +57,14 @@ function(ds_fuzz name)
   add_test(NAME fuzz_${name}_replay
     COMMAND fuzz_${name}_replay -n ${F_MUTATIONS} -s 1 ${corpus})
   # TSan runs a replay some 20 times slower than a plain build (gopclntab:
-  # 4 s plain, 18 s ASan, 86 s TSan on an idle 2-core machine): room for
-  # a loaded one.
+  # 4 s plain, 18 s ASan, 86 s TSan on an idle 2-core machine), ASan some
+  # 5 times (perfdata timed out at 120 s with two sanitizer suites on the
+  # machine at once): room for a loaded one.
   set(timeout 120)
   if(SANITIZE MATCHES "thread")
     set(timeout 600)
+  elseif(SANITIZE)
+    set(timeout 400)
   endif()
   set_tests_properties(fuzz_${name}_replay PROPERTIES TIMEOUT ${timeout} ENVIRONMENT "${env}")
   if(F_GEN)
@@ -73,6 +76,12 @@ endfunction()
 # thousand inputs, seconds even under ASan.
 ds_fuzz(buildid MUTATIONS 60 GEN gen_corpus.sh GEN_ARGS $<TARGET_FILE:ds_mkelf>)
 
+# The directory index (lib/store/dirindex.c) on the same seeds: each
+# input is a file of a private directory, read through libelf's pread()
+# path.  A few thousand inputs, two scans each.
+ds_fuzz(dirindex MUTATIONS 60 SOURCES ${CMAKE_SOURCE_DIR}/fuzz/fuzzfile.c
+  GEN gen_corpus.sh GEN_ARGS $<TARGET_FILE:ds_mkelf>)
+
 # The symbolize request-line parser: a committed text corpus (no ELF in
 # it), cheap inputs, many mutations.
 ds_fuzz(symline MUTATIONS 2000)
@@ -80,7 +89,8 @@ ds_fuzz(symline MUTATIONS 2000)
 # The whole symbolize path on arbitrary bytes as an ELF file.  Each input
 # is a full ELF + DWARF parse and index build, so few mutations per seed
 # (~20 seeds x 120: about 5 s with ASan).
-ds_fuzz(symelf MUTATIONS 120 GEN gen_symelf_corpus.sh ENV DEBUGINFOD_URLS=)
+ds_fuzz(symelf MUTATIONS 120 SOURCES ${CMAKE_SOURCE_DIR}/fuzz/fuzzfile.c
+  GEN gen_symelf_corpus.sh ENV DEBUGINFOD_URLS=)
 
 # The perf.data reader.  Seeds are generated (a recording holds this
 # machine's paths): a perf record of `true` when perf works here,
@@ -149,3 +159,14 @@ ds_fuzz(srctext MUTATIONS 3000 SOURCES ${CMAKE_SOURCE_DIR}/tools/cli_srctext.c
 # byte orders, and a real core cut to its headers, notes and first pages
 # when this machine writes one; ~20 seeds x 400 mutations.
 ds_fuzz(core MUTATIONS 400 GEN gen_core_corpus.sh)
+
+# serve's POST /symbolize request parser and answer writer
+# (tools/serve_symreq.c, the CLI's code): text and JSON bodies (the first
+# byte picks), a committed corpus, many mutations, a second or two.
+ds_fuzz(symreq MUTATIONS 2000 SOURCES ${CMAKE_SOURCE_DIR}/tools/serve_symreq.c
+  ${CMAKE_SOURCE_DIR}/tools/cli_srctext.c INCLUDE ${CMAKE_SOURCE_DIR}/tools)
+foreach(t fuzz_symreq_replay fuzz_symreq)
+  if(TARGET ${t})
+    target_link_libraries(${t} PRIVATE PkgConfig::YAJL)
+  endif()
+endforeach()

@@ -30,6 +30,8 @@
  * fuzz/replay.c for make check.
  */
 #define _GNU_SOURCE
+#include "fuzzfile.h"
+
 #include <dsostore.h>
 
 #include <errno.h>
@@ -78,15 +80,10 @@ static void cleanup(void)
 /* Once per process: libFuzzer's -fork and -jobs run several. */
 static int setup(void)
 {
-	const char *tmp = getenv("TMPDIR");
-
 	if (dir[0])
 		return 0;
-	snprintf(dir, sizeof(dir), "%s/fuzz_symelf.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir)) {
-		dir[0] = 0;
+	if (fuzz_private_dir("symelf", dir, sizeof(dir)) != 0)
 		return -1;
-	}
 	snprintf(path, sizeof(path), "%s/input", dir);
 	snprintf(debug_dir, sizeof(debug_dir), "%s/debug", dir);
 	snprintf(cache_dir, sizeof(cache_dir), "%s/cache", dir);
@@ -94,25 +91,6 @@ static int setup(void)
 		return -1;
 	atexit(cleanup);
 	return 0;
-}
-
-static int write_input(const uint8_t *data, size_t size)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	size_t done = 0;
-
-	if (fd < 0)
-		return -1;
-	while (done < size) {
-		ssize_t n = write(fd, data + done, size - done);
-
-		if (n <= 0) {
-			close(fd);
-			return -1;
-		}
-		done += (size_t)n;
-	}
-	return close(fd);
 }
 
 static uint64_t load64(const uint8_t *p, size_t avail)
@@ -304,7 +282,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct ds_dso *dso;
 	uint64_t addrs[NADDR], entry;
 
-	if (setup() != 0 || write_input(data, size) != 0)
+	if (setup() != 0 || fuzz_write_file(path, data, size) != 0)
 		return 0; /* the machine's fault, not the library's */
 	stats.inputs++;
 	addrs[0] = load64(data, size);

@@ -106,9 +106,16 @@ DS_API int ds_build_id_read_file(const char *path, struct ds_build_id *out);
 DS_API int ds_build_id_read_fd(int fd, struct ds_build_id *out);
 DS_API int ds_build_id_read_mem(const void *buf, size_t len, struct ds_build_id *out);
 
+/* Where the section called name is in the ELF file fd: its bytes as they
+ * are in the file (compressed ones compressed), [*offset, *offset + *size).
+ * -ENOENT: no such section, or one without file bytes (SHT_NOBITS);
+ * -ENOEXEC: not ELF, or section headers past the file's end. */
+DS_API int ds_elf_section_range(int fd, const char *name, uint64_t *offset, uint64_t *size);
+
 /* --------------------------------------------------------------- context */
 
 struct ds_context;
+struct ds_dirindex;
 
 struct ds_context_opts {
 	size_t sz;
@@ -170,6 +177,12 @@ struct ds_context_opts {
 	 * what arrived passes it (-EFBIG).  0: $DSOSTORE_SOURCE_MAXSIZE,
 	 * else 64 MiB; < 0: none (maxsize still applies). */
 	int64_t source_maxsize;
+
+	/* A directory index (ds_dirindex_new(), below) searched for a build
+	 * ID's debuginfo or executable after the .build-id directories and
+	 * before perf's cache: ds_find() and every store of the context.
+	 * Borrowed: it must outlive the context.  NULL: none. */
+	struct ds_dirindex *dirindex;
 };
 
 DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts);
@@ -191,6 +204,7 @@ enum ds_source {
 	DS_SOURCE_PERF_CACHE, /* perf's ~/.debug build-id cache */
 	DS_SOURCE_DEBUGINFOD_CACHE, /* the debuginfod client cache */
 	DS_SOURCE_DEBUGINFOD, /* downloaded now */
+	DS_SOURCE_DIRINDEX, /* a file of ds_context_opts.dirindex */
 };
 
 DS_API const char *ds_source_name(enum ds_source src);
@@ -204,6 +218,78 @@ DS_API const char *ds_source_name(enum ds_source src);
 DS_API int ds_find(struct ds_context *ctx, const struct ds_build_id *bid,
 		   const char *hint_path, enum ds_artifact what, char **path_out,
 		   enum ds_source *src_out, char *errbuf, size_t errlen);
+
+/* ------------------------------------------------- directories by build ID */
+
+/* The ELF files under some directories, by build ID, as a debuginfod
+ * server indexes its -F directories: every regular file (symlinks are not
+ * followed) is read once per change of its (device, inode, size, mtime),
+ * files that are not ELF or have no build ID included, so that a rescan
+ * reads only what changed.  A file is a DEBUGINFO if it has a .debug_info
+ * with bytes, an EXECUTABLE if it has code (an SHF_EXECINSTR section with
+ * bytes, or without section headers an executable PT_LOAD with bytes);
+ * one file may be both.  Safe from many threads: lookups go on while a
+ * scan runs, and see the new index when it is complete. */
+struct ds_dirindex;
+
+struct ds_dirindex_opts {
+	size_t sz;
+	ds_log_fn log_fn; /* what could not be read, at DS_LOG_DEBUG; scans at INFO */
+	void *log_user;
+	enum ds_log_level log_level;
+};
+
+/* dirs: NULL-terminated, copied.  Nothing is read until the first scan.
+ * NULL with errno ENOMEM or EINVAL. */
+DS_API struct ds_dirindex *ds_dirindex_new(const char *const *dirs,
+					   const struct ds_dirindex_opts *opts);
+DS_API void ds_dirindex_free(struct ds_dirindex *ix);
+/* Walk the directories again.  Returns how many files were read this
+ * time (new or changed), or a negative errno when a directory could not
+ * be opened at all (the others are still indexed).  One scan at a time:
+ * a second caller waits for the first's. */
+DS_API int ds_dirindex_scan(struct ds_dirindex *ix);
+/* The file holding what of bid: *path_out malloc()ed.  Of several, the
+ * one most fit: for DEBUGINFO a file without code (a separate debug
+ * file) before one with; for EXECUTABLE one without .debug_info first;
+ * then the newest.  -ENOENT none; -EINVAL what is SOURCE or SECTION. */
+DS_API int ds_dirindex_find(struct ds_dirindex *ix, const struct ds_build_id *bid,
+			    enum ds_artifact what, char **path_out);
+/* ds_dirindex_find(), and the file opened (read-only, close-on-exec) into
+ * *fd_out: a server sends it without reading its build ID again.
+ * -ESTALE (nothing opened) when the file at the path is not the one the
+ * scan read: another device, inode, size or mtime, or no regular file. */
+DS_API int ds_dirindex_open(struct ds_dirindex *ix, const struct ds_build_id *bid,
+			    enum ds_artifact what, char **path_out, int *fd_out);
+
+struct ds_dirindex_stats {
+	uint64_t files; /* regular files seen by the last scan */
+	uint64_t elf_files; /* of those, ELF with a build ID */
+	uint64_t build_ids; /* distinct build IDs */
+	uint64_t scans; /* completed */
+	uint64_t files_read; /* opened and read, over every scan */
+	uint64_t bytes_read; /* their sizes */
+	double last_scan_s; /* how long the last scan took */
+};
+
+DS_API void ds_dirindex_stats(struct ds_dirindex *ix, struct ds_dirindex_stats *out);
+
+/* ------------------------------------------------------------ source files */
+
+/* A source path as debuginfod compares them: "." and ".." segments and
+ * repeated slashes taken out lexically (RFC 3986's remove_dot_segments;
+ * a ".." at the root stays at the root).  Writes at most len bytes
+ * including the NUL; -ENAMETOOLONG if it does not fit, -EINVAL if path
+ * is not absolute. */
+DS_API int ds_source_canon(const char *path, char *out, size_t len);
+
+/* The source files the DWARF of an ELF file names (its line tables' file
+ * names, relative ones under their CU's DW_AT_comp_dir, canonical as
+ * above; "<built-in>" and names that stay relative are left out), sorted
+ * and unique: what a debuginfod server may serve as /source/ of its build
+ * ID.  *names is one malloc()ed block (free() it); *n of them.  -ENODATA:
+ * no DWARF; -ENOEXEC: not ELF. */
+DS_API int ds_source_names(const char *debuginfo_path, char ***names, size_t *n);
 
 /* ------------------------------------------------------------- debuginfod */
 
@@ -248,6 +334,13 @@ struct ds_fetch_opts {
 	/* Called, from the caller's thread, as each request completes. */
 	void (*done)(void *user, struct ds_fetch_req *req);
 	unsigned int progress_ms; /* between progress calls (100) */
+	/* Extra request headers ("Name: value", NULL-terminated) for the
+	 * downloads this call starts, after DEBUGINFOD_HEADERS_FILE's: a
+	 * federating server's X-Forwarded-For and User-Agent.  A request that
+	 * joins one already in flight sends nothing of its own.  A header
+	 * with a CR or LF, or without "Name:", fails the call with -EINVAL
+	 * before anything is asked. */
+	const char *const *headers;
 };
 
 /* Fetch one artifact (cache first).  *path_out is malloc()ed. */
@@ -547,6 +640,12 @@ struct ds_store_opts {
 	 * and the DSO keeps them.  Without this they are looked for (locally,
 	 * then debuginfod) at the first file offset asked of such a DSO. */
 	bool file_offsets;
+	/* DSOs kept alive after their last reference is put, the most
+	 * recently used first (a server's, whose next request asks for the
+	 * same build IDs: their indexes stay open, within mem_budget); 0 none,
+	 * as before: a DSO goes with its last reference.  A lookup of a kept
+	 * DSO hands it out again; ds_store_free() frees the kept ones. */
+	unsigned int keep_dsos;
 };
 
 /* A store for one machine ("host", a guest or container name; copied).
@@ -904,6 +1003,10 @@ struct ds_store_stats {
 	uint64_t dwo_opens; /* of aux_opens: .dwo files */
 	uint64_t dwo_searches; /* of aux_searches: .dwo files */
 	uint64_t files_open; /* descriptors held now (what fd_budget bounds) */
+	/* keep_dsos (ds_store_opts): DSOs no caller holds that the store
+	 * keeps now (counted in dsos too), and lookups that found one. */
+	uint64_t kept;
+	uint64_t kept_hits;
 };
 
 DS_API void ds_store_stats(struct ds_store *store, struct ds_store_stats *out);
@@ -1029,6 +1132,32 @@ DS_API int ds_symbolize_pid(struct ds_store *store, int32_t pid, const uint64_t 
  * held from call to call.  Returns as ds_symbolize_pid(). */
 DS_API int ds_normalizer_symbolize(struct ds_normalizer *n, const uint64_t *addrs, size_t count,
 				   unsigned int flags, struct ds_sym_batch *batch);
+
+/* Frames a profiler or crash handler sent from another machine: (build
+ * ID, address) pairs, what a symbolization backend answers. */
+struct ds_sym_ref {
+	uint32_t module; /* index into the call's build IDs */
+	uint32_t flags; /* DS_SYM_REF_* */
+	uint64_t addr; /* an ELF virtual address, or a file offset */
+};
+#define DS_SYM_REF_OFFSET (1u << 0) /* addr is a file offset */
+/* addr is a return address: the call before it is looked up (addr - 1),
+ * as unwinders name a caller's frame; the answer's addr stays addr. */
+#define DS_SYM_REF_RETURN (1u << 1)
+
+/* Symbolize refs[0..n) of the DSOs of ids[0..nids) (found or made in
+ * the store), answered in batch in input order.  The debuginfo of every
+ * id not yet searched is looked for in one ds_store_prefetch() (local,
+ * cache, debuginfod, all at once) before the first address is answered;
+ * then each DSO's addresses are one ds_dso_symbolize_batch().  flags as
+ * there (DS_SYM_FILE_OFFSET is per ref instead).  A ref whose module is
+ * out of range is answered DS_SYM_ERROR (-EINVAL).  Returns how many were
+ * found, or a negative error with no answers (-EINVAL, -ENOMEM).  The
+ * DSOs are the store's: one no caller holds is kept as keep_dsos says
+ * (ds_store_opts), else it goes with its index when the call returns. */
+DS_API int ds_symbolize_build_ids(struct ds_store *store, const struct ds_build_id *ids,
+				  size_t nids, const struct ds_sym_ref *refs, size_t n,
+				  unsigned int flags, struct ds_sym_batch *batch);
 
 /* --------------------------------------------------------------- profile */
 

@@ -40,7 +40,15 @@ target_include_directories(test_gopclntab PRIVATE ${DS_LIB_INCLUDE_DIRS})
 # test_symfile (the saved index's container) and test_perfconfig (perf's
 # config parser) call the library's private functions.
 target_include_directories(test_symfile PRIVATE ${DS_LIB_INCLUDE_DIRS})
+# test_leb reads DWARF's LEB128 with the reader's own inline functions.
+target_include_directories(test_leb PRIVATE ${DS_LIB_INCLUDE_DIRS})
 target_include_directories(test_perfconfig PRIVATE ${DS_LIB_INCLUDE_DIRS})
+# test_serve_symreq: the CLI's /symbolize request parser and answer writer
+# (tools/serve_symreq.c, without the HTTP layer).
+target_sources(test_serve_symreq PRIVATE ${CMAKE_SOURCE_DIR}/tools/serve_symreq.c
+  ${CMAKE_SOURCE_DIR}/tools/cli_srctext.c)
+target_include_directories(test_serve_symreq PRIVATE ${CMAKE_SOURCE_DIR}/tools)
+target_link_libraries(test_serve_symreq PRIVATE PkgConfig::YAJL)
 
 # Third-party corpora (tests/corpus/NAME.bash, see tl_corpus in
 # tests/lib/testlib.bash): each is built by a test of its own, corpus_NAME,

@@ -181,6 +181,7 @@ extern const struct cli_command cli_cmd_annotate;
 extern const struct cli_command cli_cmd_perf_cache;
 extern const struct cli_command cli_cmd_flamegraph;
 extern const struct cli_command cli_cmd_stack;
+extern const struct cli_command cli_cmd_serve;
 
 /* symbolize's addresses of live processes (tools/cli_pid.c): key
  * "pid:PID" (or NULL and pid) and an absolute address, normalized by a
@@ -201,5 +202,8 @@ int cli_pid_address(struct ds_store *store, const char *key, int pid, uint64_t a
 void cli_pid_done(void);
 /* A process ID, decimal, in s: true and *pid. */
 bool cli_parse_pid(const char *s, int *pid);
+/* "SIZE" as bytes: a decimal number, a K, M or G (KiB, MiB, GiB) after it
+ * allowed; false for anything else, or past 2^64. */
+bool cli_parse_size(const char *v, uint64_t *out);
 
 #endif

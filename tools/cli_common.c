@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -194,6 +195,29 @@ struct ds_context *cli_context(const struct cli_common *c)
 		exit(2);
 	}
 	return ctx;
+}
+
+bool cli_parse_size(const char *v, uint64_t *out)
+{
+	unsigned shift = 0;
+	char *end;
+	unsigned long long n;
+
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || end == v || v[0] == '-')
+		return false;
+	if (*end) {
+		const char *units = "KMG", *u = strchr(units, *end);
+
+		if (!u || end[1])
+			return false;
+		shift = 10 * (unsigned)(u - units + 1);
+	}
+	if (shift && n > UINT64_MAX >> shift)
+		return false;
+	*out = (uint64_t)n << shift;
+	return true;
 }
 
 bool cli_parse_pid(const char *s, int *pid)

@@ -126,10 +126,7 @@ const char *srctext_line(const struct srctext *t, unsigned n, size_t *len)
 	return t->text + b;
 }
 
-/* The length of the valid UTF-8 sequence at s (at most n bytes), 0 if
- * there is none: no overlong forms, surrogates or code points beyond
- * U+10FFFF. */
-static size_t utf8_len(const unsigned char *s, size_t n)
+size_t srctext_utf8_len(const unsigned char *s, size_t n)
 {
 	size_t len;
 	uint32_t cp;
@@ -163,7 +160,7 @@ void srctext_put_json(FILE *f, const char *s, size_t len)
 
 	putc('"', f);
 	for (size_t i = 0; i < len;) {
-		size_t n = utf8_len(u + i, len - i);
+		size_t n = srctext_utf8_len(u + i, len - i);
 
 		if (!n) {
 			fputs("\\ufffd", f);

@@ -30,5 +30,9 @@ const char *srctext_line(const struct srctext *t, unsigned n, size_t *len);
 /* len bytes to f as a JSON string: escaped as JSON needs, every byte
  * that is not part of valid UTF-8 (RFC 3629) as U+FFFD. */
 void srctext_put_json(FILE *f, const char *s, size_t len);
+/* The length of the valid UTF-8 sequence at s (at most n > 0 bytes), 0 if
+ * there is none: no overlong forms, surrogates or code points beyond
+ * U+10FFFF. */
+size_t srctext_utf8_len(const unsigned char *s, size_t n);
 
 #endif

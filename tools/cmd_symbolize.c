@@ -1467,31 +1467,6 @@ static int run_stream(const struct opts *o, struct ds_store *store, size_t max_d
 	return status;
 }
 
-/* "SIZE" as bytes: a decimal number, a K, M or G (KiB, MiB, GiB) after it
- * allowed; false for anything else, or past 2^64. */
-static bool parse_size(const char *v, uint64_t *out)
-{
-	unsigned shift = 0;
-	char *end;
-	unsigned long long n;
-
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (errno || end == v || v[0] == '-')
-		return false;
-	if (*end) {
-		const char *units = "KMG", *u = strchr(units, *end);
-
-		if (!u || end[1])
-			return false;
-		shift = 10 * (unsigned)(u - units + 1);
-	}
-	if (shift && n > UINT64_MAX >> shift)
-		return false;
-	*out = (uint64_t)n << shift;
-	return true;
-}
-
 static struct ds_store *new_store(const struct cli_common *common, uint64_t budget,
 				   unsigned int fd_budget, bool file_offsets)
 {
@@ -1597,7 +1572,7 @@ static int symbolize_option(struct opts *o, const struct cli_parse *p, int id, s
 		}
 		return 0;
 	case O_MEM_BUDGET:
-		if (!parse_size(v, budget) || !*budget) {
+		if (!cli_parse_size(v, budget) || !*budget) {
 			cli_error("symbolize: --mem-budget needs a size in bytes (K, M or G after it "
 				  "allowed), not '%s'",
 				  v);

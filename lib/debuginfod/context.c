@@ -91,6 +91,7 @@ DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts)
 		return NULL;
 	}
 	atomic_init(&ctx->refcnt, 1);
+	ctx->dirindex = DS_OPT(opts, dirindex, NULL);
 	ctx->miss_ttl_s = DS_OPT(opts, miss_ttl_s, 0);
 	if (ctx->miss_ttl_s == 0)
 		ctx->miss_ttl_s = DS_MISS_TTL_DEFAULT;

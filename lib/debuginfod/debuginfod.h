@@ -116,6 +116,7 @@ struct ds_context {
 	atomic_int refcnt; /* the caller's handle + one per store */
 	char **debug_dirs; /* NULL-terminated, copied */
 	char *perf_buildid_dir; /* NULL: disabled */
+	struct ds_dirindex *dirindex; /* borrowed (ds_context_opts'); NULL: none */
 	char *kallsyms; /* NULL: the kernel root's /proc/kallsyms */
 	char *kernel_root; /* NULL: "/" (the running kernel's files) */
 	int miss_ttl_s; /* < 0: misses are not remembered */

@@ -80,11 +80,13 @@ struct waiter {
 	size_t pending;
 };
 
+#define COMMITTERS_MAX 4
+
 /* NEW: queued, holding nothing (so a batch of thousands holds no fds);
  * LOCK_WAIT: another process downloads it; RUNNING: admitted. */
 enum job_state { J_NEW, J_LOCK_WAIT, J_RUNNING };
 
-/* A finished download on its way through the committer thread, which
+/* A finished download on its way through a committer thread, which
  * verifies, fsync()s and renames it off the event loop. */
 struct commit {
 	struct job *job;
@@ -121,6 +123,9 @@ struct job {
 	struct xfer *xfers, *winner;
 	bool winner_new;
 	struct job_server *srv;
+	/* The request headers of the call that made the job (a copy: the
+	 * job may outlive that call), one block; NULL: none. */
+	char **headers;
 };
 
 struct ds_fetcher {
@@ -138,10 +143,15 @@ struct ds_fetcher {
 	struct job *active, *active_tail; /* loop thread */
 	unsigned int admitted;
 
-	pthread_t committer;
+	/* Committers: one from the start, more (up to COMMITTERS_MAX) when
+	 * a commit finds none idle, so that the fsync()s of a burst of
+	 * downloads overlap (the filesystem's journal takes them in one
+	 * commit) instead of queueing behind one another. */
+	pthread_t committers[COMMITTERS_MAX];
+	unsigned int ncommitters, commit_idle; /* under commit_lock */
 	pthread_mutex_t commit_lock;
 	pthread_cond_t commit_cond;
-	struct commit *commit_q, *commit_done; /* under commit_lock */
+	struct commit *commit_q, *commit_q_tail, *commit_done; /* under commit_lock */
 	bool commit_stop;
 	atomic_uint_fast64_t requests, downloads, bytes, cache_hits, joined, retries, rejected;
 };
@@ -348,6 +358,7 @@ static void table_del(struct ds_fetcher *f, struct job *job)
 
 static void job_free(struct job *job)
 {
+	free(job->headers);
 	free(job->srv);
 	free(job->arg);
 	free(job->name);
@@ -656,6 +667,7 @@ static int xfer_start(struct ds_fetcher *f, struct job *job, int s)
 	x->f = f;
 	x->job = job;
 	x->server = s;
+	x->extra_headers = job->headers;
 	if (job->what == DS_ARTIFACT_SOURCE)
 		x->maxsize = f->cfg->source_maxsize;
 	if (!ds__transfer_new(&f->t, x, f->servers[s].is_file)) {
@@ -781,7 +793,9 @@ static int verify(struct ds_fetcher *f, struct xfer *x, const char *url)
 	return -EBADMSG;
 }
 
-/* The winner's body is complete: hand it to the committer.  Its curl
+static void *committer(void *arg);
+
+/* The winner's body is complete: hand it to a committer.  Its curl
  * handle goes now (the connection is free for the next transfer); the
  * losers were dropped when it won. */
 static void winner_done(struct ds_fetcher *f, struct xfer *x)
@@ -807,8 +821,15 @@ static void winner_done(struct ds_fetcher *f, struct xfer *x)
 	c->mtime = mtime;
 	job->committing = x;
 	pthread_mutex_lock(&f->commit_lock);
-	c->next = f->commit_q;
-	f->commit_q = c;
+	c->next = NULL;
+	if (f->commit_q_tail)
+		f->commit_q_tail->next = c;
+	else
+		f->commit_q = c;
+	f->commit_q_tail = c;
+	if (!f->commit_idle && !f->commit_stop && f->ncommitters < COMMITTERS_MAX &&
+	    !pthread_create(&f->committers[f->ncommitters], NULL, committer, f))
+		f->ncommitters++; /* (if none could start, those running take it) */
 	pthread_cond_signal(&f->commit_cond);
 	pthread_mutex_unlock(&f->commit_lock);
 }
@@ -818,14 +839,6 @@ static void winner_done(struct ds_fetcher *f, struct xfer *x)
 static void *committer(void *arg)
 {
 	struct ds_fetcher *f = arg;
-	int removed;
-
-	/* Like the elfutils client, clean the cache when the interval of
-	 * cache_clean_interval_s has passed; here off the event loop, so the
-	 * first fetches do not wait for a walk of a large cache. */
-	removed = ds__cache_clean(f->cache, false);
-	if (removed > 0)
-		ds_info(f->ctx, "cache %s: cleaned, %d files removed", f->cache->root, removed);
 
 	pthread_mutex_lock(&f->commit_lock);
 	for (;;) {
@@ -834,10 +847,14 @@ static void *committer(void *arg)
 		if (!c) {
 			if (f->commit_stop)
 				break;
+			f->commit_idle++;
 			pthread_cond_wait(&f->commit_cond, &f->commit_lock);
+			f->commit_idle--;
 			continue;
 		}
 		f->commit_q = c->next;
+		if (!f->commit_q)
+			f->commit_q_tail = NULL;
 		pthread_mutex_unlock(&f->commit_lock);
 
 		c->err = verify(f, c->x, c->url);
@@ -1112,16 +1129,33 @@ static void job_cancel(struct ds_fetcher *f, struct job *job)
 	job_finish(f, job, -ECANCELED, NULL, DS_SOURCE_NONE);
 }
 
-/* Let the committer finish what it has, then end it. */
+/* Let the committers finish what they have, then end them. */
 static void stop_committer(struct ds_fetcher *f)
 {
+	unsigned int n;
+
 	if (!f->commit_stop) {
 		pthread_mutex_lock(&f->commit_lock);
 		f->commit_stop = true;
-		pthread_cond_signal(&f->commit_cond);
+		pthread_cond_broadcast(&f->commit_cond);
+		n = f->ncommitters; /* (no more start: the loop has ended) */
 		pthread_mutex_unlock(&f->commit_lock);
-		pthread_join(f->committer, NULL);
+		for (unsigned int i = 0; i < n; i++)
+			pthread_join(f->committers[i], NULL);
 	}
+}
+
+/* The first committer: the cache cleaned first, like the elfutils client
+ * when cache_clean_interval_s has passed; here off the event loop, so the
+ * first fetches do not wait for a walk of a large cache. */
+static void *first_committer(void *arg)
+{
+	struct ds_fetcher *f = arg;
+	int removed = ds__cache_clean(f->cache, false);
+
+	if (removed > 0)
+		ds_info(f->ctx, "cache %s: cleaned, %d files removed", f->cache->root, removed);
+	return committer(f);
 }
 
 static void *loop(void *arg)
@@ -1274,10 +1308,11 @@ static struct ds_fetcher *fetcher_new(struct ds_context *ctx, int *err)
 	}
 	if (ds__transfers_init(&f->t, cfg, &hooks))
 		goto nomem;
-	if (pthread_create(&f->committer, NULL, committer, f) != 0) {
+	if (pthread_create(&f->committers[0], NULL, first_committer, f) != 0) {
 		ds__transfers_release(&f->t);
 		goto nomem;
 	}
+	f->ncommitters = 1;
 	if (pthread_create(&f->thread, NULL, loop, f) != 0) {
 		stop_committer(f);
 		ds__transfers_release(&f->t);
@@ -1349,8 +1384,47 @@ static bool answer_from_cache(struct ds_context *ctx, struct ds_fetch_req *r)
 	return true;
 }
 
+/* A caller's extra request headers: each one "Name: value" line.  A CR
+ * or LF would let whoever chose a value (a federating server's client,
+ * through X-Forwarded-For or User-Agent) add headers of its own to our
+ * request; without a name before a ':' curl would send it as it is. */
+static bool valid_headers(const char *const *h)
+{
+	for (; h && *h; h++) {
+		const char *colon = strchr(*h, ':');
+
+		if (!colon || colon == *h || strpbrk(*h, "\r\n"))
+			return false;
+	}
+	return true;
+}
+
+/* h (valid, not empty) copied into one malloc()ed block: the pointers,
+ * NULL-ended, then the strings.  NULL: no memory. */
+static char **headers_copy(const char *const *h)
+{
+	size_t n = 0, bytes = 0;
+	char **v, *p;
+
+	for (; h[n]; n++)
+		bytes += strlen(h[n]) + 1;
+	if (!(v = malloc((n + 1) * sizeof(*v) + bytes)))
+		return NULL;
+	p = (char *)(v + n + 1);
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strlen(h[i]) + 1;
+
+		v[i] = memcpy(p, h[i], l);
+		p += l;
+	}
+	v[n] = NULL;
+	return v;
+}
+
+/* Joining a job already in flight adds nothing to it: its transfers are
+ * under way with the headers of the call that made it. */
 static int submit(struct ds_fetcher *f, struct ds_fetch_req *r, struct attach *a,
-		  struct waiter *w)
+		  struct waiter *w, const char *const *headers)
 {
 	uint64_t h = job_hash(&r->build_id, r->what, r->arg);
 	struct job *job;
@@ -1365,7 +1439,8 @@ static int submit(struct ds_fetcher *f, struct ds_fetch_req *r, struct attach *a
 		job = calloc(1, sizeof(*job));
 		if (!job || !(job->srv = calloc(f->nservers ? f->nservers : 1, sizeof(*job->srv))) ||
 		    ds__cache_entry_name(r->what, r->arg, &job->name) ||
-		    (r->arg && !(job->arg = strdup(r->arg)))) {
+		    (r->arg && !(job->arg = strdup(r->arg))) ||
+		    (headers && *headers && !(job->headers = headers_copy(headers)))) {
 			pthread_mutex_unlock(&f->lock);
 			if (job)
 				job_free(job);
@@ -1433,6 +1508,7 @@ DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, siz
 	ds_fetch_progress_fn progress = DS_OPT(opts, progress, NULL);
 	void (*done_fn)(void *, struct ds_fetch_req *) = DS_OPT(opts, done, NULL);
 	void *user = DS_OPT(opts, user, NULL);
+	const char *const *headers = DS_OPT(opts, headers, NULL);
 	unsigned int every_ms = DS_OPT(opts, progress_ms, 0u) ?: 100;
 	struct waiter w = { .pending = 0 };
 	struct ds_fetcher *f = NULL;
@@ -1443,7 +1519,7 @@ DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, siz
 	int64_t start = now_ns();
 	int failed = 0, err = 0;
 
-	if (!ctx || (!reqs && n))
+	if (!ctx || (!reqs && n) || !valid_headers(headers))
 		return -EINVAL;
 	as = calloc(n ? n : 1, sizeof(*as));
 	reported = calloc(n ? n : 1, sizeof(*reported));
@@ -1476,7 +1552,7 @@ DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, siz
 		}
 		/* Set only on failure: once submitted, the result is the
 		 * loop's to write (and it may already have). */
-		if ((err = submit(f, r, &as[i], &w)))
+		if ((err = submit(f, r, &as[i], &w, headers)))
 			r->err = err;
 		err = 0;
 	}

@@ -394,10 +394,36 @@ int ds__transfer_new(struct ds__transfers *t, struct xfer *x, bool is_file)
 	return x->easy ? 0 : -ENOMEM;
 }
 
+/* The shared headers, then x's own: one list of x's (curl keeps using
+ * the list it is given until the transfer ends).  A custom User-Agent
+ * replaces curl's CURLOPT_USERAGENT. */
+static int own_headers(struct xfer *x)
+{
+	struct curl_slist *l = NULL;
+
+	for (const struct curl_slist *h = x->t->headers; h; h = h->next)
+		if (!(l = curl_slist_append(x->own_headers, h->data)))
+			return -ENOMEM;
+		else
+			x->own_headers = l;
+	for (char *const *h = x->extra_headers; *h; h++)
+		if (!(l = curl_slist_append(x->own_headers, *h)))
+			return -ENOMEM;
+		else
+			x->own_headers = l;
+	return 0;
+}
+
 int ds__transfer_start(struct xfer *x, const char *url)
 {
 	const struct ds__transfers *t = x->t;
 	const struct ds_fetch_config *cfg = t->cfg;
+
+	if (x->extra_headers && *x->extra_headers && own_headers(x)) {
+		curl_easy_cleanup(x->easy);
+		x->easy = NULL;
+		return -ENOMEM;
+	}
 
 	curl_easy_setopt(x->easy, CURLOPT_URL, url);
 	curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
@@ -410,7 +436,7 @@ int ds__transfer_start(struct xfer *x, const char *url)
 	curl_easy_setopt(x->easy, CURLOPT_ERRORBUFFER, x->errbuf);
 	curl_easy_setopt(x->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(x->easy, CURLOPT_USERAGENT, t->user_agent);
-	curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, t->headers);
+	curl_easy_setopt(x->easy, CURLOPT_HTTPHEADER, x->own_headers ? x->own_headers : t->headers);
 	curl_easy_setopt(x->easy, CURLOPT_ACCEPT_ENCODING, "");
 	curl_easy_setopt(x->easy, CURLOPT_FILETIME, 1L);
 	curl_easy_setopt(x->easy, CURLOPT_FOLLOWLOCATION, 1L);
@@ -455,6 +481,8 @@ void ds__transfer_stop(struct xfer *x)
 		curl_easy_cleanup(x->easy);
 		x->easy = NULL;
 	}
+	curl_slist_free_all(x->own_headers);
+	x->own_headers = NULL;
 }
 
 time_t ds__transfer_filetime(struct xfer *x)

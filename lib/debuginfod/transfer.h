@@ -43,6 +43,10 @@ struct xfer {
 	uint64_t extent; /* the ELF's own extent, once known (else 0) */
 	int64_t started_ns;
 	uint64_t maxsize; /* the fetcher's cap of this file (a source's), 0: none */
+	/* The job's own request headers (ds_fetch_opts.headers; NULL: none),
+	 * sent after the shared ones, in own_headers while it runs. */
+	char *const *extra_headers;
+	struct curl_slist *own_headers;
 	char errbuf[CURL_ERROR_SIZE];
 };
 

@@ -29,6 +29,8 @@ DS_API const char *ds_source_name(enum ds_source src)
 		return "debuginfod-cache";
 	case DS_SOURCE_DEBUGINFOD:
 		return "debuginfod";
+	case DS_SOURCE_DIRINDEX:
+		return "indexed-dir";
 	case DS_SOURCE_NONE:
 		break;
 	}

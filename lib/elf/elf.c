@@ -601,3 +601,70 @@ const char *ds__elf_artifact_bad(int fd, uint64_t size, const struct ds_build_id
 	}
 	return NULL;
 }
+
+/* The bytes a debuginfod server sends for /section/NAME: elfutils'
+ * debuginfod sends elf_rawdata(), so a compressed section goes as it is
+ * in the file; here only where those bytes are.  libelf is not trusted
+ * to have checked the tables against the file's size (a mapped file past
+ * its end is SIGBUS to whoever reads it), so both are checked here. */
+DS_API int ds_elf_section_range(int fd, const char *name, uint64_t *offset, uint64_t *size)
+{
+	size_t shstrndx, shnum;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	struct stat st;
+	uint64_t fsize, end, count;
+	int err = -ENOENT;
+	Elf *elf;
+
+	if (fd < 0 || !name || !offset || !size)
+		return -EINVAL;
+	if (fstat(fd, &st) != 0)
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -ENOEXEC;
+	fsize = (uint64_t)st.st_size;
+	ds__elf_init();
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -ENOEXEC;
+	if (elf_kind(elf) != ELF_K_ELF || !gelf_getehdr(elf, &eh) ||
+	    elf_getshdrnum(elf, &shnum) != 0 || elf_getshdrstrndx(elf, &shstrndx) != 0) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	/* The section header table inside the file, as its header counts it:
+	 * libelf counts none of a table cut short.  (e_shnum 0 with a table:
+	 * the count is in section 0, which must be there.) */
+	count = eh.e_shnum ? eh.e_shnum : eh.e_shoff ? 1 : 0;
+	count = shnum > count ? shnum : count;
+	if (count && (span_end(eh.e_shoff, count * eh.e_shentsize, &end) || end > fsize)) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *sname;
+
+		if (!gelf_getshdr(scn, &sh)) {
+			err = -ENOEXEC;
+			goto out;
+		}
+		sname = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (!sname || strcmp(sname, name))
+			continue;
+		if (sh.sh_type == SHT_NOBITS)
+			break; /* -ENOENT: no bytes in the file to send */
+		if (span_end(sh.sh_offset, sh.sh_size, &end) || end > fsize) {
+			err = -ENOEXEC;
+			goto out;
+		}
+		*offset = sh.sh_offset;
+		*size = sh.sh_size;
+		err = 0;
+		break;
+	}
+out:
+	elf_end(elf);
+	return err;
+}

@@ -5,6 +5,8 @@
  * Input::AbsAddr(addrs)) offers): normalized (normalize.c), grouped by
  * DSO, each DSO's addresses in one symbolizer batch, the answers put back
  * in input order with the reason of each (symbolize.c's assembly).
+ * ds_symbolize_build_ids(): the same grouping and assembly for (build ID,
+ * address) pairs sent from another machine.
  */
 #define _GNU_SOURCE
 #include "live.h"
@@ -15,19 +17,64 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* An address of a DSO, by the DSO's pointer then the input's order. */
+/* An address to ask of a DSO: sorted by group (a DSO and how it is
+ * asked: one ds_dso_symbolize_batch() each) then by the input's order. */
 struct slot {
-	uintptr_t dso;
-	size_t idx;
+	uint64_t group;
+	size_t idx; /* the answer's place in the input */
+	struct ds_dso *dso;
+	uint64_t look; /* what the DSO is asked */
+	uint64_t addr; /* the answer's address when it is not the DSO's */
+	unsigned int flags; /* of the DSO's call */
+	bool keep_addr; /* the answer says addr, not what was looked up */
+	const char *module; /* the answer's (may be NULL) */
 };
 
-static int by_dso(const void *x, const void *y)
+static int by_group(const void *x, const void *y)
 {
 	const struct slot *a = x, *b = y;
 
-	if (a->dso != b->dso)
-		return a->dso < b->dso ? -1 : 1;
+	if (a->group != b->group)
+		return a->group < b->group ? -1 : 1;
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+/* Sort slots[0..ns) and answer them, one ds_dso_symbolize_batch() into tmp
+ * per group, each answer put into batch at its input index (the batch
+ * started for them).  look: room for ns addresses.  How many were found,
+ * or -ENOMEM when an answer could not be put (it says so). */
+static int answer_slots(struct ds_sym_batch *batch, struct ds_sym_batch *tmp, struct slot *slots,
+			size_t ns, uint64_t *look)
+{
+	int err = 0, found = 0;
+
+	qsort(slots, ns, sizeof(*slots), by_group);
+	for (size_t g = 0, e; g < ns; g = e) {
+		const struct ds_sym_answer *ans;
+		size_t m;
+
+		for (e = g; e < ns && slots[e].group == slots[g].group; e++)
+			look[e] = slots[e].look;
+		ds_dso_symbolize_batch(slots[g].dso, look + g, e - g, slots[g].flags, tmp);
+		ans = ds_sym_batch_answers(tmp, &m);
+		ds__sym_batch_forget(batch); /* tmp's strings were reused */
+		for (size_t k = g; k < e; k++) {
+			const struct slot *s = &slots[k];
+			struct ds_sym_answer a = { .addr = s->addr, .status = DS_SYM_ERROR,
+						   .error = -ENOMEM, .reason = DS_SYM_REASON_ERROR };
+
+			if (m == e - g) {
+				a = ans[k - g];
+				if (s->keep_addr)
+					a.addr = s->addr;
+			}
+			if (ds__sym_batch_put(batch, s->idx, &a, s->module))
+				err = -ENOMEM;
+			else
+				found += a.status == DS_SYM_FOUND;
+		}
+	}
+	return err ? err : found;
 }
 
 /* Answer i without a DSO to ask: what the normalizer said of addr. */
@@ -120,42 +167,29 @@ static int symbolize_norm(struct ds_normalizer *norm, int norm_err, const uint64
 	err = 0;
 	for (size_t i = 0; i < n; i++) {
 		/* A file without a build ID that was opened is still read:
-		 * its own symbols. */
+		 * its own symbols.  By file offset, not the normalizer's
+		 * vaddr: the DSO places it through its program headers, also
+		 * where the normalizer could not read them (vaddr_known
+		 * false). */
 		if (na[i].dso && (na[i].reason == DS_NORM_OK || na[i].reason == DS_NORM_NO_BUILD_ID))
-			slots[ns++] = (struct slot){ (uintptr_t)na[i].dso, i };
+			slots[ns++] = (struct slot){ .group = (uintptr_t)na[i].dso,
+						     .idx = i,
+						     .dso = na[i].dso,
+						     .look = na[i].file_offset,
+						     .addr = addrs[i],
+						     .flags = flags | DS_SYM_FILE_OFFSET,
+						     .module = na[i].path };
 		else if (put_plain(batch, i, &na[i]))
 			err = -ENOMEM;
 	}
-	qsort(slots, ns, sizeof(*slots), by_dso);
 	/* Every DSO's debuginfo found at once: local, then one parallel
 	 * debuginfod batch for the rest. */
 	if (ns)
 		ds_store_prefetch(store, NULL);
-	/* File offsets, not the normalizer's vaddrs: the DSO places them
-	 * through its program headers, also where the normalizer could not
-	 * read them (vaddr_known false). */
-	for (size_t g = 0, e; g < ns; g = e) {
-		struct ds_dso *dso = na[slots[g].idx].dso;
-		const struct ds_sym_answer *ans;
-		size_t m;
-
-		for (e = g; e < ns && slots[e].dso == slots[g].dso; e++)
-			offs[e] = na[slots[e].idx].file_offset;
-		ds_dso_symbolize_batch(dso, offs + g, e - g, flags | DS_SYM_FILE_OFFSET, tmp);
-		ans = ds_sym_batch_answers(tmp, &m);
-		ds__sym_batch_forget(batch); /* tmp's strings were reused */
-		for (size_t k = g; k < e; k++) {
-			size_t i = slots[k].idx;
-			struct ds_sym_answer a = { .addr = addrs[i], .status = DS_SYM_ERROR,
-						   .error = -ENOMEM, .reason = DS_SYM_REASON_ERROR };
-
-			if (m == e - g)
-				a = ans[k - g];
-			if (ds__sym_batch_put(batch, i, &a, na[i].path))
-				err = -ENOMEM;
-			else
-				found += a.status == DS_SYM_FOUND;
-		}
+	found = answer_slots(batch, tmp, slots, ns, offs);
+	if (found < 0) {
+		err = found;
+		found = 0;
 	}
 done:
 	ds__sym_batch_done(batch);
@@ -201,5 +235,107 @@ DS_API int ds_symbolize_pid(struct ds_store *store, int32_t pid, const uint64_t 
 	norm = ds_normalizer_new(store, pid, NULL);
 	err = symbolize_norm(norm, norm ? 0 : -errno, addrs, n, flags, batch);
 	ds_normalizer_free(norm);
+	return err;
+}
+
+/* ds_symbolize_build_ids() once its arguments are checked and the batch
+ * started for n > 0 answers.  dsos[0..nids): room for the DSOs. */
+static int symbolize_refs(struct ds_store *store, const struct ds_build_id *ids, size_t nids,
+			  const struct ds_sym_ref *refs, size_t n, unsigned int flags,
+			  struct ds_sym_batch *batch, struct ds_dso **dsos, int *dso_err)
+{
+	struct slot *slots = calloc(n, sizeof(*slots));
+	uint64_t *look = calloc(n, sizeof(*look));
+	struct ds_sym_batch *tmp = ds_sym_batch_new();
+	size_t ns = 0;
+	int err = 0, found;
+
+	if (!slots || !look || !tmp) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t m = 0; m < nids; m++) {
+		struct ds_dso_id id = { .flags = DS_DSO_ID_BUILD_ID, .build_id = ids[m] };
+
+		bool valid = ids[m].size && ids[m].size <= DS_BUILD_ID_MAX;
+
+		/* (An ID of size 0 is none: no DSO, its refs -EINVAL.) */
+		errno = 0;
+		dsos[m] = valid ? ds_store_findnew(store, NULL, &id) : NULL;
+		dso_err[m] = dsos[m] ? 0 : !valid ? -EINVAL : errno ? -errno : -ENOMEM;
+	}
+	flags &= ~(unsigned)DS_SYM_FILE_OFFSET;
+	for (size_t i = 0; i < n; i++) {
+		const struct ds_sym_ref *r = &refs[i];
+		bool ret = r->flags & DS_SYM_REF_RETURN, off = r->flags & DS_SYM_REF_OFFSET;
+		int e = r->module >= nids ? -EINVAL : dso_err[r->module];
+
+		if (e) {
+			struct ds_sym_answer a = { .addr = r->addr, .status = DS_SYM_ERROR,
+						   .error = e, .reason = DS_SYM_REASON_ERROR };
+
+			if (ds__sym_batch_put(batch, i, &a, NULL))
+				err = -ENOMEM;
+			continue;
+		}
+		/* A return address names the call before it: addr - 1 is in
+		 * the call instruction (as unwinders and llvm-symbolizer's
+		 * users do); unsigned, 0 - 1 is past every segment. */
+		slots[ns++] = (struct slot){ .group = (uint64_t)r->module * 2 + off,
+					     .idx = i,
+					     .dso = dsos[r->module],
+					     .look = ret ? r->addr - 1 : r->addr,
+					     .addr = r->addr,
+					     .flags = flags | (off ? DS_SYM_FILE_OFFSET : 0),
+					     .keep_addr = ret };
+	}
+	/* Every DSO's debuginfo looked for at once (those searched before
+	 * are not again): local, then one parallel debuginfod batch. */
+	if (ns)
+		ds_store_prefetch(store, NULL);
+	found = answer_slots(batch, tmp, slots, ns, look);
+	if (found < 0)
+		err = found;
+out:
+	/* A failure leaves no answers, as the header says. */
+	if (err)
+		ds__sym_batch_start(batch, 0);
+	else
+		ds__sym_batch_done(batch);
+	free(slots);
+	free(look);
+	ds_sym_batch_free(tmp);
+	return err ? err : found;
+}
+
+DS_API int ds_symbolize_build_ids(struct ds_store *store, const struct ds_build_id *ids,
+				  size_t nids, const struct ds_sym_ref *refs, size_t n,
+				  unsigned int flags, struct ds_sym_batch *batch)
+{
+	struct ds_dso **dsos;
+	int *dso_err, err;
+
+	if (!batch)
+		return -EINVAL;
+	if (!store || (!ids && nids) || (!refs && n)) {
+		ds__sym_batch_start(batch, 0);
+		return -EINVAL;
+	}
+	err = ds__sym_batch_start(batch, n);
+	if (err || !n)
+		return err;
+	dsos = calloc(nids ? nids : 1, sizeof(*dsos));
+	dso_err = calloc(nids ? nids : 1, sizeof(*dso_err));
+	if (!dsos || !dso_err) {
+		ds__sym_batch_start(batch, 0);
+		err = -ENOMEM;
+	} else {
+		err = symbolize_refs(store, ids, nids, refs, n, flags, batch, dsos, dso_err);
+	}
+	/* The store keeps what keep_dsos says; the rest go now. */
+	for (size_t m = 0; dsos && m < nids; m++)
+		ds_dso_put(dsos[m]);
+	free(dsos);
+	free(dso_err);
 	return err;
 }

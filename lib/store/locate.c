@@ -7,7 +7,9 @@
  *   3. .gnu_debuglink of the binary, CRC32 checked, looked up in the
  *      binary's directory, its .debug/ subdirectory and <debugdir>/<dir>/
  *      (gdb's order);
- *   4. perf's build-id cache: <root>/.build-id/xx/rest -> ../../<path>/<hex>
+ *   4. the context's directory index (ds_context_opts.dirindex: dsostore
+ *      serve's -F directories), its best file;
+ *   5. perf's build-id cache: <root>/.build-id/xx/rest -> ../../<path>/<hex>
  *      holding "debug" and "elf" (older perf linked straight to the file).
  * Every candidate's build ID is read and compared before it is accepted: a
  * stale file at the right name must not be used.
@@ -65,6 +67,18 @@ static bool try_build_id_dirs(struct search *s, const char *hex)
 			return true;
 	}
 	return false;
+}
+
+static bool try_dirindex(struct search *s)
+{
+	char *path = NULL;
+	bool ok;
+
+	if (!s->ctx->dirindex || ds_dirindex_find(s->ctx->dirindex, s->bid, s->what, &path))
+		return false;
+	ok = try_path(s, path, DS_SOURCE_DIRINDEX);
+	free(path);
+	return ok;
 }
 
 /* The CRC is checked before the build ID: it is what debuglink promises. */
@@ -195,6 +209,8 @@ int ds__locate(struct ds_context *ctx, const struct ds_build_id *bid, const char
 	if (try_build_id_dirs(&s, hex))
 		return 0;
 	if (what == DS_ARTIFACT_DEBUGINFO && hint_path && try_debuglink(&s, hint_path, &self_info))
+		return 0;
+	if (try_dirindex(&s))
 		return 0;
 	if (try_perf_cache(&s, hex))
 		return 0;

@@ -13,6 +13,8 @@
  *                          .dwp and .dwo files: lib/store/storeaux.c); a leaf:
  *                          nothing else is taken under it (the budget
  *                          takes it under di_lock).
+ *   store->keep_lock (mutex) the kept list (keep_dsos, below); a leaf,
+ *                          taken under store->lock by lookups.
  * The structures are in lib/store/store_impl.h.
  * Searching and opening files happen with neither held.
  *
@@ -21,6 +23,24 @@
  * a DSO whose count already reached zero (get-unless-zero), so a dying DSO
  * is never handed out.  Each DSO holds a reference on its store, and each
  * store one on its context, so the caller may free them in any order.
+ *
+ * Kept DSOs (keep_dsos > 0): the last put may leave the DSO in the indexes
+ * with no reference, on the store's kept list, instead of freeing it.  The
+ * invariant, true whenever no one holds keep_lock:
+ *   d->kept  <=>  d is on the kept list  =>  d->refcnt == 0, and the store
+ *   (not a dying put) owns d.
+ * A count of zero with kept false is a dying DSO, as without keep_dsos.
+ * Both edges of the zero window are crossed under keep_lock only: the
+ * put that may be the last (count 1) sets kept, then decrements, and
+ * clears kept again if a lookup took a reference meanwhile; a lookup whose
+ * get-unless-zero failed revives a kept DSO (off the list, count 0 -> 1)
+ * under keep_lock, else skips it.  So a lookup either revives the DSO or
+ * finds it gone, and a DSO taken off the list to be freed (the least
+ * recently put one past keep_dsos, or all at ds_store_free()) has kept
+ * false before keep_lock is let go: no lookup can revive it while
+ * dso_free() unlinks it under the write lock.  Lookups read DSOs under
+ * store->lock, which dso_free() needs to unlink them before the memory
+ * goes.
  */
 #define _GNU_SOURCE
 
@@ -141,9 +161,22 @@ static bool same_inode(const struct ds_dso_id *a, const struct ds_dso_id *b)
 	return has(a, DS_DSO_ID_INODE) && has(b, DS_DSO_ID_INODE) && id_compatible(a, b);
 }
 
-static bool alive(struct ds_dso *d)
+/* A count of zero read in a store that keeps DSOs: held after all, or
+ * kept.  (A last put sets kept before its release of the count: a zero
+ * read with acquire sees kept set, or cleared since by whoever took it off
+ * the list.) */
+static __attribute__((noinline, cold)) bool kept_or_held(struct ds_dso *d)
 {
-	return atomic_load_explicit(&d->refcnt, memory_order_relaxed) > 0;
+	return atomic_load_explicit(&d->refcnt, memory_order_acquire) > 0 ||
+	       atomic_load_explicit(&d->kept, memory_order_relaxed);
+}
+
+/* Held, or kept: worth a take().  Held already, no ordering is needed:
+ * the store without keep_dsos reads what it did. */
+static inline bool alive(struct ds_dso *d)
+{
+	return atomic_load_explicit(&d->refcnt, memory_order_relaxed) > 0 ||
+	       (d->keep && kept_or_held(d));
 }
 
 struct path_key {
@@ -204,6 +237,70 @@ static bool get_unless_zero(struct ds_dso *d)
 	return false;
 }
 
+/* ------------------------------------------------------------ kept DSOs */
+
+/* keep_lock held for all three. */
+static void kept_append(struct ds_store *s, struct ds_dso *d)
+{
+	d->kept_next = NULL;
+	d->kept_prev = s->kept_tail;
+	if (s->kept_tail)
+		s->kept_tail->kept_next = d;
+	else
+		s->kept_head = d;
+	s->kept_tail = d;
+	atomic_fetch_add(&s->n_kept, 1);
+}
+
+static void kept_unlink(struct ds_store *s, struct ds_dso *d)
+{
+	if (d->kept_prev)
+		d->kept_prev->kept_next = d->kept_next;
+	else
+		s->kept_head = d->kept_next;
+	if (d->kept_next)
+		d->kept_next->kept_prev = d->kept_prev;
+	else
+		s->kept_tail = d->kept_prev;
+	d->kept_prev = d->kept_next = NULL;
+	atomic_fetch_sub(&s->n_kept, 1);
+}
+
+/* The least recently put kept DSO, off the list to be freed. */
+static struct ds_dso *kept_pop_oldest(struct ds_store *s)
+{
+	struct ds_dso *d = s->kept_head;
+
+	kept_unlink(s, d);
+	atomic_store(&d->kept, false);
+	return d;
+}
+
+/* A lookup's reference to d, whose get_unless_zero() failed: d off the
+ * kept list if it is on it, else (dying) none. */
+static __attribute__((noinline, cold)) bool revive(struct ds_store *s, struct ds_dso *d)
+{
+	bool ok = true;
+
+	pthread_mutex_lock(&s->keep_lock);
+	if (atomic_load(&d->kept)) {
+		kept_unlink(s, d);
+		atomic_store(&d->kept, false);
+		atomic_store(&d->refcnt, 1);
+		atomic_fetch_add(&s->kept_hits, 1);
+	} else {
+		ok = get_unless_zero(d); /* revived meanwhile by another */
+	}
+	pthread_mutex_unlock(&s->keep_lock);
+	return ok;
+}
+
+/* A reference to d, found by a lookup under store->lock. */
+static inline bool take(struct ds_store *s, struct ds_dso *d)
+{
+	return get_unless_zero(d) || (d->keep && revive(s, d));
+}
+
 /* Would matching d with id teach d something? */
 static bool id_improves(const struct ds_dso *d, const struct ds_dso_id *id)
 {
@@ -249,6 +346,7 @@ static void improve_id(struct ds_store *s, struct ds_dso *d, const struct ds_dso
 static void store_destroy(struct ds_store *s)
 {
 	ds__aux_free_all(s);
+	pthread_mutex_destroy(&s->keep_lock);
 	pthread_mutex_destroy(&s->aux_lock);
 	pthread_cond_destroy(&s->aux_cond);
 	free(s->by_bid.buckets);
@@ -292,6 +390,8 @@ DS_API struct ds_store *ds_store_new(struct ds_context *ctx, const char *machine
 	s->budget = DS_OPT(opts, mem_budget, 0);
 	s->fd_budget = DS_OPT(opts, fd_budget, 0);
 	s->file_offsets = DS_OPT(opts, file_offsets, false);
+	s->keep_max = DS_OPT(opts, keep_dsos, 0);
+	pthread_mutex_init(&s->keep_lock, NULL);
 	pthread_rwlock_init(&s->lock, NULL);
 	pthread_mutex_init(&s->di_lock, NULL);
 	pthread_cond_init(&s->di_cond, NULL);
@@ -310,10 +410,32 @@ DS_API struct ds_store *ds_store_new(struct ds_context *ctx, const char *machine
 	return s;
 }
 
+static void dso_free(struct ds_dso *d);
+
+/* The kept DSOs go with the caller's handle (each holds the store); DSOs
+ * still held go with their last put. */
 DS_API void ds_store_free(struct ds_store *s)
 {
-	if (s)
-		store_put(s);
+	struct ds_dso *gone = NULL;
+
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->keep_lock);
+	s->keep_closed = true;
+	while (s->kept_head) {
+		struct ds_dso *d = kept_pop_oldest(s);
+
+		d->kept_next = gone;
+		gone = d;
+	}
+	pthread_mutex_unlock(&s->keep_lock);
+	while (gone) {
+		struct ds_dso *d = gone;
+
+		gone = d->kept_next;
+		dso_free(d);
+	}
+	store_put(s);
 }
 
 DS_API const char *ds_store_machine(const struct ds_store *s)
@@ -350,6 +472,8 @@ DS_API void ds_store_stats(struct ds_store *s, struct ds_store_stats *out)
 	out->dwo_opens = atomic_load(&s->dwo_opens);
 	out->dwo_searches = atomic_load(&s->dwo_searches);
 	out->files_open = atomic_load(&s->n_open) + atomic_load(&s->aux_fds);
+	out->kept = atomic_load(&s->n_kept);
+	out->kept_hits = atomic_load(&s->kept_hits);
 }
 
 /* --------------------------------------------------------------- DSOs */
@@ -376,6 +500,8 @@ static struct ds_dso *dso_new(struct ds_store *s, struct path_key *pk)
 	atomic_init(&d->sym_state, SYM_NONE);
 	atomic_init(&d->sym_from_debuginfo, false);
 	d->track_use = s->budget || s->fd_budget;
+	d->keep = s->keep_max > 0;
+	atomic_init(&d->kept, false);
 	ds__debuginfo_init(&d->di, &d->id.build_id);
 	d->store = s;
 	atomic_fetch_add(&s->refcnt, 1);
@@ -399,7 +525,7 @@ static struct ds_dso *findnew(struct ds_store *s, const char *path, const struct
 	}
 	pthread_rwlock_rdlock(&s->lock);
 	d = lookup(s, &pk, id);
-	if (d && !id_improves(d, id) && get_unless_zero(d)) {
+	if (d && !id_improves(d, id) && take(s, d)) {
 		pthread_rwlock_unlock(&s->lock);
 		return d;
 	}
@@ -407,7 +533,7 @@ static struct ds_dso *findnew(struct ds_store *s, const char *path, const struct
 
 	pthread_rwlock_wrlock(&s->lock);
 	d = lookup(s, &pk, id);
-	if (d && get_unless_zero(d)) {
+	if (d && take(s, d)) {
 		improve_id(s, d, id);
 	} else if (create && (d = dso_new(s, &pk))) {
 		if (d->path)
@@ -509,9 +635,48 @@ static void dso_free(struct ds_dso *d)
 	store_put(s);
 }
 
+/* ds_dso_put() in a store that keeps DSOs: a put that may be the last
+ * crosses into the zero window under keep_lock (see the top of the file).
+ * Out of line: ds_dso_put() without keep_dsos stays a flag test and an
+ * atomic decrement, saving no registers. */
+static __attribute__((noinline)) void put_keep(struct ds_dso *d)
+{
+	struct ds_store *s = d->store;
+	struct ds_dso *gone = NULL;
+	int n = atomic_load_explicit(&d->refcnt, memory_order_relaxed);
+
+	while (n > 1)
+		if (atomic_compare_exchange_weak_explicit(&d->refcnt, &n, n - 1,
+							  memory_order_acq_rel,
+							  memory_order_relaxed))
+			return;
+	pthread_mutex_lock(&s->keep_lock);
+	if (s->keep_closed) {
+		pthread_mutex_unlock(&s->keep_lock);
+		if (atomic_fetch_sub_explicit(&d->refcnt, 1, memory_order_acq_rel) == 1)
+			dso_free(d);
+		return;
+	}
+	atomic_store(&d->kept, true);
+	if (atomic_fetch_sub_explicit(&d->refcnt, 1, memory_order_acq_rel) == 1) {
+		kept_append(s, d); /* the most recently used last */
+		if (atomic_load(&s->n_kept) > s->keep_max)
+			gone = kept_pop_oldest(s);
+	} else {
+		atomic_store(&d->kept, false); /* a lookup took it meanwhile */
+	}
+	pthread_mutex_unlock(&s->keep_lock);
+	if (gone)
+		dso_free(gone);
+}
+
 DS_API void ds_dso_put(struct ds_dso *d)
 {
-	if (d && atomic_fetch_sub_explicit(&d->refcnt, 1, memory_order_acq_rel) == 1)
+	if (!d)
+		return;
+	if (unlikely(d->keep))
+		put_keep(d);
+	else if (atomic_fetch_sub_explicit(&d->refcnt, 1, memory_order_acq_rel) == 1)
 		dso_free(d);
 }
 

@@ -26,6 +26,10 @@ struct ds_dso {
 	atomic_int refcnt;
 	bool track_use; /* the store has a budget: keep the CLOCK bit */
 	bool in_bid_index, in_ino_index;
+	bool keep; /* the store keeps DSOs no one holds (keep_dsos) */
+	/* On the store's kept list, with no reference (store.c, "Kept
+	 * DSOs": only a hint without keep_lock). */
+	atomic_bool kept;
 	struct ds_dso *next_bid;
 	struct ds_dso_id id; /* under store->lock */
 
@@ -77,6 +81,9 @@ struct ds_dso {
 	atomic_bool offsets_bad;
 	int exec_state;
 	struct ds__loadmap *exec_map;
+
+	/* Under store->keep_lock: the kept list, while kept. */
+	struct ds_dso *kept_prev, *kept_next;
 };
 
 enum { EXEC_UNKNOWN = 0, EXEC_LOADING, EXEC_KNOWN };
@@ -150,10 +157,18 @@ struct ds_store {
 	size_t aux_mask, aux_count;
 	struct ds__aux_src aux_src; /* what the indexes ask */
 
+	/* DSOs no one holds, kept for the next lookup (keep_dsos; store.c,
+	 * "Kept DSOs"), under keep_lock: taken under lock, never the other
+	 * way round. */
+	unsigned int keep_max;
+	pthread_mutex_t keep_lock;
+	struct ds_dso *kept_head, *kept_tail; /* least recently put first */
+	bool keep_closed; /* ds_store_free(): a last put frees */
+
 	atomic_uint_fast64_t n_dsos, n_open, bytes_held, searches, hits, misses, evictions, reopens,
 	    symtab_builds, dwarf_builds, units_built, symindex_loads, symindex_saves,
 	    units_trimmed, aux_open, aux_bytes, aux_searches, aux_opens, aux_closes, aux_reopens,
-	    dwp_opens, dwo_opens, dwo_searches, aux_fds;
+	    dwp_opens, dwo_opens, dwo_searches, aux_fds, n_kept, kept_hits;
 };
 
 /* ---- lib/store/store.c: the budget, read by the auxiliary files' table too */

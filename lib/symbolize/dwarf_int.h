@@ -108,7 +108,10 @@ static inline int64_t sleb(struct cursor *c)
 	if (b & 0x80)
 		c->bad = true;
 	else if (shift < 64 && (b & 0x40))
-		v |= -((int64_t)1 << shift);
+		/* Sign-extended in unsigned arithmetic: at shift 63 (a
+		 * 10-byte encoding, DW_FORM_sdata of INT64_MIN's range in
+		 * glibc's DWARF) -(1 << 63) would overflow. */
+		v = (int64_t)((uint64_t)v | (UINT64_MAX << shift));
 	return v;
 }
 

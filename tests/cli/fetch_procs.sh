@@ -41,14 +41,7 @@ for i in $(seq 0 $((NIDS - 1))); do
 	printf -v hex 'f7a0%04x5eed0123456789abcdef0123456789ab' "$i"
 	IDS+=("$hex")
 done
-python3 - "$T/prog" "$TEMPLATE" "$T/served" "${IDS[@]}" <<'EOF' || { fail "fixtures"; exit 1; }
-import sys
-prog, tmpl, out, ids = sys.argv[1], bytes.fromhex(sys.argv[2]), sys.argv[3], sys.argv[4:]
-data = open(prog, "rb").read()
-assert data.count(tmpl) == 1, "the template build ID is not there exactly once"
-for h in ids:
-    open(out + "/" + h, "wb").write(data.replace(tmpl, bytes.fromhex(h)))
-EOF
+tl_buildid_copies "$T/prog" "$TEMPLATE" "$T/served" "${IDS[@]}" || { fail "fixtures"; exit 1; }
 # What we serve has the build ID we chose (eu-readelf's word).
 (cd "$T/served" && eu-readelf -n "${IDS[@]}" 2>/dev/null) | awk '
 	/^f7a0[0-9a-f]*:$/ { file = substr($0, 1, length($0) - 1) }

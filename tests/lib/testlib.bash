@@ -151,6 +151,21 @@ tl_build_id() {
 	eu-readelf -n "$1" 2>/dev/null | awk '/Build ID:/ {print $3; exit}'
 }
 
+# tl_buildid_copies PROG TEMPLATE OUTDIR HEX...: a copy of PROG per HEX,
+# OUTDIR/HEX, with HEX written over TEMPLATE, PROG's build ID (link it
+# with -Wl,--build-id=0xTEMPLATE), which must occur once in the file:
+# many build IDs from one link.  Status of python3.
+tl_buildid_copies() {
+	python3 - "$@" <<'EOF'
+import sys
+prog, tmpl, out, ids = sys.argv[1], bytes.fromhex(sys.argv[2]), sys.argv[3], sys.argv[4:]
+data = open(prog, "rb").read()
+assert data.count(tmpl) == 1, "the template build ID is not there exactly once"
+for h in ids:
+    open(out + "/" + h, "wb").write(data.replace(tmpl, bytes.fromhex(h)))
+EOF
+}
+
 # tl_client_env SECONDS: the debuginfod client's environment for the fault
 # tests: HOME in $tmp (tl_tmpdir first), TIMEOUT=SECONDS exported as
 # DEBUGINFOD_TIMEOUT (a server must send 100 KiB within it; connecting is
@@ -175,6 +190,21 @@ tl_need() {
 			exit 77
 		fi
 	done
+}
+
+# tl_peer NAME: prints the path of peer NAME (perf-6.12,
+# debuginfod-find-0.192, debuginfod-0.192, eu-stack-0.192: newer peers
+# than the system's, which scripts/peers unpacks into $DS_PEERS, default
+# $DS_CORPUS/peers, else build-corpus/peers in the source tree); skips
+# (77), saying how to get it, when it is not there.
+tl_peer() {
+	local w=${DS_PEERS:-${DS_CORPUS:-$DS_SRC/build-corpus}/peers}/bin/$1
+
+	if [ ! -x "$w" ]; then
+		echo "SKIP: no $1 in ${w%/*} (scripts/peers unpacks it there)" >&2
+		exit 77
+	fi
+	echo "$w"
 }
 
 # tl_need_dsserver: sets DSSERVER (the environment's, else
@@ -243,11 +273,12 @@ int main(void)
 EOF
 }
 
-# tl_perf_or_skip: skip (77), showing perf's words, unless this user may
-# `perf record -e cpu-clock` (perf_event_paranoid, containers).  -N: no
-# write to the build-id cache.
+# tl_perf_or_skip [PERF]: skip (77), showing perf's words, unless this
+# user may `PERF record -e cpu-clock` (perf_event_paranoid, containers;
+# PERF: perf by default, or a peer's wrapper).  -N: no write to the
+# build-id cache.
 tl_perf_or_skip() {
-	if ! perf record -N -e cpu-clock -o "$tmp/probe.data" -- true >"$tmp/probe.log" 2>&1; then
+	if ! "${1:-perf}" record -N -e cpu-clock -o "$tmp/probe.data" -- true >"$tmp/probe.log" 2>&1; then
 		echo "SKIP: perf record -e cpu-clock is not permitted here:" >&2
 		sed 's/^/  /' "$tmp/probe.log" >&2
 		exit 77
@@ -336,14 +367,16 @@ tl_wait_ready() {
 # tl_start_debuginfod PORT DIR [UPSTREAM-URLS]: the real elfutils
 # debuginfod serving DIR on PORT (every address: run it in a namespace,
 # see tl_netns_reexec), federating to UPSTREAM-URLS if given, its cache
-# $tmp/srvcache-PORT, its log $tmp/server-PORT.log; added to pids.
+# $tmp/srvcache-PORT, its log $tmp/server-PORT.log; added to pids.  The
+# program is $TL_DEBUGINFOD when set (another elfutils' debuginfod, as
+# bench/bench_serve.sh measures), else debuginfod on PATH.
 # Returns once it is ready (tl_wait_ready); 1, with the log's tail on
 # stderr, if it is not.
 tl_start_debuginfod() {
 	local port=$1 dir=$2 up=${3:-}
 
 	env -u DEBUGINFOD_URLS ${up:+DEBUGINFOD_URLS=$up} DEBUGINFOD_CACHE_PATH="$tmp/srvcache-$port" \
-		debuginfod -F -d :memory: -p "$port" -t0 -g0 "$dir" >"$tmp/server-$port.log" 2>&1 &
+		"${TL_DEBUGINFOD:-debuginfod}" -F -d :memory: -p "$port" -t0 -g0 "$dir" >"$tmp/server-$port.log" 2>&1 &
 	pids+=($!)
 	tl_wait_ready "$port" "${pids[-1]}" && return 0
 	echo "debuginfod on port $port did not get ready; its log:" >&2
@@ -358,24 +391,82 @@ tl_start_debuginfod() {
 # VAR to the port.  Returns 1, saying why on stderr, if it does not
 # within 10 s.  (Its locals are _tl_*, so that VAR is the caller's.)
 tl_start_dsserver() {
-	local _tl_var=$1 _tl_name=$2 _tl_i _tl_port=''
+	local _tl_var=$1 _tl_name=$2 _tl_port=''
 
 	shift 2
 	rm -f "$tmp/$_tl_name.port"
 	"$DSSERVER" --port-file "$tmp/$_tl_name.port" --log "$tmp/$_tl_name.log" --die-with-parent \
 		"$@" >"$tmp/$_tl_name.err" 2>&1 &
 	pids+=($!)
-	for ((_tl_i = 0; _tl_i < 200; _tl_i++)); do
-		[ ! -s "$tmp/$_tl_name.port" ] || break
-		kill -0 "${pids[-1]}" 2>/dev/null || break
-		sleep 0.05
-	done
-	_tl_port=$(cat "$tmp/$_tl_name.port" 2>/dev/null) || _tl_port=''
-	if [ -z "$_tl_port" ]; then
+	if ! tl_wait_port_file _tl_port "$tmp/$_tl_name.port"; then
 		echo "FAIL: dsserver $_tl_name did not start: $(cat "$tmp/$_tl_name.err")" >&2
 		return 1
 	fi
 	printf -v "$_tl_var" '%s' "$_tl_port"
+}
+
+# tl_wait_port_file VAR FILE [SECONDS]: waits up to SECONDS (10), less if
+# the server last added to pids dies, for the port it writes into FILE (a
+# --port-file), and sets VAR to it; 1 if it does not come.  (Locals _tl_*:
+# VAR is the caller's.)
+tl_wait_port_file() {
+	local _tl_i _tl_p=''
+
+	for ((_tl_i = 0; _tl_i < ${3:-10} * 20; _tl_i++)); do
+		[ ! -s "$2" ] || break
+		kill -0 "${pids[-1]}" 2>/dev/null || break
+		sleep 0.05
+	done
+	_tl_p=$(cat "$2" 2>/dev/null) || _tl_p=''
+	[ -n "$_tl_p" ] || return 1
+	printf -v "$1" '%s' "$_tl_p"
+}
+
+# tl_start_serve VAR NAME PORT SERVE-ARGS...: `$DSOSTORE serve -v -p PORT`
+# (0: the kernel picks one) with ARGS, its stderr (with -v, a line per
+# request) in $tmp/NAME.err; added to pids.  Once it has written its port
+# file ($tmp/NAME.port: it does when it listens, its -F directories
+# walked), sets VAR to the port.  Returns 1, saying why on stderr, if it
+# has not within 30 s (sanitized builds start slowly).
+tl_start_serve() {
+	local _tl_var=$1 _tl_name=$2 _tl_port=$3
+
+	shift 3
+	rm -f "$tmp/$_tl_name.port"
+	"$DSOSTORE" serve -v -p "$_tl_port" --port-file "$tmp/$_tl_name.port" "$@" \
+		>"$tmp/$_tl_name.err" 2>&1 &
+	pids+=($!)
+	if ! tl_wait_port_file _tl_port "$tmp/$_tl_name.port" 30; then
+		echo "FAIL: dsostore serve $_tl_name did not get ready; its log:" >&2
+		tail -20 "$tmp/$_tl_name.err" >&2
+		return 1
+	fi
+	printf -v "$_tl_var" '%s' "$_tl_port"
+}
+
+# tl_stop PID SECONDS: SIGTERM to PID (a child of this shell, taken out of
+# pids), then waits for it at most SECONDS; its exit status, or 124 (and a
+# SIGKILL) if it did not exit in time.
+tl_stop() {
+	local pid=$1 i rc=0 p
+	local -a keep=()
+
+	for p in "${pids[@]}"; do
+		[ "$p" = "$pid" ] || keep+=("$p")
+	done
+	pids=("${keep[@]}")
+	kill -TERM "$pid" 2>/dev/null || true
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		kill -KILL "$pid" 2>/dev/null || true
+		wait "$pid" 2>/dev/null || true
+		return 124
+	fi
+	wait "$pid" || rc=$?
+	return "$rc"
 }
 
 # tl_corpus NAME: the directory of test corpus NAME, made by the recipe

@@ -38,6 +38,8 @@ static void usage(FILE *f)
 	      "      --port-file FILE    write the port there (atomically) instead of\n"
 	      "                          printing \"PORT <n>\" on stdout\n"
 	      "  -l, --log FILE          append one line per request\n"
+	      "      --log-header NAME   end each log line with that request header's\n"
+	      "                          value (escaped; \"-\" when not sent)\n"
 	      "  -f, --fault SPEC        KEY:KIND[=ARG][,times=N][,artifact=NAME]; repeatable\n"
 	      "      --max-runtime S     exit after S seconds (default 600; 0: never)\n"
 	      "      --die-with-parent   exit when the parent process dies\n"
@@ -63,6 +65,7 @@ static int parse_args(int argc, char **argv, struct options *o)
 	    {"port", required_argument, NULL, 'p'},
 	    {"port-file", required_argument, NULL, 'P'},
 	    {"log", required_argument, NULL, 'l'},
+	    {"log-header", required_argument, NULL, 'H'},
 	    {"fault", required_argument, NULL, 'f'},
 	    {"max-runtime", required_argument, NULL, 'm'},
 	    {"die-with-parent", no_argument, NULL, 'd'},
@@ -86,6 +89,9 @@ static int parse_args(int argc, char **argv, struct options *o)
 			break;
 		case 'l':
 			o->log = optarg;
+			break;
+		case 'H':
+			http_log_header(optarg);
 			break;
 		case 'f':
 			if (fault_add_spec(optarg, &err)) {

@@ -98,6 +98,9 @@ void zbody_cache_clear(void);
 
 /* http.c */
 struct MHD_Daemon;
+/* Log lines end with the value of request header name ("-" when not
+ * sent); before http_start(). */
+void http_log_header(const char *name);
 /* Starts serving on 127.0.0.1:port (0: any free port); sets *bound. */
 struct MHD_Daemon *http_start(uint16_t port, int log_fd, bool verbose, uint16_t *bound);
 /* Wakes every request that waits (hang, stall, latency) and stops. */

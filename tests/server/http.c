@@ -34,6 +34,7 @@
 static atomic_bool stopping;
 static int log_fd = -1;
 static bool verbose;
+static const char *log_header; /* --log-header: its value ends each log line */
 
 /* One HTTP request, from its headers to its end. */
 struct req {
@@ -41,6 +42,7 @@ struct req {
 	char method[16];
 	char *url;    /* the path as libmicrohttpd gives it: unescaped */
 	char *raw;    /* the path as the client sent it (no query string) */
+	char *hdr;    /* log_header's value, escaped; NULL: not sent */
 	bool started; /* on_request has seen it: it is counted */
 	int status;   /* 0 while unanswered */
 	uint64_t sent;
@@ -207,9 +209,10 @@ static void log_request(const struct req *r, bool ok)
 	char *url = url_escape(r->raw, true), *line = NULL;
 	int len;
 
-	len = asprintf(&line, "%llu %s %s %d %llu %s %s\n", (unsigned long long)r->t_ms, r->method,
-		       url ? url : "?", r->status, (unsigned long long)r->sent,
-		       r->fault[0] ? r->fault : "-", ok ? "ok" : "aborted");
+	len = asprintf(&line, "%llu %s %s %d %llu %s %s%s%s\n", (unsigned long long)r->t_ms,
+		       r->method, url ? url : "?", r->status, (unsigned long long)r->sent,
+		       r->fault[0] ? r->fault : "-", ok ? "ok" : "aborted", log_header ? " " : "",
+		       !log_header ? "" : r->hdr ? r->hdr : "-");
 	if (len > 0) {
 		if (log_fd >= 0 && write(log_fd, line, len) != len)
 			perror("dsserver: log");
@@ -940,6 +943,7 @@ static void req_free(struct req *r)
 		return;
 	free(r->url);
 	free(r->raw);
+	free(r->hdr);
 	free(r);
 }
 
@@ -975,6 +979,14 @@ static struct req *req_start(struct req *r, struct MHD_Connection *c, const char
 	if (!r->url || !r->raw) {
 		req_free(r);
 		return NULL;
+	}
+	if (log_header) {
+		const char *v = MHD_lookup_connection_value(c, MHD_HEADER_KIND, log_header);
+
+		if (v && !(r->hdr = url_escape(v, false))) {
+			req_free(r);
+			return NULL;
+		}
 	}
 	r->started = true;
 	r->t_ms = wall_ms();
@@ -1044,6 +1056,11 @@ static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx
 	pthread_mutex_lock(&st.lock);
 	st.connections++;
 	pthread_mutex_unlock(&st.lock);
+}
+
+void http_log_header(const char *name)
+{
+	log_header = name;
 }
 
 struct MHD_Daemon *http_start(uint16_t port, int fd, bool verb, uint16_t *bound)

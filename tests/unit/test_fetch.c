@@ -3,7 +3,8 @@
  * per build ID however many threads, batches and stores ask (1, 2);
  * prefetch of a whole store (3); a cache directory deleted under an opened
  * debuginfo (5); callers that cancel and ask again (6); a warm run that
- * makes no request (7).  Several processes on one cache (4) is
+ * makes no request (7); a caller's extra request headers, and none of a
+ * call that joins a job in flight (8).  Several processes on one cache (4) is
  * tests/cli/fetch_procs.sh.  Meant to run under SANITIZE=thread and
  * SANITIZE=address,undefined as much as to check the counts.
  *
@@ -256,8 +257,9 @@ static void server_start(void)
 		exit(2);
 	}
 	if (server_pid == 0) {
-		execl(exe, exe, "--port-file", port_file, "--log", log, "--max-runtime", "120",
-		      "--die-with-parent", "--fault", "*:latency=50", served_dir, (char *)NULL);
+		execl(exe, exe, "--port-file", port_file, "--log", log, "--log-header",
+		      "X-Forwarded-For", "--max-runtime", "120", "--die-with-parent", "--fault",
+		      "*:latency=50", served_dir, (char *)NULL);
 		perror(exe);
 		_exit(127);
 	}
@@ -965,6 +967,173 @@ static void case_warm(const char *cache)
 	ds_context_free(ctx);
 }
 
+/* ------------------------------------------ case 8: extra request headers */
+
+/* The server's log once no request is in progress; its length in *len. */
+static char *server_log(size_t *len)
+{
+	char *log = t_path("server.log"), *text;
+
+	free(server_get("/control/idle"));
+	text = t_read_all(log, len);
+	if (!(text = realloc(text, *len + 1)))
+		exit(2);
+	text[*len] = 0; /* (t_read_all()'s is not a string) */
+	free(log);
+	return text;
+}
+
+/* The X-Forwarded-For values the server logged for fix's debuginfo past
+ * the log's first skip bytes, one per request, joined by '|' (dsserver
+ * --log-header: the last field). */
+static char *logged_xff(const struct fix *f, size_t skip)
+{
+	char *text, *out = calloc(1, 1), want[256];
+	size_t len, n = 0;
+
+	text = server_log(&len);
+	snprintf(want, sizeof(want), " /buildid/%s/debuginfo ", f->hex);
+	for (char *line = strtok(skip < len ? text + skip : text + len, "\n"); line && out;
+	     line = strtok(NULL, "\n")) {
+		const char *last = strrchr(line, ' ');
+		char *grown;
+
+		if (!strstr(line, want) || !last)
+			continue;
+		grown = realloc(out, n + strlen(last) + 1);
+		if (!grown)
+			exit(2);
+		out = grown;
+		n += (size_t)sprintf(out + n, "%s%s", n ? "|" : "", last + 1);
+	}
+	free(text);
+	return out;
+}
+
+struct join_caller {
+	struct ds_context *ctx;
+	const struct fix *f;
+	char **headers; /* the caller's own, freed by the test once it returned */
+	atomic_bool release;
+	int ret;
+};
+
+static int until_released(void *user, const struct ds_fetch_progress *p)
+{
+	(void)p;
+	return atomic_load(&((struct join_caller *)user)->release);
+}
+
+static void *join_caller(void *arg)
+{
+	struct join_caller *c = arg;
+	DS_OPTS(ds_fetch_opts, o, .progress = until_released, .user = c, .progress_ms = 5,
+		.headers = (const char *const *)c->headers);
+	char *path = NULL;
+
+	c->ret = ds_fetch(c->ctx, &c->f->bid, DS_ARTIFACT_DEBUGINFO, NULL, &path, &o);
+	free(path);
+	return NULL;
+}
+
+static uint64_t joined_now(struct ds_context *ctx)
+{
+	struct ds_fetch_stats fs;
+
+	ds_fetch_stats(ctx, &fs);
+	return fs.joined;
+}
+
+/* A federating server passes its client's X-Forwarded-For upstream: the
+ * header as given arrives, one that would smuggle in a header of its own
+ * is refused before anything is asked, and a call that joins a download
+ * in flight sends nothing (the server sees one request, with the headers
+ * of the call that started it, even once that call has returned). */
+static void case_headers(void)
+{
+	char *cache = t_path("cache-headers"), *path = NULL, *xff, ctl[256];
+	struct ds_context *ctx = new_context(cache, NULL);
+	const char *good[] = {"X-Forwarded-For: 10.0.0.1, 10.0.0.2", "User-Agent: test_fetch/8",
+			      NULL};
+	const char *bad[][2] = {{"X-Forwarded-For: 10.0.0.1\r\nX-Injected: 1", NULL},
+				{"X-Forwarded-For: 10.0.0.1\nX-Injected: 1", NULL},
+				{"X-Forwarded-For 10.0.0.1", NULL},
+				{": 10.0.0.1", NULL}};
+	struct join_caller first = {.ctx = ctx, .f = &many[1]}, second = first;
+	pthread_t t1, t2;
+	uint64_t joined;
+	double deadline;
+	long before;
+	size_t skip;
+
+	printf("case: extra request headers\n");
+	server_reset_stats();
+	before = server_requests();
+	free(server_log(&skip));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		DS_OPTS(ds_fetch_opts, o, .headers = bad[i]);
+
+		CHECK_EQ_INT(ds_fetch(ctx, &many[0].bid, DS_ARTIFACT_DEBUGINFO, NULL, &path, &o),
+			     -EINVAL);
+	}
+	CHECK_EQ_INT(server_requests(), before);
+	{
+		DS_OPTS(ds_fetch_opts, o, .headers = good);
+
+		CHECK_EQ_INT(ds_fetch(ctx, &many[0].bid, DS_ARTIFACT_DEBUGINFO, NULL, &path, &o), 0);
+		CHECK(valid_fetched(path, cache, &many[0]));
+		free(path);
+	}
+	xff = logged_xff(&many[0], skip);
+	/* dsserver escapes the space: "10.0.0.1,%2010.0.0.2". */
+	if (strcmp(xff, "10.0.0.1,%2010.0.0.2")) {
+		fprintf(stderr, "  X-Forwarded-For logged as '%s'\n", xff);
+		CHECK(!"X-Forwarded-For as given");
+	}
+	free(xff);
+
+	/* The server holds the first call's request until the callers give up. */
+	snprintf(ctl, sizeof(ctl), "/control/fault?bid=%s&kind=hang", many[1].hex);
+	free(server_get(ctl));
+	first.headers = calloc(2, sizeof(char *));
+	second.headers = calloc(2, sizeof(char *));
+	if (!first.headers || !second.headers || !(first.headers[0] = strdup("X-Forwarded-For: first")) ||
+	    !(second.headers[0] = strdup("X-Forwarded-For: second")))
+		exit(2);
+	pthread_create(&t1, NULL, join_caller, &first);
+	deadline = now_s() + 20;
+	while (server_count(&many[1]) < 1 && now_s() < deadline)
+		usleep(5000);
+	CHECK_EQ_INT(server_count(&many[1]), 1);
+	joined = joined_now(ctx);
+	pthread_create(&t2, NULL, join_caller, &second);
+	while (joined_now(ctx) == joined && now_s() < deadline)
+		usleep(5000);
+	CHECK_EQ_INT(joined_now(ctx), joined + 1);
+	/* The first caller goes, its headers with it; the job lives on. */
+	atomic_store(&first.release, true);
+	pthread_join(t1, NULL);
+	CHECK_EQ_INT(first.ret, -ECANCELED);
+	free(first.headers[0]);
+	free(first.headers);
+	atomic_store(&second.release, true);
+	pthread_join(t2, NULL);
+	CHECK_EQ_INT(second.ret, -ECANCELED);
+	free(second.headers[0]);
+	free(second.headers);
+	CHECK_EQ_INT(server_count(&many[1]), 1);
+	xff = logged_xff(&many[1], skip);
+	if (strcmp(xff, "first")) {
+		fprintf(stderr, "  X-Forwarded-For of %s logged as '%s'\n", many[1].hex, xff);
+		CHECK(!"one request, the first caller's");
+	}
+	free(xff);
+	snprintf(ctl, sizeof(ctl), "/control/fault?bid=%s&kind=clear", many[1].hex);
+	free(server_get(ctl));
+	ds_context_free(ctx);
+	free(cache);
+}
+
 int main(void)
 {
 	char *cache_many;
@@ -992,6 +1161,7 @@ int main(void)
 	case_cancel_again();
 	case_warm(cache_many);
 	free(cache_many);
+	case_headers();
 
 	printf("total %.2f s\n", now_s() - t0);
 	server_stop();

@@ -2,8 +2,9 @@
 /* The DSO store (include/dsostore.h, "store" section): perf's findnew
  * matching rules, refcounts and memory return, the debuginfo state machine
  * (one search however many callers, misses remembered for the TTL), the
- * memory budget (CLOCK eviction, pins, reopen), and a concurrency stress
- * for TSan.
+ * memory budget (CLOCK eviction, pins, reopen), DSOs kept after their
+ * last put (keep_dsos: LRU, revival with the index built), and
+ * concurrency stresses for TSan.
  *
  * Fixtures: one small -g program, linked once, split with objcopy into a
  * stripped binary and its debuginfo (--only-keep-debug); copies with
@@ -1115,6 +1116,252 @@ static void test_budget_pin(void)
 	ds_context_free(ctx);
 }
 
+/* ------------------------------------------------------------ keep_dsos */
+
+static struct ds_store *keep_store_new(struct ds_context *ctx, unsigned int keep, uint64_t budget)
+{
+	DS_OPTS(ds_store_opts, o, .keep_dsos = keep, .mem_budget = budget);
+	struct ds_store *s = ds_store_new(ctx, "host", &o);
+
+	if (!s) {
+		perror("ds_store_new");
+		exit(1);
+	}
+	return s;
+}
+
+/* sum's first address in the fixture program, as nm -S gives it (every
+ * bin is a copy of one program: the same address in each). */
+static uint64_t sum_addr(void)
+{
+	static uint64_t lo;
+	uint64_t hi;
+
+	if (!lo)
+		t_symbol_range(bins[0].debug, "sum", &lo, &hi);
+	return lo;
+}
+
+/* d names sum's first address "sum" (its outermost frame). */
+static bool names_sum(struct ds_dso *d)
+{
+	struct ds_sym_result r;
+	bool ok = ds_dso_symbolize(d, sum_addr(), 0, &r) == 0 && r.nframes > 0 &&
+		  r.frames[r.nframes - 1].function &&
+		  !strcmp(r.frames[r.nframes - 1].function, "sum");
+
+	ds_sym_result_release(&r);
+	return ok;
+}
+
+/* Indexes made for the store so far: built from DWARF, or mapped from a
+ * saved file (either way, work a kept DSO does not do again). */
+static uint64_t indexes_made(struct ds_store *s)
+{
+	struct ds_store_stats st = STATS(s);
+
+	return st.dwarf_builds + st.symtab_builds + st.symindex_loads;
+}
+
+/* keep_dsos 2 over three DSOs: the two put last stay, found again with
+ * their debuginfo open and their index built; the third put pushes out the
+ * least recently put; the store's free closes the kept ones (the kernel's
+ * count of descriptors, and LeakSanitizer, say so). */
+static void test_keep_lru(void)
+{
+	int base = fds_open();
+	struct ds_context *ctx = new_ctx(0);
+	struct ds_store *s = keep_store_new(ctx, 2, 0);
+	struct ds_dso *d[3], *again;
+	struct ds_store_stats st;
+	uint64_t made, searches;
+
+	for (int i = 0; i < 3; i++) {
+		d[i] = findnew_bin(s, i);
+		CHECK(names_sum(d[i]));
+	}
+	CHECK_EQ_INT(indexes_made(s), 3);
+	for (int i = 0; i < 3; i++)
+		ds_dso_put(d[i]);
+	/* bins[0] was put first: gone, its debuginfo closed. */
+	st = STATS(s);
+	CHECK_EQ_INT(st.kept, 2);
+	CHECK_EQ_INT(st.dsos, 2);
+	CHECK_EQ_INT(st.debuginfos_open, 2);
+	CHECK_EQ_INT(st.bytes_held > bins[1].debug_size + bins[2].debug_size, 1);
+	CHECK_EQ_INT(st.kept_hits, 0);
+	errno = 0;
+	CHECK(ds_store_find_build_id(s, &bins[0].bid) == NULL);
+	CHECK_EQ_INT(errno, ENOENT);
+	CHECK_EQ_INT(fds_open(), base + 2);
+
+	/* bins[1] found again: the same index answers, nothing searched. */
+	made = indexes_made(s);
+	searches = STATS(s).searches;
+	again = ds_store_find_build_id(s, &bins[1].bid);
+	CHECK(again != NULL);
+	if (!again)
+		exit(1);
+	CHECK(strcmp(ds_dso_path(again), bins[1].path) == 0);
+	st = STATS(s);
+	CHECK_EQ_INT(st.kept, 1);
+	CHECK_EQ_INT(st.kept_hits, 1);
+	CHECK_EQ_INT(st.dsos, 2);
+	CHECK(names_sum(again));
+	debuginfo_of(again, 1);
+	CHECK_EQ_INT(indexes_made(s), made);
+	CHECK_EQ_INT(STATS(s).searches, searches);
+	/* Put again, it is the most recently used: bins[2] goes next. */
+	ds_dso_put(again);
+	CHECK_EQ_INT(STATS(s).kept, 2);
+	d[0] = findnew_bin(s, 0);
+	CHECK(names_sum(d[0])); /* a new DSO: its index made again */
+	CHECK_EQ_INT(indexes_made(s), made + 1);
+	ds_dso_put(d[0]);
+	st = STATS(s);
+	CHECK_EQ_INT(st.kept, 2);
+	CHECK_EQ_INT(st.dsos, 2);
+	CHECK(ds_store_find_build_id(s, &bins[2].bid) == NULL);
+	CHECK_EQ_INT(fds_open(), base + 2);
+
+	/* findnew by path and build ID revives as well. */
+	again = findnew_bin(s, 0);
+	CHECK(names_sum(again));
+	CHECK_EQ_INT(indexes_made(s), made + 1);
+	st = STATS(s);
+	CHECK_EQ_INT(st.kept_hits, 2);
+	CHECK_EQ_INT(st.kept, 1);
+	ds_dso_put(again);
+
+	ds_store_free(s);
+	CHECK_EQ_INT(fds_open(), base);
+	ds_context_free(ctx);
+}
+
+/* With keep_dsos 0 (as before the option), the last put frees. */
+static void test_keep_none(void)
+{
+	struct ds_context *ctx = new_ctx(0);
+	struct ds_store *s = keep_store_new(ctx, 0, 0);
+	struct ds_dso *d = findnew_bin(s, 0);
+
+	CHECK(names_sum(d));
+	ds_dso_put(d);
+	CHECK_STORE_EMPTY(s);
+	CHECK_EQ_INT(STATS(s).kept, 0);
+	CHECK(ds_store_find_build_id(s, &bins[0].bid) == NULL);
+	ds_store_free(s);
+	ds_context_free(ctx);
+}
+
+/* A DSO still held when the store's handle goes is freed by its last put,
+ * not kept (nothing could find it any more). */
+static void test_keep_after_store_free(void)
+{
+	int base = fds_open();
+	struct ds_context *ctx = new_ctx(0);
+	struct ds_store *s = keep_store_new(ctx, 2, 0);
+	struct ds_dso *d0 = findnew_bin(s, 0), *d1 = findnew_bin(s, 1);
+
+	debuginfo_of(d0, 0);
+	debuginfo_of(d1, 1);
+	ds_dso_put(d0); /* kept */
+	CHECK_EQ_INT(fds_open(), base + 2);
+	ds_store_free(s);
+	CHECK_EQ_INT(fds_open(), base + 1);
+	CHECK(names_sum(d1));
+	ds_dso_put(d1);
+	CHECK_EQ_INT(fds_open(), base);
+	ds_context_free(ctx);
+}
+
+#define KEEP_BINS 8
+#define KEEP_ITER 300
+
+struct keep_arg {
+	struct ds_store **stores; /* [0] no budget, [1] a budget */
+	pthread_barrier_t *bar;
+	unsigned int seed;
+	int errors;
+};
+
+/* Lookups, symbolization and last puts racing each other on few DSOs,
+ * a fixed number of times (TSan watches the refcount-0 window). */
+static void *keep_thread(void *p)
+{
+	struct keep_arg *a = p;
+
+	pthread_barrier_wait(a->bar);
+	for (int it = 0; it < KEEP_ITER; it++) {
+		int k = rand_r(&a->seed) % KEEP_BINS;
+		struct ds_store *s = a->stores[rand_r(&a->seed) % 2];
+		struct ds_dso_id id = id_bid(&bins[k].bid);
+		struct ds_dso *d = rand_r(&a->seed) % 2 ? ds_store_findnew(s, bins[k].path, &id)
+							 : ds_store_findnew(s, NULL, &id);
+
+		if (!d) {
+			a->errors++;
+			continue;
+		}
+		if (!names_sum(d))
+			a->errors++;
+		if (rand_r(&a->seed) % 4 == 0) {
+			struct ds_dso *f = ds_store_find_build_id(s, &bins[k].bid);
+
+			if (f != d)
+				a->errors++;
+			ds_dso_put(f);
+		}
+		ds_dso_put(d);
+	}
+	return NULL;
+}
+
+static void test_keep_stress(void)
+{
+	struct ds_context *ctx = new_ctx(0);
+	struct ds_store *stores[2] = {keep_store_new(ctx, 3, 0),
+				      keep_store_new(ctx, 3, budget_for_two())};
+	struct keep_arg args[4];
+	pthread_t th[4];
+	pthread_barrier_t bar;
+
+	pthread_barrier_init(&bar, NULL, 4);
+	for (int t = 0; t < 4; t++) {
+		args[t] = (struct keep_arg){.stores = stores, .bar = &bar, .seed = 99 + t};
+		pthread_create(&th[t], NULL, keep_thread, &args[t]);
+	}
+	for (int t = 0; t < 4; t++) {
+		pthread_join(th[t], NULL);
+		CHECK_EQ_INT(args[t].errors, 0);
+	}
+	pthread_barrier_destroy(&bar);
+	for (int w = 0; w < 2; w++) {
+		struct ds_store_stats st = STATS(stores[w]);
+		int found = 0;
+
+		/* Three distinct DSOs (at least) were put last: three kept,
+		 * nothing else alive; each found once more, the rest gone. */
+		CHECK_EQ_INT(st.kept, 3);
+		CHECK_EQ_INT(st.dsos, 3);
+		CHECK_EQ_INT(st.misses, 0);
+		for (int k = 0; k < KEEP_BINS; k++) {
+			struct ds_dso *d = ds_store_find_build_id(stores[w], &bins[k].bid);
+
+			if (d) {
+				found++;
+				CHECK(names_sum(d));
+			}
+			ds_dso_put(d);
+		}
+		CHECK_EQ_INT(found, 3);
+		CHECK_EQ_INT(STATS(stores[w]).kept_hits, st.kept_hits + 3);
+		CHECK_EQ_INT(STATS(stores[w]).kept, 3);
+		ds_store_free(stores[w]);
+	}
+	ds_context_free(ctx);
+}
+
 /* ---------------------------------------------------- concurrency stress */
 
 #define STRESS_BINS 6
@@ -1254,5 +1501,9 @@ int main(void)
 	test_budget_pin();
 	test_fd_budget();
 	test_concurrency_stress();
+	test_keep_lru();
+	test_keep_none();
+	test_keep_after_store_free();
+	test_keep_stress();
 	return t_done("test_store");
 }
