@@ -652,9 +652,17 @@ struct ds_store_opts {
  * The store holds a reference on ctx; ds_context_free() may come first. */
 DS_API struct ds_store *ds_store_new(struct ds_context *ctx, const char *machine,
 				     const struct ds_store_opts *opts);
-/* Drops the caller's handle.  DSOs still referenced stay valid; the store's
+/* Drops the caller's handle, after the indexes being saved are written
+ * (ds_store_flush()).  DSOs still referenced stay valid; the store's
  * memory goes with the last of them. */
 DS_API void ds_store_free(struct ds_store *store);
+/* A batch that completes a DSO's symbol index (every compilation unit
+ * built) returns before the index is saved: a thread of the store writes
+ * it meanwhile (README, "Saved indexes").  This waits until every index
+ * completed so far is saved (or failed to be: a saved index is a cache),
+ * for a host about to hand the cache to another process, or to exit
+ * without ds_store_free(). */
+DS_API void ds_store_flush(struct ds_store *store);
 DS_API const char *ds_store_machine(const struct ds_store *store);
 
 /* What identifies a DSO besides its path (perf's struct dso_id).  Set the

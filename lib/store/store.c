@@ -346,6 +346,9 @@ static void improve_id(struct ds_store *s, struct ds_dso *d, const struct ds_dso
 static void store_destroy(struct ds_store *s)
 {
 	ds__aux_free_all(s);
+	pthread_mutex_destroy(&s->save_lock);
+	pthread_cond_destroy(&s->save_cond);
+	pthread_cond_destroy(&s->save_idle);
 	pthread_mutex_destroy(&s->keep_lock);
 	pthread_mutex_destroy(&s->aux_lock);
 	pthread_cond_destroy(&s->aux_cond);
@@ -397,6 +400,10 @@ DS_API struct ds_store *ds_store_new(struct ds_context *ctx, const char *machine
 	pthread_cond_init(&s->di_cond, NULL);
 	pthread_mutex_init(&s->aux_lock, NULL);
 	pthread_cond_init(&s->aux_cond, NULL);
+	pthread_mutex_init(&s->save_lock, NULL);
+	pthread_cond_init(&s->save_cond, NULL);
+	pthread_cond_init(&s->save_idle, NULL);
+	s->save_tail = &s->save_head;
 	ds__aux_init(s);
 	s->aux_tab = calloc(64, sizeof(*s->aux_tab));
 	s->aux_mask = 63;
@@ -411,6 +418,7 @@ DS_API struct ds_store *ds_store_new(struct ds_context *ctx, const char *machine
 }
 
 static void dso_free(struct ds_dso *d);
+static void saver_stop(struct ds_store *s);
 
 /* The kept DSOs go with the caller's handle (each holds the store); DSOs
  * still held go with their last put. */
@@ -420,6 +428,7 @@ DS_API void ds_store_free(struct ds_store *s)
 
 	if (!s)
 		return;
+	saver_stop(s); /* the indexes completed so far are saved first */
 	pthread_mutex_lock(&s->keep_lock);
 	s->keep_closed = true;
 	while (s->kept_head) {
@@ -1330,9 +1339,120 @@ static void symbols_budget(struct ds_dso *d)
 	pthread_mutex_unlock(&s->di_lock);
 }
 
-/* S, of d, has just been completed (every CU built): save it for the
- * next process (lib/symbolize/symfile.c).  Failures are only logged. */
-static void symbols_completed(struct ds_dso *d, struct ds_symbols *S)
+/* ---- Saving
+ *
+ * A batch that completes an index (every CU built) does not save it: it
+ * hands it to the store's saver thread (started with the first one) and
+ * returns, so the host writes its answers while the index is written
+ * (one CU's blob in memory at a time, symfile.c), and a cold run that
+ * saves takes about the wall time of one that does not.  The job holds
+ * a reference to the DSO and a pin, so the index and its debuginfo stay.
+ * ds_store_flush() waits for the jobs queued; ds_store_free() does, then
+ * ends the thread; a host that exits without either loses only a cache
+ * file.  Without a thread (pthread_create() failed, or after
+ * ds_store_free()) the batch saves, as before. */
+struct save_job {
+	struct save_job *next;
+	struct ds_dso *d;
+	struct ds_symbols *S;
+	struct ds__symfile_key key;
+};
+
+static void save_now(struct ds_dso *d, struct ds_symbols *S, const struct ds__symfile_key *key)
+{
+	if (ds__symfile_save(d->store->ctx, &d->di, key, S, NULL) == 0)
+		atomic_fetch_add(&d->store->symindex_saves, 1);
+}
+
+static void *saver_main(void *arg)
+{
+	struct ds_store *s = arg;
+
+	pthread_mutex_lock(&s->save_lock);
+	for (;;) {
+		struct save_job *j = s->save_head;
+
+		if (!j) {
+			s->saver_busy = false;
+			pthread_cond_broadcast(&s->save_idle);
+			if (s->save_closed)
+				break;
+			pthread_cond_wait(&s->save_cond, &s->save_lock);
+			continue;
+		}
+		s->save_head = j->next;
+		if (!s->save_head)
+			s->save_tail = &s->save_head;
+		s->saver_busy = true;
+		pthread_mutex_unlock(&s->save_lock);
+		save_now(j->d, j->S, &j->key);
+		ds_dso_unpin(j->d);
+		ds_dso_put(j->d);
+		free(j);
+		pthread_mutex_lock(&s->save_lock);
+	}
+	pthread_mutex_unlock(&s->save_lock);
+	return NULL;
+}
+
+/* Queue S, of d, for the saver; false when there is none to take it. */
+static bool save_later(struct ds_dso *d, struct ds_symbols *S, const struct ds__symfile_key *key)
+{
+	struct ds_store *s = d->store;
+	struct save_job *j = malloc(sizeof(*j));
+	bool queued = false;
+
+	if (!j)
+		return false;
+	pthread_mutex_lock(&s->save_lock);
+	if (!s->save_closed && !s->saver_started &&
+	    pthread_create(&s->saver, NULL, saver_main, s) == 0)
+		s->saver_started = true;
+	if (!s->save_closed && s->saver_started) {
+		/* (The caller's pin says the debuginfo is ready: another one
+		 * needs no wait.) */
+		atomic_fetch_add(&d->pins, 1);
+		*j = (struct save_job){ .d = ds_dso_get(d), .S = S, .key = *key };
+		*s->save_tail = j;
+		s->save_tail = &j->next;
+		s->saver_busy = true;
+		pthread_cond_signal(&s->save_cond);
+		queued = true;
+	}
+	pthread_mutex_unlock(&s->save_lock);
+	if (!queued)
+		free(j);
+	return queued;
+}
+
+DS_API void ds_store_flush(struct ds_store *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->save_lock);
+	while (s->saver_started && s->saver_busy)
+		pthread_cond_wait(&s->save_idle, &s->save_lock);
+	pthread_mutex_unlock(&s->save_lock);
+}
+
+static void saver_stop(struct ds_store *s)
+{
+	bool started;
+
+	pthread_mutex_lock(&s->save_lock);
+	s->save_closed = true;
+	started = s->saver_started;
+	pthread_cond_signal(&s->save_cond);
+	pthread_mutex_unlock(&s->save_lock);
+	if (started)
+		pthread_join(s->saver, NULL); /* it empties the queue first */
+}
+
+/* S, of d, has just been completed (every CU built) by a batch (holding
+ * d's pin: an index of DWARF has debuginfo): save it for the next process
+ * (lib/symbolize/symfile.c), after the batch (above).  Failures are only
+ * logged. */
+static void symbols_completed(struct ds_dso *d, struct ds_symbols *S, bool pinned)
 {
 	struct ds_store *s = d->store;
 	struct ds__symfile_key key;
@@ -1344,9 +1464,8 @@ static void symbols_completed(struct ds_dso *d, struct ds_symbols *S)
 	save = d->sym_keyed && atomic_load(&d->sym) == S;
 	key = d->sym_key;
 	pthread_mutex_unlock(&s->di_lock);
-	/* (The caller holds the pin of an index built from the debuginfo.) */
-	if (save && ds__symfile_save(s->ctx, &d->di, &key, S, NULL) == 0)
-		atomic_fetch_add(&s->symindex_saves, 1);
+	if (save && !(pinned && save_later(d, S, &key)))
+		save_now(d, S, &key);
 }
 
 DS_API int ds_dso_save_index(struct ds_dso *d, char **path_out)
@@ -1417,7 +1536,7 @@ DS_API int ds_dso_symbolize_batch(struct ds_dso *d, const uint64_t *addrs, size_
 	/* Complete now (by this batch, or a saved index's damaged CU built
 	 * again by its lookups): then save it, once. */
 	if (nv && !(flags & DS_SYM_NO_LINES) && ds__symbols_newly_complete(S))
-		symbols_completed(d, S);
+		symbols_completed(d, S, pinned);
 	if (pinned)
 		ds_dso_unpin(d);
 	symbols_budget(d);

@@ -129,6 +129,8 @@ struct aux {
 	int64_t miss_until_ns;
 };
 
+struct save_job;
+
 struct htab {
 	struct ds_dso **buckets;
 	size_t mask; /* nbuckets - 1 */
@@ -164,6 +166,14 @@ struct ds_store {
 	pthread_mutex_t keep_lock;
 	struct ds_dso *kept_head, *kept_tail; /* least recently put first */
 	bool keep_closed; /* ds_store_free(): a last put frees */
+
+	/* Indexes completed by a batch, saved by a thread of their own
+	 * after the batch has answered (store.c, "Saving"), under save_lock. */
+	pthread_mutex_t save_lock;
+	pthread_cond_t save_cond, save_idle;
+	struct save_job *save_head, **save_tail;
+	pthread_t saver;
+	bool saver_started, saver_busy, save_closed;
 
 	atomic_uint_fast64_t n_dsos, n_open, bytes_held, searches, hits, misses, evictions, reopens,
 	    symtab_builds, dwarf_builds, units_built, symindex_loads, symindex_saves,

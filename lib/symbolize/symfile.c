@@ -278,17 +278,18 @@ static void out_pad(struct out *o, uint64_t len)
 	out_put(o, NULL, align8(len) - len);
 }
 
-/* The header and CU table of parts for key; -EINVAL for parts the loader
- * would refuse. */
+/* The header of parts for key, but for where its CU blobs go (their
+ * table, file_size, crc: write_parts() fills those in as they are
+ * written); -EINVAL for parts the loader would refuse.  *pos: where the
+ * first CU blob goes. */
 static int layout(const struct ds__symfile_key *key, const struct ds__symbols_parts *parts,
-		  struct header *h, struct cu_entry *cus)
+		  struct header *h, uint64_t *pos)
 {
-	uint64_t pos, at;
+	uint64_t at;
 
 	memset(h, 0, sizeof(*h));
 	if (parts->ncus > UINT32_MAX || parts->nranges > UINT32_MAX ||
-	    key->bid.size > DS_BUILD_ID_MAX || (parts->ncus && !parts->cus) ||
-	    (parts->nranges && !parts->ranges) ||
+	    key->bid.size > DS_BUILD_ID_MAX || (parts->nranges && !parts->ranges) ||
 	    ranges_bad(parts->ranges, parts->nranges, parts->ncus, &at) ||
 	    (parts->elf.size && !parts->elf.data) || (!parts->elf.size && parts->elf.sum))
 		return -EINVAL;
@@ -307,60 +308,122 @@ static int layout(const struct ds__symfile_key *key, const struct ds__symbols_pa
 	h->nranges = (uint32_t)parts->nranges;
 	memcpy(h->build_id, key->bid.data, key->bid.size);
 	h->cus_off = sizeof(*h);
-	h->ranges_off = h->cus_off + parts->ncus * sizeof(*cus);
-	pos = align8(h->ranges_off + parts->nranges * sizeof(struct ds__cu_range));
-	if (pos > FILE_MAX || !place(&pos, parts->elf.size, &h->elf_off))
+	h->ranges_off = h->cus_off + parts->ncus * sizeof(struct cu_entry);
+	*pos = align8(h->ranges_off + parts->nranges * sizeof(struct ds__cu_range));
+	if (*pos > FILE_MAX || !place(pos, parts->elf.size, &h->elf_off))
 		return -EINVAL;
 	h->elf_size = parts->elf.size;
 	h->elf_sum = parts->elf.sum;
-	for (size_t i = 0; i < parts->ncus; i++) {
-		const struct ds__blob *b = &parts->cus[i];
-
-		if ((b->size && !b->data) || (!b->size && b->sum) || !place(&pos, b->size, &cus[i].off))
-			return -EINVAL;
-		cus[i].size = b->size;
-		cus[i].sum = b->sum;
-		cus[i].pad = 0;
-	}
-	h->file_size = pos;
-	h->crc = tables_crc(h, cus, parts->ranges);
 	return 0;
 }
 
-int ds__symfile_write(int fd, const struct ds__symfile_key *key,
-		      const struct ds__symbols_parts *parts)
+/* Write len bytes of p at off, whole. */
+static int pwrite_all(int fd, const void *p, size_t len, uint64_t off)
+{
+	const unsigned char *b = p;
+
+	while (len) {
+		ssize_t w = pwrite(fd, b, len, (off_t)off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		b += w;
+		len -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
+/* The file of parts for key, its CU blobs asked of get() one at a time
+ * (and handed back to done(), may be NULL, once written), so that only
+ * one of them need be in memory: the blobs are written first, after room
+ * for the header and tables, which go in last, when every blob's place
+ * and sum is known.  (The file is a temporary one until renamed: its
+ * order of writing is nobody's business.) */
+static int write_parts(int fd, const struct ds__symfile_key *key,
+		       const struct ds__symbols_parts *parts,
+		       int (*get)(void *arg, size_t i, struct ds__blob *b),
+		       void (*done)(void *arg, size_t i, struct ds__blob *b), void *arg)
 {
 	struct cu_entry *cus = calloc(parts->ncus ? parts->ncus : 1, sizeof(*cus));
 	struct out *o = malloc(sizeof(*o));
 	struct header h;
+	uint64_t pos, blobs;
 	int err;
 
 	if (!cus || !o) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = layout(key, parts, &h, cus);
+	err = layout(key, parts, &h, &pos);
 	if (err)
 		goto out;
 	o->fd = fd;
 	o->err = 0;
 	o->n = 0;
-	out_put(o, &h, sizeof(h));
-	out_put(o, cus, parts->ncus * sizeof(*cus));
-	out_put(o, parts->ranges, parts->nranges * sizeof(*parts->ranges));
-	out_pad(o, h.ranges_off + parts->nranges * sizeof(*parts->ranges));
+	/* The ELF blob, then the CUs', after the tables. */
+	blobs = align8(h.ranges_off + parts->nranges * sizeof(struct ds__cu_range));
+	if (lseek(fd, (off_t)blobs, SEEK_SET) < 0) {
+		err = -errno;
+		goto out;
+	}
 	out_put(o, parts->elf.data, parts->elf.size);
 	out_pad(o, parts->elf.size);
-	for (size_t i = 0; i < parts->ncus; i++) {
-		out_put(o, parts->cus[i].data, parts->cus[i].size);
-		out_pad(o, parts->cus[i].size);
+	for (size_t i = 0; i < parts->ncus && !o->err; i++) {
+		struct ds__blob b = { 0 };
+
+		err = get(arg, i, &b);
+		if (!err && ((b.size && !b.data) || (!b.size && b.sum) ||
+			     !place(&pos, b.size, &cus[i].off)))
+			err = -EINVAL;
+		if (!err) {
+			cus[i].size = b.size;
+			cus[i].sum = b.sum;
+			out_put(o, b.data, b.size);
+			out_pad(o, b.size);
+		}
+		if (done)
+			done(arg, i, &b);
+		if (err)
+			goto out;
 	}
 	out_flush(o);
 	err = o->err;
+	if (err)
+		goto out;
+	h.file_size = pos;
+	h.crc = tables_crc(&h, cus, parts->ranges);
+	err = pwrite_all(fd, &h, sizeof(h), 0);
+	if (!err)
+		err = pwrite_all(fd, cus, parts->ncus * sizeof(*cus), h.cus_off);
+	if (!err)
+		err = pwrite_all(fd, parts->ranges, parts->nranges * sizeof(*parts->ranges),
+				 h.ranges_off);
+	/* The zeros between the ranges and the first blob (when a table's
+	 * end is not a multiple of 8: never with 24-byte entries) are the
+	 * file's hole, read as zeros. */
 out:
 	free(o);
 	free(cus);
 	return err;
+}
+
+static int parts_cu(void *arg, size_t i, struct ds__blob *b)
+{
+	const struct ds__symbols_parts *parts = arg;
+
+	if (!parts->cus)
+		return -EINVAL;
+	*b = parts->cus[i];
+	return 0;
+}
+
+int ds__symfile_write(int fd, const struct ds__symfile_key *key,
+		      const struct ds__symbols_parts *parts)
+{
+	return write_parts(fd, key, parts, parts_cu, NULL, (void *)parts);
 }
 
 #define BAD(code, ...)                                    \
@@ -631,9 +694,35 @@ out:
 
 /* --------------------------------------------------------------- saving */
 
+/* A CU's blob to save, made (and freed once written) one at a time. */
+struct save_cu {
+	struct ds_context *ctx;
+	const struct ds_symbols *S;
+	bool made;
+};
+
+static int save_cu(void *arg, size_t i, struct ds__blob *b)
+{
+	struct save_cu *sc = arg;
+
+	/* (A host's cancel stops a long save between blobs.) */
+	return ds__cancelled(sc->ctx) ? -ECANCELED : ds__symbols_cu_blob(sc->S, i, b, &sc->made);
+}
+
+static void save_cu_done(void *arg, size_t i, struct ds__blob *b)
+{
+	struct save_cu *sc = arg;
+
+	(void)i;
+	if (sc->made)
+		free((void *)b->data);
+	sc->made = false;
+}
+
 int ds__symfile_save(struct ds_context *ctx, const struct ds_debuginfo *di,
 		     const struct ds__symfile_key *key, struct ds_symbols *S, char **path_out)
 {
+	struct save_cu sc = { .ctx = ctx, .S = S };
 	struct ds__symbols_parts parts;
 	char tmp[NAME_MAX + 1] = "";
 	struct place p = { .dirfd = -1 };
@@ -644,7 +733,7 @@ int ds__symfile_save(struct ds_context *ctx, const struct ds_debuginfo *di,
 		*path_out = NULL;
 	if (ctx->cache.symindex_off)
 		return -ENOTSUP;
-	err = ds__symbols_parts(S, &parts);
+	err = ds__symbols_parts_head(S, &parts);
 	if (err) {
 		ds_debug(ctx, "index of %s: not saved: %s", atomic_load(&di->path),
 			 err == -ENODATA ? "no DWARF in it" : ds_strerror(err));
@@ -673,7 +762,8 @@ int ds__symfile_save(struct ds_context *ctx, const struct ds_debuginfo *di,
 		goto out;
 	}
 	what = "write";
-	err = ds__cancelled(ctx) ? -ECANCELED : ds__symfile_write(fd, key, &parts);
+	err = ds__cancelled(ctx) ? -ECANCELED
+				  : write_parts(fd, key, &parts, save_cu, save_cu_done, &sc);
 	/* The host's cancel came while it was written: not renamed, removed. */
 	if (!err && ds__cancelled(ctx))
 		err = -ECANCELED;

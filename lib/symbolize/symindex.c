@@ -99,11 +99,6 @@ void ds__symbols_free(struct ds_symbols *S)
 	for (size_t i = 0; i < S->ncus; i++)
 		for (int k = 0; k < 5; k++)
 			free(S->cus[i].own[k]);
-	if (S->parts_cus)
-		for (size_t i = 0; i < S->ncus; i++)
-			if (!S->cus[i].blob)
-				free((void *)S->parts_cus[i].data);
-	free(S->parts_cus);
 	free(S->cus);
 	if (S->ranges_own)
 		free(S->ranges);
@@ -698,9 +693,8 @@ int ds__symbols_build_all(struct ds_symbols *S)
 	return done ? 0 : ds__symbols_build_units(S, NULL, S->ncus);
 }
 
-int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
+int ds__symbols_parts_head(struct ds_symbols *S, struct ds__symbols_parts *out)
 {
-	struct ds__blob *cus;
 	int err;
 
 	memset(out, 0, sizeof(*out));
@@ -711,44 +705,65 @@ int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
 	for (size_t i = 0; i < S->ncus; i++) /* saved CUs: checked first */
 		if (atomic_load(&S->cus[i].state) == CU_SAVED)
 			ds__symbols_unit_get(S, i, &err);
-	pthread_mutex_lock(&S->mu);
-	if (S->parts_cus) /* made already: the same */
-		goto out;
-	cus = calloc(S->ncus ? S->ncus : 1, sizeof(*cus));
-	if (!cus) {
-		pthread_mutex_unlock(&S->mu);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < S->ncus; i++) {
-		const struct cu *cu = &S->cus[i];
-
-		if (atomic_load(&cu->state) != CU_READY)
-			continue; /* nothing (a saved CU that failed its check too) */
-		if (cu->blob) { /* saved: the same bytes */
-			cus[i] = (struct ds__blob){ cu->blob, cu->size, cu->sum };
-			continue;
-		}
-		cus[i].data = ds__symblob_cu_blob(&cu->piece, &cus[i].size);
-		if (!cus[i].data) {
-			for (size_t k = 0; k < i; k++)
-				if (!S->cus[k].blob)
-					free((void *)cus[k].data);
-			free(cus);
-			pthread_mutex_unlock(&S->mu);
-			return -ENOMEM;
-		}
-		cus[i].sum = ds__blob_sum(cus[i].data, cus[i].size);
-	}
-	S->parts_cus = cus;
-	S->parts_elf_sum = ds__blob_sum(S->elf_blob.data, S->elf_blob.size);
-out:
-	pthread_mutex_unlock(&S->mu);
-	out->elf = (struct ds__blob){ S->elf_blob.data, S->elf_blob.size, S->parts_elf_sum };
+	out->elf = (struct ds__blob){ S->elf_blob.data, S->elf_blob.size,
+				      ds__blob_sum(S->elf_blob.data, S->elf_blob.size) };
 	out->ncus = S->ncus;
-	out->cus = S->parts_cus;
 	out->nranges = S->nranges;
 	out->ranges = S->ranges;
 	return 0;
+}
+
+int ds__symbols_cu_blob(const struct ds_symbols *S, size_t i, struct ds__blob *b, bool *made)
+{
+	const struct cu *cu = &S->cus[i];
+
+	*b = (struct ds__blob){ 0 };
+	*made = false;
+	if (atomic_load(&cu->state) != CU_READY)
+		return 0; /* nothing (a saved CU that failed its check too) */
+	if (cu->blob) { /* saved: the same bytes */
+		*b = (struct ds__blob){ cu->blob, cu->size, cu->sum };
+		return 0;
+	}
+	b->data = ds__symblob_cu_blob(&cu->piece, &b->size);
+	if (!b->data)
+		return -ENOMEM;
+	b->sum = ds__blob_sum(b->data, b->size);
+	*made = true;
+	return 0;
+}
+
+int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
+{
+	struct ds__blob *cus;
+	int err = ds__symbols_parts_head(S, out);
+
+	if (err)
+		return err;
+	cus = calloc(S->ncus ? S->ncus : 1, sizeof(*cus));
+	if (!cus)
+		return -ENOMEM;
+	out->cus = cus;
+	for (size_t i = 0; i < S->ncus; i++) {
+		bool made;
+
+		err = ds__symbols_cu_blob(S, i, &cus[i], &made);
+		if (err) {
+			ds__symbols_parts_free(S, out);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void ds__symbols_parts_free(const struct ds_symbols *S, struct ds__symbols_parts *parts)
+{
+	if (parts->cus)
+		for (size_t i = 0; i < parts->ncus && i < S->ncus; i++)
+			if (parts->cus[i].data != S->cus[i].blob)
+				free((void *)parts->cus[i].data);
+	free((void *)parts->cus);
+	parts->cus = NULL;
 }
 
 int ds__symbols_from_parts(const struct ds__symbols_parts *parts, void (*release)(void *),

@@ -52,9 +52,19 @@ struct ds__symbols_parts {
 /* Build every CU not built yet, on all cores (DSOSTORE_THREADS: how
  * many threads, 1 to 16; default the online CPUs).  0 or -ENOMEM. */
 int ds__symbols_build_all(struct ds_symbols *S);
-/* S's parts, every CU built first (on all cores): valid while S lives.
- * 0, -ENOMEM, or -ENODATA when S is not a DWARF index (names only). */
+/* S's parts but its CUs' blobs (out->cus NULL), every CU built first (on
+ * all cores) and the saved ones checked; the ELF blob and the ranges are
+ * S's, valid while S lives.  0, -ENOMEM, or -ENODATA when S is not a
+ * DWARF index (names only).  Then CU i's blob by ds__symbols_cu_blob():
+ * a saved CU's bytes, else made here (*made: the caller frees b->data),
+ * size 0 for a CU with nothing; 0 or -ENOMEM.  So a save holds one CU's
+ * blob at a time (symfile.c). */
+int ds__symbols_parts_head(struct ds_symbols *S, struct ds__symbols_parts *out);
+int ds__symbols_cu_blob(const struct ds_symbols *S, size_t i, struct ds__blob *b, bool *made);
+/* The head and every CU's blob at once (out->cus malloc()ed), for tests
+ * and the fuzz harness; ds__symbols_parts_free() frees what was made. */
 int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out);
+void ds__symbols_parts_free(const struct ds_symbols *S, struct ds__symbols_parts *parts);
 /* An index over saved parts (their memory stays the caller's until
  * release(arg), called when the index is freed; release may be NULL).
  * The ELF blob is checked now, each CU's when first used.  0, -EINVAL
@@ -203,8 +213,6 @@ struct ds_symbols {
 	uint64_t *range_maxhi; /* the greatest hi of ranges[0..i] */
 	size_t nranges;
 	bool ranges_own;
-	struct ds__blob *parts_cus; /* what ds__symbols_parts() gave (under mu) */
-	uint32_t parts_elf_sum;
 	struct ds__dwarf *dwarf; /* NULL once every CU is built, or saved */
 	/* Or the units are Go's (no DWARF with code): NULL once all built. */
 	struct ds__go *go;

@@ -1142,8 +1142,11 @@ static uint64_t sum_addr(void)
 	return lo;
 }
 
-/* d names sum's first address "sum" (its outermost frame). */
-static bool names_sum(struct ds_dso *d)
+/* d names sum's first address "sum" (its outermost frame).  Then the
+ * index that completed is saved (s's thread holds d meanwhile: the puts
+ * the tests count come after; s NULL: its handle is gone, nothing saves
+ * in the background). */
+static bool names_sum(struct ds_store *s, struct ds_dso *d)
 {
 	struct ds_sym_result r;
 	bool ok = ds_dso_symbolize(d, sum_addr(), 0, &r) == 0 && r.nframes > 0 &&
@@ -1151,6 +1154,7 @@ static bool names_sum(struct ds_dso *d)
 		  !strcmp(r.frames[r.nframes - 1].function, "sum");
 
 	ds_sym_result_release(&r);
+	ds_store_flush(s);
 	return ok;
 }
 
@@ -1178,7 +1182,7 @@ static void test_keep_lru(void)
 
 	for (int i = 0; i < 3; i++) {
 		d[i] = findnew_bin(s, i);
-		CHECK(names_sum(d[i]));
+		CHECK(names_sum(s, d[i]));
 	}
 	CHECK_EQ_INT(indexes_made(s), 3);
 	for (int i = 0; i < 3; i++)
@@ -1207,7 +1211,7 @@ static void test_keep_lru(void)
 	CHECK_EQ_INT(st.kept, 1);
 	CHECK_EQ_INT(st.kept_hits, 1);
 	CHECK_EQ_INT(st.dsos, 2);
-	CHECK(names_sum(again));
+	CHECK(names_sum(s, again));
 	debuginfo_of(again, 1);
 	CHECK_EQ_INT(indexes_made(s), made);
 	CHECK_EQ_INT(STATS(s).searches, searches);
@@ -1215,7 +1219,7 @@ static void test_keep_lru(void)
 	ds_dso_put(again);
 	CHECK_EQ_INT(STATS(s).kept, 2);
 	d[0] = findnew_bin(s, 0);
-	CHECK(names_sum(d[0])); /* a new DSO: its index made again */
+	CHECK(names_sum(s, d[0])); /* a new DSO: its index made again */
 	CHECK_EQ_INT(indexes_made(s), made + 1);
 	ds_dso_put(d[0]);
 	st = STATS(s);
@@ -1226,7 +1230,7 @@ static void test_keep_lru(void)
 
 	/* findnew by path and build ID revives as well. */
 	again = findnew_bin(s, 0);
-	CHECK(names_sum(again));
+	CHECK(names_sum(s, again));
 	CHECK_EQ_INT(indexes_made(s), made + 1);
 	st = STATS(s);
 	CHECK_EQ_INT(st.kept_hits, 2);
@@ -1245,7 +1249,7 @@ static void test_keep_none(void)
 	struct ds_store *s = keep_store_new(ctx, 0, 0);
 	struct ds_dso *d = findnew_bin(s, 0);
 
-	CHECK(names_sum(d));
+	CHECK(names_sum(s, d));
 	ds_dso_put(d);
 	CHECK_STORE_EMPTY(s);
 	CHECK_EQ_INT(STATS(s).kept, 0);
@@ -1269,7 +1273,7 @@ static void test_keep_after_store_free(void)
 	CHECK_EQ_INT(fds_open(), base + 2);
 	ds_store_free(s);
 	CHECK_EQ_INT(fds_open(), base + 1);
-	CHECK(names_sum(d1));
+	CHECK(names_sum(NULL, d1));
 	ds_dso_put(d1);
 	CHECK_EQ_INT(fds_open(), base);
 	ds_context_free(ctx);
@@ -1303,7 +1307,7 @@ static void *keep_thread(void *p)
 			a->errors++;
 			continue;
 		}
-		if (!names_sum(d))
+		if (!names_sum(s, d))
 			a->errors++;
 		if (rand_r(&a->seed) % 4 == 0) {
 			struct ds_dso *f = ds_store_find_build_id(s, &bins[k].bid);
@@ -1337,7 +1341,12 @@ static void test_keep_stress(void)
 	}
 	pthread_barrier_destroy(&bar);
 	for (int w = 0; w < 2; w++) {
-		struct ds_store_stats st = STATS(stores[w]);
+		struct ds_store_stats st;
+
+		/* The indexes the threads completed are being saved, each job
+		 * holding its DSO: done first. */
+		ds_store_flush(stores[w]);
+		st = STATS(stores[w]);
 		int found = 0;
 
 		/* Three distinct DSOs (at least) were put last: three kept,
@@ -1350,7 +1359,7 @@ static void test_keep_stress(void)
 
 			if (d) {
 				found++;
-				CHECK(names_sum(d));
+				CHECK(names_sum(stores[w], d));
 			}
 			ds_dso_put(d);
 		}

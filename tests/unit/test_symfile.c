@@ -631,6 +631,7 @@ static struct ds_store_stats batch(struct ds_context *ctx, const char *prog, con
 
 	CHECK(dso != NULL);
 	CHECK(ds_dso_symbolize_batch(dso, addrs, n, DS_SYM_INLINES, res) > 0);
+	ds_store_flush(s); /* the index completed is saved by the store's thread */
 	ds_store_stats(s, &st);
 	ds_dso_put(dso);
 	ds_store_free(s);

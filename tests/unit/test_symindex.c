@@ -407,6 +407,7 @@ static void test_parts(const struct fixture *f)
 	CHECK_EQ_INT(ds__symbols_from_parts(&damaged, NULL, NULL, &U), -EINVAL);
 	CHECK(U == NULL);
 	ds__symbols_free(T);
+	ds__symbols_parts_free(S, &parts);
 	ds__symbols_free(S);
 	free(copy);
 	free(cus);
