@@ -122,8 +122,13 @@ struct ds_perf_data {
 	ZSTD_DStream *zd;
 	int comp_type; /* HEADER_COMPRESSED's type: 1 zstd; 0 unknown */
 
-	struct ds__perf_rec *recs;
+	struct ds__perf_ent *recs;
 	size_t nrecs, recs_cap;
+	/* A file mapped read-only (its pages can go and come back): for
+	 * each block of BLOCK_RECS records in time order, the lowest file
+	 * offset of a record in it or after it (ds__perf_records_done()). */
+	bool file_mapped;
+	uint64_t *low_after;
 
 	char *str[FEAT_CMDLINE + 1]; /* string features, by feature number */
 	char **event_names; /* HEADER_EVENT_DESC's, in attr order */
@@ -594,16 +599,17 @@ static bool rec_time(const struct ds_perf_data *p, const unsigned char *q, uint1
 static int list_record(struct ds_perf_data *p, uint64_t loc, const unsigned char *q,
 		       uint32_t type, uint16_t size)
 {
-	struct ds__perf_rec *r, *nr;
+	struct ds__perf_ent *r, *nr;
 
+	/* (PERF_DATA_MAX bytes hold fewer records: seq fits.) */
+	if (p->nrecs >= UINT32_MAX)
+		return -EFBIG;
 	nr = ds__grow(p->recs, &p->recs_cap, p->nrecs, sizeof(*nr));
 	if (!nr)
 		return -ENOMEM;
 	p->recs = nr;
 	r = &p->recs[p->nrecs++];
-	r->loc = loc;
-	r->type = type;
-	r->size = size;
+	*r = (struct ds__perf_ent){ .loc = loc, .type = type, .size = size };
 	r->attr = ds__perf_attr_of(p, q, size, type == DS__PERF_REC_SAMPLE);
 	r->has_time = rec_time(p, q, size, type, r->attr, &r->time);
 	return 0;
@@ -833,7 +839,7 @@ static int walk(struct ds_perf_data *p, const unsigned char *base, uint64_t star
 
 static int cmp_rec(const void *a, const void *b)
 {
-	const struct ds__perf_rec *x = a, *y = b;
+	const struct ds__perf_ent *x = a, *y = b;
 
 	if (x->time != y->time)
 		return x->time < y->time ? -1 : 1;
@@ -848,16 +854,37 @@ static void sort_records(struct ds_perf_data *p)
 	uint64_t last = 0;
 
 	for (size_t i = 0; i < p->nrecs; i++) {
-		struct ds__perf_rec *r = &p->recs[i];
+		struct ds__perf_ent *r = &p->recs[i];
 
 		if (r->has_time)
 			last = r->time;
 		else
 			r->time = last;
-		r->seq = i;
+		r->seq = (uint32_t)i;
 	}
 	if (p->nrecs > 1) /* qsort's base may not be NULL, even for 0 */
 		qsort(p->recs, p->nrecs, sizeof(*p->recs), cmp_rec);
+}
+
+#define BLOCK_RECS 4096
+
+/* low_after[] of a mapped file (none, and nothing dropped, without
+ * memory for it: a few bytes per thousand records). */
+static void low_marks(struct ds_perf_data *p)
+{
+	size_t nb = p->nrecs / BLOCK_RECS + 1;
+	uint64_t low = UINT64_MAX;
+
+	if (!p->file_mapped || !(p->low_after = malloc(nb * sizeof(*p->low_after))))
+		return;
+	for (size_t b = nb; b-- > 0;) {
+		size_t e = (b + 1) * BLOCK_RECS < p->nrecs ? (b + 1) * BLOCK_RECS : p->nrecs;
+
+		for (size_t i = b * BLOCK_RECS; i < e; i++)
+			if (!(p->recs[i].loc & IN_DBUF) && p->recs[i].loc < low)
+				low = p->recs[i].loc;
+		p->low_after[b] = low;
+	}
 }
 
 static int parse(struct ds_perf_data *p, char *err, size_t errlen)
@@ -919,14 +946,9 @@ static int parse(struct ds_perf_data *p, char *err, size_t errlen)
 			    p->dlen - p->dpos);
 	ZSTD_freeDStream(p->zd);
 	p->zd = NULL;
-	/* dbuf is final: record locations become pointers. */
-	for (size_t i = 0; i < p->nrecs; i++) {
-		struct ds__perf_rec *r = &p->recs[i];
-
-		r->file_off = r->loc & IN_DBUF ? p->dsrc_off : r->loc;
-		r->p = r->loc & IN_DBUF ? p->dbuf + (r->loc & ~IN_DBUF) : p->buf + r->loc;
-	}
+	/* (dbuf is final: ds__perf_record() makes locations pointers.) */
 	sort_records(p);
+	low_marks(p);
 	return 0;
 }
 
@@ -971,6 +993,7 @@ DS_API void ds_perf_data_close(struct ds_perf_data *p)
 	free(p->dbuf);
 	ZSTD_freeDStream(p->zd);
 	free(p->recs);
+	free(p->low_after);
 	for (size_t i = 0; i < sizeof(p->str) / sizeof(p->str[0]); i++)
 		free(p->str[i]);
 	for (unsigned i = 0; p->event_names && i <= p->nevent_names; i++)
@@ -980,7 +1003,7 @@ DS_API void ds_perf_data_close(struct ds_perf_data *p)
 }
 
 static int open_buf(unsigned char *buf, size_t len, bool owned, size_t map_len,
-		    struct ds_perf_data **out, char *err, size_t errlen)
+		    bool file_mapped, struct ds_perf_data **out, char *err, size_t errlen)
 {
 	struct ds_perf_data *p = calloc(1, sizeof(*p));
 	int rc;
@@ -994,6 +1017,7 @@ static int open_buf(unsigned char *buf, size_t len, bool owned, size_t map_len,
 	p->len = len;
 	p->owned = owned;
 	p->map_len = map_len;
+	p->file_mapped = file_mapped;
 	rc = parse(p, err, errlen);
 	if (rc) {
 		ds_perf_data_close(p);
@@ -1015,7 +1039,7 @@ DS_API int ds_perf_data_open_mem(const void *buf, size_t len, struct ds_perf_dat
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, buf, len);
-	return open_buf(copy, len, true, 0, out, err, errlen);
+	return open_buf(copy, len, true, 0, false, out, err, errlen);
 }
 
 DS_API int ds_perf_data_open(const char *path, struct ds_perf_data **out, char *err,
@@ -1057,8 +1081,8 @@ DS_API int ds_perf_data_open(const char *path, struct ds_perf_data **out, char *
 
 		if (m != MAP_FAILED) {
 			close(fd);
-			return open_buf(m, (size_t)st.st_size, true, (size_t)st.st_size, out, err,
-					errlen);
+			return open_buf(m, (size_t)st.st_size, true, (size_t)st.st_size, true, out,
+					err, errlen);
 		}
 	}
 	buf = buf_alloc((size_t)st.st_size, &map_len);
@@ -1076,7 +1100,7 @@ DS_API int ds_perf_data_open(const char *path, struct ds_perf_data **out, char *
 		got += (size_t)n;
 	}
 	close(fd);
-	return open_buf(buf, got, true, map_len, out, err, errlen);
+	return open_buf(buf, got, true, map_len, false, out, err, errlen);
 }
 
 DS_API int ds_perf_data_build_ids(const struct ds_perf_data *p,
@@ -1144,8 +1168,50 @@ const struct ds__perf_attr *ds__perf_attrs(const struct ds_perf_data *p, unsigne
 	return p->attrs;
 }
 
-const struct ds__perf_rec *ds__perf_records(const struct ds_perf_data *p, size_t *n)
+const struct ds__perf_ent *ds__perf_records(const struct ds_perf_data *p, size_t *n)
 {
 	*n = p->nrecs;
 	return p->recs;
+}
+
+void ds__perf_record(const struct ds_perf_data *p, const struct ds__perf_ent *e,
+		     struct ds__perf_rec *out)
+{
+	bool dbuf = e->loc & IN_DBUF;
+
+	*out = (struct ds__perf_rec){
+		.p = dbuf ? p->dbuf + (e->loc & ~IN_DBUF) : p->buf + e->loc,
+		.loc = e->loc,
+		.file_off = dbuf ? p->dsrc_off : e->loc,
+		.time = e->time,
+		.seq = e->seq,
+		.type = e->type,
+		.size = e->size,
+		.has_time = e->has_time,
+		.attr = e->attr,
+	};
+}
+
+/* Read in time order, a recording's records move through the file
+ * (perf writes them a round at a time), so the pages below the lowest
+ * record still to come are done with: dropped every 8 MiB, perf.data's
+ * share of the RSS stays about a block's spread instead of the file. */
+void ds__perf_records_done(const struct ds_perf_data *p, size_t i, uint64_t *done)
+{
+	uint64_t low, from;
+	long page = sysconf(_SC_PAGESIZE);
+
+	if (!p->low_after || i % BLOCK_RECS || page <= 0)
+		return;
+	low = i / BLOCK_RECS <= p->nrecs / BLOCK_RECS ? p->low_after[i / BLOCK_RECS] : UINT64_MAX;
+	if (low > p->data_off + p->data_size)
+		low = p->data_off + p->data_size; /* (the features after the data stay) */
+	low &= ~((uint64_t)page - 1);
+	from = *done ? *done : (p->data_off + (uint64_t)page - 1) & ~((uint64_t)page - 1);
+	if (low < from + (8u << 20))
+		return;
+	/* A read-only private mapping of the file: what goes is read again
+	 * if touched (a string a DSO kept, say), never lost. */
+	if (madvise(p->buf + from, low - from, MADV_DONTNEED) == 0)
+		*done = low;
 }

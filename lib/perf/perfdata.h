@@ -78,7 +78,22 @@ uint16_t ds__perf_rd16(const struct ds_perf_data *p, const void *q);
 unsigned int ds__perf_attr_of(const struct ds_perf_data *p, const unsigned char *rec,
 			      uint16_t size, bool sample);
 const struct ds__perf_attr *ds__perf_attrs(const struct ds_perf_data *p, unsigned int *n);
-/* In time order. */
-const struct ds__perf_rec *ds__perf_records(const struct ds_perf_data *p, size_t *n);
+/* The list of records, in time order, as the reader keeps it: 32 bytes a
+ * record (a -g recording of a busy machine has millions); the whole
+ * struct ds__perf_rec by ds__perf_record(). */
+struct ds__perf_ent {
+	uint64_t loc, time;
+	uint32_t seq, attr, type;
+	uint16_t size;
+	uint8_t has_time, pad;
+};
+const struct ds__perf_ent *ds__perf_records(const struct ds_perf_data *p, size_t *n);
+void ds__perf_record(const struct ds_perf_data *p, const struct ds__perf_ent *e,
+		     struct ds__perf_rec *out);
+/* The records before the i-th (of ds__perf_records()) have been read:
+ * the pages of a mapped file that no later record is in may go from
+ * memory (read again from the file if touched).  *done: the caller's,
+ * 0 at first: how far that went. */
+void ds__perf_records_done(const struct ds_perf_data *p, size_t i, uint64_t *done);
 
 #endif

@@ -187,9 +187,10 @@ static struct ds_perf_session *session_new(struct ds_context *ctx, const struct 
 					   size_t errlen, ds_perf_sample_fn stream, void *user)
 {
 	const struct ds_perf_build_id *table;
-	const struct ds__perf_rec *recs;
+	const struct ds__perf_ent *recs;
 	const struct ds_store_opts *so;
 	struct ds_perf_session *s;
+	uint64_t done = 0;
 	size_t nrecs;
 	int rc = 0, ntable;
 
@@ -256,22 +257,26 @@ static struct ds_perf_session *session_new(struct ds_context *ctx, const struct 
 	}
 	recs = ds__perf_records(p, &nrecs);
 	for (size_t i = 0; i < nrecs && !rc; i++) {
-		switch (recs[i].type) {
+		struct ds__perf_rec r;
+
+		ds__perf_records_done(p, i, &done);
+		ds__perf_record(p, &recs[i], &r);
+		switch (r.type) {
 		case DS__PERF_REC_MMAP:
 		case DS__PERF_REC_MMAP2:
-			rc = ds__ps_do_mmap(s, &recs[i]);
+			rc = ds__ps_do_mmap(s, &r);
 			break;
 		case DS__PERF_REC_FORK:
-			rc = ds__ps_do_fork(s, &recs[i]);
+			rc = ds__ps_do_fork(s, &r);
 			break;
 		case DS__PERF_REC_COMM:
-			rc = ds__ps_do_comm(s, &recs[i]);
+			rc = ds__ps_do_comm(s, &r);
 			break;
 		case DS__PERF_REC_SAMPLE:
-			rc = ds__ps_do_sample(s, &recs[i]);
+			rc = ds__ps_do_sample(s, &r);
 			break;
 		case DS__PERF_REC_EXIT:
-			rc = ds__ps_do_exit(s, &recs[i]);
+			rc = ds__ps_do_exit(s, &r);
 			break;
 		default:
 			break;
