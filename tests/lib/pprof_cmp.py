@@ -161,23 +161,27 @@ def traces(pb, data, inline, index, event):
             flat[(comm, pid, tid, tuple(f for f in frames if not f[1]))] += n
         got = flat
     # Known: perf 6.1 names some stubs of libc's .plt (__tunable_get_val's,
-    # reached from ld.so) "@plt", without the name; we give NAME@plt.  A
-    # stack of ours that perf has only with those frames so unnamed is
+    # reached from ld.so) "@plt", without the name, and where it names no
+    # stub of a program's .plt, the symbol before it (_init); we give
+    # NAME@plt.  Whether a sample lands in a stub is the sampler's luck.
+    # A stack of ours that perf has only with those frames so named is
     # counted as perf's (and reported), nothing else is forgiven.
     known = 0
     for k in [k for k in got if k not in want]:
         comm, pid, tid, frames = k
-        unnamed = tuple(("@plt", i) if f.endswith("@plt") else (f, i) for f, i in frames)
-        alt = (comm, pid, tid, unnamed)
-        if unnamed != frames and alt in want and got[alt] < want[alt]:
-            n = min(got[k], want[alt] - got[alt])
-            got[alt] += n
-            got[k] -= n
-            known += n
-            if not got[k]:
-                del got[k]
+        for perf_name in ("@plt", "_init"):
+            unnamed = tuple((perf_name, i) if f.endswith("@plt") else (f, i) for f, i in frames)
+            alt = (comm, pid, tid, unnamed)
+            if unnamed != frames and alt in want and got[alt] < want[alt]:
+                n = min(got[k], want[alt] - got[alt])
+                got[alt] += n
+                got[k] -= n
+                known += n
+                if not got[k]:
+                    del got[k]
+                break
     if known:
-        print("known: %d samples in a PLT stub perf names \"@plt\"" % known)
+        print("known: %d samples in a PLT stub perf names \"@plt\" or \"_init\"" % known)
     bad = 0
     for k in sorted(set(got) | set(want), key=show):
         if got[k] != want[k]:
