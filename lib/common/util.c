@@ -204,6 +204,31 @@ uint32_t ds__blob_sum(const void *data, size_t size)
 	return (uint32_t)XXH3_64bits(data, size);
 }
 
+struct ds__sum *ds__sum_new(void)
+{
+	XXH3_state_t *st = XXH3_createState();
+
+	if (st && XXH3_64bits_reset(st) != XXH_OK) {
+		XXH3_freeState(st);
+		st = NULL;
+	}
+	return (struct ds__sum *)st;
+}
+
+void ds__sum_add(struct ds__sum *s, const void *data, size_t size)
+{
+	if (size)
+		XXH3_64bits_update((XXH3_state_t *)s, data, size);
+}
+
+uint32_t ds__sum_end(struct ds__sum *s)
+{
+	uint32_t sum = (uint32_t)XXH3_64bits_digest((XXH3_state_t *)s);
+
+	XXH3_freeState((XXH3_state_t *)s);
+	return sum;
+}
+
 /* ---- hashing and the clock, for the tables of the store */
 
 uint64_t ds__mix64(uint64_t h)

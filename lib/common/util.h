@@ -62,6 +62,13 @@ size_t ds__pread_upto(int fd, void *buf, size_t len, uint64_t off);
  * bits.  (zlib's CRC-32 ran at ~1.4 GB/s and was half of the instructions
  * of a one-address lookup from a saved index; XXH3 is ten times faster.) */
 uint32_t ds__blob_sum(const void *data, size_t size);
+/* The same sum of bytes given in pieces: new (NULL: no memory), add each
+ * in order, end (frees it) gives what ds__blob_sum() of them joined
+ * would. */
+struct ds__sum;
+struct ds__sum *ds__sum_new(void);
+void ds__sum_add(struct ds__sum *s, const void *data, size_t size);
+uint32_t ds__sum_end(struct ds__sum *s);
 
 /* A 64-bit finalizer (murmur3's): good low bits from any input. */
 uint64_t ds__mix64(uint64_t h);

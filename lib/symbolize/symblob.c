@@ -411,31 +411,48 @@ int ds__symblob_cu_finish(struct sym_build *B, struct piece *P, void *own[5], ui
 }
 
 /* A piece as one blob, for saving. */
+_Static_assert(sizeof(struct ds__cu_hdr_buf) == sizeof(struct cu_hdr), "the header's room");
+
+size_t ds__symblob_cu_segs(const struct piece *P, struct ds__cu_hdr_buf *hdr,
+			   struct ds__seg segs[DS__BLOB_SEGS], uint64_t *size)
+{
+	static const char zeros[8];
+	struct cu_hdr h = { BLOB_CU, P->nscopes, P->nlines, P->nseqs, P->pool_len, 0, 0 };
+	size_t n = 0;
+
+	memcpy(hdr, &h, sizeof(h));
+#define SEG(src, bytes)                                             \
+	do {                                                        \
+		if ((bytes) != 0)                                   \
+			segs[n++] = (struct ds__seg){ (src), (bytes) }; \
+	} while (0)
+	SEG(hdr, sizeof(h));
+	SEG(P->scopes, (uint64_t)P->nscopes * sizeof(*P->scopes));
+	SEG(P->lines, (uint64_t)P->nlines * sizeof(*P->lines));
+	SEG(P->seqs, (uint64_t)P->nseqs * sizeof(*P->seqs));
+	SEG(P->line_keys, ds__symblob_nkeys(P->nlines) * sizeof(uint64_t));
+	SEG(P->scope_keys, ds__symblob_nkeys(P->nscopes) * sizeof(uint64_t));
+	SEG(P->pool, (uint64_t)P->pool_len);
+	SEG(zeros, align8(P->pool_len) - P->pool_len);
+#undef SEG
+	*size = cu_blob_size(P->nscopes, P->nlines, P->nseqs, P->pool_len);
+	return n;
+}
+
 void *ds__symblob_cu_blob(const struct piece *P, uint64_t *size)
 {
-	size_t sz = cu_blob_size(P->nscopes, P->nlines, P->nseqs, P->pool_len);
-	struct cu_hdr *h = calloc(1, sz);
-	char *p;
+	struct ds__seg segs[DS__BLOB_SEGS];
+	struct ds__cu_hdr_buf hdr;
+	size_t n = ds__symblob_cu_segs(P, &hdr, segs, size);
+	char *blob = malloc(*size), *p = blob;
 
-	if (!h)
+	if (!blob)
 		return NULL;
-	*h = (struct cu_hdr){ BLOB_CU, P->nscopes, P->nlines, P->nseqs, P->pool_len, 0, 0 };
-	p = (char *)(h + 1);
-#define PUT(src, n)                                 \
-	do {                                        \
-		if ((n) != 0)                       \
-			memcpy(p, (src), (n));      \
-		p += (n);                           \
-	} while (0)
-	PUT(P->scopes, (size_t)P->nscopes * sizeof(*P->scopes));
-	PUT(P->lines, (size_t)P->nlines * sizeof(*P->lines));
-	PUT(P->seqs, (size_t)P->nseqs * sizeof(*P->seqs));
-	PUT(P->line_keys, ds__symblob_nkeys(P->nlines) * sizeof(uint64_t));
-	PUT(P->scope_keys, ds__symblob_nkeys(P->nscopes) * sizeof(uint64_t));
-	PUT(P->pool, (size_t)P->pool_len);
-#undef PUT
-	*size = sz;
-	return h;
+	for (size_t k = 0; k < n; k++) {
+		memcpy(p, segs[k].p, segs[k].len);
+		p += segs[k].len;
+	}
+	return blob;
 }
 
 static size_t elf_blob_size(uint64_t nsyms, uint64_t nsecs, uint64_t nsegs, uint64_t pool_len)

@@ -336,16 +336,21 @@ static int pwrite_all(int fd, const void *p, size_t len, uint64_t off)
 	return 0;
 }
 
+/* A CU's blob to write: the segments it is in (up to DS__BLOB_SEGS,
+ * pointing at *hdr or at memory that stays while the file is written),
+ * its size, and its sum (*have_sum false: summed here as written). */
+typedef int (*cu_fn)(void *arg, size_t i, struct ds__cu_hdr_buf *hdr,
+		     struct ds__seg segs[DS__BLOB_SEGS], size_t *nsegs, uint64_t *size,
+		     uint32_t *sum, bool *have_sum);
+
 /* The file of parts for key, its CU blobs asked of get() one at a time
- * (and handed back to done(), may be NULL, once written), so that only
- * one of them need be in memory: the blobs are written first, after room
- * for the header and tables, which go in last, when every blob's place
- * and sum is known.  (The file is a temporary one until renamed: its
- * order of writing is nobody's business.) */
+ * and written from where they are (no copy of a CU's arrays is made:
+ * saving adds no memory of its own): the blobs are written first, after
+ * room for the header and tables, which go in last, when every blob's
+ * place and sum is known.  (The file is a temporary one until renamed:
+ * its order of writing is nobody's business.) */
 static int write_parts(int fd, const struct ds__symfile_key *key,
-		       const struct ds__symbols_parts *parts,
-		       int (*get)(void *arg, size_t i, struct ds__blob *b),
-		       void (*done)(void *arg, size_t i, struct ds__blob *b), void *arg)
+		       const struct ds__symbols_parts *parts, cu_fn get, void *arg)
 {
 	struct cu_entry *cus = calloc(parts->ncus ? parts->ncus : 1, sizeof(*cus));
 	struct out *o = malloc(sizeof(*o));
@@ -372,22 +377,39 @@ static int write_parts(int fd, const struct ds__symfile_key *key,
 	out_put(o, parts->elf.data, parts->elf.size);
 	out_pad(o, parts->elf.size);
 	for (size_t i = 0; i < parts->ncus && !o->err; i++) {
-		struct ds__blob b = { 0 };
+		struct ds__seg segs[DS__BLOB_SEGS];
+		struct ds__cu_hdr_buf hdr;
+		struct ds__sum *st = NULL;
+		size_t nsegs = 0;
+		uint64_t size = 0, total = 0;
+		uint32_t sum = 0;
+		bool have_sum = true;
 
-		err = get(arg, i, &b);
-		if (!err && ((b.size && !b.data) || (!b.size && b.sum) ||
-			     !place(&pos, b.size, &cus[i].off)))
+		err = get(arg, i, &hdr, segs, &nsegs, &size, &sum, &have_sum);
+		if (!err && (nsegs > DS__BLOB_SEGS || (!size && (sum || nsegs)) ||
+			     !place(&pos, size, &cus[i].off)))
 			err = -EINVAL;
-		if (!err) {
-			cus[i].size = b.size;
-			cus[i].sum = b.sum;
-			out_put(o, b.data, b.size);
-			out_pad(o, b.size);
+		if (!err && size && !have_sum && !(st = ds__sum_new()))
+			err = -ENOMEM;
+		for (size_t k = 0; !err && k < nsegs; k++) {
+			if (!segs[k].p || segs[k].len > size - total) {
+				err = -EINVAL;
+				break;
+			}
+			out_put(o, segs[k].p, segs[k].len);
+			if (st)
+				ds__sum_add(st, segs[k].p, segs[k].len);
+			total += segs[k].len;
 		}
-		if (done)
-			done(arg, i, &b);
+		if (st)
+			sum = ds__sum_end(st);
+		if (!err && total != size)
+			err = -EINVAL;
 		if (err)
 			goto out;
+		out_pad(o, size);
+		cus[i].size = size;
+		cus[i].sum = sum;
 	}
 	out_flush(o);
 	err = o->err;
@@ -401,29 +423,35 @@ static int write_parts(int fd, const struct ds__symfile_key *key,
 	if (!err)
 		err = pwrite_all(fd, parts->ranges, parts->nranges * sizeof(*parts->ranges),
 				 h.ranges_off);
-	/* The zeros between the ranges and the first blob (when a table's
-	 * end is not a multiple of 8: never with 24-byte entries) are the
-	 * file's hole, read as zeros. */
 out:
 	free(o);
 	free(cus);
 	return err;
 }
 
-static int parts_cu(void *arg, size_t i, struct ds__blob *b)
+/* Parts whose CU blobs are given whole, with their sums. */
+static int parts_cu(void *arg, size_t i, struct ds__cu_hdr_buf *hdr,
+		    struct ds__seg segs[DS__BLOB_SEGS], size_t *nsegs, uint64_t *size,
+		    uint32_t *sum, bool *have_sum)
 {
 	const struct ds__symbols_parts *parts = arg;
+	const struct ds__blob *b = parts->cus ? &parts->cus[i] : NULL;
 
-	if (!parts->cus)
+	(void)hdr;
+	if (!b || (b->size && !b->data))
 		return -EINVAL;
-	*b = parts->cus[i];
+	segs[0] = (struct ds__seg){ b->data, b->size };
+	*nsegs = b->size ? 1 : 0;
+	*size = b->size;
+	*sum = b->sum;
+	*have_sum = true;
 	return 0;
 }
 
 int ds__symfile_write(int fd, const struct ds__symfile_key *key,
 		      const struct ds__symbols_parts *parts)
 {
-	return write_parts(fd, key, parts, parts_cu, NULL, (void *)parts);
+	return write_parts(fd, key, parts, parts_cu, (void *)parts);
 }
 
 #define BAD(code, ...)                                    \
@@ -694,29 +722,23 @@ out:
 
 /* --------------------------------------------------------------- saving */
 
-/* A CU's blob to save, made (and freed once written) one at a time. */
+/* A CU of the index being saved, as the segments it is in. */
 struct save_cu {
 	struct ds_context *ctx;
 	const struct ds_symbols *S;
-	bool made;
 };
 
-static int save_cu(void *arg, size_t i, struct ds__blob *b)
+static int save_cu(void *arg, size_t i, struct ds__cu_hdr_buf *hdr,
+		   struct ds__seg segs[DS__BLOB_SEGS], size_t *nsegs, uint64_t *size,
+		   uint32_t *sum, bool *have_sum)
 {
 	struct save_cu *sc = arg;
 
 	/* (A host's cancel stops a long save between blobs.) */
-	return ds__cancelled(sc->ctx) ? -ECANCELED : ds__symbols_cu_blob(sc->S, i, b, &sc->made);
-}
-
-static void save_cu_done(void *arg, size_t i, struct ds__blob *b)
-{
-	struct save_cu *sc = arg;
-
-	(void)i;
-	if (sc->made)
-		free((void *)b->data);
-	sc->made = false;
+	if (ds__cancelled(sc->ctx))
+		return -ECANCELED;
+	*nsegs = ds__symbols_cu_segs(sc->S, i, hdr, segs, size, sum, have_sum);
+	return 0;
 }
 
 int ds__symfile_save(struct ds_context *ctx, const struct ds_debuginfo *di,
@@ -763,7 +785,7 @@ int ds__symfile_save(struct ds_context *ctx, const struct ds_debuginfo *di,
 	}
 	what = "write";
 	err = ds__cancelled(ctx) ? -ECANCELED
-				  : write_parts(fd, key, &parts, save_cu, save_cu_done, &sc);
+				  : write_parts(fd, key, &parts, save_cu, &sc);
 	/* The host's cancel came while it was written: not renamed, removed. */
 	if (!err && ds__cancelled(ctx))
 		err = -ECANCELED;

@@ -733,6 +733,27 @@ int ds__symbols_cu_blob(const struct ds_symbols *S, size_t i, struct ds__blob *b
 	return 0;
 }
 
+size_t ds__symbols_cu_segs(const struct ds_symbols *S, size_t i, struct ds__cu_hdr_buf *hdr,
+			   struct ds__seg segs[DS__BLOB_SEGS], uint64_t *size, uint32_t *sum,
+			   bool *have_sum)
+{
+	const struct cu *cu = &S->cus[i];
+
+	*size = 0;
+	*sum = 0;
+	*have_sum = true;
+	if (atomic_load(&cu->state) != CU_READY)
+		return 0; /* nothing (a saved CU that failed its check too) */
+	if (cu->blob) { /* saved: the same bytes */
+		segs[0] = (struct ds__seg){ cu->blob, cu->size };
+		*size = cu->size;
+		*sum = cu->sum;
+		return cu->size ? 1 : 0;
+	}
+	*have_sum = false;
+	return ds__symblob_cu_segs(&cu->piece, hdr, segs, size);
+}
+
 int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
 {
 	struct ds__blob *cus;

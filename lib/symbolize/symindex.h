@@ -35,6 +35,17 @@ struct ds__blob {
 	uint32_t sum; /* ds__blob_sum() of the bytes (filled by ds__symbols_parts) */
 };
 
+/* A blob as the segments it is in memory (written without a copy), and
+ * room for a CU blob's header (symblob.c). */
+#define DS__BLOB_SEGS 8
+struct ds__seg {
+	const void *p;
+	uint64_t len;
+};
+struct ds__cu_hdr_buf {
+	uint64_t w[4];
+};
+
 struct ds__cu_range {
 	uint64_t lo, hi; /* [lo, hi) */
 	uint32_t cu; /* index into parts.cus */
@@ -55,12 +66,18 @@ int ds__symbols_build_all(struct ds_symbols *S);
 /* S's parts but its CUs' blobs (out->cus NULL), every CU built first (on
  * all cores) and the saved ones checked; the ELF blob and the ranges are
  * S's, valid while S lives.  0, -ENOMEM, or -ENODATA when S is not a
- * DWARF index (names only).  Then CU i's blob by ds__symbols_cu_blob():
- * a saved CU's bytes, else made here (*made: the caller frees b->data),
- * size 0 for a CU with nothing; 0 or -ENOMEM.  So a save holds one CU's
- * blob at a time (symfile.c). */
+ * DWARF index (names only).  Then CU i's blob by ds__symbols_cu_segs()
+ * (what a save writes, no copy made: symfile.c), or a copy by
+ * ds__symbols_cu_blob(): a saved CU's bytes, else made here (*made: the
+ * caller frees b->data), size 0 for a CU with nothing; 0 or -ENOMEM. */
 int ds__symbols_parts_head(struct ds_symbols *S, struct ds__symbols_parts *out);
 int ds__symbols_cu_blob(const struct ds_symbols *S, size_t i, struct ds__blob *b, bool *made);
+/* CU i's blob for writing, without a copy: a saved CU's bytes (*sum is
+ * theirs, *have_sum true), else the segments of its piece (the writer
+ * sums them).  How many segments (0: a CU with nothing). */
+size_t ds__symbols_cu_segs(const struct ds_symbols *S, size_t i, struct ds__cu_hdr_buf *hdr,
+			   struct ds__seg segs[DS__BLOB_SEGS], uint64_t *size, uint32_t *sum,
+			   bool *have_sum);
 /* The head and every CU's blob at once (out->cus malloc()ed), for tests
  * and the fuzz harness; ds__symbols_parts_free() frees what was made. */
 int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out);
@@ -269,8 +286,13 @@ bool ds__symblob_cu_blob_ok(const void *blob, uint64_t size);
  * rows), keys; the arrays are taken from B (no copy) into own[] and
  * *bytes.  B keeps its interning table for the next CU. */
 int ds__symblob_cu_finish(struct sym_build *B, struct piece *P, void *own[5], uint64_t *bytes);
-/* A piece as one blob, for saving. */
+/* A piece as one blob (a copy). */
 void *ds__symblob_cu_blob(const struct piece *P, uint64_t *size);
+/* The same bytes as the segments they are in memory, for writing without
+ * a copy: *hdr is filled (the blob's header), segs[0..return) point at it
+ * and at P's arrays, DS__BLOB_SEGS at most; *size the blob's. */
+size_t ds__symblob_cu_segs(const struct piece *P, struct ds__cu_hdr_buf *hdr,
+			   struct ds__seg segs[DS__BLOB_SEGS], uint64_t *size);
 void ds__symblob_elf_view(const void *blob, struct elf_piece *E);
 bool ds__symblob_elf_blob_ok(const void *blob, uint64_t size);
 int ds__symblob_elf_pack(struct sym_build *B, void **blob, uint64_t *size);
