@@ -7,7 +7,7 @@
 #     -q  smoke run: a 1 s recording, 1 run
 #     -r  runs of each tool, median (3)     -s  seconds recorded (6)
 #     -o  only these rows (words of: small nocache cc ccgraph flat gcc
-#         dwarf dwarfgraph), e.g. -o 'dwarf dwarfgraph'
+#         dwarf dwarfgraph folded), e.g. -o 'dwarf dwarfgraph'
 #     -k  keep the work directory
 #
 # Recordings: a -g -O2 -fno-omit-frame-pointer program of its own, sampled
@@ -28,6 +28,11 @@
 # libdwfl), compared with perf report --no-inline (perf's default expands
 # inline frames in callchains, which we do not: docs/oracles.md), with the
 # Children table (-g none) and with the call graphs drawn.
+# Then folded stacks (`report --folded`) and a flame graph (`flamegraph`)
+# of the gcc and -g recordings beside perf's way to them, `perf script |
+# stackcollapse-perf.pl` (FlameGraph's script is not in Debian 12: with
+# none on PATH, `perf script` alone, the pipeline's larger process), RSS
+# the goal of issue 24: at most the pipeline's.
 # Wall time around each process, peak RSS from /usr/bin/time.  The tables
 # are compared row by row (all rows, sorted): differing rows are printed
 # and counted (known: PLT stubs, perf's "@plt" or address where we say
@@ -127,7 +132,7 @@ if wanted small || wanted nocache; then
 	record small 0.3 -g
 	cp small.data nocache.data
 fi
-if wanted cc || wanted ccgraph; then
+if wanted cc || wanted ccgraph || wanted folded; then
 	record cc "$secs" -g
 	ln -s cc.data ccgraph.data
 fi
@@ -136,7 +141,7 @@ for r in small nocache cc ccgraph flat; do
 	! wanted $r || recs="$recs $r"
 done
 stb=/usr/include/stb
-if ! wanted gcc; then
+if ! wanted gcc && ! wanted folded; then
 	:
 elif [ -r $stb/stb_image.h ] && [ -r $stb/stb_truetype.h ]; then
 	printf '#define STB_IMAGE_IMPLEMENTATION\n#include <stb/stb_image.h>\n' >img.c
@@ -145,7 +150,7 @@ elif [ -r $stb/stb_image.h ] && [ -r $stb/stb_truetype.h ]; then
 	perf record -N -e cpu-clock -F 20000 -g -o gcc.data -- \
 		gcc -O2 -g -o stbprog img.c ttf.c main.c -lm >gcc.rec 2>&1 ||
 		die "perf record of gcc: $(tail -2 gcc.rec)"
-	recs="$recs gcc"
+	! wanted gcc || recs="$recs gcc"
 else
 	echo "bench_report: no libstb-dev headers: the gcc recording is left out" >&2
 fi
@@ -228,6 +233,38 @@ for rec in $recs; do
 		diff <($cmpf "$rec.perf.out") <($cmpf "$rec.ours.out") | head -6 >&2 || true
 	fi
 done
+
+# Folded stacks and flame graphs, beside perf's pipeline to them.
+if wanted folded; then
+	collapse=$(command -v stackcollapse-perf.pl || true)
+	echo
+	printf "%-34s %9s %9s %9s %9s %7s %7s\n" "folded stacks of" samples "perf ms" "ours ms" \
+		"perf/ours" "perf MB" "ours MB"
+	for rec in gcc cc; do
+		[ -f "$rec.data" ] || continue
+		if [ -n "$collapse" ]; then
+			read -r p_ms p_mb < <(measure "$rec.fperf" sh -c \
+				'perf script -i "$1" | "$2"' sh "$rec.data" "$collapse")
+			pname="perf script | stackcollapse-perf.pl"
+		else
+			read -r p_ms p_mb < <(measure "$rec.fperf" perf script -i "$rec.data")
+			pname="perf script (no stackcollapse-perf.pl here)"
+		fi
+		read -r f_ms f_mb < <(measure "$rec.fold" "$dsostore" report --no-fetch --no-progress \
+			--folded "$rec.data")
+		read -r g_ms g_mb < <(measure "$rec.flame" "$dsostore" flamegraph --no-fetch "$rec.data")
+		samples=$(awk '{ n += $NF } END { print n + 0 }' "$rec.fold.out")
+		for k in folded flamegraph; do
+			if [ $k = folded ]; then d_ms=$f_ms d_mb=$f_mb; else d_ms=$g_ms d_mb=$g_mb; fi
+			ratio=$(awk -v p="$p_ms" -v d="$d_ms" 'BEGIN {printf "%.2f", (d > 0) ? p / d : 0}')
+			printf "%-34s %9s %9.0f %9.0f %8sx %7.1f %7.1f\n" "$rec: $k" "$samples" "$p_ms" \
+				"$d_ms" "$ratio" "$p_mb" "$d_mb"
+			printf "BENCH report.%s.%s value=%.1f unit=MB goal_max=%.1f met=%s ms=%.1f perf_ms=%.1f perf=\"%s\"\n" \
+				"$k" "$rec" "$d_mb" "$p_mb" "$(awk -v a="$d_mb" -v b="$p_mb" 'BEGIN { print (a <= b ? "yes" : "no") }')" \
+				"$d_ms" "$p_ms" "$pname" >>bench.lines
+		done
+	done
+fi
 echo
 cat bench.lines
 [ -z "$keep" ] || echo "work directory kept: $work"
