@@ -1344,8 +1344,8 @@ static void symbols_budget(struct ds_dso *d)
  * A batch that completes an index (every CU built) does not save it: it
  * hands it to the store's saver thread (started with the first one) and
  * returns, so the host writes its answers while the index is written
- * (one CU's blob in memory at a time, symfile.c), and a cold run that
- * saves takes about the wall time of one that does not.  The job holds
+ * (from the index's own arrays, no copy: symfile.c), and a cold run that
+ * saves costs about what one that does not costs.  The job holds
  * a reference to the DSO and a pin, so the index and its debuginfo stay.
  * ds_store_flush() waits for the jobs queued; ds_store_free() does, then
  * ends the thread; a host that exits without either loses only a cache
