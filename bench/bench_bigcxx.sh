@@ -30,7 +30,9 @@
 # largest count addr2line is run at are compared with addr2line's
 # (frames' function, file and line), and the differing addresses counted.
 #
-# Goals (issue 24), as BENCH lines: one warm address of gmock_all_test
+# At the largest count the warm output is also written to a file and read
+# back by cat (BENCH bigcxx.output: the answers' wall beside moving their
+# bytes).  Goals (issue 24), as BENCH lines: one warm address of gmock_all_test
 # within 2x the CPU of one of the small program, at most 30 MB RSS;
 # saving (cold) at most 1.15x the wall of not saving (noidx), at the
 # largest count, with the same peak RSS.  The binary is kept in
@@ -193,6 +195,23 @@ done
 sw=$(median_of "$work/t.small.1" 1) sc=$(median_of "$work/t.small.1" 2) sm=$(median_of "$work/t.small.1" 3)
 awk -v w="$sw" -v c="$sc" -v m="$sm" 'BEGIN {
 	printf "%-9s %-10s %9.0f %9.0f %8.1f   (a one-file C program, warm)\n", 1, "small", w, c, m / 1024 }'
+
+# Output at the largest count, warm: its bytes, and what reading them
+# back through cat to /dev/null takes (the speed of moving those bytes:
+# what writing the answers could approach).
+DSOSTORE_SYMINDEX_PATH=$work/idx "$dsostore" symbolize -e "$bin" -a -f -i <"$work/in.$max" \
+	>"$work/out.warm" 2>/dev/null || die "warm run at $max failed"
+out_mb=$(du -m "$work/out.warm" | cut -f1)
+for ((r = 0; r < runs; r++)); do
+	t0=$EPOCHREALTIME
+	cat "$work/out.warm" >/dev/null
+	t1=$EPOCHREALTIME
+	echo "$t0 $t1" | awk '{ printf "%.0f\n", ($2 - $1) * 1000 }' >>"$work/t.cat"
+done
+rm -f "$work/out.warm"
+ww=$(median_of "$work/t.warm.$max" 1) cw=$(median_of "$work/t.cat" 1)
+echo "warm output at $max: $out_mb MB in $ww ms; cat of the same bytes $cw ms"
+echo "BENCH bigcxx.output value=$ww unit=ms mb=$out_mb cat_ms=$cw ratio=$(awk -v a="$ww" -v b="$cw" 'BEGIN { printf "%.1f", a / (b ? b : 1) }')x"
 
 # The goals.
 if [ -f "$work/t.warm.1" ]; then
