@@ -32,7 +32,7 @@
 #
 # At the largest count the warm output is also written to a file and read
 # back by cat (BENCH bigcxx.output: the answers' wall beside moving their
-# bytes).  Goals (issue 24), as BENCH lines: one warm address of gmock_all_test
+# bytes).  Goals, as BENCH lines: one warm address of gmock_all_test
 # within 2x the CPU of one of the small program, at most 30 MB RSS;
 # saving (cold) at most 1.15x the wall of not saving (noidx), at the
 # largest count, with the same peak RSS.  The binary is kept in

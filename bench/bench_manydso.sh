@@ -16,7 +16,7 @@
 #
 # Per tool: wall time, CPU time (user + system; what a loaded machine
 # distorts least) and peak RSS (addr2line: its largest process, and the
-# sum of its CPU), by /usr/bin/time.  Goals (issue 24): dsostore's CPU
+# sum of its CPU), by /usr/bin/time.  Goals: dsostore's CPU
 # at least 3x less than llvm-symbolizer's, its RSS at most addr2line's
 # largest process.  The answers are compared with addr2line's (GNU
 # style is addr2line's), address by address (function names and

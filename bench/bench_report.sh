@@ -32,7 +32,7 @@
 # of the gcc and -g recordings beside perf's way to them, `perf script |
 # stackcollapse-perf.pl` (FlameGraph's script is not in Debian 12: with
 # none on PATH, `perf script` alone, the pipeline's larger process), RSS
-# the goal of issue 24: at most the pipeline's.
+# the goal: at most the pipeline's.
 # Wall time around each process, peak RSS from /usr/bin/time.  The tables
 # are compared row by row (all rows, sorted): differing rows are printed
 # and counted (known: PLT stubs, perf's "@plt" or address where we say

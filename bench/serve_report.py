@@ -205,7 +205,7 @@ def main():
     table(["process", "VmHWM MB", "budget", "within"], rows)
 
     # the goals
-    print("\ngoals (issue 23)")
+    print("\ngoals")
     rows = []
 
     def goal(key, what, value, shown, gmin=None, gmax=None, unit="x", ok=None, text=None):

@@ -439,22 +439,6 @@ size_t ds__symblob_cu_segs(const struct piece *P, struct ds__cu_hdr_buf *hdr,
 	return n;
 }
 
-void *ds__symblob_cu_blob(const struct piece *P, uint64_t *size)
-{
-	struct ds__seg segs[DS__BLOB_SEGS];
-	struct ds__cu_hdr_buf hdr;
-	size_t n = ds__symblob_cu_segs(P, &hdr, segs, size);
-	char *blob = malloc(*size), *p = blob;
-
-	if (!blob)
-		return NULL;
-	for (size_t k = 0; k < n; k++) {
-		memcpy(p, segs[k].p, segs[k].len);
-		p += segs[k].len;
-	}
-	return blob;
-}
-
 static size_t elf_blob_size(uint64_t nsyms, uint64_t nsecs, uint64_t nsegs, uint64_t pool_len)
 {
 	return sizeof(struct elf_hdr) + nsyms * sizeof(struct symbol) +

@@ -713,26 +713,6 @@ int ds__symbols_parts_head(struct ds_symbols *S, struct ds__symbols_parts *out)
 	return 0;
 }
 
-int ds__symbols_cu_blob(const struct ds_symbols *S, size_t i, struct ds__blob *b, bool *made)
-{
-	const struct cu *cu = &S->cus[i];
-
-	*b = (struct ds__blob){ 0 };
-	*made = false;
-	if (atomic_load(&cu->state) != CU_READY)
-		return 0; /* nothing (a saved CU that failed its check too) */
-	if (cu->blob) { /* saved: the same bytes */
-		*b = (struct ds__blob){ cu->blob, cu->size, cu->sum };
-		return 0;
-	}
-	b->data = ds__symblob_cu_blob(&cu->piece, &b->size);
-	if (!b->data)
-		return -ENOMEM;
-	b->sum = ds__blob_sum(b->data, b->size);
-	*made = true;
-	return 0;
-}
-
 size_t ds__symbols_cu_segs(const struct ds_symbols *S, size_t i, struct ds__cu_hdr_buf *hdr,
 			   struct ds__seg segs[DS__BLOB_SEGS], uint64_t *size, uint32_t *sum,
 			   bool *have_sum)
@@ -757,6 +737,7 @@ size_t ds__symbols_cu_segs(const struct ds_symbols *S, size_t i, struct ds__cu_h
 int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
 {
 	struct ds__blob *cus;
+	bool have_sum;
 	int err = ds__symbols_parts_head(S, out);
 
 	if (err)
@@ -766,13 +747,27 @@ int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
 		return -ENOMEM;
 	out->cus = cus;
 	for (size_t i = 0; i < S->ncus; i++) {
-		bool made;
+		struct ds__seg segs[DS__BLOB_SEGS];
+		struct ds__cu_hdr_buf hdr;
+		size_t n = ds__symbols_cu_segs(S, i, &hdr, segs, &cus[i].size, &cus[i].sum,
+					       &have_sum);
+		char *p;
 
-		err = ds__symbols_cu_blob(S, i, &cus[i], &made);
-		if (err) {
-			ds__symbols_parts_free(S, out);
-			return err;
+		if (have_sum) { /* a saved CU's bytes, or none */
+			cus[i].data = n ? segs[0].p : NULL;
+			continue;
 		}
+		/* Built here: its segments joined, a copy. */
+		if (!(p = malloc(cus[i].size))) {
+			ds__symbols_parts_free(S, out);
+			return -ENOMEM;
+		}
+		cus[i].data = p;
+		for (size_t k = 0; k < n; k++) {
+			memcpy(p, segs[k].p, segs[k].len);
+			p += segs[k].len;
+		}
+		cus[i].sum = ds__blob_sum(cus[i].data, cus[i].size);
 	}
 	return 0;
 }

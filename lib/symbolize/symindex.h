@@ -67,11 +67,8 @@ int ds__symbols_build_all(struct ds_symbols *S);
  * all cores) and the saved ones checked; the ELF blob and the ranges are
  * S's, valid while S lives.  0, -ENOMEM, or -ENODATA when S is not a
  * DWARF index (names only).  Then CU i's blob by ds__symbols_cu_segs()
- * (what a save writes, no copy made: symfile.c), or a copy by
- * ds__symbols_cu_blob(): a saved CU's bytes, else made here (*made: the
- * caller frees b->data), size 0 for a CU with nothing; 0 or -ENOMEM. */
+ * (what a save writes, no copy made: symfile.c). */
 int ds__symbols_parts_head(struct ds_symbols *S, struct ds__symbols_parts *out);
-int ds__symbols_cu_blob(const struct ds_symbols *S, size_t i, struct ds__blob *b, bool *made);
 /* CU i's blob for writing, without a copy: a saved CU's bytes (*sum is
  * theirs, *have_sum true), else the segments of its piece (the writer
  * sums them).  How many segments (0: a CU with nothing). */
@@ -286,11 +283,10 @@ bool ds__symblob_cu_blob_ok(const void *blob, uint64_t size);
  * rows), keys; the arrays are taken from B (no copy) into own[] and
  * *bytes.  B keeps its interning table for the next CU. */
 int ds__symblob_cu_finish(struct sym_build *B, struct piece *P, void *own[5], uint64_t *bytes);
-/* A piece as one blob (a copy). */
-void *ds__symblob_cu_blob(const struct piece *P, uint64_t *size);
-/* The same bytes as the segments they are in memory, for writing without
- * a copy: *hdr is filled (the blob's header), segs[0..return) point at it
- * and at P's arrays, DS__BLOB_SEGS at most; *size the blob's. */
+/* A piece as the blob a saved index holds, in the segments it is in
+ * memory (written without a copy): *hdr is filled (the blob's header),
+ * segs[0..return) point at it and at P's arrays, DS__BLOB_SEGS at most;
+ * *size the blob's. */
 size_t ds__symblob_cu_segs(const struct piece *P, struct ds__cu_hdr_buf *hdr,
 			   struct ds__seg segs[DS__BLOB_SEGS], uint64_t *size);
 void ds__symblob_elf_view(const void *blob, struct elf_piece *E);
