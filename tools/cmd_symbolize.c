@@ -293,6 +293,13 @@ static inline char *put_term(char *p, const char *s, size_t n)
 	return p + ds_term_escape(p, TERM_ROOM(n), s, n);
 }
 
+/* put_term() of a frame's string, copied as it is when the library said
+ * it is plain (it checked it once, not once an answer). */
+static inline char *put_name(char *p, const char *s, size_t n, bool plain)
+{
+	return plain ? put_mem(p, s, n) : put_term(p, s, n);
+}
+
 static const char digit_pairs[201] = "00010203040506070809101112131415161718192021222324"
 				      "25262728293031323334353637383940414243444546474849"
 				      "50515253545556575859606162636465666768697071727374"
@@ -341,7 +348,7 @@ static char *put_location(char *p, const struct ds_frame *f, bool found, bool gn
 {
 	if (!found)
 		return gnu ? put_lit(p, "??:0") : put_lit(p, "??:0:0");
-	p = f->file ? put_term(p, f->file, f->file_len) : put_lit(p, "??");
+	p = f->file ? put_name(p, f->file, f->file_len, f->file_plain) : put_lit(p, "??");
 	if (gnu) {
 		/* binutils: "??:0" when nothing was found, "FILE:?" when the
 		 * line is unknown, the discriminator after the line. */
@@ -403,7 +410,8 @@ static void print_text(struct out *ob, const struct opts *o, uint64_t addr,
 			if (o->pretty && i)
 				p = put_lit(p, " (inlined by) ");
 			if (o->functions || !gnu) {
-				p = f->function ? put_term(p, f->function, f->function_len)
+				p = f->function ? put_name(p, f->function, f->function_len,
+							   f->function_plain)
 						: put_lit(p, "??");
 				if (o->pretty && gnu && !found)
 					*p++ = ' '; /* binutils: "?? ??:0" */
@@ -1005,6 +1013,7 @@ static void answer_binutils(struct out *ob, const struct opts *o, const char *mo
 	memcpy(frames, a->frames, a->nframes * sizeof(frames[0]));
 	frames[a->nframes - 1].function = name;
 	frames[a->nframes - 1].function_len = (unsigned)strlen(name);
+	frames[a->nframes - 1].function_plain = false;
 	renamed = *a;
 	renamed.frames = frames;
 	answer(ob, o, module, shown, &renamed, NULL);

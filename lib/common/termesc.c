@@ -122,6 +122,11 @@ byte:
 	esc[4] = 0;
 }
 
+size_t ds__term_plain(const char *s, size_t len)
+{
+	return term_plain((const unsigned char *)s, 0, len);
+}
+
 size_t ds_term_escape(char *out, size_t size, const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;

@@ -31,6 +31,9 @@
 /* The demangled names kept across calls: past this, dropped at a call's
  * start (a stream over many DSOs would otherwise keep them all). */
 #define DEMANGLED_MAX (16u << 20)
+/* The index's strings kept across calls (see struct strtab): past this
+ * many bytes, dropped at the next call's lookup. */
+#define INDEX_STRINGS_MAX (16u << 20)
 
 struct chunk {
 	struct chunk *next;
@@ -113,14 +116,13 @@ struct pair {
 /* How names are demangled: not, as binutils, as LLVM, as perf (no parameters). */
 enum { DM_NONE, DM_GNU, DM_LLVM, DM_PERF };
 
-/* The index's string at key, as this call answers it (copied, or
- * demangled).  The index's strings do not move while it lives, so within
- * a call one pointer is one string. */
+/* The index's string at key, as answered (copied, or demangled). */
 struct pslot {
 	const char *key, *val;
-	uint32_t gen; /* a slot of an earlier call is empty */
+	uint32_t gen; /* a slot of an earlier generation is empty */
 	uint32_t len; /* strlen(val) */
 	uint8_t how; /* DM_* */
+	bool plain; /* val is printable ASCII (ds__term_plain()) */
 };
 
 /* A mangled name and its demangling in one spelling (both in the batch's
@@ -134,6 +136,29 @@ struct dslot {
 
 #define RECENT 256 /* a power of two */
 
+/* Strings answered, by the pointer they were given as: open addressing
+ * at half load, the slots of another generation empty, and in front of
+ * the table the last string met at each of a few places (its address
+ * hashed), in L1 cache: most frames repeat one.  A pointer names one
+ * string only while the memory it points into is not freed, so a table
+ * starts a new generation when that may no longer hold:
+ *   - the call's table (ds__sym_batch_put()'s strings, from another
+ *     batch's answers) at every call;
+ *   - the index's table (the lookups' strings, pointers into one
+ *     ds_symbols) when the index is another one (its uid) or freed
+ *     strings since (its strings_epoch), when it holds
+ *     INDEX_STRINGS_MAX bytes, or when the demangled names it points to
+ *     are dropped.  Kept from call to call, a string a stream asks again
+ *     (a hot function, a header's path) is measured, checked and copied
+ *     once, not once per call. */
+struct strtab {
+	struct pslot recent[RECENT];
+	struct pslot *tab;
+	size_t cap, used;
+	uint32_t gen;
+	struct arena *arena; /* where its copies go */
+};
+
 struct ds_sym_batch {
 	struct ds_sym_answer *ans;
 	size_t *first; /* ans[i]'s first frame in frames */
@@ -144,12 +169,13 @@ struct ds_sym_batch {
 	struct ds_frame *frames;
 	size_t nframes, frame_cap;
 	struct arena strings; /* this call's */
-	/* In front of ptab: the last string met at each of a few places
-	 * (its address hashed), in L1 cache; most frames repeat one. */
-	struct pslot recent[RECENT];
-	struct pslot *ptab;
-	size_t pcap, pused;
-	uint32_t gen;
+	struct strtab calltab; /* into strings */
+	/* The lookups' strings, across calls (see struct strtab). */
+	struct arena istrings;
+	struct strtab itab;
+	uint64_t iuid; /* the index itab's keys point into */
+	uint32_t iepoch; /* its strings_epoch then */
+	size_t ibytes; /* copied into istrings since itab's generation began */
 	struct arena dm_strings; /* across calls */
 	struct dslot *dtab;
 	size_t dcap, dused;
@@ -161,8 +187,12 @@ DS_API struct ds_sym_batch *ds_sym_batch_new(void)
 {
 	struct ds_sym_batch *b = calloc(1, sizeof(*b));
 
-	if (!b)
+	if (!b) {
 		errno = ENOMEM;
+		return NULL;
+	}
+	b->calltab.arena = &b->strings;
+	b->itab.arena = &b->istrings;
 	return b;
 }
 
@@ -176,9 +206,11 @@ DS_API void ds_sym_batch_free(struct ds_sym_batch *b)
 	free(b->tmp);
 	free(b->vaddrs);
 	free(b->frames);
-	free(b->ptab);
+	free(b->calltab.tab);
+	free(b->itab.tab);
 	free(b->dtab);
 	arena_free(&b->strings);
+	arena_free(&b->istrings);
 	arena_free(&b->dm_strings);
 	free(b);
 }
@@ -212,6 +244,7 @@ int ds__sym_batch_start(struct ds_sym_batch *b, size_t n)
 		if (b->dtab)
 			memset(b->dtab, 0, b->dcap * sizeof(*b->dtab));
 		b->dused = 0;
+		b->iuid = 0; /* itab's demangled names are gone */
 	}
 	if (n > b->cap) {
 		size_t cap = n < 2 * b->cap ? 2 * b->cap : n;
@@ -352,30 +385,42 @@ static uint64_t hash_str(const char *s, unsigned how, size_t *len)
 	return (h ^ how) * 0x100000001b3ull;
 }
 
-/* Open addressing at half load; false: no memory (the caller goes on
- * without the cache). */
-static bool ptab_grow(struct ds_sym_batch *b)
+/* Doubled; false: no memory (the caller goes on without the cache). */
+static bool strtab_grow(struct strtab *t)
 {
-	size_t cap = b->pcap ? 2 * b->pcap : 1024;
-	struct pslot *t = calloc(cap, sizeof(*t));
+	size_t cap = t->cap ? 2 * t->cap : 1024;
+	struct pslot *v = calloc(cap, sizeof(*v));
 
-	if (!t)
+	if (!v)
 		return false;
-	for (size_t i = 0; i < b->pcap; i++) {
-		const struct pslot *s = &b->ptab[i];
+	for (size_t i = 0; i < t->cap; i++) {
+		const struct pslot *s = &t->tab[i];
 		size_t h;
 
-		if (s->gen != b->gen)
+		if (s->gen != t->gen)
 			continue;
-		for (h = hash_ptr(s->key, s->how) & (cap - 1); t[h].gen == b->gen;
+		for (h = hash_ptr(s->key, s->how) & (cap - 1); v[h].gen == t->gen;
 		     h = (h + 1) & (cap - 1))
 			;
-		t[h] = *s;
+		v[h] = *s;
 	}
-	free(b->ptab);
-	b->ptab = t;
-	b->pcap = cap;
+	free(t->tab);
+	t->tab = v;
+	t->cap = cap;
 	return true;
+}
+
+/* A new generation: every slot empty (the copies stay where they are:
+ * the caller rewinds the arena when nothing points into it any more). */
+static void strtab_forget(struct strtab *t)
+{
+	if (++t->gen == 0) { /* wrapped: no slot may look current */
+		if (t->tab)
+			memset(t->tab, 0, t->cap * sizeof(*t->tab));
+		memset(t->recent, 0, sizeof(t->recent));
+		t->gen = 1;
+	}
+	t->used = 0;
 }
 
 static bool dtab_grow(struct ds_sym_batch *b)
@@ -437,46 +482,51 @@ static const char *demangled(struct ds_sym_batch *b, const char *s, unsigned how
 	return d;
 }
 
-/* The string this call answers for the index's s: a copy, or demangled
- * the way how says; its length in *len. */
-static const char *answer_string(struct ds_sym_batch *b, const char *s, unsigned how,
-				 unsigned *len)
+/* The string answered for s through t: a copy, or demangled the way how
+ * says; its length in *len, whether it is plain in *plain. */
+static const char *answer_string(struct ds_sym_batch *b, struct strtab *t, const char *s,
+				 unsigned how, unsigned *len, bool *plain)
 {
 	struct pslot *slot = NULL;
 	const char *val;
 	size_t n = 0;
 
-	struct pslot *r = &b->recent[((uintptr_t)s >> 3 ^ (uintptr_t)s >> 11 ^ how) & (RECENT - 1)];
+	struct pslot *r = &t->recent[((uintptr_t)s >> 3 ^ (uintptr_t)s >> 11 ^ how) & (RECENT - 1)];
 
-	if (r->key == s && r->gen == b->gen && r->how == how) {
+	if (r->key == s && r->gen == t->gen && r->how == how) {
 		*len = r->len;
+		*plain = r->plain;
 		return r->val;
 	}
-	if (2 * (b->pused + 1) <= b->pcap || ptab_grow(b)) {
-		size_t mask = b->pcap - 1, h = hash_ptr(s, how) & mask;
+	if (2 * (t->used + 1) <= t->cap || strtab_grow(t)) {
+		size_t mask = t->cap - 1, h = hash_ptr(s, how) & mask;
 
-		for (; b->ptab[h].gen == b->gen; h = (h + 1) & mask)
-			if (b->ptab[h].key == s && b->ptab[h].how == how) {
-				*r = b->ptab[h];
+		for (; t->tab[h].gen == t->gen; h = (h + 1) & mask)
+			if (t->tab[h].key == s && t->tab[h].how == how) {
+				*r = t->tab[h];
 				*len = r->len;
+				*plain = r->plain;
 				return r->val;
 			}
-		slot = &b->ptab[h];
+		slot = &t->tab[h];
 	}
 	if (how) {
 		val = demangled(b, s, how, &n);
 	} else {
 		n = strlen(s);
-		val = arena_strdup(&b->strings, s, n);
+		val = arena_strdup(t->arena, s, n);
+		if (t == &b->itab)
+			b->ibytes += n + 1;
 	}
 	if (!val || n > UINT32_MAX) /* (no index holds a name of 4 GiB) */
 		return NULL;
 	*len = (unsigned)n;
+	*plain = ds__term_plain(val, n) == n;
 	if (slot) {
-		*slot = (struct pslot){ .key = s, .val = val, .gen = b->gen, .len = *len,
-					.how = (uint8_t)how };
+		*slot = (struct pslot){ .key = s, .val = val, .gen = t->gen, .len = *len,
+					.how = (uint8_t)how, .plain = *plain };
 		*r = *slot;
-		b->pused++;
+		t->used++;
 	}
 	return val;
 }
@@ -488,6 +538,7 @@ static int emit_frame(void *arg, const struct ds__raw_frame *f)
 	struct ds_sym_batch *b = arg;
 	const char *fn = NULL, *file = NULL;
 	unsigned fn_len = 0, file_len = 0;
+	bool fn_plain = false, file_plain = false;
 
 	if (b->nframes == b->frame_cap) {
 		size_t cap = b->frame_cap ? 2 * b->frame_cap : 64;
@@ -500,11 +551,12 @@ static int emit_frame(void *arg, const struct ds__raw_frame *f)
 		unsigned how =
 			b->demangle && ds__maybe_mangled(f->function) ? b->demangle : DM_NONE;
 
-		fn = answer_string(b, f->function, how, &fn_len);
+		fn = answer_string(b, &b->itab, f->function, how, &fn_len, &fn_plain);
 		if (!fn)
 			return -ENOMEM;
 	}
-	if (f->file && !(file = answer_string(b, f->file, DM_NONE, &file_len)))
+	if (f->file &&
+	    !(file = answer_string(b, &b->itab, f->file, DM_NONE, &file_len, &file_plain)))
 		return -ENOMEM;
 	b->frames[b->nframes++] = (struct ds_frame){
 		.function = fn,
@@ -514,6 +566,8 @@ static int emit_frame(void *arg, const struct ds__raw_frame *f)
 		.column = f->column,
 		.discriminator = f->discriminator,
 		.inlined = f->inlined,
+		.function_plain = fn_plain,
+		.file_plain = file_plain,
 		.function_len = fn_len,
 		.file_len = file_len,
 	};
@@ -529,6 +583,17 @@ int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned 
 		      : flags & DS_SYM_LLVM_NAMES ? DM_LLVM
 		      : flags & DS_SYM_NO_PARAMS  ? DM_PERF
 						  : DM_GNU;
+	/* (S is pinned by the caller: nothing of it is freed until we
+	 * return, so the epoch read now holds for every lookup below.) */
+	if (b->iuid != S->uid || b->iepoch != atomic_load(&S->strings_epoch) ||
+	    b->ibytes > INDEX_STRINGS_MAX) {
+		strtab_forget(&b->itab);
+		b->istrings.cur = NULL; /* (the answers of earlier calls are done) */
+		b->istrings.pos = 0;
+		b->iuid = S->uid;
+		b->iepoch = atomic_load(&S->strings_epoch);
+		b->ibytes = 0;
+	}
 	for (size_t k = 0; k < b->npairs;) {
 		uint64_t v = b->pairs[k].key;
 		size_t first = b->nframes;
@@ -588,9 +653,11 @@ static bool put_frame(struct ds_sym_batch *b, struct ds_frame f)
 		b->frame_cap = cap;
 	}
 	/* (answer_string(): one copy per string, the next by its address) */
-	if (f.function && !(f.function = answer_string(b, f.function, DM_NONE, &f.function_len)))
+	if (f.function && !(f.function = answer_string(b, &b->calltab, f.function, DM_NONE,
+						       &f.function_len, &f.function_plain)))
 		return false;
-	if (f.file && !(f.file = answer_string(b, f.file, DM_NONE, &f.file_len)))
+	if (f.file && !(f.file = answer_string(b, &b->calltab, f.file, DM_NONE, &f.file_len,
+					       &f.file_plain)))
 		return false;
 	b->frames[b->nframes++] = f;
 	return true;
@@ -598,13 +665,7 @@ static bool put_frame(struct ds_sym_batch *b, struct ds_frame f)
 
 void ds__sym_batch_forget(struct ds_sym_batch *b)
 {
-	if (++b->gen == 0) { /* wrapped: no slot may look current */
-		if (b->ptab)
-			memset(b->ptab, 0, b->pcap * sizeof(*b->ptab));
-		memset(b->recent, 0, sizeof(b->recent));
-		b->gen = 1;
-	}
-	b->pused = 0;
+	strtab_forget(&b->calltab);
 	b->last_module = NULL;
 }
 

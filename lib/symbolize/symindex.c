@@ -69,10 +69,12 @@ void ds__symbols_unaccount(struct ds_symbols *S)
 
 static struct ds_symbols *symbols_new(void)
 {
+	static _Atomic uint64_t next_uid = 1;
 	struct ds_symbols *S = calloc(1, sizeof(*S));
 
 	if (!S)
 		return NULL;
+	S->uid = atomic_fetch_add(&next_uid, 1);
 	pthread_mutex_init(&S->mu, NULL);
 	pthread_cond_init(&S->cv, NULL);
 	atomic_init(&S->bytes, sizeof(*S));
@@ -679,6 +681,8 @@ uint64_t ds__symbols_trim(struct ds_symbols *S)
 			atomic_fetch_sub(S->acct_bytes, bytes);
 		freed += bytes;
 	}
+	if (freed) /* (no lookup runs: the caller made sure nobody pins S) */
+		atomic_fetch_add(&S->strings_epoch, 1);
 	pthread_mutex_unlock(&S->mu);
 	return freed;
 }

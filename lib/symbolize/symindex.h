@@ -252,6 +252,13 @@ struct ds_symbols {
 	 * holds what it reads, and gives it back when it is let go). */
 	struct ds__aux_src aux;
 	atomic_bool partial; /* see ds__symbols_partial() */
+	/* Which strings a pointer into this index may name: uid is this
+	 * index's alone among every index the process makes, and
+	 * strings_epoch moves whenever memory of its strings is freed (a
+	 * trim), so a cache keyed by string pointers (symbolize.c's batch)
+	 * that saw both unchanged can trust its keys. */
+	uint64_t uid;
+	_Atomic uint32_t strings_epoch;
 };
 
 #define GROW(S, arr, n, cap)                                                     \

@@ -548,6 +548,16 @@ static enum ds_sym_status status_for(int ret, size_t nframes)
 
 /* Each answer of a batch over addrs[0..n) is what ds_dso_symbolize()
  * gives for its address: error, address, frames.  Returns the found ones. */
+/* Printable ASCII and tabs only: what ds_frame's *_plain say, from the
+ * bytes. */
+static bool t_plain(const char *s)
+{
+	for (; s && *s; s++)
+		if (!(*s == '\t' || (*s >= 0x20 && *s < 0x7f)))
+			return false;
+	return true;
+}
+
 static int check_batch_answers(const char *what, struct ds_dso *d, const struct ds_sym_batch *b,
 			       const uint64_t *addrs, size_t n, unsigned flags)
 {
@@ -568,6 +578,14 @@ static int check_batch_answers(const char *what, struct ds_dso *d, const struct 
 		CHECK_EQ_INT(a->status, status_for(ret, one.nframes));
 		CHECK_EQ_INT(a->from_symtab, one.from_symtab);
 		CHECK(!a->nframes == !a->frames);
+		for (size_t k = 0; k < a->nframes; k++) {
+			const struct ds_frame *f = &a->frames[k];
+
+			CHECK_EQ_INT(f->function_plain, f->function && t_plain(f->function));
+			CHECK_EQ_INT(f->file_plain, f->file && t_plain(f->file));
+			CHECK_EQ_INT(f->function_len, f->function ? strlen(f->function) : 0);
+			CHECK_EQ_INT(f->file_len, f->file ? strlen(f->file) : 0);
+		}
 		if (strcmp(x, y) && reports++ < MAX_REPORTS) {
 			fprintf(stderr, "%s: batch 0x%" PRIx64 ":\n%s--- single:\n%s", what, addrs[i],
 				x, y);
@@ -1275,6 +1293,28 @@ static void test_budget(void)
 	CHECK(st.units_built > built);
 	CHECK_EQ_INT(st.evictions, 0);
 	CHECK(st.bytes_held <= budget);
+	/* A batch keeps the strings it answered from call to call while
+	 * their index is unchanged: one batch for A, another for B between
+	 * its calls (B's CUs push A's out, A's are built again, maybe where
+	 * other strings were), and A's answers stay the single calls'. */
+	{
+		struct ds_sym_batch *ba = ds_sym_batch_new(), *bb = ds_sym_batch_new();
+
+		for (int round = 0; round < 3; round++) {
+			int ret = ds_dso_symbolize_batch(da, A->addrs, A->naddrs, DS_SYM_INLINES,
+							 ba);
+
+			CHECK(ret > 0);
+			CHECK_EQ_INT(ret, check_batch_answers("budget, A's batch", da, ba, A->addrs,
+							      A->naddrs, DS_SYM_INLINES));
+			ret = ds_dso_symbolize_batch(db, B->addrs, B->naddrs, DS_SYM_INLINES, bb);
+			CHECK(ret > 0);
+		}
+		ds_store_stats(s, &st);
+		CHECK(st.trims > 1);
+		ds_sym_batch_free(ba);
+		ds_sym_batch_free(bb);
+	}
 	ds_dso_put(da);
 	ds_dso_put(db);
 	CHECK_EQ_INT(held(s), 0);
