@@ -1350,7 +1350,17 @@ static void symbols_budget(struct ds_dso *d)
  * ds_store_flush() waits for the jobs queued; ds_store_free() does, then
  * ends the thread; a host that exits without either loses only a cache
  * file.  Without a thread (pthread_create() failed, or after
- * ds_store_free()) the batch saves, as before. */
+ * ds_store_free()) the batch saves, as before.
+ *
+ * A job's pin keeps its debuginfo open and its index in memory, past
+ * what the store's budgets would let stay, so the jobs not yet done are
+ * bounded (SAVES_PENDING_MAX, SAVES_PENDING_BUDGETED with a budget): a
+ * batch that finds them all taken saves itself.  (Unbounded, a stream
+ * over 40 binaries under --fd-budget 8 and `ulimit -n 20` ran out of
+ * descriptors whenever the saver fell behind: each queued job held a
+ * debuginfo's.) */
+#define SAVES_PENDING_MAX      16
+#define SAVES_PENDING_BUDGETED 2
 struct save_job {
 	struct save_job *next;
 	struct ds_dso *d;
@@ -1390,6 +1400,7 @@ static void *saver_main(void *arg)
 		ds_dso_put(j->d);
 		free(j);
 		pthread_mutex_lock(&s->save_lock);
+		s->saves_pending--;
 	}
 	pthread_mutex_unlock(&s->save_lock);
 	return NULL;
@@ -1408,9 +1419,12 @@ static bool save_later(struct ds_dso *d, struct ds_symbols *S, const struct ds__
 	if (!s->save_closed && !s->saver_started &&
 	    pthread_create(&s->saver, NULL, saver_main, s) == 0)
 		s->saver_started = true;
-	if (!s->save_closed && s->saver_started) {
+	if (!s->save_closed && s->saver_started &&
+	    s->saves_pending < (s->budget || s->fd_budget ? SAVES_PENDING_BUDGETED
+							  : SAVES_PENDING_MAX)) {
 		/* (The caller's pin says the debuginfo is ready: another one
 		 * needs no wait.) */
+		s->saves_pending++;
 		atomic_fetch_add(&d->pins, 1);
 		*j = (struct save_job){ .d = ds_dso_get(d), .S = S, .key = *key };
 		*s->save_tail = j;

@@ -174,6 +174,7 @@ struct ds_store {
 	struct save_job *save_head, **save_tail;
 	pthread_t saver;
 	bool saver_started, saver_busy, save_closed;
+	unsigned int saves_pending; /* queued, or being written */
 
 	atomic_uint_fast64_t n_dsos, n_open, bytes_held, searches, hits, misses, evictions, reopens,
 	    symtab_builds, dwarf_builds, units_built, symindex_loads, symindex_saves,
