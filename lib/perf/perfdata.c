@@ -1194,8 +1194,12 @@ void ds__perf_record(const struct ds_perf_data *p, const struct ds__perf_ent *e,
 
 /* Read in time order, a recording's records move through the file
  * (perf writes them a round at a time), so the pages below the lowest
- * record still to come are done with: dropped every 8 MiB, perf.data's
- * share of the RSS stays about a block's spread instead of the file. */
+ * record still to come are done with: dropped once 1 MiB of them is,
+ * perf.data's share of the RSS stays about a block's spread instead of
+ * the file.  (In 8 MiB steps, up to 8 MiB more stayed: the last 8 to 16
+ * MiB of the file were resident to the end of the replay, where the
+ * profile is largest.  A step is one madvise() every 4096 records at
+ * most.) */
 void ds__perf_records_done(const struct ds_perf_data *p, size_t i, uint64_t *done)
 {
 	uint64_t low, from;
@@ -1208,7 +1212,7 @@ void ds__perf_records_done(const struct ds_perf_data *p, size_t i, uint64_t *don
 		low = p->data_off + p->data_size; /* (the features after the data stay) */
 	low &= ~((uint64_t)page - 1);
 	from = *done ? *done : (p->data_off + (uint64_t)page - 1) & ~((uint64_t)page - 1);
-	if (low < from + (8u << 20))
+	if (low < from + (1u << 20))
 		return;
 	/* A read-only private mapping of the file: what goes is read again
 	 * if touched (a string a DSO kept, say), never lost. */
