@@ -1191,6 +1191,9 @@ struct ds_profile;
 /* Names as the linker wrote them (no demangling). */
 #define DS_PROFILE_MANGLED (1u << 2)
 
+struct ds_profile_sample;
+typedef int (*ds_profile_stack_fn)(void *user, const struct ds_profile_sample *s);
+
 struct ds_profile_opts {
 	size_t sz;
 	unsigned int flags; /* DS_PROFILE_* */
@@ -1206,6 +1209,18 @@ struct ds_profile_opts {
 	 * kernel's build ID through the store.  A module's DWARF: where it is
 	 * loaded now (lib/live/ksym.c). */
 	const char *vmlinux;
+	/* Each sample as the profile is made, handed over instead of kept:
+	 * for a reader that adds the samples up its own way (folded stacks)
+	 * and needs none of the profile's stacks, whose memory is most of a
+	 * profile's.  Called with a stack of that one sample (count 1, its
+	 * period; locs, ips and cpumodes valid during the call), whose
+	 * locations' indexes are final but not yet named (ds_profile_open():
+	 * until ds_profile_resolve()).  The profile then has no stacks
+	 * (ds_profile_samples() is empty), only their locations.  Nonzero
+	 * (a negative errno) stops the replay: the profile is not made,
+	 * errno that error.  NULL: the stacks are kept. */
+	ds_profile_stack_fn stack;
+	void *stack_user;
 };
 
 /* One location.  Strings and frames belong to the profile. */

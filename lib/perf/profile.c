@@ -7,7 +7,8 @@
  * one location, named once: a user-space DSO's in one symbolizer batch,
  * kernel ones from /proc/kallsyms (read by a thread of its own while the
  * rest is named, and only when the recording has kernel addresses), the
- * vDSO's from its image.
+ * vDSO's from its image.  A reader that adds the samples up its own way
+ * (folded stacks) can have each handed over instead, and no stack kept.
  */
 #define _GNU_SOURCE
 #include "perf.h"
@@ -55,6 +56,11 @@ struct ds_profile {
 	unsigned int flags;
 	ds_log_fn warn;
 	void *warn_user;
+	/* The reader's, handed each sample instead of its being kept
+	 * (ds_profile_opts.stack): no stack is kept, the id triples' room
+	 * is every sample's in turn. */
+	ds_profile_stack_fn stack;
+	void *stack_user;
 	char **short_names;
 	int err; /* the first failure (-ENOMEM) of a callback */
 	uint64_t first_time, last_time; /* of the samples with a time */
@@ -352,7 +358,8 @@ static int stack_rehash(struct ds_profile *p)
 }
 
 /* The sample's triples are put at [nids, nids + n) first; a stack seen
- * before takes them back. */
+ * before takes them back, and so does a reader that has each sample
+ * handed over (p->stack). */
 static int on_sample(void *user, const struct ds_perf_sample *smp)
 {
 	struct ds_profile *p = user;
@@ -415,6 +422,20 @@ static int on_sample(void *user, const struct ds_perf_sample *smp)
 		p->ips[at + k] = raw;
 		p->modes[at + k] = k ? smp->callchain_cpumode[c] : smp->cpumode;
 		h = mix(h ^ ((uint64_t)id << 16 ^ raw));
+	}
+	if (p->stack) {
+		int rc;
+
+		/* Handed over, not kept: nids stays 0, the next sample's
+		 * triples go where these were. */
+		key.count = 1;
+		key.period = smp->period;
+		key.locs = p->ids + at;
+		key.ips = p->ips + at;
+		key.cpumodes = p->modes + at;
+		rc = p->stack(p->stack_user, &key);
+		/* (a positive return would stop the replay with no errno) */
+		return rc > 0 ? -ECANCELED : rc;
 	}
 	if (2 * (p->nsamples + 1) > p->nstack_slots && stack_rehash(p))
 		return p->err = -ENOMEM;
@@ -1062,6 +1083,8 @@ static struct ds_profile *profile_alloc(const struct ds_profile_opts *opts)
 	p->flags = DS_OPT(opts, flags, 0u);
 	p->warn = DS_OPT(opts, warn, NULL);
 	p->warn_user = DS_OPT(opts, warn_user, NULL);
+	p->stack = DS_OPT(opts, stack, NULL);
+	p->stack_user = DS_OPT(opts, stack_user, NULL);
 	p->vdso_fd = -1;
 	if (DS_OPT(opts, vmlinux, NULL) && !(p->vmlinux_path = strdup(opts->vmlinux))) {
 		free(p);

@@ -21,7 +21,8 @@
  * replayed straight into a profile (ds_profile_open(), samples not kept)
  * gives the stacks a stored session gives, every location in the DSO its
  * sample resolved to, also where a guest's DSO came first and the host's
- * are numbered before it. */
+ * are numbered before it; one whose samples are each handed to the reader
+ * (ds_profile_opts.stack) hands each of those stacks' samples once. */
 #define _GNU_SOURCE
 #include "dsostore.h"
 #include "testutil.h"
@@ -277,6 +278,76 @@ static void check_tables(struct ds_profile *p, const char *name)
 	}
 }
 
+/* A reader handed each sample (ds_profile_opts.stack): the kept stacks
+ * of the same recording to find each sample's in (the locations'
+ * indexes are the same ones), what came, and what to return. */
+struct handed {
+	const struct ds_profile_sample *kept;
+	size_t nkept;
+	uint64_t samples, period;
+	size_t unmatched;
+	int ret;
+};
+
+static int hand(void *user, const struct ds_profile_sample *s)
+{
+	struct handed *h = user;
+	bool found = false;
+
+	CHECK_EQ_INT(s->count, 1);
+	h->samples += s->count;
+	h->period += s->period;
+	for (size_t i = 0; i < h->nkept && !found; i++) {
+		const struct ds_profile_sample *k = &h->kept[i];
+
+		found = k->attr == s->attr && k->pid == s->pid && k->tid == s->tid &&
+			!k->comm == !s->comm && (!k->comm || !strcmp(k->comm, s->comm)) &&
+			k->callchain == s->callchain && k->leaf_in_callchain == s->leaf_in_callchain &&
+			k->nunwound == s->nunwound && k->nlocs == s->nlocs &&
+			!memcmp(k->locs, s->locs, s->nlocs * sizeof(*s->locs)) &&
+			!memcmp(k->ips, s->ips, s->nlocs * sizeof(*s->ips)) &&
+			!memcmp(k->cpumodes, s->cpumodes, s->nlocs * sizeof(*s->cpumodes));
+	}
+	h->unmatched += !found;
+	return h->ret;
+}
+
+/* The recording replayed with each sample handed over: every sample once,
+ * each one of the kept stacks', the locations all there and no stack kept;
+ * a reader's error stops the replay and is the profile's. */
+static void check_handed(struct ds_context *ctx, const struct ds_perf_data *pd,
+			 const struct ds_perf_session_opts *so, const struct ds_profile_sample *kept,
+			 size_t nkept, size_t nlocs, const struct tally *t)
+{
+	struct handed h = { .kept = kept, .nkept = nkept };
+	DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_CALLCHAINS, .stack = hand,
+		.stack_user = &h);
+	const struct ds_profile_sample *none;
+	const struct ds_profile_loc *locs;
+	struct ds_profile *p;
+	char err[256] = "";
+
+	p = ds_profile_open(ctx, pd, so, &po, err, sizeof(err));
+	CHECK(p != NULL);
+	if (p) {
+		CHECK_EQ_INT(ds_profile_samples(p, &none), 0);
+		CHECK_EQ_INT(ds_profile_locs(p, &locs), nlocs);
+		CHECK_EQ_INT(ds_profile_resolve(p), 0);
+	}
+	CHECK_EQ_INT(h.samples, t->samples);
+	CHECK_EQ_INT(h.period, t->period);
+	CHECK_EQ_INT(h.unmatched, 0);
+	ds_profile_free(p);
+	if (!t->samples)
+		return;
+	h.ret = -ECANCELED;
+	errno = 0;
+	p = ds_profile_open(ctx, pd, so, &po, err, sizeof(err));
+	CHECK(!p);
+	CHECK_EQ_INT(errno, ECANCELED);
+	ds_profile_free(p);
+}
+
 /* The profile of name both ways, against the session's samples and each
  * other.  *guest_path (may be NULL) gets the DSO of the first stack whose
  * pid is guest_pid. */
@@ -347,6 +418,7 @@ static void check_profile(struct ds_context *ctx, const char *name, int32_t gues
 	CHECK_EQ_INT(count, t.samples);
 	CHECK_EQ_INT(period, t.period);
 	check_tables(streamed, name);
+	check_handed(ctx, pd, &so, b, nb, ds_profile_locs(streamed, &bl), &t);
 out:
 	ds_profile_free(stored);
 	ds_profile_free(streamed);
