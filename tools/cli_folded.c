@@ -410,26 +410,61 @@ int folded_parse(struct folded *f, const char *text, size_t len)
 
 /* ------------------------------------------------------ from a profile */
 
+/* The samples' stacks as the replay hands them over (the profile keeps
+ * none: ds_profile_opts.stack), before their locations have names: a tree
+ * of paths, the root frame (the thread's name) first, then the frames
+ * perf script prints of the sample as location indexes, outermost caller
+ * first.  A node is one distinct path from a root, with what the samples
+ * whose stack ends there add up.  A -g recording's samples differ mostly
+ * in their innermost addresses, which only their functions' names (known
+ * once the locations are named) fold away; the tree keeps each caller
+ * path once and nothing of a sample that its folded stack does not show
+ * (raw addresses, CPU modes, pid and tid unless the root frame has them),
+ * where the profile's stacks took 80 bytes a stack and 14 an address. */
+#define LROOT UINT32_MAX /* the parent of a root */
+
+struct lnode {
+	uint32_t parent; /* a node's index, or LROOT */
+	/* a location's index; of a root, its frame's id << 1, | 1 for the
+	 * samples without a callchain (in a -g recording: no frame below
+	 * the root, see collapse_tree()) */
+	uint32_t key;
+	uint64_t count; /* of the samples whose stack ends here */
+};
+
 struct collapse {
 	struct folded *f;
 	const struct folded_opts *o;
+	const struct cli_recording *rec;
+	/* The event (attr), known at its first sample (pick_event());
+	 * no_event: --event names none of the recording's. */
+	bool attr_known, no_event;
+	unsigned attr;
+	size_t max_stack; /* perf script's: its callchains' entries, from the sample */
+	bool any; /* a sample came */
+	bool callchains; /* a -g recording: some sample of the event has a callchain */
+	struct lnode *nodes;
+	size_t n, cap;
+	uint32_t *slots; /* hash of (parent, key): index + 1, 0 empty */
+	size_t nslots;
+	/* the last sample's thread, and its root frame's id (-1: none yet) */
+	const char *root_comm;
+	int32_t root_pid, root_tid;
+	int64_t root_id;
+	/* Naming, once the locations are named: the profile, a location's
+	 * frame id + 1 (0: not yet), per kind of thread (the java tidying
+	 * depends on the thread's name; made when first needed). */
 	const struct ds_profile *p;
-	const struct ds_perf_dso *dsos;
-	size_t ndsos;
-	/* a location's frame id + 1 (0: not yet), per kind of thread (the
-	 * java tidying depends on the thread's name) */
 	uint32_t *ids[2];
 	char *buf;
-	size_t len, cap;
+	size_t len, bufcap;
 	uint32_t *frames;
 	size_t nframes_cap;
-	bool callchains; /* a -g recording: some sample of the event has a callchain */
-	size_t max_stack; /* perf script's: its callchains' entries, from the sample */
 };
 
 static int put(struct collapse *c, const char *s, size_t n)
 {
-	if (grow(&c->buf, &c->cap, c->len + n + 1, 1, 256))
+	if (grow(&c->buf, &c->bufcap, c->len + n + 1, 1, 256))
 		return -ENOMEM;
 	memcpy(c->buf + c->len, s, n);
 	c->len += n;
@@ -478,43 +513,49 @@ static bool ends_with(const char *s, const char *tail)
 	return n >= t && !strcmp(s + n - t, tail);
 }
 
+/* The frame id of location li, named: its id; -ENOMEM, -EINVAL. */
 static int64_t loc_frame(struct collapse *c, uint32_t li, bool java)
 {
 	const struct ds_profile_loc *locs, *l;
+	size_t nl = ds_profile_locs(c->p, &locs);
 	const char *dso, *base;
 	size_t from;
 	int64_t id;
 
+	if (li >= nl) /* (the profile's own indexes: cannot be) */
+		return -EINVAL;
+	if (!c->ids[java] && !(c->ids[java] = calloc(nl, sizeof(uint32_t))))
+		return -ENOMEM;
 	if (c->ids[java][li])
 		return c->ids[java][li] - 1;
-	ds_profile_locs(c->p, &locs);
 	l = &locs[li];
 	dso = ds_profile_dso_name(c->p, l->dso);
 	c->len = 0;
 	if (c->o->ann_dso && (put(c, dso, strlen(dso)) || put(c, "`", 1)))
-		return -1;
+		return -ENOMEM;
 	from = c->len;
 	if (l->function) {
 		/* The profile's names are perf's: demangled without parameters,
 		 * kernel names as they are. */
 		if (put(c, l->function, strlen(l->function)))
-			return -1;
+			return -ENOMEM;
 	} else if (strcmp(dso, "[unknown]")) {
 		base = strrchr(dso, '/') ? strrchr(dso, '/') + 1 : dso;
 		if (put(c, "[", 1) || put(c, base, strlen(base)) || put(c, "]", 1))
-			return -1;
+			return -ENOMEM;
 	} else if (put(c, "[unknown]", 9)) {
-		return -1;
+		return -ENOMEM;
 	}
 	tidy(c, from, java);
 	/* stackcollapse-perf.pl --kernel: a module name in brackets or a
 	 * vmlinux, [unknown] not ([vdso] is one of them). */
 	if (c->o->ann_kernel && (dso[0] == '[' || ends_with(dso, "vmlinux")) &&
 	    !strstr(dso, "unknown") && put(c, "_[k]", 4))
-		return -1;
+		return -ENOMEM;
 	id = folded_name(c->f, c->buf, c->len);
-	if (id >= 0)
-		c->ids[java][li] = (uint32_t)id + 1;
+	if (id < 0)
+		return -ENOMEM;
+	c->ids[java][li] = (uint32_t)id + 1;
 	return id;
 }
 
@@ -545,131 +586,254 @@ static int64_t root_frame(struct collapse *c, const struct ds_profile_sample *s)
 	return folded_name(c->f, c->buf, c->len);
 }
 
-/* The frames of one sample, root first. */
-static int collapse_sample(struct collapse *c, const struct ds_profile_sample *s)
+static size_t lnode_hash(uint32_t parent, uint32_t key, size_t mask)
 {
-	bool java = s->comm && !strncmp(s->comm, "java", 4);
-	size_t n = 0;
-	int64_t id;
+	uint64_t h = ((uint64_t)parent << 32 | key) * 0x9e3779b97f4a7c15ull;
 
-	if (s->nlocs + 1 > UINT32_MAX)
-		return -EFBIG;
-	if (grow(&c->frames, &c->nframes_cap, s->nlocs + 1, sizeof(*c->frames), 256))
-		return -ENOMEM;
-	id = root_frame(c, s);
-	if (id < 0)
-		return -ENOMEM;
-	c->frames[n++] = (uint32_t)id;
-	/* perf script prints the callchain, whose first entry is where the
-	 * sample was taken: locs[0], then the callers; in a -g recording, a
-	 * sample the kernel could not unwind at all (no entry) prints none. */
-	for (size_t i = c->callchains && !s->callchain ? 0 : s->nlocs; i-- > 0;) {
-		if (s->callchain && !ds_profile_frame_kept(s, i, c->max_stack, false))
-			continue;
-		id = loc_frame(c, s->locs[i], java);
-		if (id < 0)
-			return -ENOMEM;
-		c->frames[n++] = (uint32_t)id;
-	}
-	return folded_add(c->f, c->frames, (uint32_t)n, c->o->period ? s->period : s->count);
+	return (size_t)(h ^ h >> 32) & mask;
 }
 
-/* The attr whose samples are collapsed: --event's, else the first
- * sample's; -1 when there is none (after a message). */
-static long pick_event(const struct ds_perf_data *pd, const struct folded_opts *o,
-		       const struct ds_profile_sample *smp, size_t n, const char *path)
+static int lnode_rehash(struct collapse *c)
 {
+	size_t n = c->nslots ? 2 * c->nslots : 4096;
+	uint32_t *s = calloc(n, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->n; i++) {
+		size_t h = lnode_hash(c->nodes[i].parent, c->nodes[i].key, n - 1);
+
+		while (s[h])
+			h = (h + 1) & (n - 1);
+		s[h] = (uint32_t)i + 1;
+	}
+	free(c->slots);
+	c->slots = s;
+	c->nslots = n;
+	return 0;
+}
+
+/* The node of the path (parent's, key), made when new: its index; -ENOMEM,
+ * -EFBIG past 2^32 - 2 nodes. */
+static int64_t lnode_findnew(struct collapse *c, uint32_t parent, uint32_t key)
+{
+	size_t h;
+
+	if (2 * (c->n + 1) > c->nslots && lnode_rehash(c))
+		return -ENOMEM;
+	for (h = lnode_hash(parent, key, c->nslots - 1); c->slots[h]; h = (h + 1) & (c->nslots - 1)) {
+		const struct lnode *nd = &c->nodes[c->slots[h] - 1];
+
+		if (nd->parent == parent && nd->key == key)
+			return c->slots[h] - 1;
+	}
+	if (c->n >= LROOT - 1) /* an index is no LROOT, and slots hold it + 1 */
+		return -EFBIG;
+	if (grow(&c->nodes, &c->cap, c->n + 1, sizeof(*c->nodes), 1024))
+		return -ENOMEM;
+	c->nodes[c->n] = (struct lnode){ .parent = parent, .key = key };
+	c->slots[h] = (uint32_t)++c->n;
+	return (int64_t)c->n - 1;
+}
+
+/* The event whose samples are collapsed, --event's, else the first
+ * sample's (first: NULL when there was none), and perf script's
+ * --max-stack: once, at the first sample or after the replay. */
+static void pick_event(struct collapse *c, const struct ds_profile_sample *first)
+{
+	const struct ds_perf_data *pd = c->rec->pd;
 	struct ds_perf_info info;
 
-	if (!o->event)
-		return n ? (long)smp[0].attr : -1;
+	c->attr_known = true;
+	c->max_stack = c->o->max_stack_set ? c->o->max_stack : c->rec->max_stack;
+	if (!c->o->event) {
+		c->attr = first ? first->attr : 0;
+		return;
+	}
 	ds_perf_data_info(pd, &info);
 	for (unsigned a = 0; a < info.nr_attrs; a++) {
 		const char *name = ds_perf_data_event_name(pd, a);
 
-		if (name && !strcmp(name, o->event))
-			return a;
+		if (name && !strcmp(name, c->o->event)) {
+			c->attr = a;
+			return;
+		}
 	}
-	cli_error("%s: no event '%s'", path, o->event);
-	return -1;
+	c->no_event = true;
 }
 
-/* max_stack: perf script's, the entries of a callchain kept. */
-static int collapse_profile(struct folded *f, const struct ds_profile *p, size_t max_stack,
-			    const struct ds_perf_session *s, const struct ds_perf_data *pd,
-			    const struct folded_opts *o, const char *path)
+/* One sample, as the replay hands it over (its locations not yet named):
+ * its path in the tree, the sample added at the path's end.  0, or a
+ * negative errno that stops the replay. */
+static int collapse_sample(void *user, const struct ds_profile_sample *s)
 {
-	const struct ds_profile_sample *smp;
-	const struct ds_profile_loc *locs;
-	size_t n = ds_profile_samples(p, &smp), nl = ds_profile_locs(p, &locs);
-	struct collapse c = { .f = f, .o = o, .p = p, .max_stack = max_stack };
-	long attr = pick_event(pd, o, smp, n, path);
-	const char *ev;
-	int rc = 0;
+	struct collapse *c = user;
+	uint64_t add, *cnt;
+	int64_t node;
 
-	if (attr < 0) {
-		if (!o->event)
-			cli_error("The %s data has no samples!", path);
-		return 1;
+	if (!c->attr_known)
+		pick_event(c, s);
+	c->any = true;
+	if (c->no_event)
+		return 0;
+	if (s->attr != c->attr) {
+		c->f->skipped += s->count;
+		return 0;
 	}
-	c.ndsos = ds_perf_session_dsos(s, &c.dsos);
-	ev = ds_perf_data_event_name(pd, (unsigned)attr);
-	f->unit = o->period ? "period" : "samples";
-	if (ev && !(f->event = strdup(ev)))
-		goto oom;
-	c.ids[0] = calloc(nl ? nl : 1, sizeof(uint32_t));
-	c.ids[1] = calloc(nl ? nl : 1, sizeof(uint32_t));
-	if (!c.ids[0] || !c.ids[1])
-		goto oom;
-	for (size_t i = 0; i < n && !c.callchains; i++)
-		c.callchains = smp[i].attr == (unsigned)attr && smp[i].callchain;
-	for (size_t i = 0; i < n && !rc; i++) {
-		if (smp[i].attr != (unsigned)attr)
-			f->skipped += smp[i].count;
-		else
-			rc = collapse_sample(&c, &smp[i]);
+	c->callchains |= s->callchain;
+	/* a thread's samples come in runs: its root frame made once a run */
+	if (c->root_id < 0 || s->comm != c->root_comm || s->pid != c->root_pid ||
+	    s->tid != c->root_tid) {
+		c->root_id = root_frame(c, s);
+		if (c->root_id < 0)
+			return -ENOMEM;
+		if (c->root_id > (int64_t)(UINT32_MAX >> 1))
+			return -EFBIG;
+		c->root_comm = s->comm;
+		c->root_pid = s->pid;
+		c->root_tid = s->tid;
 	}
-	if (rc == -ENOMEM)
-		goto oom;
-	if (rc) {
-		cli_error("%s: %s", path, ds_strerror(rc));
-		rc = 1;
+	node = lnode_findnew(c, LROOT, (uint32_t)c->root_id << 1 | !s->callchain);
+	/* perf script prints the callchain, whose first entry is where the
+	 * sample was taken: locs[0], then the callers, the entries it keeps
+	 * (--max-stack); without a callchain, the sample's address (nlocs
+	 * 1), but in a -g recording, where the kernel could not unwind at
+	 * all, nothing: known at the end (collapse_tree()). */
+	for (size_t i = s->nlocs; i-- > 0 && node >= 0;)
+		if (!s->callchain || ds_profile_frame_kept(s, i, c->max_stack, false))
+			node = lnode_findnew(c, (uint32_t)node, s->locs[i]);
+	if (node < 0)
+		return (int)node;
+	/* A count past 2^64 would be a recording of 2^64 samples: saturate. */
+	add = c->o->period ? s->period : s->count;
+	cnt = &c->nodes[node].count;
+	*cnt = *cnt + add < *cnt ? UINT64_MAX : *cnt + add;
+	return 0;
+}
+
+/* The tree once the locations are named: each path that samples end in
+ * as the frames' names, added to f, where the paths through different
+ * addresses of the same functions become one stack.  0, -ENOMEM. */
+static int collapse_tree(struct collapse *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		uint32_t at = (uint32_t)i, root;
+		size_t depth = 1, k;
+		bool java;
+		int rc;
+
+		if (!c->nodes[i].count)
+			continue;
+		for (; c->nodes[at].parent != LROOT; at = c->nodes[at].parent)
+			depth++;
+		root = c->nodes[at].key;
+		/* a -g recording's sample the kernel could not unwind: the
+		 * root frame alone (perf script prints no callchain) */
+		if ((root & 1) && c->callchains)
+			depth = 1;
+		if (depth > UINT32_MAX)
+			return -EFBIG;
+		if (grow(&c->frames, &c->nframes_cap, depth, sizeof(*c->frames), 256))
+			return -ENOMEM;
+		c->frames[0] = root >> 1;
+		java = !strncmp(c->f->names[root >> 1], "java", 4); /* as the thread's name */
+		for (at = (uint32_t)i, k = depth; k > 1; at = c->nodes[at].parent) {
+			int64_t id = loc_frame(c, c->nodes[at].key, java);
+
+			if (id < 0)
+				return (int)id;
+			c->frames[--k] = (uint32_t)id;
+		}
+		rc = folded_add(c->f, c->frames, (uint32_t)depth, c->nodes[i].count);
+		if (rc)
+			return rc;
 	}
-	/* stackcollapse-perf.pl says so too, and keeps the first event. */
-	if (!rc && f->skipped)
-		cli_error("%s: the stacks are of %s; %zu samples of other events left out", path,
-			  ev ? ev : "the first event", f->skipped);
-	if (!rc && !f->n) {
-		cli_error("%s: no samples of %s", path, ev ? ev : "the event");
-		rc = 1;
-	}
-	goto out;
-oom:
-	cli_error("out of memory");
-	rc = 1;
-out:
-	free(c.ids[0]);
-	free(c.ids[1]);
-	free(c.buf);
-	free(c.frames);
-	return rc;
+	return 0;
+}
+
+static void collapse_release(struct collapse *c)
+{
+	free(c->nodes);
+	free(c->slots);
+	free(c->ids[0]);
+	free(c->ids[1]);
+	free(c->buf);
+	free(c->frames);
 }
 
 /* ------------------------------------------------------- the recording */
 
+/* The replay handed every sample over to collapse_sample(): 1 after a
+ * message when there is nothing to collapse, else 0.  Nothing is added to
+ * the tree now: its hash goes before the locations are named. */
+static int streamed(struct collapse *c, const char *path)
+{
+	free(c->slots);
+	c->slots = NULL;
+	c->nslots = 0;
+	if (!c->attr_known)
+		pick_event(c, NULL);
+	if (c->no_event) {
+		cli_error("%s: no event '%s'", path, c->o->event);
+		return 1;
+	}
+	if (!c->any && !c->o->event) {
+		cli_error("The %s data has no samples!", path);
+		return 1;
+	}
+	return 0;
+}
+
+/* The tree as f's stacks, with the event's name and the unit. */
+static int collapsed(struct collapse *c, const char *path)
+{
+	struct folded *f = c->f;
+	const char *ev = ds_perf_data_event_name(c->rec->pd, c->attr);
+	int rc;
+
+	f->unit = c->o->period ? "period" : "samples";
+	if (ev && !(f->event = strdup(ev)))
+		rc = -ENOMEM;
+	else
+		rc = collapse_tree(c);
+	if (rc == -ENOMEM) {
+		cli_error("out of memory");
+		return 1;
+	}
+	if (rc) {
+		cli_error("%s: %s", path, ds_strerror(rc));
+		return 1;
+	}
+	/* stackcollapse-perf.pl says so too, and keeps the first event. */
+	if (f->skipped)
+		cli_error("%s: the stacks are of %s; %zu samples of other events left out", path,
+			  ev ? ev : "the first event", f->skipped);
+	if (!f->n) {
+		cli_error("%s: no samples of %s", path, ev ? ev : "the event");
+		return 1;
+	}
+	return 0;
+}
+
 int folded_of_recording(struct folded *f, const char *path, const struct cli_common *common,
 			const struct folded_opts *o, bool no_fetch, bool progress)
 {
-	DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_CALLCHAINS);
 	struct cli_recording rec;
+	struct collapse c = { .f = f, .o = o, .rec = &rec, .root_id = -1 };
+	/* Each sample folded into the tree as it is replayed; the profile
+	 * keeps only the locations, which are named as always. */
+	DS_OPTS(ds_profile_opts, po, .flags = DS_PROFILE_CALLCHAINS, .stack = collapse_sample,
+		.stack_user = &c);
 	int status = 1;
 
 	if (!cli_recording_open(&rec, path, common, no_fetch, &po,
 				o->max_stack_set ? o->max_stack : 0) &&
-	    !cli_recording_prefetch(&rec, progress, common->verbose))
-		status = collapse_profile(f, rec.prof, o->max_stack_set ? o->max_stack : rec.max_stack,
-					  rec.s, rec.pd, o, path);
+	    !streamed(&c, path) && !cli_recording_prefetch(&rec, progress, common->verbose)) {
+		c.p = rec.prof;
+		status = collapsed(&c, path);
+	}
 	cli_recording_close(&rec);
+	collapse_release(&c);
 	return status;
 }
 
