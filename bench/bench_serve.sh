@@ -193,6 +193,27 @@ python3 "$perfgen" --clone "$work/libmiss.so" "$nclones" "$work/clones"
 readelf -n "$work"/clones/* | awk '/Build ID:/ { print $3 }' >"$work/miss.ids"
 [ "$(sort -u "$work/miss.ids" | wc -l)" = "$nclones" ] || die "readelf: not $nclones distinct build IDs in the clones"
 
+# The modules /symbolize is asked about: libc, and python3.11 when its
+# debuginfo is installed; their debug files in $work/symdir, which every
+# node serves (the warm node beside its corpus, the cold one alone), so
+# that warm and cold answer from the same files.
+mods=("$libc_id $libc_so $libc_dbg")
+py=$(readlink -f /usr/bin/python3.11 || true) # Debian's, whose debuginfo python3.11-dbg has
+if [ -f "$py" ]; then
+	py_id=$(readelf -n "$py" 2>/dev/null | awk '/Build ID:/ { print $3 }') || py_id=
+	py_dbg=/usr/lib/debug/.build-id/${py_id:0:2}/${py_id:2}.debug
+	if [ -n "$py_id" ] && [ -r "$py_dbg" ]; then
+		mods+=("$py_id $py $py_dbg")
+	else
+		echo "bench_serve: no debuginfo for $py (python3.11-dbg): libc's frames only" >&2
+	fi
+fi
+mkdir -p "$work/symdir"
+for m in "${mods[@]}"; do
+	read -r id so dbg <<<"$m"
+	cp "$dbg" "$work/symdir/"
+done
+
 # ------------------------------------------------------------- the servers
 
 up_port=
@@ -235,7 +256,7 @@ hwm_kb() { awk '$1 == "VmHWM:" { print $2 }' "/proc/$1/status"; }
 
 # Servers: S_NAME (as the tables say it), S_PORT, S_PID; 0 is the node.
 S_NAME=("dsostore serve") S_PORT=() S_PID=()
-start_node node -F "$corpus" --upstream "$up" --rescan 0
+start_node node -F "$corpus" -F "$work/symdir" --upstream "$up" --rescan 0
 S_PORT+=("$node_port") S_PID+=("$node_pid")
 for ((p = 0; p < ${#peers[@]}; p += 2)); do
 	port=$((8002 + p)) # a namespace of our own: the ports are free
@@ -444,7 +465,7 @@ sym() {
 	esac
 }
 
-mods=() llvm_in='' # the modules of the frames; how llvm-symbolizer is given them
+llvm_in='' # how llvm-symbolizer is given the modules
 # The frames: addresses drawn uniformly over the bytes of libc's functions
 # (gen_symbolize_bench.py realaddrs, the list bench_symbolize.sh caches),
 # and python3.11's when its debuginfo is installed, taken in turn.
@@ -452,22 +473,9 @@ mods=() llvm_in='' # the modules of the frames; how llvm-symbolizer is given the
 # llvm-symbolizer "BUILDID:HEX ADDR" when it reads them (LLVM 15 on),
 # else the debug file's path, which is what it would look up.
 run_symbolize() {
-	mods=("$libc_id $libc_so $libc_dbg")
-	py=$(readlink -f /usr/bin/python3.11 || true) # Debian's, whose debuginfo python3.11-dbg has
-	if [ -f "$py" ]; then
-		py_id=$(readelf -n "$py" 2>/dev/null | awk '/Build ID:/ { print $3 }') || py_id=
-		py_dbg=/usr/lib/debug/.build-id/${py_id:0:2}/${py_id:2}.debug
-		if [ -n "$py_id" ] && [ -r "$py_dbg" ]; then
-			mods+=("$py_id $py $py_dbg")
-		else
-			echo "bench_serve: no debuginfo for $py (python3.11-dbg): libc's frames only" >&2
-		fi
-	fi
 	frame_files=()
-	mkdir -p "$work/symdir"
 	for m in "${mods[@]}"; do
 		read -r id so dbg <<<"$m"
-		cp "$dbg" "$work/symdir/"
 		dir=$build/bench/sym-libc/$id
 		[ "$so" = "$libc_so" ] || dir=$build/bench/sym-serve/$id
 		mkdir -p "$dir"
