@@ -1163,6 +1163,11 @@ static int answer_block(const struct opts *o, struct batch *b)
 		for (size_t i = 0; i < b->n; i++) {
 			struct item *it = &b->items[i];
 
+			/* Answers come in input order, their frames from where
+			 * the lookups (in address order) put them: asked for a
+			 * few answers ahead, those misses overlap. */
+			if (ans && j + 8 < n)
+				__builtin_prefetch(ans[j + 8].frames);
 			format_item(b->out, o, b, it, it->dso ? &ans[j++] : NULL);
 			status |= tell(o, b, it);
 			if (b->out->len >= OUT_FLUSH)
