@@ -598,14 +598,15 @@ int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned 
 	for (size_t k = 0; k < b->npairs;) {
 		uint64_t v = b->pairs[k].key;
 		size_t first = b->nframes;
+		bool from_symtab = false;
+		struct ds_sym_answer a = { .addr = v };
+		int err;
 
 		/* The answers go to input order: scattered stores, each a
 		 * cache miss of its own; asked for ahead, they overlap. */
 		if (k + PREFETCH_AHEAD < b->npairs)
 			__builtin_prefetch(&b->ans[b->pairs[k + PREFETCH_AHEAD].idx], 1);
-		bool from_symtab = false;
-		int err = ds__symbols_find(S, v, flags, &hint, &from_symtab, emit_frame, b);
-		struct ds_sym_answer a = { .addr = v };
+		err = ds__symbols_find(S, v, flags, &hint, &from_symtab, emit_frame, b);
 
 		if (err) { /* an error has no frames */
 			b->nframes = first;
