@@ -596,9 +596,9 @@ static unsigned sym_flags(const struct opts *o)
  * CPU time: gmock_all_test 0.91-0.93 s against 1.09-1.27 s (RSS 116 MB
  * against 98), python3.11d 0.41-0.42 against 0.45-0.47 (37 MB against
  * 25).  (Measured once the batch kept its strings from block to block;
- * before that, 65,536 had saved nothing noise could not hide.)  The whole
- * input in one block is not the end of this road: 1M lines of
- * gmock_all_test held 436 MB of answers and took longer. */
+ * before that, 65,536 had saved nothing noise could not hide.)  One
+ * block for the whole input was tried too: 1M lines of gmock_all_test
+ * held 436 MB of answers and took longer. */
 #define CHUNK_DSOS_DEFAULT 4096
 #define CHUNK_LINES	   16384
 #define EXE_LINES	   65536

@@ -70,10 +70,10 @@ struct ds__sum *ds__sum_new(void);
 void ds__sum_add(struct ds__sum *s, const void *data, size_t size);
 uint32_t ds__sum_end(struct ds__sum *s);
 
-/* A 64-bit finalizer (murmur3's): good low bits from any input. */
 /* How many bytes of s[0..len) from the start ds_term_escape() would
  * leave as they are before the first it would not (len: all of them). */
 size_t ds__term_plain(const char *s, size_t len);
+/* A 64-bit finalizer (murmur3's): good low bits from any input. */
 uint64_t ds__mix64(uint64_t h);
 /* FNV-1a of n bytes, mixed. */
 uint64_t ds__hash_bytes(const void *p, size_t n);
