@@ -134,9 +134,11 @@ def table(path):
     sampler's luck, and perf 6.1 names some of libc's stubs "@plt" where we
     say NAME@plt (tests/lib/folded_cmp.py): every stub is "@plt" here, and
     the dots under the column names, as wide as the longest name, are
-    compared as dots."""
+    compared as dots, the spaces that pad the last column's name to that
+    width not at all."""
     lines = open(path, errors="replace").read().split("\n")
-    lines = [DOTS.sub("..", l) if l.startswith("#") else PLT.sub("@plt", l) for l in lines]
+    lines = [DOTS.sub("..", l).rstrip() if l.startswith("#") else PLT.sub("@plt", l)
+             for l in lines]
     at = [i for i, l in enumerate(lines) if re.match(r"^# (Overhead|Children) ", l)]
     if len(at) != 1:
         return None
