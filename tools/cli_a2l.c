@@ -253,41 +253,19 @@ static uint64_t scan_vma(const char *path, const char *s)
 	return base + (plus ? strtoull(plus + 1, NULL, 0) : 0);
 }
 
-/* The common piece, a number (a digit first: "0x" and hex digits, or hex
- * digits), read in place as strtoull(s, NULL, 16) reads it; false for
- * anything else, and for more than 16 digits (strtoull()'s overflow),
- * which scan_vma() reads from a copy.  (strtoull() and the copy were a
- * tenth of a million warm addresses.) */
-static bool scan_number(const char *s, size_t len, uint64_t *v)
-{
-	size_t i = 0, d0;
-	uint64_t x = 0;
-
-	while (i < len && isspace((unsigned char)s[i]))
-		i++;
-	if (i == len || !isdigit((unsigned char)s[i]))
-		return false;
-	if (s[i] == '0' && i + 2 < len && (s[i + 1] | 0x20) == 'x' &&
-	    isxdigit((unsigned char)s[i + 2]))
-		i += 2;
-	for (d0 = i; i < len && isxdigit((unsigned char)s[i]); i++) {
-		unsigned char c = (unsigned char)s[i];
-
-		if (i - d0 == 16)
-			return false;
-		x = x << 4 | (unsigned)(isdigit(c) ? c - '0' : (c | 0x20) - 'a' + 10);
-	}
-	*v = x;
-	return true;
-}
-
 uint64_t a2l_scan_addr(const char *path, const char *s, size_t len)
 {
 	char buf[A2L_CHUNK + 1];
 	char *copy = NULL;
 	uint64_t v;
 
-	if (scan_number(s, len, &v))
+	/* The common piece, one hexadecimal number alone ("0x..." or hex
+	 * digits, at most 16): read in place by the library's request-line
+	 * parser, which takes exactly what strtoull(s, NULL, 16) takes there;
+	 * anything else (a symbol, junk after the number, an overflow) from a
+	 * NUL-terminated copy.  (strtoull() and the copy were a tenth of a
+	 * million warm addresses.) */
+	if (ds_sym_parse_line(s, len, NULL, 0, NULL, &v) == DS_SYM_LINE_ADDR)
 		return v;
 
 	/* The reader's piece has no NUL after it. */

@@ -546,8 +546,6 @@ static enum ds_sym_status status_for(int ret, size_t nframes)
 	return nframes ? DS_SYM_FOUND : DS_SYM_NOT_FOUND;
 }
 
-/* Each answer of a batch over addrs[0..n) is what ds_dso_symbolize()
- * gives for its address: error, address, frames.  Returns the found ones. */
 /* Printable ASCII and tabs only: what ds_frame's *_plain say, from the
  * bytes. */
 static bool t_plain(const char *s)
@@ -558,6 +556,9 @@ static bool t_plain(const char *s)
 	return true;
 }
 
+/* Each answer of a batch over addrs[0..n) is what ds_dso_symbolize()
+ * gives for its address: error, address, frames (their lengths and
+ * plain flags from the bytes).  Returns the found ones. */
 static int check_batch_answers(const char *what, struct ds_dso *d, const struct ds_sym_batch *b,
 			       const uint64_t *addrs, size_t n, unsigned flags)
 {
