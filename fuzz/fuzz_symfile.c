@@ -8,7 +8,8 @@
  *     without a key, so that any inputs it names are taken: on success,
  *     every part must lie inside the input, 8-aligned, the ranges sorted
  *     and naming CUs that exist;
- *  2. again with the header's checksum and every blob's CRC made right,
+ *  2. again with the header's checksum and every blob's sum (and a CU's
+ *     chunks' sums) made right,
  *     so that mutations of the tables and of the blobs get past the
  *     checksums to the structure checks (ours, then symindex.c's);
  *  3. as a file, in the directory of local saved indexes of a private
@@ -227,10 +228,20 @@ static void fix_checksums(uint8_t *b, size_t size)
 
 		memcpy(&off, b + at, 8);
 		memcpy(&len, b + at + 8, 8);
-		if (len && off <= size && len <= size - off) {
-			crc = ds__blob_sum(b + off, (size_t)len);
-			memcpy(b + crc_at, &crc, 4);
+		if (!len || off > size || len > size - off)
+			continue;
+		if (!i) {
+			crc = ds__chunked_sum(b + off, (size_t)len, NULL);
+		} else {
+			/* A CU's chunks' sums follow it (8-aligned), and its sum
+			 * is theirs: both made right where they fit. */
+			uint64_t at_sums = (off + len + 7) & ~(uint64_t)7, n = ds__chunks_of(len);
+
+			if (at_sums > size || n * 4 > size - at_sums)
+				continue;
+			crc = ds__chunked_sum(b + off, (size_t)len, (uint32_t *)(void *)(b + at_sums));
 		}
+		memcpy(b + crc_at, &crc, 4);
 	}
 	memset(b + 100, 0, 4);
 	crc = (uint32_t)crc32(0, b, (uInt)tables);

@@ -43,8 +43,17 @@ fi
 import os, struct, sys, zlib
 import xxhash
 
+def h(b):
+    return xxhash.xxh3_64_intdigest(bytes(b)) & 0xffffffff
+
+# A blob's sum: of the array of its 64 KiB chunks' sums (each XXH3's low
+# 32 bits); a CU's array follows it in the file.
+def chunk_sums(b):
+    return struct.pack("=%dI" % ((len(b) + 65535) // 65536),
+                       *[h(b[k:k + 65536]) for k in range(0, len(b), 65536)])
+
 def blob_sum(b):
-    return xxhash.xxh3_64_intdigest(b) & 0xffffffff
+    return h(chunk_sums(b)) if b else 0
 
 out = sys.argv[1]
 word = struct.calcsize("P")
@@ -66,13 +75,14 @@ def container(name, bid, elf, cus, ranges, debug_size=4096, binary_size=0):
         if c:
             table += struct.pack("=QQII", pos, len(c), blob_sum(c), 0)
             pos = align8(pos + len(c))
+            pos = align8(pos + len(chunk_sums(c)))
         else:
             table += struct.pack("=QQII", 0, 0, 0, 0)
     rtab = b"".join(struct.pack("=QQII", lo, hi, cu, 0) for lo, hi, cu in ranges)
     def header(crc):
         # (the first number: the format version, lib/symbolize/symfile.c's
         # FORMAT_VERSION; the last: the blob version)
-        return (b"DSOSYMIX" + struct.pack("=IIBBHI", 2, 0x01020304, word, len(bid), 168, BLOB_VERSION)
+        return (b"DSOSYMIX" + struct.pack("=IIBBHI", 3, 0x01020304, word, len(bid), 168, BLOB_VERSION)
                 + struct.pack("=QQQIIIIQQQQII", pos, debug_size, binary_size, 0x1234, 0,
                               ncus, nranges, cus_off, ranges_off, elf_off, len(elf),
                               blob_sum(elf) if elf else 0, crc)
@@ -80,9 +90,13 @@ def container(name, bid, elf, cus, ranges, debug_size=4096, binary_size=0):
     crc = zlib.crc32(header(0) + table + rtab)
     body = header(crc) + table + rtab
     body += bytes(align8(len(body)) - len(body))
-    for blob in [elf] + cus:
+    if elf:
+        body += elf + bytes(align8(len(elf)) - len(elf))
+    for blob in cus:
         if blob:
             body += blob + bytes(align8(len(blob)) - len(blob))
+            sums = chunk_sums(blob)
+            body += sums + bytes(align8(len(sums)) - len(sums))
     assert len(body) == pos or (not elf and not any(cus) and len(body) == align8(ranges_off + 24 * nranges))
     with open(os.path.join(out, name), "wb") as f:
         f.write(body)
@@ -96,6 +110,8 @@ container("many-cus", bid, b"E" * 100, [bytes([i]) * (i % 17) for i in range(200
           [(0x1000 + 0x40 * i, 0x1040 + 0x40 * i, i) for i in range(200)])
 container("overlap", bid, b"E" * 16, [b"A" * 8, b"B" * 8], [(0x1000, 0x3000, 0), (0x2000, 0x2100, 1)])
 container("bid64", bytes(range(64)), b"E" * 24, [b"C" * 24], [(0, 2**64 - 1, 0)], binary_size=8192)
+# A CU of three chunks (the last one short): three sums after it.
+container("chunks", bid, b"E" * 8, [bytes(range(256)) * 600], [(0x1000, 0x2000, 0)])
 EOF
 
 # The C parser and this description agree on every one.

@@ -229,6 +229,25 @@ uint32_t ds__sum_end(struct ds__sum *s)
 	return sum;
 }
 
+uint32_t ds__chunked_sum(const void *data, size_t size, uint32_t *sums)
+{
+	const unsigned char *b = data;
+	XXH3_state_t st;
+
+	if (!size)
+		return 0; /* (nothing: no sum, as a saved index has it) */
+	XXH3_64bits_reset(&st);
+	for (size_t k = 0, off = 0; off < size; k++, off += DS__SUM_CHUNK) {
+		uint32_t s = ds__blob_sum(b + off, size - off < DS__SUM_CHUNK ? size - off
+									 : DS__SUM_CHUNK);
+
+		if (sums)
+			sums[k] = s;
+		XXH3_64bits_update(&st, &s, sizeof(s));
+	}
+	return (uint32_t)XXH3_64bits_digest(&st);
+}
+
 /* ---- hashing and the clock, for the tables of the store */
 
 uint64_t ds__mix64(uint64_t h)

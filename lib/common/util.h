@@ -70,6 +70,20 @@ struct ds__sum *ds__sum_new(void);
 void ds__sum_add(struct ds__sum *s, const void *data, size_t size);
 uint32_t ds__sum_end(struct ds__sum *s);
 
+/* A blob's sum that a reader can check piece by piece: sums[k] is
+ * ds__blob_sum() of the k-th DS__SUM_CHUNK bytes (the last chunk may be
+ * shorter), and the blob's sum is ds__blob_sum() of that array.  A saved
+ * index keeps the array beside each blob, so one lookup checks (and
+ * faults in) only the chunks it reads.  sums: NULL, or room for
+ * ds__chunks_of(size).  No bytes: 0. */
+#define DS__SUM_CHUNK_SHIFT 16
+#define DS__SUM_CHUNK ((size_t)1 << DS__SUM_CHUNK_SHIFT)
+static inline uint64_t ds__chunks_of(uint64_t size)
+{
+	return (size + DS__SUM_CHUNK - 1) >> DS__SUM_CHUNK_SHIFT;
+}
+uint32_t ds__chunked_sum(const void *data, size_t size, uint32_t *sums);
+
 /* How many bytes of s[0..len) from the start ds_term_escape() would
  * leave as they are before the first it would not (len: all of them). */
 size_t ds__term_plain(const char *s, size_t len);

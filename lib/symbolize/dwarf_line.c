@@ -27,7 +27,7 @@
  * "./nptl/./nptl/futex-internal.c".  Their path is then the end of ours,
  * past "COMP_DIR/": a file's offset points there, inside the interned
  * string, and the path binutils prints starts at the string's start (the
- * NUL before it); see ds__symbols_file().
+ * NUL before it); see file_of() in symlookup.c.
  */
 struct names {
 	const char **v;

@@ -339,6 +339,181 @@ bool ds__symblob_cu_blob_ok(const void *blob, uint64_t size)
 	return true;
 }
 
+/* ------------------------------------------ saved blobs, chunk by chunk */
+
+static bool chunk_sum_ok(struct ds__chunks *C, size_t k)
+{
+	unsigned st = atomic_load_explicit(&C->state[k], memory_order_relaxed);
+	uint64_t off = (uint64_t)k << DS__SUM_CHUNK_SHIFT;
+	bool ok;
+
+	if (st & CK_BAD)
+		return false;
+	if (st & CK_SUM)
+		return true;
+	ok = ds__blob_sum(C->base + off, C->size - off < DS__SUM_CHUNK ? (size_t)(C->size - off)
+								       : DS__SUM_CHUNK) == C->sums[k];
+	atomic_fetch_or_explicit(&C->state[k], ok ? CK_SUM : CK_BAD, memory_order_relaxed);
+	if (C->checked)
+		atomic_fetch_add_explicit(C->checked, 1, memory_order_relaxed);
+	return ok;
+}
+
+/* The pool's bytes in chunk k: [*lo, *hi), empty when it has none. */
+static void pool_in(const struct ds__chunks *C, size_t k, uint64_t *lo, uint64_t *hi)
+{
+	uint64_t a = (uint64_t)k << DS__SUM_CHUNK_SHIFT, b = a + DS__SUM_CHUNK;
+
+	*lo = a > C->pool_lo ? a : C->pool_lo;
+	*hi = b < C->pool_hi ? b : C->pool_hi;
+	if (*lo > *hi)
+		*lo = *hi;
+}
+
+static bool pool_nul(const struct ds__chunks *C, uint64_t lo, uint64_t hi)
+{
+	return lo < hi && memchr(C->base + lo, 0, hi - lo);
+}
+
+/* The entries of an array at lo (n of size bytes) that start in chunk k:
+ * [*first, *end). */
+static void starts_in(size_t k, uint64_t lo, uint64_t n, size_t size, uint64_t *first,
+		      uint64_t *end)
+{
+	uint64_t a = (uint64_t)k << DS__SUM_CHUNK_SHIFT, b = a + DS__SUM_CHUNK;
+
+	*first = a <= lo ? 0 : (a - lo + size - 1) / size;
+	*end = b <= lo ? 0 : (b - lo + size - 1) / size;
+	if (*end > n)
+		*end = n;
+	if (*first > *end)
+		*first = *end;
+}
+
+static bool pool_off_ok(const struct ds__chunks *C, uint32_t off)
+{
+	return !off || off < C->pool_hi - C->pool_lo;
+}
+
+/* The scopes and rows that start in chunk k lead nowhere outside the
+ * piece.  (Their bytes in the next chunk are read before that chunk is
+ * checked: whatever they are, they are bytes of the mapping, and if they
+ * are wrong that chunk is never good.) */
+static bool chunk_fields_ok(const struct ds__chunks *C, size_t k)
+{
+	const struct scope *sc = (const struct scope *)(const void *)(C->base + C->scopes_lo);
+	const struct line *ln = (const struct line *)(const void *)(C->base + C->lines_lo);
+	uint64_t i, e;
+
+	starts_in(k, C->scopes_lo, C->nscopes, sizeof(*sc), &i, &e);
+	for (; i < e; i++)
+		if ((sc[i].parent != NO_PARENT && sc[i].parent >= C->nscopes) ||
+		    !pool_off_ok(C, sc[i].name) || !pool_off_ok(C, sc[i].call_file))
+			return false;
+	starts_in(k, C->lines_lo, C->nlines, sizeof(*ln), &i, &e);
+	for (; i < e; i++)
+		if (!pool_off_ok(C, ln[i].file))
+			return false;
+	return true;
+}
+
+/* Chunk k made good: its sum, and for a chunk with pool bytes the chunks
+ * after it up to the first NUL past its last pool byte and those before
+ * it back to the NUL before its first (or the pool's start).  The pool's
+ * last byte is a NUL (checked with the head), so the walk forward ends in
+ * the pool. */
+static bool chunk_check(struct ds__chunks *C, size_t k)
+{
+	uint64_t lo, hi;
+	size_t j;
+
+	if (!chunk_sum_ok(C, k))
+		return false;
+	if (!chunk_fields_ok(C, k)) {
+		atomic_fetch_or_explicit(&C->state[k], CK_BAD, memory_order_relaxed);
+		return false;
+	}
+	pool_in(C, j = k, &lo, &hi);
+	while (lo < hi && C->base[hi - 1]) {
+		if (++j >= C->n || !chunk_sum_ok(C, j))
+			return false;
+		pool_in(C, j, &lo, &hi);
+		if (pool_nul(C, lo, hi))
+			break;
+	}
+	pool_in(C, j = k, &lo, &hi);
+	while (lo < hi && lo > C->pool_lo) {
+		if (!chunk_sum_ok(C, --j))
+			return false;
+		pool_in(C, j, &lo, &hi);
+		if (pool_nul(C, lo, hi))
+			break;
+	}
+	if (!(atomic_fetch_or_explicit(&C->state[k], CK_GOOD, memory_order_relaxed) & CK_GOOD)) {
+		size_t good = atomic_fetch_add(&C->good, 1) + 1;
+
+		if (good == C->n)
+			atomic_store(&C->all, true);
+		/* Half of it checked for lookups (a busy piece): the rest
+		 * now, once, so that lookups read it unchecked from then on
+		 * (ds__symbols_unit_get()).  At most twice what they read. */
+		else if (2 * good >= C->n && !atomic_exchange(&C->finishing, true))
+			for (size_t i = 0; i < C->n; i++)
+				if (!(atomic_load_explicit(&C->state[i], memory_order_relaxed) & CK_GOOD) &&
+				    !chunk_check(C, i))
+					break;
+	}
+	return true;
+}
+
+bool ds__chunks_check(struct ds__chunks *C, uint64_t off, uint64_t len)
+{
+	if (!len || off > C->size || len > C->size - off)
+		return false;
+	for (size_t k = (size_t)(off >> DS__SUM_CHUNK_SHIFT),
+		    e = (size_t)((off + len - 1) >> DS__SUM_CHUNK_SHIFT);
+	     k <= e; k++)
+		if (!(atomic_load_explicit(&C->state[k], memory_order_relaxed) & CK_GOOD) &&
+		    !chunk_check(C, k))
+			return false;
+	return true;
+}
+
+bool ds__symblob_cu_head_ok(struct ds__chunks *C)
+{
+	const struct cu_hdr *h = (const struct cu_hdr *)C->base;
+	const char *seqs;
+	struct piece P;
+
+	/* The header's sum first (it is in chunk 0): it says where the rest
+	 * lies, which checking a chunk needs. */
+	if (C->size < sizeof(*h) || C->n != ds__chunks_of(C->size) || !chunk_sum_ok(C, 0) ||
+	    h->magic != BLOB_CU || cu_blob_size(h->nscopes, h->nlines, h->nseqs, h->pool_len) != C->size)
+		return false;
+	ds__symblob_cu_view(h, &P);
+	/* The sequences and both key arrays lie together. */
+	seqs = (const char *)P.seqs;
+	C->pool_lo = (uint64_t)(P.pool - (const char *)h);
+	C->pool_hi = C->pool_lo + P.pool_len;
+	C->scopes_lo = (uint64_t)((const char *)P.scopes - (const char *)h);
+	C->lines_lo = (uint64_t)((const char *)P.lines - (const char *)h);
+	C->nscopes = P.nscopes;
+	C->nlines = P.nlines;
+	if (!ds__chunks_check(C, 0, sizeof(*h)))
+		return false;
+	if (C->pool_lo > (uint64_t)(seqs - (const char *)h) &&
+	    !ds__chunks_check(C, (uint64_t)(seqs - (const char *)h),
+			      C->pool_lo - (uint64_t)(seqs - (const char *)h)))
+		return false;
+	if (P.pool_len && (!chunk_sum_ok(C, (size_t)((C->pool_hi - 1) >> DS__SUM_CHUNK_SHIFT)) ||
+			   P.pool[P.pool_len - 1]))
+		return false;
+	for (uint32_t i = 0; i < P.nseqs; i++)
+		if ((uint64_t)P.seqs[i].first + P.seqs[i].n > P.nlines)
+			return false;
+	return true;
+}
+
 static void *shrink(void *p, size_t n)
 {
 	void *q = n ? realloc(p, n) : NULL;
@@ -393,7 +568,7 @@ int ds__symblob_cu_finish(struct sym_build *B, struct piece *P, void *own[5], ui
 	own[3] = keys;
 	own[4] = B->pool_len ? shrink(B->pool, B->pool_len) : NULL;
 	*P = (struct piece){ own[0], own[1], seqs, keys, keys + nl, own[4], (uint32_t)B->nscopes,
-			     (uint32_t)B->nlines, (uint32_t)nseqs, (uint32_t)B->pool_len };
+			     (uint32_t)B->nlines, (uint32_t)nseqs, (uint32_t)B->pool_len, NULL };
 	*bytes = B->nscopes * sizeof(*B->scopes) + B->nlines * sizeof(*B->lines) +
 		 nseqs * sizeof(*seqs) + (nl + ns) * sizeof(*keys) + B->pool_len;
 	/* Handed over: B grows new arrays for the next CU. */

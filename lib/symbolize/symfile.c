@@ -14,18 +14,24 @@
  *   ranges     nranges x struct ds__cu_range {u64 lo, u64 hi, u32 cu, u32 0},
  *              sorted by lo, none empty, each cu < ncus
  *   ELF blob   elf_size bytes, zeros to a multiple of 8
- *   CU blobs   in CU order, each followed by zeros to a multiple of 8; a CU
- *              of size 0 has offset 0 and sum 0 (so has an empty ELF blob)
+ *   CU blobs   in CU order, each followed by zeros to a multiple of 8, then
+ *              by its chunks' sums (u32 each, ds__chunks_of(size) of
+ *              them; zeros to a multiple of 8); a CU of size 0 has offset
+ *              0 and sum 0 and no sums (so has an empty ELF blob)
  *
  * Every part has one place: each starts where the one before it ends,
  * rounded up to 8, and the file ends where the last one does.  The loader
  * accepts that layout only, so the bytes of a file depend on the parts
  * alone, and two builds of one debuginfo write identical files.  The
  * header's crc (zlib's CRC-32) covers the header, with crc 0, and both
- * tables; each blob has its own sum (ds__blob_sum(): XXH3, faster on the
- * megabytes a blob can hold), which symindex.c checks (with the blob's
- * structure) when a lookup first needs that blob: mapping a file costs one
- * pass over its tables, not over its blobs.
+ * tables; each blob has its own sum (ds__chunked_sum(): XXH3, faster on
+ * the megabytes a blob can hold, of the XXH3 sums of its 64 KiB chunks).
+ * A CU's sum covers the array of its chunks' sums that follows it, so
+ * symindex.c checks that array and the blob's head when a lookup first
+ * needs the CU, and each chunk as a lookup first reads it: mapping a file
+ * costs one pass over its tables, one address a few chunks of one CU
+ * (not the 70 MB of the CU that holds main() in a big C++ program).  The
+ * ELF blob's sum is the same kind; it is checked whole when mapped.
  *
  * The key (struct ds__symfile_key, in the header): the build ID, plus the
  * size and a CRC-32 of the ELF header, program and section header tables
@@ -64,7 +70,9 @@
 #include <zlib.h>
 
 #define MAGIC "DSOSYMIX"
-#define FORMAT_VERSION 2 /* 2: blob sums are XXH3, not CRC-32 */
+/* 2: blob sums are XXH3, not CRC-32; 3: chunked, each CU's chunks' sums
+ * after it */
+#define FORMAT_VERSION 3
 #define ORDER_MARK 0x01020304u
 #define ENTRY_NAME "dsostore-index" /* in a debuginfod cache entry */
 #define FILE_MAX ((uint64_t)1 << 36) /* 64 GiB: no index is larger */
@@ -317,6 +325,65 @@ static int layout(const struct ds__symfile_key *key, const struct ds__symbols_pa
 	return 0;
 }
 
+/* A blob's chunk sums as its bytes are written (chunker_end(): their
+ * ds__chunked_sum()). */
+struct chunker {
+	uint32_t *sums;
+	size_t n;
+	uint64_t in_chunk; /* bytes of the current chunk so far */
+	struct ds__sum *st;
+	int err;
+};
+
+static int chunker_start(struct chunker *c, uint64_t size)
+{
+	uint64_t n = ds__chunks_of(size);
+
+	memset(c, 0, sizeof(*c));
+	if (n && !(c->sums = calloc((size_t)n, sizeof(*c->sums))))
+		return -ENOMEM;
+	return 0;
+}
+
+static void chunker_add(struct chunker *c, const void *p, uint64_t len)
+{
+	const unsigned char *b = p;
+
+	while (len && !c->err) {
+		uint64_t take = DS__SUM_CHUNK - c->in_chunk;
+
+		if (take > len)
+			take = len;
+		if (!c->st && !(c->st = ds__sum_new())) {
+			c->err = -ENOMEM;
+			return;
+		}
+		ds__sum_add(c->st, b, take);
+		b += take;
+		len -= take;
+		c->in_chunk += take;
+		if (c->in_chunk == DS__SUM_CHUNK) {
+			c->sums[c->n++] = ds__sum_end(c->st);
+			c->st = NULL;
+			c->in_chunk = 0;
+		}
+	}
+}
+
+/* 0 and *sum, or -ENOMEM; frees what c took but sums. */
+static int chunker_end(struct chunker *c, uint32_t *sum)
+{
+	if (c->st) {
+		uint32_t last = ds__sum_end(c->st);
+
+		if (!c->err)
+			c->sums[c->n++] = last;
+		c->st = NULL;
+	}
+	*sum = c->n ? ds__blob_sum(c->sums, c->n * sizeof(*c->sums)) : 0;
+	return c->err;
+}
+
 /* Write len bytes of p at off, whole. */
 static int pwrite_all(int fd, const void *p, size_t len, uint64_t off)
 {
@@ -379,35 +446,53 @@ static int write_parts(int fd, const struct ds__symfile_key *key,
 	for (size_t i = 0; i < parts->ncus && !o->err; i++) {
 		struct ds__seg segs[DS__BLOB_SEGS];
 		struct ds__cu_hdr_buf hdr;
-		struct ds__sum *st = NULL;
+		struct chunker ck = { 0 };
 		size_t nsegs = 0;
-		uint64_t size = 0, total = 0;
+		uint64_t size = 0, total = 0, sums_off;
 		uint32_t sum = 0;
 		bool have_sum = true;
 
 		err = get(arg, i, &hdr, segs, &nsegs, &size, &sum, &have_sum);
 		if (!err && (nsegs > DS__BLOB_SEGS || (!size && (sum || nsegs)) ||
-			     !place(&pos, size, &cus[i].off)))
+			     !place(&pos, size, &cus[i].off) ||
+			     !place(&pos, ds__chunks_of(size) * sizeof(uint32_t), &sums_off)))
 			err = -EINVAL;
-		if (!err && size && !have_sum && !(st = ds__sum_new()))
-			err = -ENOMEM;
+		if (!err)
+			err = chunker_start(&ck, size);
 		for (size_t k = 0; !err && k < nsegs; k++) {
 			if (!segs[k].p || segs[k].len > size - total) {
 				err = -EINVAL;
 				break;
 			}
 			out_put(o, segs[k].p, segs[k].len);
-			if (st)
-				ds__sum_add(st, segs[k].p, segs[k].len);
+			chunker_add(&ck, segs[k].p, segs[k].len);
 			total += segs[k].len;
 		}
-		if (st)
-			sum = ds__sum_end(st);
 		if (!err && total != size)
 			err = -EINVAL;
-		if (err)
+		if (!err) {
+			uint32_t got = 0;
+
+			err = chunker_end(&ck, &got);
+			/* A saved CU's bytes written again: its sum was its
+			 * file's, and every chunk was checked before the save
+			 * (ds__symbols_parts_head()); what differs now is not
+			 * written. */
+			if (!err && have_sum && got != sum)
+				err = -EIO;
+			sum = got;
+		}
+		if (err) {
+			uint32_t ignored;
+
+			chunker_end(&ck, &ignored);
+			free(ck.sums);
 			goto out;
+		}
 		out_pad(o, size);
+		out_put(o, ck.sums, ck.n * sizeof(uint32_t));
+		out_pad(o, ck.n * sizeof(uint32_t));
+		free(ck.sums);
 		cus[i].size = size;
 		cus[i].sum = sum;
 	}
@@ -541,7 +626,8 @@ int ds__symfile_parse(const void *map, size_t len, const struct ds__symfile_key 
 		BAD(-EBADMSG, "its ELF part is out of place");
 	for (uint32_t i = 0; i < h->ncus; i++) {
 		if (ent[i].pad || (!ent[i].size && ent[i].sum) || !place(&pos, ent[i].size, &off) ||
-		    off != ent[i].off)
+		    off != ent[i].off ||
+		    !place(&pos, ds__chunks_of(ent[i].size) * sizeof(uint32_t), &off))
 			BAD(-EBADMSG, "CU %u is out of place", i);
 	}
 	if (pos != h->file_size)
@@ -551,9 +637,14 @@ int ds__symfile_parse(const void *map, size_t len, const struct ds__symfile_key 
 	if (!cus)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < h->ncus; i++)
-		cus[i] = (struct ds__blob){ .data = ent[i].size ? base + ent[i].off : NULL,
-					    .size = ent[i].size,
-					    .sum = ent[i].sum };
+		cus[i] = (struct ds__blob){
+			.data = ent[i].size ? base + ent[i].off : NULL,
+			.size = ent[i].size,
+			.sum = ent[i].sum,
+			.chunks = ent[i].size ? (const uint32_t *)(base + align8(ent[i].off +
+										  ent[i].size))
+					      : NULL,
+		};
 	parts->elf = (struct ds__blob){ .data = h->elf_size ? base + h->elf_off : NULL,
 					.size = h->elf_size,
 					.sum = h->elf_sum };
@@ -725,7 +816,7 @@ out:
 /* A CU of the index being saved, as the segments it is in. */
 struct save_cu {
 	struct ds_context *ctx;
-	const struct ds_symbols *S;
+	struct ds_symbols *S;
 };
 
 static int save_cu(void *arg, size_t i, struct ds__cu_hdr_buf *hdr,

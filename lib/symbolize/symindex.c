@@ -98,9 +98,13 @@ void ds__symbols_free(struct ds_symbols *S)
 {
 	if (!S)
 		return;
-	for (size_t i = 0; i < S->ncus; i++)
+	for (size_t i = 0; i < S->ncus; i++) {
 		for (int k = 0; k < 5; k++)
 			free(S->cus[i].own[k]);
+		if (S->cus[i].ck)
+			free((void *)S->cus[i].ck->state);
+		free(S->cus[i].ck);
+	}
 	free(S->cus);
 	if (S->ranges_own)
 		free(S->ranges);
@@ -289,7 +293,7 @@ int ds__symbols_build(struct ds_context *ctx, Elf *debug, const char *debug_name
 		err = ds__symblob_elf_pack(&EB, &blob, &size);
 	ds__sym_build_release(&EB);
 	if (!err) {
-		S->elf_blob = (struct ds__blob){ blob, size, 0 };
+		S->elf_blob = (struct ds__blob){ blob, size, 0, NULL };
 		S->elf_own = true;
 		ds__symblob_elf_view(blob, &S->elf);
 	}
@@ -403,6 +407,7 @@ static int unit_build(struct ds_symbols *S, size_t i, struct ds__dwarf_worker *W
 		atomic_store(&cu->state, CU_BAD);
 	} else {
 		account(S, (int64_t)bytes, true);
+		atomic_store_explicit(&cu->live, &cu->piece, memory_order_release);
 		atomic_store_explicit(&cu->state, CU_READY, memory_order_release);
 	}
 	unit_settled(S);
@@ -460,16 +465,57 @@ static bool fallback_locked(struct ds_symbols *S, size_t i)
 	return true;
 }
 
-/* A saved CU's first use: its CRC, then its structure. */
+static void say_damaged(struct ds_symbols *S, size_t i)
+{
+	if (S->fb_ctx)
+		ds_warn(S->fb_ctx,
+			"saved index of %s: CU %zu is damaged: not used, built from the debuginfo "
+			"where it can be, and the index saved again",
+			S->fb_name ? S->fb_name : "?", i);
+}
+
+/* A saved CU blob's chunk states (chunks: its sums), or NULL. */
+static struct ds__chunks *chunks_new(const void *blob, uint64_t size, const uint32_t *chunks)
+{
+	struct ds__chunks *C = calloc(1, sizeof(*C));
+	uint64_t n = ds__chunks_of(size);
+
+	if (!C || n > SIZE_MAX || !(C->state = calloc(n ? (size_t)n : 1, 1))) {
+		free(C);
+		return NULL;
+	}
+	C->base = blob;
+	C->size = size;
+	C->sums = chunks;
+	C->n = (size_t)n;
+	return C;
+}
+
+/* A saved CU's first use.  Its sum is over its chunks' sums: checked, and
+ * its head (what every lookup reads), the rest as lookups read it; a blob
+ * without its chunks' sums is summed and checked whole. */
 static void unit_check(struct ds_symbols *S, size_t i)
 {
 	struct cu *cu = &S->cus[i];
-	bool ok = cu->size && ds__blob_sum(cu->blob, cu->size) == cu->sum &&
-		  ds__symblob_cu_blob_ok(cu->blob, cu->size);
+	bool ok = false;
 	int state = CU_BAD;
 
-	if (ok)
-		ds__symblob_cu_view(cu->blob, &cu->piece);
+	if (cu->size && cu->chunks && !cu->ck)
+		cu->ck = chunks_new(cu->blob, cu->size, cu->chunks);
+	if (cu->ck)
+		ok = ds__blob_sum(cu->chunks, cu->ck->n * sizeof(uint32_t)) == cu->sum &&
+		     ds__symblob_cu_head_ok(cu->ck);
+	else if (cu->size && !cu->chunks)
+		ok = ds__chunked_sum(cu->blob, cu->size, NULL) == cu->sum &&
+		     ds__symblob_cu_blob_ok(cu->blob, cu->size);
+	if (ok) {
+		ds__symblob_cu_view(cu->blob, &cu->view);
+		cu->plain = cu->view;
+		cu->view.ck = cu->ck;
+		atomic_store_explicit(&cu->live, &cu->view, memory_order_release);
+	}
+	if (!ok)
+		say_damaged(S, i);
 	pthread_mutex_lock(&S->mu);
 	if (ok)
 		state = CU_READY;
@@ -477,6 +523,22 @@ static void unit_check(struct ds_symbols *S, size_t i)
 		state = CU_NEW;
 	atomic_store_explicit(&cu->state, state, memory_order_release);
 	pthread_cond_broadcast(&S->cv);
+	pthread_mutex_unlock(&S->mu);
+}
+
+void ds__symbols_unit_damaged(struct ds_symbols *S, size_t i, const struct piece *P)
+{
+	struct cu *cu = &S->cus[i];
+
+	pthread_mutex_lock(&S->mu);
+	/* (Once: a second reader that found it finds the CU moved on.) */
+	if (P == &cu->view && atomic_load(&cu->state) == CU_READY &&
+	    atomic_load(&cu->live) == &cu->view) {
+		say_damaged(S, i);
+		/* (A CU_BAD one stays counted in built: settled.) */
+		atomic_store(&cu->state, fallback_locked(S, i) ? CU_NEW : CU_BAD);
+		pthread_cond_broadcast(&S->cv);
+	}
 	pthread_mutex_unlock(&S->mu);
 }
 
@@ -509,7 +571,14 @@ const struct piece *ds__symbols_unit_get(struct ds_symbols *S, size_t i, int *er
 			/* (Read first: no store, no cache line bouncing, once set.) */
 			if (!atomic_load_explicit(&cu->recent, memory_order_relaxed))
 				atomic_store_explicit(&cu->recent, true, memory_order_relaxed);
-			return &cu->piece;
+			const struct piece *P = atomic_load_explicit(&cu->live, memory_order_acquire);
+
+			/* Every chunk checked: read as a built piece. */
+			if (P->ck && atomic_load_explicit(&P->ck->all, memory_order_relaxed)) {
+				atomic_store_explicit(&cu->live, &cu->plain, memory_order_release);
+				P = &cu->plain;
+			}
+			return P;
 		}
 		if (st == CU_BAD)
 			return NULL;
@@ -706,36 +775,56 @@ int ds__symbols_parts_head(struct ds_symbols *S, struct ds__symbols_parts *out)
 		return -ENODATA;
 	if ((err = ds__symbols_build_all(S)))
 		return err;
-	for (size_t i = 0; i < S->ncus; i++) /* saved CUs: checked first */
-		if (atomic_load(&S->cus[i].state) == CU_SAVED)
+	/* Saved CUs: checked first, and whole (a chunk no lookup read is
+	 * written again only once its sum is known good); a damaged one is
+	 * built from the DWARF. */
+	for (size_t i = 0; i < S->ncus; i++) {
+		struct cu *cu = &S->cus[i];
+		const struct piece *P;
+
+		if (atomic_load(&cu->state) == CU_SAVED)
 			ds__symbols_unit_get(S, i, &err);
+		P = atomic_load(&cu->state) == CU_READY ? atomic_load(&cu->live) : NULL;
+		if (P && P == &cu->view && P->ck && !ds__chunks_check(P->ck, 0, P->ck->size)) {
+			ds__symbols_unit_damaged(S, i, P);
+			ds__symbols_unit_get(S, i, &err);
+		}
+	}
 	out->elf = (struct ds__blob){ S->elf_blob.data, S->elf_blob.size,
-				      ds__blob_sum(S->elf_blob.data, S->elf_blob.size) };
+				      ds__chunked_sum(S->elf_blob.data, S->elf_blob.size, NULL),
+				      NULL };
 	out->ncus = S->ncus;
 	out->nranges = S->nranges;
 	out->ranges = S->ranges;
 	return 0;
 }
 
-size_t ds__symbols_cu_segs(const struct ds_symbols *S, size_t i, struct ds__cu_hdr_buf *hdr,
+size_t ds__symbols_cu_segs(struct ds_symbols *S, size_t i, struct ds__cu_hdr_buf *hdr,
 			   struct ds__seg segs[DS__BLOB_SEGS], uint64_t *size, uint32_t *sum,
 			   bool *have_sum)
 {
-	const struct cu *cu = &S->cus[i];
+	struct cu *cu = &S->cus[i];
+	size_t n = 0;
 
 	*size = 0;
 	*sum = 0;
 	*have_sum = true;
-	if (atomic_load(&cu->state) != CU_READY)
-		return 0; /* nothing (a saved CU that failed its check too) */
-	if (cu->blob) { /* saved: the same bytes */
+	/* (Under mu: a lookup that finds a saved CU damaged moves it to be
+	 * built again.) */
+	pthread_mutex_lock(&S->mu);
+	if (atomic_load(&cu->state) != CU_READY) {
+		/* nothing (a saved CU that failed its check too) */
+	} else if (cu->blob) { /* saved: the same bytes */
 		segs[0] = (struct ds__seg){ cu->blob, cu->size };
 		*size = cu->size;
 		*sum = cu->sum;
-		return cu->size ? 1 : 0;
+		n = cu->size ? 1 : 0;
+	} else {
+		*have_sum = false;
+		n = ds__symblob_cu_segs(&cu->piece, hdr, segs, size);
 	}
-	*have_sum = false;
-	return ds__symblob_cu_segs(&cu->piece, hdr, segs, size);
+	pthread_mutex_unlock(&S->mu);
+	return n;
 }
 
 int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
@@ -771,7 +860,7 @@ int ds__symbols_parts(struct ds_symbols *S, struct ds__symbols_parts *out)
 			memcpy(p, segs[k].p, segs[k].len);
 			p += segs[k].len;
 		}
-		cus[i].sum = ds__blob_sum(cus[i].data, cus[i].size);
+		cus[i].sum = ds__chunked_sum(cus[i].data, cus[i].size, NULL);
 	}
 	return 0;
 }
@@ -794,7 +883,7 @@ int ds__symbols_from_parts(const struct ds__symbols_parts *parts, void (*release
 
 	*out = NULL;
 	if (!parts->elf.data || parts->elf.size > UINT32_MAX * (uint64_t)64 ||
-	    ds__blob_sum(parts->elf.data, parts->elf.size) != parts->elf.sum ||
+	    ds__chunked_sum(parts->elf.data, parts->elf.size, NULL) != parts->elf.sum ||
 	    !ds__symblob_elf_blob_ok(parts->elf.data, parts->elf.size) || parts->ncus > UINT32_MAX ||
 	    (parts->nranges && !parts->ranges) || (parts->ncus && !parts->cus))
 		return -EINVAL;
@@ -831,6 +920,7 @@ int ds__symbols_from_parts(const struct ds__symbols_parts *parts, void (*release
 		cu->blob = parts->cus[i].data;
 		cu->size = parts->cus[i].size;
 		cu->sum = parts->cus[i].sum;
+		cu->chunks = parts->cus[i].chunks;
 		atomic_init(&cu->state, cu->size ? CU_SAVED : CU_BAD);
 	}
 	atomic_init(&S->built, S->ncus);

@@ -27,12 +27,18 @@
  * An index is made of position-independent blocks ("blobs", 8-byte
  * aligned): one for the ELF tier, one per DWARF compilation unit, plus the
  * table of CU address ranges.  symfile.c writes and maps them; symindex.c
- * alone knows what is inside a blob, and checks a saved one (its sum,
- * then its structure) the first time a lookup needs it. */
+ * alone knows what is inside a blob, and checks a saved one the first
+ * time a lookup needs it: a CU's head (its header, sequences and keys)
+ * then, and the rest chunk by chunk as lookups read it (struct
+ * ds__chunks below), where the file gives the chunks' sums. */
 struct ds__blob {
 	const void *data;
 	uint64_t size; /* 0: the CU contributes nothing */
-	uint32_t sum; /* ds__blob_sum() of the bytes (filled by ds__symbols_parts) */
+	/* ds__chunked_sum() of the bytes (filled by ds__symbols_parts) */
+	uint32_t sum;
+	/* The sums of its chunks, as a saved index holds them (sum is
+	 * theirs); NULL: none, the blob is checked whole at first use. */
+	const uint32_t *chunks;
 };
 
 /* A blob as the segments it is in memory (written without a copy), and
@@ -72,7 +78,7 @@ int ds__symbols_parts_head(struct ds_symbols *S, struct ds__symbols_parts *out);
 /* CU i's blob for writing, without a copy: a saved CU's bytes (*sum is
  * theirs, *have_sum true), else the segments of its piece (the writer
  * sums them).  How many segments (0: a CU with nothing). */
-size_t ds__symbols_cu_segs(const struct ds_symbols *S, size_t i, struct ds__cu_hdr_buf *hdr,
+size_t ds__symbols_cu_segs(struct ds_symbols *S, size_t i, struct ds__cu_hdr_buf *hdr,
 			   struct ds__seg segs[DS__BLOB_SEGS], uint64_t *size, uint32_t *sum,
 			   bool *have_sum);
 /* The head and every CU's blob at once (out->cus malloc()ed), for tests
@@ -179,6 +185,46 @@ struct sym_build {
 	bool partial; /* a CU lacks what its split unit would give (no .dwo) */
 };
 
+/* A saved CU blob checked chunk by chunk (DS__SUM_CHUNK bytes), as
+ * lookups reach its bytes: the sums from the file, and a state per chunk
+ * (CK_* bits), set by whichever reader checks it first (the mapping's
+ * bytes never change, so nothing needs ordering beyond the atomic byte).
+ * CK_SUM: its sum is right; CK_GOOD: so is every chunk that a string met
+ * in it reaches, forward to its NUL and back to the NUL before it (for
+ * binutils' walk back to a path's start), and every scope and row that
+ * starts in it leads nowhere outside the piece (a parent, a pool offset):
+ * whatever a lookup reads from a good chunk is checked.  all: every chunk
+ * is good, and lookups read the piece as a built one (once half of them
+ * are, the rest are checked at once). */
+enum { CK_SUM = 1, CK_GOOD = 2, CK_BAD = 4 };
+struct ds__chunks {
+	const unsigned char *base;
+	uint64_t size;
+	const uint32_t *sums;
+	size_t n;
+	uint64_t pool_lo, pool_hi; /* the string pool's bytes in the blob */
+	uint64_t scopes_lo, lines_lo; /* where the scopes and the rows start */
+	uint32_t nscopes, nlines;
+	_Atomic uint8_t *state;
+	_Atomic size_t good; /* chunks in CK_GOOD */
+	atomic_bool all, finishing;
+	_Atomic uint64_t *checked; /* chunks summed (NULL: not counted) */
+};
+/* Bytes [off, off + len) of C's blob, every chunk under them good (checked
+ * now where not yet).  false: damaged. */
+bool ds__chunks_check(struct ds__chunks *C, uint64_t off, uint64_t len);
+static inline bool ds__chunks_have(struct ds__chunks *C, const void *p, size_t len)
+{
+	uint64_t off = (uint64_t)((const unsigned char *)p - C->base);
+	size_t a = (size_t)(off >> DS__SUM_CHUNK_SHIFT),
+	       b = (size_t)((off + len - 1) >> DS__SUM_CHUNK_SHIFT);
+
+	if (b - a <= 1 && (atomic_load_explicit(&C->state[a], memory_order_relaxed) &
+			   atomic_load_explicit(&C->state[b], memory_order_relaxed) & CK_GOOD))
+		return true;
+	return ds__chunks_check(C, off, len);
+}
+
 /* A built CU, as lookups read it: views into its blob.  Scope parents and
  * pool offsets are the CU's own. */
 struct piece {
@@ -191,6 +237,10 @@ struct piece {
 	const uint64_t *line_keys, *scope_keys;
 	const char *pool;
 	uint32_t nscopes, nlines, nseqs, pool_len;
+	/* A saved blob checked as it is read: every scope, row and string a
+	 * lookup reads goes through it.  NULL: built here, or checked (whole
+	 * or every chunk). */
+	struct ds__chunks *ck;
 };
 
 /* The ELF tier, the same way. */
@@ -207,10 +257,20 @@ enum { CU_NEW, CU_BUILDING, CU_READY, CU_SAVED, CU_BAD };
 struct cu {
 	_Atomic int state; /* CU_*; CU_SAVED: a saved blob, not checked yet */
 	atomic_bool recent; /* looked up since the last trim (CLOCK) */
-	struct piece piece; /* CU_READY */
-	const void *blob; /* saved: the piece's bytes; NULL: built here */
+	/* CU_READY: what lookups read, &view or &piece (set before the
+	 * state, with release). */
+	const struct piece *_Atomic live;
+	struct piece piece; /* built here */
+	/* A saved blob's view: set once at its first use, never changed
+	 * (a lookup may still read it after a damaged chunk sent the CU to
+	 * be built into piece); plain is the same without ck, what lookups
+	 * read once every chunk is checked. */
+	struct piece view, plain;
+	const void *blob; /* saved: the piece's bytes; NULL: built here (under mu) */
 	uint64_t size;
-	uint32_t sum; /* of a saved blob (ds__blob_sum()) */
+	uint32_t sum; /* of a saved blob (ds__chunked_sum()) */
+	const uint32_t *chunks; /* its chunks' sums, from the file (or NULL) */
+	struct ds__chunks *ck; /* their states, from its first use */
 	void *own[5]; /* built here: the piece's arrays */
 };
 
@@ -286,6 +346,11 @@ void ds__symblob_cu_view(const void *blob, struct piece *P);
 /* A blob from a file: can every lookup read it without leaving it?
  * (Whether its answers are right is the CRC's business.) */
 bool ds__symblob_cu_blob_ok(const void *blob, uint64_t size);
+/* The same for a blob checked chunk by chunk: only its head (header,
+ * sequences, keys, the pool's last byte: what every lookup reads), its
+ * chunks checked through C (base, size, sums and n filled in; this sets
+ * the pool's place).  The rest is checked where lookups read it. */
+bool ds__symblob_cu_head_ok(struct ds__chunks *C);
 /* A built CU made a piece: sorted scopes, ordered sequences (or sorted
  * rows), keys; the arrays are taken from B (no copy) into own[] and
  * *bytes.  B keeps its interning table for the next CU. */
@@ -304,6 +369,11 @@ int ds__symblob_elf_pack(struct sym_build *B, void **blob, uint64_t *size);
 
 /* CU i, ready; NULL when it has nothing (or building it failed: *err). */
 const struct piece *ds__symbols_unit_get(struct ds_symbols *S, size_t i, int *err);
+/* A lookup found P, CU i's saved piece, damaged (a chunk's sum, or a field
+ * leading out of it): the CU is built from the DWARF (ds__symbols_fallback)
+ * for the next ds__symbols_unit_get(), and the index saved again; readers
+ * still in P finish there. */
+void ds__symbols_unit_damaged(struct ds_symbols *S, size_t i, const struct piece *P);
 /* Build the CUs of want (NULL: all) on up to the machine's cores. */
 int ds__symbols_build_units(struct ds_symbols *S, const uint8_t *want, size_t nwant);
 
@@ -339,9 +409,6 @@ struct ds__find_hint {
 	size_t range, seq, scope, row;
 };
 
-/* A line-table file name (struct line's file, struct scope's call_file) as
- * flags ask: elfutils' join with DS_SYM_ELFUTILS, else binutils'. */
-const char *ds__symbols_file(const char *pool, uint32_t off, unsigned flags);
 
 /* The frames of addr (a virtual address), innermost first, each passed to
  * emit, as flags ask (DS_SYM_INLINES, _BINUTILS, _ELF_NAMES, _NO_LINES;

@@ -17,16 +17,69 @@
 
 /* -------------------------------------------------------------- lookup */
 
+/* ---- reading a piece
+ *
+ * A saved piece (P->ck) is checked as it is read, chunk by chunk: a search
+ * checks the span of entries it compares against (a block the sampled
+ * keys chose, a gallop's last step) before it reads them, a walk up the
+ * scopes each scope it visits and the parent it follows; and the strings
+ * of an answer up to their NULs, with every pool offset against the pool,
+ * before the answer is emitted (frames_ok()).  A search over a span that
+ * fails its check still reads only entries of the piece (its indexes come
+ * from bounds checked with the head), and sets *dmg: the caller drops what
+ * it found and asks again of the CU built from the DWARF.  A built piece
+ * has no ck, and costs a test of it. */
+
+static const struct scope bad_scope = { .lo = UINT64_MAX, .parent = NO_PARENT };
+
+/* Entries [lo, hi) of an array of P, each size bytes: checked. */
+static inline void guard(const struct piece *P, const void *arr, size_t lo, size_t hi,
+			 size_t size, bool *dmg)
+{
+	if (P->ck && hi > lo &&
+	    !ds__chunks_have(P->ck, (const char *)arr + lo * size, (hi - lo) * size))
+		*dmg = true;
+}
+
+static inline const struct scope *scope_get(const struct piece *P, size_t i, bool *dmg)
+{
+	const struct scope *sc = &P->scopes[i];
+
+	/* (A good chunk's scopes have parents in the piece.) */
+	if (P->ck && !ds__chunks_have(P->ck, sc, sizeof(*sc))) {
+		*dmg = true;
+		return &bad_scope;
+	}
+	return sc;
+}
+
+/* An entry a search compares against alone (a gallop's step), checked;
+ * read all the same (it is in the piece) when its chunk is damaged. */
+static inline const void *probe(const struct piece *P, const void *e, size_t size, bool *dmg)
+{
+	if (P->ck && !ds__chunks_have(P->ck, e, size))
+		*dmg = true;
+	return e;
+}
+
 static const char *str(const char *pool, uint32_t off)
 {
 	return off ? pool + off : NULL;
 }
 
+/* Can P's string at off (0: none) be read, up to its NUL and back to the
+ * NUL before it? */
+static inline bool str_ok(const struct piece *P, uint32_t off)
+{
+	return !off || !P->ck || (off < P->pool_len && ds__chunks_have(P->ck, P->pool + off, 1));
+}
+
 /* A file name of the line table or of a call site (dwarf_line.c): from
  * the offset, elfutils' path; from the start of the string it is in,
- * binutils'.  (The pool's first byte is NUL, and a saved pool's offsets
- * are checked to lie in it: the walk back stays in the pool.) */
-const char *ds__symbols_file(const char *pool, uint32_t off, unsigned flags)
+ * binutils'.  (The pool's first byte is NUL, and a saved piece's pool
+ * offsets and chunks were checked, back to the NUL before the offset:
+ * str_ok().) */
+static const char *file_of(const char *pool, uint32_t off, unsigned flags)
 {
 	if (!off)
 		return NULL;
@@ -35,6 +88,21 @@ const char *ds__symbols_file(const char *pool, uint32_t off, unsigned flags)
 			off--;
 	return pool + off;
 }
+
+/* Searches: K is PLAIN for an array read as it is (checked whole, or
+ * built here), SCOPE or LINE for a piece's scopes or rows (arr is then the
+ * piece, and dmg names the caller's flag): RAW_K reads an entry, PROBE_K
+ * reads one checked, GUARD_K checks a span of them. */
+#define RAW_PLAIN(arr, i) ((arr)[i])
+#define RAW_SCOPE(P, i) ((P)->scopes[i])
+#define RAW_LINE(P, i) ((P)->lines[i])
+#define PROBE_PLAIN(arr, i) ((arr)[i])
+#define PROBE_SCOPE(P, i) \
+	(*(const struct scope *)probe((P), &(P)->scopes[i], sizeof(struct scope), dmg))
+#define PROBE_LINE(P, i) (*(const struct line *)probe((P), &(P)->lines[i], sizeof(struct line), dmg))
+#define GUARD_PLAIN(arr, lo, hi) ((void)0)
+#define GUARD_SCOPE(P, lo, hi) guard((P), (P)->scopes, (lo), (hi), sizeof(struct scope), dmg)
+#define GUARD_LINE(P, lo, hi) guard((P), (P)->lines, (lo), (hi), sizeof(struct line), dmg)
 
 int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vaddr)
 {
@@ -49,71 +117,76 @@ int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vad
 	return -ERANGE;
 }
 
-/* Last entry with key <= addr, or -1. */
-#define UPPER(arr, n, field, addr)                                 \
-	({                                                         \
-		size_t _lo = 0, _hi = (n);                         \
-		while (_lo < _hi) {                                \
-			size_t _mid = _lo + (_hi - _lo) / 2;       \
-			if ((arr)[_mid].field <= (addr))           \
-				_lo = _mid + 1;                    \
-			else                                       \
-				_hi = _mid;                        \
-		}                                                  \
-		(ptrdiff_t)_lo - 1;                                \
+/* Last entry of [lo, hi) with key <= addr, or lo - 1; unchecked. */
+#define UPPER_RAW(K, arr, lo, hi, field, addr)                 \
+	({                                                     \
+		size_t _rl = (lo), _rh = (hi);                 \
+		while (_rl < _rh) {                            \
+			size_t _rm = _rl + (_rh - _rl) / 2;    \
+			if (RAW_##K(arr, _rm).field <= (addr)) \
+				_rl = _rm + 1;                 \
+			else                                   \
+				_rh = _rm;                     \
+		}                                              \
+		(ptrdiff_t)_rl - 1;                            \
 	})
 
-/* Last element with key <= addr, through the sampled keys. */
-#define UPPER2(arr, n, keys, field, addr)                                          \
-	({                                                                         \
-		size_t _lo = 0, _hi = ((n) + BLOCK - 1) / BLOCK, _b, _end;         \
-		while (_lo < _hi) {                                                \
-			size_t _mid = _lo + (_hi - _lo) / 2;                       \
-			if ((keys)[_mid] <= (addr))                                \
-				_lo = _mid + 1;                                    \
-			else                                                       \
-				_hi = _mid;                                        \
-		}                                                                  \
-		_b = _lo ? (_lo - 1) * BLOCK : 0;                                  \
-		_end = _lo ? (_b + BLOCK < (n) ? _b + BLOCK : (n)) : 0;            \
-		_lo = _b;                                                          \
-		_hi = _end;                                                        \
-		while (_lo < _hi) {                                                \
-			size_t _mid = _lo + (_hi - _lo) / 2;                       \
-			if ((arr)[_mid].field <= (addr))                           \
-				_lo = _mid + 1;                                    \
-			else                                                       \
-				_hi = _mid;                                        \
-		}                                                                  \
-		(ptrdiff_t)_lo - 1;                                                \
+/* The same, the span checked first. */
+#define UPPER_IN(K, arr, lo, hi, field, addr)             \
+	({                                                \
+		size_t _l0 = (lo), _h0 = (hi);            \
+		GUARD_##K(arr, _l0, _h0);                 \
+		UPPER_RAW(K, arr, _l0, _h0, field, addr); \
+	})
+
+/* Last entry with key <= addr, or -1. */
+#define UPPER(arr, n, field, addr) UPPER_RAW(PLAIN, arr, 0, n, field, addr)
+
+/* Last element with key <= addr, through the sampled keys (checked with
+ * the head): one block of the array, checked, searched. */
+#define UPPER2(K, arr, n, keys, field, addr)                               \
+	({                                                                 \
+		size_t _kl = 0, _kh = ((n) + BLOCK - 1) / BLOCK, _b, _end; \
+		while (_kl < _kh) {                                        \
+			size_t _km = _kl + (_kh - _kl) / 2;                \
+			if ((keys)[_km] <= (addr))                         \
+				_kl = _km + 1;                             \
+			else                                               \
+				_kh = _km;                                 \
+		}                                                          \
+		_b = _kl ? (_kl - 1) * BLOCK : 0;                          \
+		_end = _kl ? (_b + BLOCK < (n) ? _b + BLOCK : (n)) : 0;    \
+		UPPER_IN(K, arr, _b, _end, field, addr);                   \
 	})
 
 /* UPPER, from a guess h: the entries a caller's sorted lookups land on
  * move forward, usually by little, so a search gallops ahead from the last
  * answer (steps 1, 2, 4, ...) and ends with a binary search of the last
- * step; where h is past addr (unsorted lookups), a whole search. */
-#define GALLOP(arr, n, field, addr, h, whole)                                       \
-	({                                                                          \
-		size_t _n = (n), _g = (h);                                          \
-		ptrdiff_t _r;                                                       \
-		if (_g >= _n || (arr)[_g].field > (addr)) {                         \
-			_r = (whole);                                               \
-		} else {                                                            \
-			size_t _step = 1, _end;                                     \
-			while (_g + _step < _n && (arr)[_g + _step].field <= (addr)) { \
-				_g += _step;                                        \
-				_step *= 2;                                         \
-			}                                                           \
-			_end = _g + _step < _n ? _g + _step : _n;                   \
-			_r = (ptrdiff_t)_g + UPPER((arr) + _g, _end - _g, field, addr); \
-		}                                                                   \
-		_r;                                                                 \
+ * step; where h is past addr (unsorted lookups), a whole search.  Each
+ * step's entry is checked, and the last step's span. */
+#define GALLOP(K, arr, n, field, addr, h, whole)                                                \
+	({                                                                                      \
+		size_t _n = (n), _g = (h);                                                      \
+		ptrdiff_t _r;                                                                   \
+		if (_g >= _n || PROBE_##K(arr, _g).field > (addr)) {                            \
+			_r = (whole);                                                           \
+		} else {                                                                        \
+			size_t _step = 1, _end;                                                 \
+			while (_g + _step < _n && PROBE_##K(arr, _g + _step).field <= (addr)) { \
+				_g += _step;                                                    \
+				_step *= 2;                                                     \
+			}                                                                       \
+			_end = _g + _step < _n ? _g + _step : _n;                               \
+			_r = UPPER_IN(K, arr, _g, _end, field, addr);                           \
+		}                                                                               \
+		_r;                                                                             \
 	})
 
-static const struct scope *innermost(const struct piece *P, uint64_t addr, size_t *hint)
+static const struct scope *innermost(const struct piece *P, uint64_t addr, size_t *hint,
+				     bool *dmg)
 {
-	ptrdiff_t i = GALLOP(P->scopes, P->nscopes, lo, addr, *hint,
-			     UPPER2(P->scopes, P->nscopes, P->scope_keys, lo, addr));
+	ptrdiff_t i = GALLOP(SCOPE, P, P->nscopes, lo, addr, *hint,
+			     UPPER2(SCOPE, P, P->nscopes, P->scope_keys, lo, addr));
 
 	if (i >= 0)
 		*hint = (size_t)i;
@@ -121,8 +194,8 @@ static const struct scope *innermost(const struct piece *P, uint64_t addr, size_
 	/* Ranges nest: if the last one starting at or below addr does not
 	 * hold it, any range that does holds that one's start too, so it is
 	 * among its ancestors. */
-	for (int steps = 0; i >= 0 && steps < MAX_DEPTH; steps++) {
-		const struct scope *sc = &P->scopes[i];
+	for (int steps = 0; i >= 0 && steps < MAX_DEPTH && !*dmg; steps++) {
+		const struct scope *sc = scope_get(P, (size_t)i, dmg);
 
 		if (addr < sc->hi)
 			return sc;
@@ -135,7 +208,7 @@ static const struct scope *innermost(const struct piece *P, uint64_t addr, size_
 
 /* The last row at or below addr among rows [f, e), which are sorted: the
  * sampled keys of the blocks inside the range first, then one block. */
-static ptrdiff_t rows_upper(const struct piece *P, size_t f, size_t e, uint64_t addr)
+static ptrdiff_t rows_upper(const struct piece *P, size_t f, size_t e, uint64_t addr, bool *dmg)
 {
 	size_t kb = (f + BLOCK - 1) / BLOCK, ke = e ? (e - 1) / BLOCK + 1 : 0, lo, hi;
 
@@ -158,23 +231,16 @@ static ptrdiff_t rows_upper(const struct piece *P, size_t f, size_t e, uint64_t 
 		lo = f;
 		hi = kb * BLOCK < e ? kb * BLOCK : e;
 	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (P->lines[mid].addr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (ptrdiff_t)lo - 1;
+	return UPPER_IN(LINE, P, lo, hi, addr, addr);
 }
 
 static const struct line *line_at(const struct piece *P, uint64_t addr, size_t *seq_hint,
-				  size_t *hint)
+				  size_t *hint, bool *dmg)
 {
-	ptrdiff_t q = GALLOP(P->seqs, P->nseqs, lo, addr, *seq_hint,
+	ptrdiff_t q = GALLOP(PLAIN, P->seqs, P->nseqs, lo, addr, *seq_hint,
 			     UPPER(P->seqs, P->nseqs, lo, addr)),
 		  i;
+	const struct line *ln;
 	const struct seq *sq;
 	size_t f, e;
 
@@ -186,16 +252,15 @@ static const struct line *line_at(const struct piece *P, uint64_t addr, size_t *
 	e = f + sq->n;
 	/* (The guess only within this sequence: rows are sorted per
 	 * sequence.) */
-	i = *hint >= f && *hint < e
-		    ? (ptrdiff_t)f + GALLOP(P->lines + f, e - f, addr, addr, *hint - f, -1)
-		    : -1;
+	i = *hint >= f && *hint < e ? GALLOP(LINE, P, e, addr, addr, *hint, -1) : -1;
 	if (i < (ptrdiff_t)f)
-		i = rows_upper(P, f, e, addr);
-	if (i < (ptrdiff_t)f || P->lines[i].end)
+		i = rows_upper(P, f, e, addr, dmg);
+	/* (Row i lies in the span the search checked.) */
+	if (i < (ptrdiff_t)f || (ln = &P->lines[i])->end)
 		return NULL;
 	*hint = (size_t)i;
 	/* Several rows at one address: binutils takes the last of them. */
-	return &P->lines[i];
+	return ln;
 }
 
 static const struct section *section_at(const struct elf_piece *E, uint64_t addr)
@@ -318,7 +383,7 @@ static const struct symbol *perf_symbol_at(const struct elf_piece *E, uint64_t a
  * up to CANDIDATES. */
 static size_t units_at(const struct ds_symbols *S, uint64_t addr, uint32_t *out, size_t *hint)
 {
-	ptrdiff_t i = GALLOP(S->ranges, S->nranges, lo, addr, *hint,
+	ptrdiff_t i = GALLOP(PLAIN, S->ranges, S->nranges, lo, addr, *hint,
 			     UPPER(S->ranges, S->nranges, lo, addr));
 	size_t n = 0;
 
@@ -345,7 +410,28 @@ static size_t units_at(const struct ds_symbols *S, uint64_t addr, uint32_t *out,
  * first unit that finds a line or a function) and LLVM (the CU of the
  * lowest offset among those whose ranges cover it).  Scopes of one CU and
  * rows of another would make up frames no program has. */
-static int dwarf_at(struct ds_symbols *S, uint64_t addr, struct ds__find_hint *H,
+/* For a saved piece: all that the frames of sc and ln will read, checked
+ * first (emitting them then cannot meet damage halfway).  false: damaged. */
+static bool frames_ok(const struct piece *P, const struct scope *sc, const struct line *ln,
+		      unsigned flags)
+{
+	bool dmg = false;
+
+	if (ln && !str_ok(P, ln->file))
+		return false;
+	for (int depth = 0; sc && depth < MAX_DEPTH && !dmg; depth++) {
+		if (!str_ok(P, sc->name))
+			return false;
+		if (!sc->inlined || !(flags & DS_SYM_INLINES) || sc->parent == NO_PARENT)
+			break;
+		if (!str_ok(P, sc->call_file))
+			return false;
+		sc = scope_get(P, sc->parent, &dmg);
+	}
+	return !dmg;
+}
+
+static int dwarf_at(struct ds_symbols *S, uint64_t addr, unsigned flags, struct ds__find_hint *H,
 		    const struct piece **scp, const struct scope **sc, const struct piece **lnp,
 		    const struct line **ln)
 {
@@ -365,6 +451,7 @@ static int dwarf_at(struct ds_symbols *S, uint64_t addr, struct ds__find_hint *H
 	for (size_t k = 0; k < n && !*sc && !*ln; k++) {
 		int err;
 		const struct piece *P = ds__symbols_unit_get(S, cus[k], &err);
+		bool dmg = false;
 
 		if (err)
 			return err;
@@ -374,8 +461,17 @@ static int dwarf_at(struct ds_symbols *S, uint64_t addr, struct ds__find_hint *H
 			H->piece = P;
 			H->seq = H->scope = H->row = SIZE_MAX;
 		}
-		*sc = innermost(P, addr, &H->scope);
-		*ln = line_at(P, addr, &H->seq, &H->row);
+		*sc = innermost(P, addr, &H->scope, &dmg);
+		*ln = line_at(P, addr, &H->seq, &H->row, &dmg);
+		if (P->ck && (dmg || ((*sc || *ln) && !frames_ok(P, *sc, *ln, flags)))) {
+			/* Damaged: asked again of the CU built from its DWARF
+			 * (a built piece has no ck: once at most). */
+			ds__symbols_unit_damaged(S, cus[k], P);
+			*sc = NULL;
+			*ln = NULL;
+			k--;
+			continue;
+		}
 		*scp = *lnp = P;
 	}
 	return 0;
@@ -409,12 +505,13 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 		hint = &none;
 	if (hint->S != S)
 		*hint = (struct ds__find_hint){ .S = S };
-	err = dwarf_at(S, addr, hint, &scp, &sc, &lnp, &ln);
+	err = dwarf_at(S, addr, flags, hint, &scp, &sc, &lnp, &ln);
 	if (err)
 		return err;
 	if (sc) {
+		/* (What these read was checked: frames_ok().) */
 		struct ds__raw_frame f = {
-			.file = ln ? ds__symbols_file(lnp->pool, ln->file, flags) : NULL,
+			.file = ln ? file_of(lnp->pool, ln->file, flags) : NULL,
 			.line = ln ? ln->line : 0,
 			.column = ln ? ln->column : 0,
 			.discriminator = ln ? ln->discriminator : 0,
@@ -452,7 +549,7 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 			err = emit(arg, &f);
 			if (!sc->inlined || !(flags & DS_SYM_INLINES) || !up)
 				break;
-			f.file = ds__symbols_file(scp->pool, sc->call_file, flags);
+			f.file = file_of(scp->pool, sc->call_file, flags);
 			f.line = sc->call_line;
 			f.column = sc->call_column;
 			f.discriminator = sc->call_discriminator;
@@ -472,7 +569,7 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 	return emit(arg, &(struct ds__raw_frame){
 				 .function = sym ? str(E->pool, sym->name) : NULL,
 				 .function_start = sym ? sym->lo : 0,
-				 .file = ln    ? ds__symbols_file(lnp->pool, ln->file, flags)
+				 .file = ln    ? file_of(lnp->pool, ln->file, flags)
 					 : sym ? symbol_file(E, sym, flags)
 					       : NULL,
 				 .line = ln ? ln->line : 0,

@@ -82,7 +82,7 @@ b = open(sys.argv[1], "rb").read()
 bid = bytes.fromhex(sys.argv[2])
 assert b[:8] == b"DSOSYMIX", b[:8]
 version, order = struct.unpack_from("=II", b, 8)
-assert (version, order) == (2, 0x01020304)
+assert (version, order) == (3, 0x01020304)
 assert b[17] == len(bid) and b[104:104 + len(bid)] == bid
 assert struct.unpack_from("=Q", b, 24)[0] == len(b) and len(b) % 8 == 0
 debug_size, binary_size = struct.unpack_from("=QQ", b, 32)
@@ -90,15 +90,37 @@ import os
 assert debug_size == os.path.getsize("prog") and binary_size == 0, (debug_size, binary_size)
 ncus = struct.unpack_from("=I", b, 56)[0]
 assert ncus >= 2, ncus  # a.c and b.c (and maybe crt files)
-# The ELF blob's sum: XXH3-64's low 32 bits (where this python3 has the
-# module; Debian's does, python3-xxhash).
+# Sums (where this python3 has the module; Debian's does, python3-xxhash):
+# a chunk's is XXH3-64's low 32 bits, a blob's that of the array of its
+# 64 KiB chunks' sums; each CU's array follows it (8-aligned), and the
+# file ends after the last one.
 elf_off, elf_size = struct.unpack_from("=QQ", b, 80)
 try:
     import xxhash
 except ImportError:
     xxhash = None
+def h(x):
+    return xxhash.xxh3_64_intdigest(bytes(x)) & 0xffffffff
+def chunk_sums(blob):
+    return [h(blob[k:k + 65536]) for k in range(0, len(blob), 65536)]
+def align8(x):
+    return (x + 7) & ~7
+end = align8(elf_off + elf_size)
+for i in range(ncus):
+    off, size, cusum = struct.unpack_from("=QQI", b, 168 + 24 * i)
+    if not size:
+        continue
+    assert off == end, (i, off, end)
+    n = (size + 65535) // 65536
+    at = align8(off + size)
+    sums = list(struct.unpack_from("=%dI" % n, b, at))
+    if xxhash:
+        assert sums == chunk_sums(b[off:off + size]), "CU %d's chunk sums" % i
+        assert cusum == h(b[at:at + 4 * n]), "CU %d's sum" % i
+    end = align8(at + 4 * n)
+assert end == len(b), (end, len(b))
 if xxhash:
-    want = xxhash.xxh3_64_intdigest(b[elf_off:elf_off + elf_size]) & 0xffffffff
+    want = h(struct.pack("=%dI" % ((elf_size + 65535) // 65536), *chunk_sums(b[elf_off:elf_off + elf_size])))
     assert struct.unpack_from("=I", b, 96)[0] == want, "ELF blob sum"
 EOF
 ls "$T/idx" | grep -v "^$bid\$" && fail "something else in the index directory"
@@ -171,17 +193,25 @@ if $PY -c "import xxhash" 2>/dev/null; then
 import struct, sys, zlib, xxhash
 b = bytearray(open(sys.argv[1], "rb").read())
 ncus, nranges = struct.unpack_from("=II", b, 56)
-def forge(off, size, sum_at):
+def h(x):
+    return xxhash.xxh3_64_intdigest(bytes(x)) & 0xffffffff
+# (A blob's sum is of its 64 KiB chunks' sums; a CU's array of them
+# follows it, 8-aligned.)
+def forge(off, size, sum_at, sums_at=None):
     part = bytes(b[off:off + size])
     b[off:off + size] = part.replace(b"work", b"pwnd")
-    struct.pack_into("=I", b, sum_at, xxhash.xxh3_64_intdigest(bytes(b[off:off + size])) & 0xffffffff)
+    sums = struct.pack("=%dI" % ((size + 65535) // 65536),
+                       *[h(b[k:min(k + 65536, off + size)]) for k in range(off, off + size, 65536)])
+    if sums_at is not None:
+        b[sums_at:sums_at + len(sums)] = sums
+    struct.pack_into("=I", b, sum_at, h(sums))
 elf_off, elf_size = struct.unpack_from("=QQ", b, 80)
 if elf_size:
     forge(elf_off, elf_size, 96)
 for i in range(ncus):
     off, size = struct.unpack_from("=QQ", b, 168 + 24 * i)
     if size:
-        forge(off, size, 168 + 24 * i + 16)
+        forge(off, size, 168 + 24 * i + 16, (off + size + 7) & ~7)
 b[100:104] = bytes(4)
 b[100:104] = struct.pack("=I", zlib.crc32(bytes(b[:168 + 24 * (ncus + nranges)])))
 open(sys.argv[2], "wb").write(b)
@@ -292,6 +322,67 @@ cmp -s first "$idx" || fail "the damaged file was not replaced by a good one"
 tl_case_end
 rm -f "$idx"
 ds index prog >/dev/null 2>&1
+
+# A big CU is checked chunk by chunk (64 KiB, each with its sum after the
+# CU), as lookups read it: one address reads a few chunks, never the whole
+# CU.  big.c is one CU of 3000 functions (a few hundred KB of index); a
+# byte is flipped in a chunk of its line rows far from the first
+# function's.  Asking for the first function: addr2line's answer, and the
+# damage goes unnoticed (no warning, the file is not saved again: the
+# chunk was not read).  Asking for every function: addr2line's answers
+# (the CU built from the DWARF once the damaged chunk is read), a warning
+# that says so, and the file saved again as the good one.
+tl_case "a damaged chunk of a big CU: read only when a lookup reaches it"
+{
+	for i in $(seq 0 2999); do
+		echo "__attribute__((noinline)) int f$i(int x) { return x * $i + (x >> 3) - $((i % 7)); }"
+	done
+	echo "int main(int argc, char **argv) { (void)argv; return f0(argc) + f2999(argc); }"
+} >big.c
+gcc -g -O1 -Wl,--build-id=sha1 -o big big.c || fail "could not build big.c"
+bigid=$(tl_build_id big)
+bigidx=$T/idx/$bigid
+ds index big >/dev/null 2>&1 || fail "dsostore index big"
+cp "$bigidx" big.good
+first_fn=0x$(nm big | awk '$3 == "f0" {print $1}')
+# shellcheck disable=SC2207
+big_addrs=($(nm big | awk '$2 ~ /^[Tt]$/ && $3 ~ /^f[0-9]+$/ {print "0x" $1}'))
+[ ${#big_addrs[@]} = 3000 ] || fail "${#big_addrs[@]} functions in big"
+addr2line -f -e big "$first_fn" >big1.expected
+addr2line -f -e big "${big_addrs[@]}" >bigall.expected
+$PY - "$bigidx" <<'PYEOF' || fail "could not damage a chunk"
+import struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+ncus = struct.unpack_from("=I", b, 56)[0]
+cus = [struct.unpack_from("=QQ", b, 168 + 24 * i) for i in range(ncus)]
+off, size = max(cus, key=lambda c: c[1])
+# The blob: a 32-byte header (magic, nscopes, nlines, nseqs, pool_len),
+# scopes of 48 bytes, then rows of 24: the middle of the rows.
+magic, nscopes, nlines = struct.unpack_from("=III", b, off)
+assert magic == 0x55435344, hex(magic)
+rows = off + 32 + 48 * nscopes
+assert size >= 4 * 65536, "the CU has %d bytes: too few chunks" % size
+target = rows + 24 * (nlines // 2)
+chunk = (target - off) // 65536
+assert chunk >= 2, chunk
+assert (rows - off) // 65536 < chunk, "the first rows share the chunk"
+b[target] ^= 0x40
+open(p + ".t", "wb").write(b)
+PYEOF
+mv "$bigidx.t" "$bigidx"
+cp "$bigidx" big.damaged
+ds symbolize -v -f -e big "$first_fn" >big1.out 2>big1.log || fail "symbolize exited $?"
+cmp -s big1.expected big1.out || fail "f0: $(diff big1.expected big1.out | head -5)"
+grep -q "saved index $bigidx: loaded" big1.log || fail "not loaded: $(grep -i index big1.log | head -3)"
+grep -q "damaged" big1.log && fail "one address read the damaged chunk: $(grep damaged big1.log)"
+cmp -s big.damaged "$bigidx" || fail "the file was saved again after one address"
+ds symbolize -f -e big "${big_addrs[@]}" >bigall.out 2>bigall.log || fail "symbolize exited $?"
+cmp -s bigall.expected bigall.out || fail "every function: $(diff bigall.expected bigall.out | head -5)"
+grep -q "saved index of .*big: CU [0-9]* is damaged" bigall.log ||
+	fail "no warning of the damage: $(head -3 bigall.log)"
+cmp -s big.good "$bigidx" || fail "the damaged file was not replaced by the good one"
+tl_case_end
 
 tl_case "another debuginfo of the build ID: stale, not used"
 cp prog split && objcopy --only-keep-debug split split.debug && objcopy --strip-debug split

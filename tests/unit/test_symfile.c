@@ -25,10 +25,23 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
-/* What the format says a blob's sum is: XXH3-64's low 32 bits. */
+/* What the format says a chunk's sum is: XXH3-64's low 32 bits. */
 static uint32_t blob_sum(const void *p, size_t n)
 {
 	return (uint32_t)XXH3_64bits(p, n);
+}
+
+/* And a blob's: that sum of the array of its 64 KiB chunks' sums. */
+static uint32_t chunked_sum(const void *p, size_t n)
+{
+	uint32_t sums[64];
+	size_t k = 0;
+
+	for (size_t off = 0; off < n; off += 65536) {
+		CHECK(k < 64);
+		sums[k++] = blob_sum((const char *)p + off, n - off < 65536 ? n - off : 65536);
+	}
+	return k ? blob_sum(sums, k * sizeof(sums[0])) : 0;
 }
 
 #define HDR 168
@@ -49,13 +62,13 @@ static struct ds__symfile_key key;
 
 static void make_parts(void)
 {
-	blobs[0] = (struct ds__blob){ cu0, sizeof(cu0), blob_sum(cu0, sizeof(cu0)) };
-	blobs[1] = (struct ds__blob){ NULL, 0, 0 };
-	blobs[2] = (struct ds__blob){ cu2, sizeof(cu2), blob_sum(cu2, sizeof(cu2)) };
-	blobs[3] = (struct ds__blob){ cu3, sizeof(cu3), blob_sum(cu3, sizeof(cu3)) };
+	blobs[0] = (struct ds__blob){ cu0, sizeof(cu0), chunked_sum(cu0, sizeof(cu0)), NULL };
+	blobs[1] = (struct ds__blob){ NULL, 0, 0, NULL };
+	blobs[2] = (struct ds__blob){ cu2, sizeof(cu2), chunked_sum(cu2, sizeof(cu2)), NULL };
+	blobs[3] = (struct ds__blob){ cu3, sizeof(cu3), chunked_sum(cu3, sizeof(cu3)), NULL };
 	parts = (struct ds__symbols_parts){
 		.elf = { elf_bytes, sizeof(elf_bytes),
-			 blob_sum(elf_bytes, sizeof(elf_bytes)) },
+			 chunked_sum(elf_bytes, sizeof(elf_bytes)), NULL },
 		.ncus = 4,
 		.cus = blobs,
 		.nranges = 3,
@@ -148,15 +161,16 @@ static void test_layout(void)
 	char why[256];
 
 	/* header 168, CU table 4 x 24 = 96, ranges 3 x 24 = 72: ELF blob at
-	 * 336, 13 bytes, so CU 0 at 352 (5 bytes), CU 1 nowhere, CU 2 at 360
-	 * (24), CU 3 at 384 (1): the file ends at 392. */
-	CHECK_EQ_INT(len, 392);
+	 * 336, 13 bytes, so CU 0 at 352 (5 bytes) and its one chunk sum at
+	 * 360, CU 1 nowhere, CU 2 at 368 (24) and its sum at 392, CU 3 at 400
+	 * (1) and its sum at 408: the file ends at 416. */
+	CHECK_EQ_INT(len, 416);
 	CHECK(!memcmp(b, "DSOSYMIX", 8));
-	CHECK_EQ_INT(u32_at(b, 8), 2);
+	CHECK_EQ_INT(u32_at(b, 8), 3);
 	CHECK_EQ_INT(u32_at(b, 12), 0x01020304);
 	CHECK_EQ_INT(b[16], sizeof(void *));
 	CHECK_EQ_INT(b[17], 20);
-	CHECK_EQ_INT(u64_at(b, 24), 392);
+	CHECK_EQ_INT(u64_at(b, 24), 416);
 	CHECK_EQ_INT(u64_at(b, 32), 123456);
 	CHECK_EQ_INT(u64_at(b, 40), 7890);
 	CHECK_EQ_INT(u32_at(b, 48), 0xdeadbeef);
@@ -166,7 +180,7 @@ static void test_layout(void)
 	CHECK_EQ_INT(u64_at(b, 72), HDR + 96);
 	CHECK_EQ_INT(u64_at(b, 80), 336);
 	CHECK_EQ_INT(u64_at(b, 88), 13);
-	CHECK_EQ_INT(u32_at(b, 96), blob_sum(elf_bytes, 13));
+	CHECK_EQ_INT(u32_at(b, 96), chunked_sum(elf_bytes, 13));
 	CHECK(!memcmp(b + 104, key.bid.data, 20));
 	for (int i = 124; i < HDR; i++)
 		CHECK_EQ_INT(b[i], 0);
@@ -174,20 +188,31 @@ static void test_layout(void)
 	CHECK_EQ_INT(u64_at(b, HDR + 0), 352);
 	CHECK_EQ_INT(u64_at(b, HDR + 24), 0);
 	CHECK_EQ_INT(u64_at(b, HDR + 32), 0);
-	CHECK_EQ_INT(u64_at(b, HDR + 48), 360);
-	CHECK_EQ_INT(u64_at(b, HDR + 72), 384);
-	CHECK_EQ_INT(u32_at(b, HDR + 48 + 16), blob_sum(cu2, 24));
+	CHECK_EQ_INT(u64_at(b, HDR + 48), 368);
+	CHECK_EQ_INT(u64_at(b, HDR + 72), 400);
+	/* A CU's sum: of its chunks' sums, which follow it. */
+	CHECK_EQ_INT(u32_at(b, HDR + 48 + 16), chunked_sum(cu2, 24));
+	CHECK_EQ_INT(u32_at(b, HDR + 48 + 16), blob_sum(b + 392, 4));
 	CHECK(!memcmp(b + HDR + 96, ranges, sizeof(ranges)));
-	/* The blobs, and zeros between them. */
+	/* The blobs, their chunks' sums, and zeros between them. */
 	CHECK(!memcmp(b + 336, elf_bytes, 13));
 	CHECK(!memcmp(b + 352, cu0, 5));
-	CHECK(!memcmp(b + 360, cu2, 24));
-	CHECK_EQ_INT(b[384], 0xff);
+	CHECK_EQ_INT(u32_at(b, 360), blob_sum(cu0, 5));
+	CHECK(!memcmp(b + 368, cu2, 24));
+	CHECK_EQ_INT(u32_at(b, 392), blob_sum(cu2, 24));
+	CHECK_EQ_INT(b[400], 0xff);
+	CHECK_EQ_INT(u32_at(b, 408), blob_sum(cu3, 1));
 	for (size_t i = 349; i < 352; i++)
 		CHECK_EQ_INT(b[i], 0);
 	for (size_t i = 357; i < 360; i++)
 		CHECK_EQ_INT(b[i], 0);
-	for (size_t i = 385; i < 392; i++)
+	for (size_t i = 364; i < 368; i++)
+		CHECK_EQ_INT(b[i], 0);
+	for (size_t i = 396; i < 400; i++)
+		CHECK_EQ_INT(b[i], 0);
+	for (size_t i = 401; i < 408; i++)
+		CHECK_EQ_INT(b[i], 0);
+	for (size_t i = 412; i < 416; i++)
 		CHECK_EQ_INT(b[i], 0);
 	/* The checksum: of the header with it zeroed, and both tables. */
 	{
@@ -204,8 +229,11 @@ static void test_layout(void)
 	CHECK_EQ_INT(got.nranges, 3);
 	CHECK(got.elf.data == b + 336 && got.elf.size == 13 && got.elf.sum == parts.elf.sum);
 	CHECK(got.cus[0].data == b + 352 && got.cus[0].size == 5 && got.cus[0].sum == blobs[0].sum);
-	CHECK(got.cus[1].data == NULL && got.cus[1].size == 0 && got.cus[1].sum == 0);
-	CHECK(got.cus[2].data == b + 360 && got.cus[3].data == b + 384);
+	CHECK(got.cus[0].chunks == (const void *)(b + 360));
+	CHECK(got.cus[1].data == NULL && got.cus[1].size == 0 && got.cus[1].sum == 0 &&
+	      !got.cus[1].chunks);
+	CHECK(got.cus[2].data == b + 368 && got.cus[3].data == b + 400);
+	CHECK(got.cus[2].chunks == (const void *)(b + 392));
 	CHECK(got.ranges == (const void *)(b + HDR + 96));
 	free(cus);
 
@@ -301,8 +329,8 @@ static void test_damage(void)
 	}
 	CHECK_EQ_INT(n, 0);
 	memcpy(c, b, len);
-	c[362] ^= 1;
-	CHECK(blob_sum(c + 360, 24) != u32_at(c, HDR + 48 + 16));
+	c[370] ^= 1;
+	CHECK(blob_sum(c + 368, 24) != u32_at(c, 392));
 	/* Another machine's file: stale, not damaged. */
 	memcpy(c, b, len);
 	put32(c, 12, __builtin_bswap32(0x01020304));
@@ -313,11 +341,15 @@ static void test_damage(void)
 	recrc(c);
 	CHECK_EQ_INT(parse(c, len, &key), -ESTALE);
 	memcpy(c, b, len);
-	put32(c, 8, 3); /* a later format */
+	put32(c, 8, 4); /* a later format */
 	recrc(c);
 	CHECK_EQ_INT(parse(c, len, &key), -ESTALE);
 	memcpy(c, b, len);
-	put32(c, 8, 1); /* an earlier one (its blob sums were CRC-32s) */
+	put32(c, 8, 2); /* an earlier one (its blobs summed whole) */
+	recrc(c);
+	CHECK_EQ_INT(parse(c, len, &key), -ESTALE);
+	memcpy(c, b, len);
+	put32(c, 8, 1); /* and one before (its blob sums were CRC-32s) */
 	recrc(c);
 	CHECK_EQ_INT(parse(c, len, &key), -ESTALE);
 	memcpy(c, b, len);
@@ -353,7 +385,9 @@ static void test_damage(void)
 		{ HDR + 96 + 16, 4, 4 }, /* range 0 of no CU */
 		{ HDR + 96 + 20, 1, 4 }, /* range padding */
 		{ 18, HDR + 8, 2 }, /* header size */
-		{ 24, 400, 8 }, /* the file size */
+		{ 24, 424, 8 }, /* the file size */
+		{ HDR + 56, 32, 8 }, /* CU 2 over its chunks' sums */
+		{ HDR + 48, 376, 8 }, /* CU 2 a gap after CU 0's sums */
 		{ 17, 0, 1 }, /* a build ID of no bytes */
 		{ 17, 65, 1 }, /* of too many */
 	};
