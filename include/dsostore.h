@@ -1351,6 +1351,93 @@ DS_API size_t ds_annotation_funcs(const struct ds_annotation *a,
 				  const struct ds_annotate_func **out);
 DS_API void ds_annotation_free(struct ds_annotation *a);
 
+/* The samples of one address of a function. */
+struct ds_annotate_addr {
+	uint64_t vaddr; /* a virtual address of the DSO's ELF */
+	uint64_t samples, period;
+};
+/* The addresses of funcs[func] (ds_annotation_funcs()) where samples
+ * were taken, ascending; an address the session could not place in its
+ * ELF (vaddr unknown: no file) is left out.  Returns the count; *out
+ * borrowed from the annotation. */
+DS_API size_t ds_annotation_addrs(const struct ds_annotation *a, size_t func,
+				  const struct ds_annotate_addr **out);
+
+/* ----------------------------------------------------------- disassembly */
+
+/* One function of a DSO instruction by instruction, what perf annotate
+ * lists: disassembled in process (capstone; x86-64, i386 and AArch64,
+ * AT&T syntax on x86 as objdump and perf print it), each instruction with
+ * the line table's file:line of its address (the innermost inline frame,
+ * as objdump -l gives it), its branch target, and the samples given for
+ * it.  The code bytes are the executable's: the debuginfo's when it has
+ * them, else the binary's (the DSO's path on this machine when it is the
+ * file of the build ID, else found locally or fetched from debuginfod by
+ * build ID, as the store finds executables). */
+struct ds_disasm;
+
+/* ds_insn.flags */
+#define DS_INSN_JUMP (1u << 0) /* a jump, conditional or not */
+#define DS_INSN_CALL (1u << 1)
+#define DS_INSN_RET (1u << 2)
+#define DS_INSN_TARGET (1u << 3) /* target is known (a direct branch) */
+#define DS_INSN_INSIDE (1u << 4) /* its target is an instruction of this function */
+#define DS_INSN_LANDING (1u << 5) /* a jump of this function lands here */
+/* Bytes the disassembler cannot decode: a VEX or EVEX instruction whole
+ * (its length from its encoding; mnemonic "(vex)", "(evex)": capstone 4
+ * knows no AVX-512 mask instruction), else one byte ("(bad)"); the
+ * operands are the bytes in hex. */
+#define DS_INSN_BAD (1u << 6)
+
+struct ds_insn {
+	uint64_t addr; /* virtual address */
+	uint32_t size;
+	unsigned int flags; /* DS_INSN_* */
+	const char *mnemonic; /* "mov", "jne", "ret"...  (capstone's spelling) */
+	const char *operands; /* "%rsi, %rax"; "" when none */
+	uint64_t target; /* DS_INSN_TARGET: where it branches to */
+	/* The function holding target and target's offset in it ("puts@plt",
+	 * ELF names as perf gives them); NULL: unknown or no target. */
+	const char *target_function;
+	uint64_t target_offset;
+	/* The line table's row for addr: NULL and 0 where none. */
+	const char *file;
+	unsigned int line;
+	uint64_t samples, period; /* of the given addresses */
+};
+
+struct ds_disasm_opts {
+	size_t sz;
+	/* The function's size in bytes; 0: its ELF symbol's (the symbol
+	 * starting at start, the one with a size; a symbol of size 0 reaches
+	 * to the next symbol or the end of its section, as perf takes it). */
+	uint64_t size;
+	/* The samples to count per instruction (ascending; samples at an
+	 * address inside no instruction's first byte are counted in
+	 * ds_disasm_info.samples_elsewhere). */
+	const struct ds_annotate_addr *addrs;
+	size_t naddrs;
+};
+
+/* Disassemble [start, start + size) of the DSO.  0 and *out; -ENOTSUP: no
+ * disassembler for the ELF's machine; -ENOENT: no file with the code
+ * bytes (a debug file alone, nothing found); -ERANGE: start is in no
+ * section with code bytes, or no symbol there to give the size; -EINVAL,
+ * -ENOMEM.  The DSO's symbolizer names the lines and targets (its
+ * debuginfo found as ds_dso_debuginfo() finds it). */
+DS_API int ds_dso_disassemble(struct ds_dso *dso, uint64_t start,
+			      const struct ds_disasm_opts *opts, struct ds_disasm **out);
+/* The instructions in address order; *out borrowed from d. */
+DS_API size_t ds_disasm_insns(const struct ds_disasm *d, const struct ds_insn **out);
+struct ds_disasm_info {
+	uint64_t start, size;
+	const char *code_path; /* the file the bytes were read from */
+	const char *arch; /* "x86-64", "i386", "aarch64" */
+	uint64_t samples_elsewhere, period_elsewhere;
+};
+DS_API void ds_disasm_info(const struct ds_disasm *d, struct ds_disasm_info *out);
+DS_API void ds_disasm_free(struct ds_disasm *d);
+
 /* ------------------------------------------------------------ call tree */
 
 /* Stacks of a profile aggregated into a call tree keyed by function, the

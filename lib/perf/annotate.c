@@ -23,6 +23,9 @@ struct ds_annotation {
 	struct ds_annotate_func *funcs;
 	size_t nfuncs;
 	struct ds_annotate_line *lines; /* funcs[i].lines point into it */
+	/* Per function, its sampled addresses: addrs[addr_at[i]..addr_at[i + 1]). */
+	struct ds_annotate_addr *addrs;
+	size_t *addr_at;
 };
 
 /* A growing array of entries with a hash table over it: slot[] holds
@@ -140,9 +143,17 @@ static bool line_eq(const void *entry, const void *key)
 	       (a->file == b->file || (a->file && b->file && !strcmp(a->file, b->file)));
 }
 
+/* An address while it is counted: its function's index first. */
+struct taddr {
+	size_t func;
+	struct ds_annotate_addr a;
+};
+
 struct build {
 	const struct ds_profile_loc *locs;
 	struct set hits, funcs, lines; /* of struct hit, ds_annotate_func, tline */
+	struct taddr *addrs; /* one per hit with a vaddr: merged in finish() */
+	size_t naddrs;
 };
 
 /* Each (event, location) of the samples once, with their sums. */
@@ -166,9 +177,12 @@ static int count_hits(struct build *b, const struct ds_profile_sample *smp, size
 }
 
 /* Each hit under its function and, in it, its innermost frame's file and
- * line (NULL and 0 where nothing is known). */
+ * line (NULL and 0 where nothing is known) and its address. */
 static int group(struct build *b)
 {
+	b->addrs = calloc(b->hits.n ? b->hits.n : 1, sizeof(*b->addrs));
+	if (!b->addrs)
+		return -ENOMEM;
 	for (size_t i = 0; i < b->hits.n; i++) {
 		const struct hit *x = (const struct hit *)b->hits.v + i;
 		const struct ds_profile_loc *l = &b->locs[x->loc];
@@ -196,6 +210,11 @@ static int group(struct build *b)
 			return -ENOMEM;
 		t->samples += x->samples;
 		t->period += x->period;
+		if (l->vaddr)
+			b->addrs[b->naddrs++] = (struct taddr){ .func = lkey.func,
+							       .a = { .vaddr = l->vaddr,
+								      .samples = x->samples,
+								      .period = x->period } };
 	}
 	return 0;
 }
@@ -240,6 +259,46 @@ static int line_cmp(const void *pa, const void *pb, void *rank_v)
 	return a->line < b->line ? -1 : a->line > b->line;
 }
 
+/* By function (its rank), address. */
+static int addr_cmp(const void *pa, const void *pb, void *rank_v)
+{
+	const struct taddr *a = pa, *b = pb;
+	const size_t *rank = rank_v;
+
+	if (rank[a->func] != rank[b->func])
+		return rank[a->func] < rank[b->func] ? -1 : 1;
+	return a->a.vaddr < b->a.vaddr ? -1 : a->a.vaddr > b->a.vaddr;
+}
+
+/* The addresses by function, each once (two locations of one address,
+ * as two mappings of one file give, summed). */
+static int finish_addrs(struct build *b, struct ds_annotation *a, const size_t *rank)
+{
+	size_t n = 0, last = SIZE_MAX;
+
+	a->addrs = calloc(b->naddrs ? b->naddrs : 1, sizeof(*a->addrs));
+	a->addr_at = calloc(a->nfuncs + 1, sizeof(*a->addr_at));
+	if (!a->addrs || !a->addr_at)
+		return -ENOMEM;
+	qsort_r(b->addrs, b->naddrs, sizeof(*b->addrs), addr_cmp, (void *)rank);
+	for (size_t i = 0; i < b->naddrs; i++) {
+		const struct taddr *t = &b->addrs[i];
+		size_t r = rank[t->func];
+
+		if (r == last && a->addrs[n - 1].vaddr == t->a.vaddr) {
+			a->addrs[n - 1].samples += t->a.samples;
+			a->addrs[n - 1].period += t->a.period;
+			continue;
+		}
+		a->addrs[n++] = t->a;
+		a->addr_at[r + 1]++; /* counts, summed below */
+		last = r;
+	}
+	for (size_t f = 1; f <= a->nfuncs; f++)
+		a->addr_at[f] += a->addr_at[f - 1];
+	return 0;
+}
+
 /* The functions in their order, each with its slice of the lines. */
 static int finish(struct build *b, struct ds_annotation *a)
 {
@@ -273,7 +332,7 @@ static int finish(struct build *b, struct ds_annotation *a)
 			f->lines = &a->lines[i];
 		f->nlines++;
 	}
-	err = 0;
+	err = finish_addrs(b, a, rank);
 out:
 	free(order);
 	free(rank);
@@ -307,6 +366,7 @@ out:
 	set_release(&b.hits);
 	set_release(&b.funcs);
 	set_release(&b.lines);
+	free(b.addrs);
 	if (err) {
 		ds_annotation_free(a);
 		errno = -err;
@@ -328,5 +388,18 @@ DS_API void ds_annotation_free(struct ds_annotation *a)
 		return;
 	free(a->funcs);
 	free(a->lines);
+	free(a->addrs);
+	free(a->addr_at);
 	free(a);
+}
+
+DS_API size_t ds_annotation_addrs(const struct ds_annotation *a, size_t func,
+				  const struct ds_annotate_addr **out)
+{
+	if (!a || func >= a->nfuncs) {
+		*out = NULL;
+		return 0;
+	}
+	*out = a->addrs + a->addr_at[func];
+	return a->addr_at[func + 1] - a->addr_at[func];
 }

@@ -44,4 +44,18 @@ int ds__dsos_prefetch(struct ds_dso **dsos, size_t n, bool dwarf,
 int ds__dsos_prefetch_with(struct ds_dso **dsos, size_t n, bool dwarf, struct ds_fetch_req *extra,
 			   size_t nextra, const struct ds_fetch_opts *opts);
 
+/* ---- disasm (disasm.c) */
+
+/* size bytes of code of ELF machine (EM_X86_64, EM_386, EM_AARCH64)
+ * decoded at start: the instructions of a ds_disasm with no lines, no
+ * names, no samples, jumps' landings marked; every byte in exactly one
+ * instruction (bytes capstone cannot decode are DS_INSN_BAD ones).  0;
+ * -ENOTSUP another machine; -EINVAL size 0, over the limit, or wrapping;
+ * -ENOMEM.  For ds_dso_disassemble() and the fuzz harness. */
+int ds__disasm_bytes(unsigned machine, const uint8_t *code, size_t size, uint64_t start,
+		     struct ds_disasm **out);
+/* The length of the x86-64 VEX or EVEX instruction at p (n bytes), its
+ * kind in *kind ("(vex)", "(evex)"); 0: none. */
+size_t ds__x86_vex_len(const uint8_t *p, size_t n, const char **kind);
+
 #endif
