@@ -3,7 +3,10 @@
  * code counts for its own file and line, under the function it was
  * sampled in: ds_profile_annotate()), with the source text from the file
  * on this machine, else from debuginfod by build ID: every file missing
- * here fetched in one parallel batch, into the debuginfod cache. */
+ * here fetched in one parallel batch, into the debuginfod cache.
+ * --insns: instruction by instruction instead, as perf annotate lists
+ * them (ds_dso_disassemble(): the library disassembles and counts, this
+ * file lays out, labels the jumps and interleaves the source). */
 #define _GNU_SOURCE
 #include "cli.h"
 #include "cli_srctext.h"
@@ -15,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { O_TOP = 1, O_PERCENT_LIMIT, O_CONTEXT, O_PRINT_LINE, O_JSON };
+enum { O_TOP = 1, O_PERCENT_LIMIT, O_CONTEXT, O_PRINT_LINE, O_JSON, O_INSNS };
 
 static const struct cli_opt annotate_opts[] = {
 	{ O_TOP, 0, "top", "N", "at most N functions per event (default 10)", 0 },
@@ -28,6 +31,9 @@ static const struct cli_opt annotate_opts[] = {
 	{ O_PRINT_LINE, 'l', "print-line", NULL, "a summary first: the function's lines by share",
 	  0 },
 	{ O_JSON, 0, "json", NULL, "one JSON object instead of the listing", 0 },
+	{ O_INSNS, 0, "insns", NULL,
+	  "instruction by instruction, the source lines between them (perf annotate's view)",
+	  0 },
 	{ 0 },
 };
 static const struct cli_opt *const annotate_tables[] = {
@@ -47,7 +53,7 @@ struct opts {
 	size_t top;
 	double percent_limit;
 	unsigned context;
-	bool print_line, json, no_fetch, progress;
+	bool print_line, json, no_fetch, progress, insns;
 	int verbose;
 };
 
@@ -77,8 +83,12 @@ struct annotate {
 	struct ds_annotation *ann;
 	uint64_t *ev_samples; /* per attr */
 	size_t nev;
+	const struct ds_annotate_func *funcs; /* ds_annotation_funcs() */
 	const struct ds_annotate_func **picks;
 	size_t npicks;
+	/* --insns: per pick, its disassembly, else why none (dis_err) */
+	struct ds_disasm **dis;
+	int *dis_err;
 	struct src *srcs;
 	size_t nsrcs;
 	bool *sym_found; /* per o->syms */
@@ -104,6 +114,11 @@ static void *xgrow(void *p, size_t *cap, size_t n, size_t elem)
 static double share(uint64_t part, uint64_t whole)
 {
 	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+static bool same_file(const char *x, const char *y)
+{
+	return x == y || (x && y && !strcmp(x, y));
 }
 
 static const char *base_name(const char *path)
@@ -205,23 +220,274 @@ static char *canonical(const char *path)
 	return out;
 }
 
-/* Every file the chosen functions' lines name, per DSO. */
+static void add_source(struct annotate *a, size_t *cap, size_t dso, const char *file)
+{
+	if (!file || src_of(a, dso, file))
+		return;
+	a->srcs = xgrow(a->srcs, cap, a->nsrcs, sizeof(*a->srcs));
+	a->srcs[a->nsrcs++] = (struct src){ .file = file, .dso = dso };
+}
+
+/* Every file the chosen functions' lines name, per DSO (--insns: and
+ * their instructions'). */
 static void collect_sources(struct annotate *a)
 {
 	size_t cap = 0;
 
 	for (size_t i = 0; i < a->npicks; i++) {
 		const struct ds_annotate_func *f = a->picks[i];
+		const struct ds_insn *in;
+		size_t n = a->dis ? ds_disasm_insns(a->dis[i], &in) : 0;
 
-		for (size_t k = 0; k < f->nlines; k++) {
-			const char *file = f->lines[k].file;
-
-			if (!file || src_of(a, f->dso, file))
-				continue;
-			a->srcs = xgrow(a->srcs, &cap, a->nsrcs, sizeof(*a->srcs));
-			a->srcs[a->nsrcs++] = (struct src){ .file = file, .dso = f->dso };
-		}
+		for (size_t k = 0; k < f->nlines; k++)
+			add_source(a, &cap, f->dso, f->lines[k].file);
+		for (size_t k = 0; k < n; k++)
+			add_source(a, &cap, f->dso, in[k].file);
 	}
+}
+
+/* ------------------------------------------------------- instructions */
+
+/* dis_err beyond the library's errors */
+enum { DIS_NO_FILE = 1, DIS_KERNEL };
+
+/* Each chosen function disassembled, its samples counted per instruction. */
+static void disassemble(struct annotate *a)
+{
+	a->dis = calloc(a->npicks ? a->npicks : 1, sizeof(*a->dis));
+	a->dis_err = calloc(a->npicks ? a->npicks : 1, sizeof(*a->dis_err));
+	if (!a->dis || !a->dis_err)
+		oom();
+	for (size_t i = 0; i < a->npicks; i++) {
+		const struct ds_annotate_func *f = a->picks[i];
+		const struct ds_perf_dso *d = f->dso < a->ndsos ? &a->dsos[f->dso] : NULL;
+		const struct ds_annotate_addr *addrs;
+		size_t naddrs = ds_annotation_addrs(a->ann, (size_t)(f - a->funcs), &addrs);
+
+		if (d && d->kernel) {
+			a->dis_err[i] = DIS_KERNEL;
+		} else if (!d || !d->dso) {
+			a->dis_err[i] = DIS_NO_FILE;
+		} else {
+			DS_OPTS(ds_disasm_opts, dopts, .addrs = addrs, .naddrs = naddrs);
+
+			a->dis_err[i] = ds_dso_disassemble(d->dso, f->function_start, &dopts,
+							   &a->dis[i]);
+		}
+		if (a->dis_err[i] && a->o->verbose)
+			cli_error("annotate: %s: no instructions (%d)", f->function, a->dis_err[i]);
+	}
+}
+
+static const char *why_no_insns(int err)
+{
+	switch (err) {
+	case DIS_NO_FILE:
+		return "no file of this DSO";
+	case DIS_KERNEL:
+		return "kernel code is not disassembled";
+	case -ENOTSUP:
+		return "no disassembler for its machine (x86-64, i386 and aarch64 have one)";
+	case -ENOENT:
+		return "no file with its code: the executable is neither here nor on a server";
+	case -ERANGE:
+		return "its address is in no section with code, or no symbol gives its size";
+	default:
+		return ds_strerror(err);
+	}
+}
+
+/* Labels of the instructions jumps land on, L1, L2... in address order
+ * (0: none); a malloc()ed array. */
+static unsigned *label_insns(const struct ds_insn *in, size_t n)
+{
+	unsigned *lab = calloc(n ? n : 1, sizeof(*lab)), next = 1;
+
+	if (!lab)
+		oom();
+	for (size_t k = 0; k < n; k++)
+		if (in[k].flags & DS_INSN_LANDING)
+			lab[k] = next++;
+	return lab;
+}
+
+/* The label at addr (0: none). */
+static unsigned label_at(const struct ds_insn *in, size_t n, const unsigned *lab, uint64_t addr)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (in[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && in[lo].addr == addr ? lab[lo] : 0;
+}
+
+static const char *kind_of(const struct ds_insn *x)
+{
+	if (x->flags & DS_INSN_CALL)
+		return "call";
+	if (x->flags & DS_INSN_JUMP)
+		return "jump";
+	if (x->flags & DS_INSN_RET)
+		return "return";
+	return NULL;
+}
+
+static uint64_t hottest_insn(const struct ds_insn *in, size_t n)
+{
+	uint64_t max = 0;
+
+	for (size_t k = 0; k < n; k++)
+		if (in[k].samples > max)
+			max = in[k].samples;
+	return max;
+}
+
+static char insn_mark(const struct ds_annotate_func *f, const struct ds_insn *x, uint64_t max)
+{
+	if (!x->samples)
+		return ' ';
+	if (x->samples == max)
+		return '>';
+	return share(x->samples, f->samples) >= HOT_PERCENT ? '*' : ' ';
+}
+
+/* "   @ prog.c:5  text" where the instructions' line changes. */
+static void print_insn_source(const struct annotate *a, const struct ds_annotate_func *f,
+			      const struct ds_insn *x)
+{
+	const struct src *s = x->file ? src_of(a, f->dso, x->file) : NULL;
+	size_t len = 0;
+	const char *text = s && x->line ? srctext_line(&s->t, x->line, &len) : NULL;
+
+	printf("  %8s %8s %10s  @ ", "", "", "");
+	if (x->file) {
+		ds_term_puts(stdout, base_name(x->file));
+		printf(":%u", x->line);
+	} else {
+		printf("??");
+	}
+	if (text) {
+		fputs("  ", stdout);
+		ds_term_write(stdout, text, len); /* a server's bytes: escaped */
+	}
+	putchar('\n');
+}
+
+/* Where a branch goes: a label of the function, else its symbol. */
+static void print_target(const struct ds_insn *in, size_t n, const unsigned *lab,
+			 const struct ds_insn *x)
+{
+	unsigned l;
+
+	if (!(x->flags & DS_INSN_TARGET))
+		return;
+	l = (x->flags & DS_INSN_INSIDE) ? label_at(in, n, lab, x->target) : 0;
+	if (l)
+		printf("  -> L%u %s", l, x->target > x->addr ? "(down)" : "(up)");
+	else if (x->target_function)
+		printf("  -> %s+0x%" PRIx64, cli_t(x->target_function), x->target_offset);
+}
+
+static void print_insns(const struct annotate *a, const struct ds_annotate_func *f,
+			const struct ds_disasm *dis)
+{
+	const struct ds_insn *in;
+	size_t n = ds_disasm_insns(dis, &in);
+	struct ds_disasm_info info;
+	unsigned *lab = label_insns(in, n);
+	uint64_t max = hottest_insn(in, n);
+	const char *file = NULL;
+	unsigned line = 0;
+
+	ds_disasm_info(dis, &info);
+	printf("#  %s, %" PRIu64 " bytes at 0x%" PRIx64 ", code from %s\n", info.arch, info.size,
+	       info.start, cli_t(info.code_path));
+	if (info.samples_elsewhere)
+		printf("#  %" PRIu64 " samples at no instruction's first byte\n",
+		       info.samples_elsewhere);
+	printf("#\n  %8s %8s %10s  Instruction\n", "Percent", "Samples", "Address");
+	for (size_t k = 0; k < n; k++) {
+		const struct ds_insn *x = &in[k];
+
+		if (k == 0 || x->line != line || !same_file(x->file, file))
+			print_insn_source(a, f, x);
+		file = x->file;
+		line = x->line;
+		if (lab[k])
+			printf("  %8s %8s %10s  L%u:\n", "", "", "", lab[k]);
+		printf("%c %7.2f%% %8" PRIu64 " %10" PRIx64 "    ", insn_mark(f, x, max),
+		       share(x->samples, f->samples), x->samples, x->addr);
+		if (x->operands[0])
+			printf("%-7s %s", x->mnemonic, x->operands);
+		else
+			fputs(x->mnemonic, stdout);
+		print_target(in, n, lab, x);
+		putchar('\n');
+	}
+	free(lab);
+}
+
+static void json_insns(const struct annotate *a, const struct ds_annotate_func *f, size_t pick)
+{
+	const struct ds_disasm *dis = a->dis[pick];
+	const struct ds_insn *in;
+	size_t n = ds_disasm_insns(dis, &in);
+	struct ds_disasm_info info;
+	unsigned *lab;
+
+	if (!dis) {
+		printf(",\"disasm\":{\"error\":");
+		cli_json_string(why_no_insns(a->dis_err[pick]));
+		printf("},\"insns\":null");
+		return;
+	}
+	ds_disasm_info(dis, &info);
+	lab = label_insns(in, n);
+	printf(",\"disasm\":{\"error\":null,\"arch\":\"%s\",\"start\":\"0x%" PRIx64
+	       "\",\"size\":%" PRIu64 ",\"code_path\":",
+	       info.arch, info.start, info.size);
+	cli_json_string(info.code_path);
+	printf(",\"samples_elsewhere\":%" PRIu64 "},\"insns\":[", info.samples_elsewhere);
+	for (size_t k = 0; k < n; k++) {
+		const struct ds_insn *x = &in[k];
+		const char *kind = kind_of(x);
+		unsigned tl = (x->flags & DS_INSN_INSIDE) ? label_at(in, n, lab, x->target) : 0;
+
+		printf("%s{\"addr\":\"0x%" PRIx64 "\",\"size\":%u,\"mnemonic\":", k ? "," : "",
+		       x->addr, (unsigned)x->size);
+		cli_json_string(x->mnemonic);
+		printf(",\"operands\":");
+		cli_json_string(x->operands);
+		printf(",\"samples\":%" PRIu64 ",\"period\":%" PRIu64 ",\"share\":%.6f,\"file\":",
+		       x->samples, x->period, share(x->samples, f->samples));
+		cli_json_string(x->file);
+		printf(",\"line\":%u,\"kind\":", x->line);
+		cli_json_string(kind);
+		if (x->flags & DS_INSN_TARGET)
+			printf(",\"target\":\"0x%" PRIx64 "\"", x->target);
+		else
+			printf(",\"target\":null");
+		printf(",\"target_function\":");
+		cli_json_string(x->target_function);
+		printf(",\"target_offset\":%" PRIu64, x->target_function ? x->target_offset : 0);
+		if (tl)
+			printf(",\"target_label\":\"L%u\"", tl);
+		else
+			printf(",\"target_label\":null");
+		if (lab[k])
+			printf(",\"label\":\"L%u\"", lab[k]);
+		else
+			printf(",\"label\":null");
+		printf(",\"bad\":%s}", (x->flags & DS_INSN_BAD) ? "true" : "false");
+	}
+	putchar(']');
+	free(lab);
 }
 
 static const struct ds_build_id *build_id_of(const struct annotate *a, size_t dso)
@@ -458,11 +724,6 @@ static void print_file(const struct annotate *a, const struct ds_annotate_func *
 	}
 }
 
-static bool same_file(const char *x, const char *y)
-{
-	return x == y || (x && y && !strcmp(x, y));
-}
-
 /* The lines of one file in a function's: [b, e). */
 struct span {
 	size_t b, e;
@@ -479,8 +740,9 @@ static int span_cmp(const void *pa, const void *pb)
 	return a->b < b->b ? -1 : a->b > b->b;
 }
 
-static void print_function(const struct annotate *a, const struct ds_annotate_func *f)
+static void print_function(const struct annotate *a, size_t pick)
 {
+	const struct ds_annotate_func *f = a->picks[pick];
 	const struct ds_perf_dso *d = f->dso < a->ndsos ? &a->dsos[f->dso] : NULL;
 	uint64_t max = hottest(f);
 	char hex[2 * DS_BUILD_ID_MAX + 1] = "";
@@ -496,6 +758,15 @@ static void print_function(const struct annotate *a, const struct ds_annotate_fu
 	       hex);
 	if (a->o->print_line)
 		print_summary(f);
+	if (a->o->insns) {
+		if (a->dis[pick]) {
+			print_insns(a, f, a->dis[pick]);
+			putchar('\n');
+			return;
+		}
+		printf("#  no instructions: %s; by source line:\n",
+		       cli_t(why_no_insns(a->dis_err[pick])));
+	}
 	/* The files in order of their samples, each in line order. */
 	files = reallocarray(NULL, f->nlines ? f->nlines : 1, sizeof(*files));
 	if (!files)
@@ -532,12 +803,13 @@ static void print_text(const struct annotate *a)
 			else
 				printf("#%u\n#\n", attr);
 		}
-		print_function(a, f);
+		print_function(a, i);
 	}
 }
 
-static void json_function(const struct annotate *a, const struct ds_annotate_func *f)
+static void json_function(const struct annotate *a, size_t pick)
 {
+	const struct ds_annotate_func *f = a->picks[pick];
 	char why[256];
 	const struct ds_perf_dso *d = f->dso < a->ndsos ? &a->dsos[f->dso] : NULL;
 	char hex[2 * DS_BUILD_ID_MAX + 1];
@@ -595,7 +867,10 @@ static void json_function(const struct annotate *a, const struct ds_annotate_fun
 			fputs("null", stdout);
 		putchar('}');
 	}
-	printf("]}");
+	putchar(']');
+	if (a->o->insns)
+		json_insns(a, f, pick);
+	putchar('}');
 }
 
 static void print_json(const struct annotate *a)
@@ -618,7 +893,7 @@ static void print_json(const struct annotate *a)
 		} else {
 			putchar(',');
 		}
-		json_function(a, f);
+		json_function(a, i);
 	}
 	if (attr != UINT_MAX)
 		printf("]}");
@@ -653,6 +928,10 @@ static void annotate_free(struct annotate *a)
 		srctext_release(&a->srcs[i].t);
 	}
 	free(a->srcs);
+	for (size_t i = 0; a->dis && i < a->npicks; i++)
+		ds_disasm_free(a->dis[i]);
+	free(a->dis);
+	free(a->dis_err);
 	free(a->picks);
 	free(a->ev_samples);
 	free(a->sym_found);
@@ -685,8 +964,11 @@ static int run(const struct opts *o, const struct cli_common *common)
 		cli_error("%s: reading the samples: %s", o->path, ds_strerror(-errno));
 		goto out;
 	}
+	ds_annotation_funcs(a.ann, &a.funcs);
 	count_events(&a);
 	choose(&a);
+	if (o->insns)
+		disassemble(&a);
 	collect_sources(&a);
 	load_sources(&a);
 	setvbuf(stdout, NULL, _IOFBF, 1 << 16);
@@ -768,6 +1050,9 @@ static int cmd_annotate(int argc, char **argv)
 		case O_JSON:
 			o.json = true;
 			break;
+		case O_INSNS:
+			o.insns = true;
+			break;
 		default:
 			pos[npos++] = (char *)p.arg;
 		}
@@ -808,6 +1093,15 @@ const struct cli_command cli_cmd_annotate = {
 		 "$DEBUGINFOD_URLS by build ID, all missing files in one parallel batch (and\n"
 		 "cached); without it, FILE:LINE and the shares.  Default file: perf.data; the\n"
 		 "first argument is the recording unless -i names it.  Without SYMBOLs: the\n"
-		 "functions with the most samples.\n",
+		 "functions with the most samples.\n"
+		 "\n"
+		 "--insns: each function instruction by instruction, as perf annotate shows\n"
+		 "it: each instruction's share of the function's samples (those taken at its\n"
+		 "address), the source line of the line table between them where it changes,\n"
+		 "the instructions jumps land on labelled L1, L2... and each jump's target as\n"
+		 "'-> L2 (down)', a call's or an outside jump's as '-> function+0xOFF'.\n"
+		 "Disassembled in process (x86-64, i386, aarch64) from the executable's\n"
+		 "bytes: the file recorded, else its build ID's executable here or from\n"
+		 "debuginfod.\n",
 	.tables = annotate_tables,
 };

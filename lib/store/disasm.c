@@ -358,9 +358,14 @@ static unsigned arm64_kind(const char *m)
  * "retq"); objdump only where no operand gives the size ("movl $0,
  * (%rax)", "nopw").  A suffix is one where Intel syntax names the same
  * instruction without it (so "cltq", "movzbl", "setb" stay), dropped for
- * a branch, an instruction without operands, or one with a register. */
-static void att_suffix(csh intel, const cs_insn *in, const uint8_t *bytes, char *m)
+ * a branch, push and pop (whose size the mode gives), an instruction
+ * without operands, or one with a register.  Two spellings of capstone 4
+ * that objdump's differ from: 66 90 is "xchg %ax, %ax" (capstone: "nop"),
+ * and movd with REX.W is movq. */
+static void att_spelling(csh intel, cs_insn *in, const uint8_t *bytes)
 {
+	char *m = in->mnemonic;
+
 	const cs_x86 *x = &in->detail->x86;
 	size_t len = strlen(m);
 	const uint8_t *p = bytes;
@@ -369,8 +374,19 @@ static void att_suffix(csh intel, const cs_insn *in, const uint8_t *bytes, char 
 	cs_insn *other;
 	bool drop = x->op_count == 0;
 
+	if (in->size == 2 && bytes[0] == 0x66 && bytes[1] == 0x90) {
+		snprintf(in->mnemonic, sizeof(in->mnemonic), "xchg");
+		snprintf(in->op_str, sizeof(in->op_str), "%%ax, %%ax");
+		return;
+	}
+	if (!strcmp(m, "movd") && (x->rex & 8)) {
+		m[3] = 'q';
+		return;
+	}
 	if (len < 2 || !strchr("bwlq", m[len - 1]))
 		return;
+	if (!strncmp(m, "push", 4) || !strncmp(m, "pop", 3))
+		drop = true;
 	for (int i = 0; i < x->op_count; i++)
 		if (x->operands[i].type == X86_OP_REG)
 			drop = true;
@@ -483,7 +499,7 @@ static int decode(struct ds_disasm *d, const struct arch *a, const uint8_t *code
 				x.target = t;
 			}
 			if (intel)
-				att_suffix(intel, in, at, in->mnemonic);
+				att_spelling(intel, in, at);
 			err = pool_add(pool, in->mnemonic, &m);
 			if (!err)
 				err = pool_add(pool, in->op_str, &o);
