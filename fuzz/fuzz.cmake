@@ -155,6 +155,11 @@ ds_fuzz(folded MUTATIONS 3000 SOURCES ${CMAKE_SOURCE_DIR}/tools/cli_folded.c
 ds_fuzz(srctext MUTATIONS 3000 SOURCES ${CMAKE_SOURCE_DIR}/tools/cli_srctext.c
   INCLUDE ${CMAKE_SOURCE_DIR}/tools ${CMAKE_SOURCE_DIR}/include)
 
+# annotate's disassembly (lib/store/disasm.c): code bytes through capstone
+# and our steps around it, per machine (the first byte).  A committed
+# corpus of raw instruction bytes (no ELF), many mutations.
+ds_fuzz(disasm MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
+
 # The core-file reader (lib/live/core.c): hand-built cores of both classes and
 # byte orders, and a real core cut to its headers, notes and first pages
 # when this machine writes one; ~20 seeds x 400 mutations.
