@@ -32,6 +32,8 @@ add_executable(ds_symstats ${CMAKE_SOURCE_DIR}/tests/lib/symstats.c)
 target_link_libraries(ds_symstats PRIVATE dsostore_static)
 add_executable(ds_perfchains ${CMAKE_SOURCE_DIR}/tests/lib/perfchains.c)
 target_link_libraries(ds_perfchains PRIVATE dsostore_static)
+add_executable(ds_disasm ${CMAKE_SOURCE_DIR}/tests/lib/disasm.c)
+target_link_libraries(ds_disasm PRIVATE dsostore_static)
 
 # test_symindex also reaches inside: the index's parts (lib/symbolize/symindex.h).
 target_include_directories(test_symindex PRIVATE ${DS_LIB_INCLUDE_DIRS})

@@ -339,8 +339,8 @@ size_t ds__x86_vex_len(const uint8_t *p, size_t n, const char **kind)
 	return len <= n ? len : 0;
 }
 
-/* AArch64's branches by name: capstone 4 puts bl in no call group and
- * ret in no return group. */
+/* AArch64's branches by name: capstone 4's groups put bl among the
+ * jumps too, and ret in no return group. */
 static unsigned arm64_kind(const char *m)
 {
 	if (!strcmp(m, "bl") || !strcmp(m, "blr"))
@@ -493,7 +493,7 @@ static int decode(struct ds_disasm *d, const struct arch *a, const uint8_t *code
 			if (cs_insn_group(h, in, CS_GRP_RET))
 				x.flags |= DS_INSN_RET;
 			if (a->arch == CS_ARCH_ARM64)
-				x.flags |= arm64_kind(in->mnemonic);
+				x.flags = arm64_kind(in->mnemonic);
 			if ((x.flags & (DS_INSN_JUMP | DS_INSN_CALL)) && branch_target(a, in, &t)) {
 				x.flags |= DS_INSN_TARGET;
 				x.target = t;

@@ -127,11 +127,9 @@ with open("prog.addrs", "w") as out:
                 for i in f["insns"]:
                     out.write(i["addr"] + "\n")
 PY
-cut -f1 funcs.tsv | sort | uniq -d | grep -q . &&
-	fail "a function name twice among our functions: $(cut -f1 funcs.tsv | sort | uniq -d)"
 : >perf.annotate
 while IFS=$'\t' read -r name dso; do
-	printf '=== %s\n' "$name" >>perf.annotate
+	printf '=== %s\t%s\n' "$name" "$dso" >>perf.annotate
 	perf annotate -i p.data --stdio --dsos "$dso" "$name" >>perf.annotate 2>>perf.annotate.err ||
 		fail "perf annotate $name failed: $(tail -3 perf.annotate.err)"
 done <funcs.tsv
@@ -208,7 +206,8 @@ theirs = {}
 name = None
 for line in open(ann_file, errors="replace"):
     if line.startswith("=== "):
-        name = line[4:].strip()
+        n, d = line[4:].rstrip("\n").split("\t")
+        name = (real(d), n)
         theirs[name] = []
         continue
     m = re.match(r"^\s*[0-9.]+\s+:\s+([0-9a-f]+):\s+(.*?)\s*$", line)
@@ -219,7 +218,7 @@ jumps_checked = 0
 for (path, fname), f in sorted(funcs.items()):
     if f["insns"] is None or fname.endswith("@plt"):
         continue
-    rows = theirs.get(fname)
+    rows = theirs.get((path, fname))
     if not rows:
         bad.append("%s: perf annotate lists no instruction" % fname)
         continue
@@ -243,8 +242,10 @@ for (path, fname), f in sorted(funcs.items()):
         if o != t:
             bad.append("%s+0x%x: mnemonic %r (ours: %r %r), perf annotate: %r"
                        % (fname, a - start, t, i["mnemonic"], i["operands"], text))
-        # a jump inside the function: objdump's target "jne 11b0 <hot+0x40>"
-        m = re.search(r"\s([0-9a-f]+) <[^>]*>$", text)
+        # a direct jump: objdump's target "jne 11b0 <hot+0x40>" (not the
+        # comment of an indirect one: "jmp *0x27e09(%rip) # 32a40 <...>")
+        m = re.match(r"^\S+\s+([0-9a-f]+) <[^>]*>$",
+                     " ".join(w for w in text.split() if w not in PREFIX))
         if i["kind"] == "jump" and m:
             to = int(m.group(1), 16)
             if i["target"] is None or int(i["target"], 16) != to:
