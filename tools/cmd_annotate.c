@@ -251,6 +251,24 @@ static void collect_sources(struct annotate *a)
 /* dis_err beyond the library's errors */
 enum { DIS_NO_FILE = 1, DIS_KERNEL };
 
+static const char *why_no_insns(int err)
+{
+	switch (err) {
+	case DIS_NO_FILE:
+		return "no file of this DSO";
+	case DIS_KERNEL:
+		return "kernel code is not disassembled";
+	case -ENOTSUP:
+		return "no disassembler for its machine (x86-64, i386 and aarch64 have one)";
+	case -ENOENT:
+		return "no file with its code: the executable is neither here nor on a server";
+	case -ERANGE:
+		return "its address is in no section with code, or no symbol gives its size";
+	default:
+		return ds_strerror(err);
+	}
+}
+
 /* Each chosen function disassembled, its samples counted per instruction. */
 static void disassemble(struct annotate *a)
 {
@@ -275,25 +293,8 @@ static void disassemble(struct annotate *a)
 							   &a->dis[i]);
 		}
 		if (a->dis_err[i] && a->o->verbose)
-			cli_error("annotate: %s: no instructions (%d)", f->function, a->dis_err[i]);
-	}
-}
-
-static const char *why_no_insns(int err)
-{
-	switch (err) {
-	case DIS_NO_FILE:
-		return "no file of this DSO";
-	case DIS_KERNEL:
-		return "kernel code is not disassembled";
-	case -ENOTSUP:
-		return "no disassembler for its machine (x86-64, i386 and aarch64 have one)";
-	case -ENOENT:
-		return "no file with its code: the executable is neither here nor on a server";
-	case -ERANGE:
-		return "its address is in no section with code, or no symbol gives its size";
-	default:
-		return ds_strerror(err);
+			cli_error("annotate: %s: no instructions: %s", cli_t(f->function),
+				  why_no_insns(a->dis_err[i]));
 	}
 }
 

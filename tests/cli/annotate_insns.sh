@@ -162,6 +162,9 @@ for e in doc["events"]:
     for f in e["functions"]:
         if f["dso_path"] and f["dso_path"].startswith("/"):
             funcs[(real(f["dso_path"]), f["name"])] = f
+        elif f["dso"].startswith("[kernel") and (
+                f["insns"] is not None or f["disasm"]["error"] != "kernel code is not disassembled"):
+            bad.append("%s: a kernel function: %s" % (f["name"], f["disasm"]))
 
 # --- sample counts: perf script's sym+off per (dso, sym)
 perf = collections.defaultdict(collections.Counter)
