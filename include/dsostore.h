@@ -273,6 +273,16 @@ struct ds_dirindex_stats {
 };
 
 DS_API void ds_dirindex_stats(struct ds_dirindex *ix, struct ds_dirindex_stats *out);
+/* debuginfod's /metadata over the index (ds_metadata_*, below): each file
+ * whose path is value (key "file") or matches the pattern value (key
+ * "glob", fnmatch(3) with FNM_PATHNAME), with a build ID, added to m once
+ * per type it has, "executable" then "debuginfo" (this index's types:
+ * code, .debug_info).  At most max_results results and max_ms
+ * milliseconds (0: no bound); past either, m->complete is false.
+ * -EINVAL: another key, or value empty or over 4096 bytes. */
+struct ds_metadata;
+DS_API int ds_dirindex_metadata(struct ds_dirindex *ix, const char *key, const char *value,
+				struct ds_metadata *m, size_t max_results, unsigned int max_ms);
 
 /* ------------------------------------------------------------ source files */
 
@@ -366,6 +376,73 @@ DS_API void ds_fetch_stats(struct ds_context *ctx, struct ds_fetch_stats *out);
 
 /* The cache directory in use (borrowed, valid with ctx). */
 DS_API const char *ds_cache_path(struct ds_context *ctx);
+
+/* ------------------------------------------------------------- metadata */
+
+/* What servers know of a file name: GET /metadata?key=KEY&value=VALUE,
+ * the query of elfutils 0.192's debuginfod_find_metadata() and
+ * debuginfod's /metadata.  KEY "file" is an exact path (as the server
+ * indexed it, its realpath), "glob" a shell pattern (fnmatch(3) with
+ * FNM_PATHNAME: "*" stops at "/"); a server may know other keys.  Each
+ * server answers {"results":[{"type":...,"buildid":...,"file":...,
+ * "archive":...}, ...], "complete":BOOL}; a result is one (file, build ID,
+ * type) that the server indexes, a file both executable and debuginfo
+ * being two results.  docs/debuginfod.md. */
+struct ds_metadata_entry {
+	/* The fields every server sends (NULL when this one did not, or not
+	 * as a string): "executable" or "debuginfo"; lowercase hex; the path;
+	 * the archive holding it (NULL: none). */
+	const char *type, *buildid, *file, *archive;
+	/* The whole object as one line of JSON, every field the server sent
+	 * (the fields above and any others), strings re-escaped. */
+	const char *json;
+};
+
+/* The results of one query, merged: each server's in the order of the
+ * URL list, a result another server already gave (the same JSON) given
+ * once.  complete is false when any server said so, failed, or sent
+ * something that is not such an answer. */
+struct ds_metadata {
+	struct ds_metadata_entry *entries;
+	size_t n;
+	bool complete;
+	unsigned int servers; /* asked */
+	unsigned int answered; /* of those, with an answer parsed */
+};
+
+struct ds_metadata_opts {
+	size_t sz;
+	/* Extra request headers, as ds_fetch_opts.headers (a federating
+	 * server's X-Forwarded-For and User-Agent). */
+	const char *const *headers;
+	/* Bytes of one server's answer (its body as decoded): a longer one
+	 * is that server failed.  0: 64 MiB. */
+	uint64_t maxsize;
+};
+
+/* An empty result set (complete, no entries); NULL: no memory. */
+DS_API struct ds_metadata *ds_metadata_new(void);
+DS_API void ds_metadata_free(struct ds_metadata *m);
+/* Ask every server of ctx at once (DEBUGINFOD_URLS; file:// ones cannot
+ * answer and count as failed), with the fetcher's timeouts, retries,
+ * headers and size rules, and merge the answers into m.  KEY: letters
+ * only, VALUE: 1 to 4096 bytes, else -EINVAL.  0 when at least one server
+ * answered; -ENOSYS no servers; else the most telling failure (-EPROTO: a
+ * server refused the query, as debuginfod does an unknown key), m->complete
+ * then false.  -ECANCELED: ds_context_opts.cancel. */
+DS_API int ds_metadata_query(struct ds_context *ctx, const char *key, const char *value,
+			     struct ds_metadata *m, const struct ds_metadata_opts *opts);
+/* One server's answer, buf[0..len) (no NUL needed), merged into m as
+ * ds_metadata_query() does: 0, -EBADMSG when it is not such an answer
+ * (then m is as it was, and not complete), -ENOMEM. */
+DS_API int ds_metadata_parse(struct ds_metadata *m, const char *buf, size_t len);
+/* One result added, as a server gives it (type and buildid required;
+ * archive NULL: none), unless m has it already: 0, -EINVAL, -ENOMEM. */
+DS_API int ds_metadata_add(struct ds_metadata *m, const char *type, const char *buildid,
+			   const char *file, const char *archive);
+/* m as a server answers: {"results":[...],"complete":BOOL}, one line,
+ * NUL-terminated, malloc()ed; NULL: no memory. */
+DS_API char *ds_metadata_json(const struct ds_metadata *m, size_t *len_out);
 
 struct ds_cache_stats {
 	uint64_t build_ids, files, bytes, misses;

@@ -107,6 +107,15 @@ struct ds_fetch_config {
 int ds__fetch_config_init(struct ds_fetch_config *cfg, const struct ds_context_opts *opts);
 void ds__fetch_config_release(struct ds_fetch_config *cfg);
 void ds__fetcher_free(struct ds_fetcher *f);
+/* Extra request headers a caller gives (ds_fetch_opts.headers,
+ * ds_metadata_opts.headers): each "Name: value", no CR or LF. */
+bool ds__fetch_valid_headers(const char *const *h);
+
+/* ---- metadata (metadata.c) */
+
+/* fnmatch(pattern, s, FNM_PATHNAME) in O(len(pattern) x len(s)): the
+ * "glob" key of /metadata (see metadata.c for what is not supported). */
+bool ds__metadata_glob(const char *pattern, const char *s);
 
 /* ---- context (context.c) */
 

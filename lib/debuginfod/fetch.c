@@ -1388,7 +1388,7 @@ static bool answer_from_cache(struct ds_context *ctx, struct ds_fetch_req *r)
  * or LF would let whoever chose a value (a federating server's client,
  * through X-Forwarded-For or User-Agent) add headers of its own to our
  * request; without a name before a ':' curl would send it as it is. */
-static bool valid_headers(const char *const *h)
+bool ds__fetch_valid_headers(const char *const *h)
 {
 	for (; h && *h; h++) {
 		const char *colon = strchr(*h, ':');
@@ -1519,7 +1519,7 @@ DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, siz
 	int64_t start = now_ns();
 	int failed = 0, err = 0;
 
-	if (!ctx || (!reqs && n) || !valid_headers(headers))
+	if (!ctx || (!reqs && n) || !ds__fetch_valid_headers(headers))
 		return -EINVAL;
 	as = calloc(n ? n : 1, sizeof(*as));
 	reported = calloc(n ? n : 1, sizeof(*reported));

@@ -309,7 +309,8 @@ uint64_t ds__transfer_body_limit(struct xfer *x, const char **why)
 	*why = cfg->maxsize > 0 ? "DEBUGINFOD_MAXSIZE" : "the default size limit";
 	if (x->maxsize && x->maxsize < limit) {
 		limit = x->maxsize;
-		*why = "the source size limit (DSOSTORE_SOURCE_MAXSIZE)";
+		*why = x->maxsize_why ? x->maxsize_why
+				      : "the source size limit (DSOSTORE_SOURCE_MAXSIZE)";
 	}
 	if (x->announced && x->announced < limit) {
 		limit = x->announced;
@@ -336,6 +337,12 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
 		return n; /* an error page: the status code is the answer */
 	if (!x->t->hooks.body(x, n))
 		return 0;
+	if (x->t->hooks.take) {
+		if (!x->t->hooks.take(x, ptr, n))
+			return 0;
+		x->bytes += n;
+		return x->bad ? 0 : n;
+	}
 	for (size_t done = 0; done < n;) {
 		ssize_t w = write(x->fd, ptr + done, n - done);
 

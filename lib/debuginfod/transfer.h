@@ -25,6 +25,7 @@ struct ds__transfers;
 struct xfer {
 	struct ds_fetcher *f;
 	struct job *job;
+	void *user; /* another caller's (metadata.c's query), instead of f and job */
 	int server;
 	struct ds__transfers *t;
 	bool is_file; /* from a file:// server: no status code */
@@ -43,6 +44,7 @@ struct xfer {
 	uint64_t extent; /* the ELF's own extent, once known (else 0) */
 	int64_t started_ns;
 	uint64_t maxsize; /* the fetcher's cap of this file (a source's), 0: none */
+	const char *maxsize_why; /* what that cap is called (NULL: the source's) */
 	/* The job's own request headers (ds_fetch_opts.headers; NULL: none),
 	 * sent after the shared ones, in own_headers while it runs. */
 	char *const *extra_headers;
@@ -57,6 +59,9 @@ struct xfer {
 struct ds__transfer_hooks {
 	bool (*body)(struct xfer *x, size_t n);
 	void (*wrote)(struct xfer *x, size_t n);
+	/* Optional: the body's bytes kept by the caller instead of written
+	 * to x->fd (a metadata answer, held in memory); false stops it. */
+	bool (*take)(struct xfer *x, const char *p, size_t n);
 };
 
 /* The transfers of one fetcher: its multi handle and what every transfer

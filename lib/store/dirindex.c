@@ -522,3 +522,62 @@ DS_API void ds_dirindex_free(struct ds_dirindex *ix)
 	pthread_mutex_destroy(&ix->scan_lock);
 	free(ix);
 }
+
+/* One file's results (it has a build ID): false when max_results is
+ * reached (m is then incomplete). */
+static bool meta_add(const struct dfile *f, struct ds_metadata *m, size_t max_results, int *err)
+{
+	char hex[2 * DS_BUILD_ID_MAX + 1];
+
+	if (!f->bid.size || (!f->has_code && !f->has_debuginfo))
+		return true;
+	if (max_results && m->n + 2 > max_results) {
+		m->complete = false;
+		return false;
+	}
+	ds_build_id_format(&f->bid, hex, sizeof(hex));
+	/* (-EINVAL: a path that is not UTF-8 cannot be a JSON string) */
+	if ((f->has_code && (*err = ds_metadata_add(m, "executable", hex, f->path, NULL)) == -ENOMEM) ||
+	    (f->has_debuginfo &&
+	     (*err = ds_metadata_add(m, "debuginfo", hex, f->path, NULL)) == -ENOMEM))
+		return false;
+	*err = 0;
+	return true;
+}
+
+DS_API int ds_dirindex_metadata(struct ds_dirindex *ix, const char *key, const char *value,
+				struct ds_metadata *m, size_t max_results, unsigned int max_ms)
+{
+	bool glob = key && !strcmp(key, "glob");
+	int64_t until = max_ms ? ds__now_ns() + (int64_t)max_ms * 1000000 : INT64_MAX;
+	const struct table *t;
+	size_t vlen = value ? strlen(value) : 0;
+	int err = 0;
+
+	if (!ix || !m || !key || (!glob && strcmp(key, "file")) || !vlen || vlen > 4096)
+		return -EINVAL;
+	pthread_rwlock_rdlock(&ix->lock);
+	t = ix->cur;
+	if (!glob) {
+		const struct dfile *f = table_file(t, value);
+
+		if (f)
+			meta_add(f, m, max_results, &err);
+	} else {
+		for (size_t k = 0; t && k < t->n; k++) {
+			const struct dfile *f = &t->files[k];
+
+			/* The clock every 256 files: a match costs at most
+			 * len(pattern) x len(path) steps. */
+			if (!(k & 255) && k && ds__now_ns() > until) {
+				m->complete = false;
+				break;
+			}
+			if (f->bid.size && ds__metadata_glob(value, f->path) &&
+			    !meta_add(f, m, max_results, &err))
+				break;
+		}
+	}
+	pthread_rwlock_unlock(&ix->lock);
+	return err;
+}
