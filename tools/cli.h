@@ -167,6 +167,7 @@ int symbolize_addr2line(const struct cli_a2l *a, char **addrs, int naddrs);
 /* The commands (tools/cmd_<command>.c). */
 extern const struct cli_command cli_cmd_buildid;
 extern const struct cli_command cli_cmd_find;
+extern const struct cli_command cli_cmd_metadata;
 extern const struct cli_command cli_cmd_scan;
 extern const struct cli_command cli_cmd_fetch;
 extern const struct cli_command cli_cmd_cache;

@@ -9,6 +9,7 @@
 
 static const struct cli_command *const commands[] = {
 	&cli_cmd_buildid,  &cli_cmd_find,	  &cli_cmd_scan,	 &cli_cmd_fetch,
+	&cli_cmd_metadata,
 	&cli_cmd_cache,	   &cli_cmd_symbolize,	  &cli_cmd_normalize,	 &cli_cmd_addr2line,
 	&cli_cmd_index,	   &cli_cmd_buildid_list, &cli_cmd_prefetch,	 &cli_cmd_report,
 	&cli_cmd_annotate, &cli_cmd_perf_cache,	  &cli_cmd_flamegraph, &cli_cmd_stack,
