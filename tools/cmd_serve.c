@@ -92,9 +92,10 @@ static const struct cli_opt *const serve_tables[] = { serve_opts, cli_opts_help,
 
 /* What a request asked for: http_requests_total's type label. */
 enum rtype { RT_DEBUGINFO, RT_EXECUTABLE, RT_SOURCE, RT_SECTION, RT_METRICS, RT_ROOT,
-	     RT_SYMBOLIZE, RT_INVALID, RT_COUNT };
-static const char *const rtype_name[RT_COUNT] = { "debuginfo", "executable", "source", "section",
-						  "metrics",   "/",		 "symbolize", "invalid" };
+	     RT_SYMBOLIZE, RT_METADATA, RT_INVALID, RT_COUNT };
+static const char *const rtype_name[RT_COUNT] = { "debuginfo", "executable", "source",
+						  "section",   "metrics",    "/",
+						  "symbolize", "metadata",   "invalid" };
 /* The statuses the node answers with, for the per-code metrics. */
 static const unsigned codes[] = { 200, 400, 404, 405, 406, 413, 500, 503 };
 #define NCODES (sizeof(codes) / sizeof(codes[0]))
@@ -116,7 +117,8 @@ struct req {
 	char *content_type;
 	/* /buildid/... */
 	struct ds_build_id bid;
-	char *arg; /* a source's canonical path, a section's name */
+	char *arg; /* a source's canonical path, a section's name; /metadata's value */
+	bool glob; /* /metadata?key=glob (else file) */
 	char *xff, *ua, *via; /* the headers sent upstream */
 	bool hops_reached; /* or a loop: not sent upstream */
 	int64_t maxsize;
@@ -568,6 +570,78 @@ static struct MHD_Response *buildid_answer(struct req *rq)
 	}
 }
 
+/* ------------------------------------------------------------- metadata */
+
+/* /metadata's bounds on the -F directories' part of an answer (past
+ * either, "complete" is false): debuginfod's --metadata-maxtime default,
+ * and as many results as make some 20 MB of JSON. */
+#define METADATA_MAX_MS 5000
+#define METADATA_MAX_RESULTS 100000
+
+/* A worker's answer to GET /metadata?key=file|glob&value=V: the -F
+ * directories' files, then the upstreams' answers merged (as debuginfod
+ * 0.192 federates it), {"results":[...],"complete":BOOL}. */
+static struct MHD_Response *metadata_answer(struct req *rq)
+{
+	struct serve *sv = &rq->n->sv;
+	const char *key = rq->glob ? "glob" : "file";
+	struct ds_metadata *m = ds_metadata_new();
+	struct MHD_Response *r;
+	size_t len;
+	char *json;
+	int err;
+
+	if (!m)
+		oom();
+	if (sv->dirs && ds_dirindex_metadata(sv->dirs, key, rq->arg, m, METADATA_MAX_RESULTS,
+					     METADATA_MAX_MS) == -ENOMEM)
+		oom();
+	if (sv->upstreams && rq->hops_reached) {
+		m->complete = false; /* the upstreams were not asked */
+	} else if (sv->upstreams) {
+		const char *headers[4] = { rq->xff, rq->via, rq->ua, NULL };
+		DS_OPTS(ds_metadata_opts, mo, .headers = headers);
+
+		err = ds_metadata_query(sv->ctx, key, rq->arg, m, &mo);
+		if (err && sv->verbose)
+			serve_log(sv, "/metadata %s: upstream: %s", key, ds_strerror(err));
+	}
+	if (!(json = ds_metadata_json(m, &len)))
+		oom();
+	ds_metadata_free(m);
+	r = MHD_create_response_from_buffer(len, json, MHD_RESPMEM_MUST_FREE);
+	if (!r)
+		oom();
+	MHD_add_response_header(r, "Content-Type", "application/json");
+	rq->status = 200;
+	rq->size = len;
+	rq->result = RES_FILE;
+	return r;
+}
+
+/* GET /metadata?key=KEY&value=VALUE checked into rq: NULL, or the 400
+ * answer.  debuginfod answers 503 to an unknown key; a client's mistake
+ * is a 400 here, as for /buildid. */
+static struct MHD_Response *parse_metadata(struct req *rq)
+{
+	struct serve *sv = &rq->n->sv;
+	const char *key = MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, "key");
+	const char *value = MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND, "value");
+
+	rq->status = 400;
+	if (!key || !value || !*value)
+		return serve_error(sv, 400, "/metadata needs a key and a value");
+	if (strcmp(key, "file") && strcmp(key, "glob"))
+		return serve_error(sv, 400, "/metadata: unsupported key (file, glob)");
+	if (strlen(value) > 4096)
+		return serve_error(sv, 400, "/metadata: a value of over 4096 bytes");
+	rq->glob = !strcmp(key, "glob");
+	if (!(rq->arg = strdup(value)))
+		oom();
+	rq->status = 0;
+	return NULL;
+}
+
 /* -------------------------------------------------------------- workers */
 
 static void work(struct req *rq)
@@ -582,6 +656,8 @@ static void work(struct req *rq)
 		rq->body = NULL;
 		atomic_fetch_sub(&rq->n->body_bytes, rq->body_cap);
 		rq->body_cap = 0;
+	} else if (rq->type == RT_METADATA) {
+		rq->resp = metadata_answer(rq);
 	} else {
 		rq->resp = buildid_answer(rq);
 	}
@@ -897,7 +973,7 @@ static struct MHD_Response *root_answer(struct req *rq)
 {
 	static const char text[] = "dsostore serve: a debuginfod server "
 				   "(/buildid/ID/debuginfo|executable|source/PATH|section/NAME, "
-				   "/metrics, POST /symbolize)\n";
+				   "/metadata?key=file|glob&value=V, /metrics, POST /symbolize)\n";
 	struct MHD_Response *r = MHD_create_response_from_buffer(
 		sizeof(text) - 1, (void *)text, MHD_RESPMEM_PERSISTENT);
 
@@ -941,6 +1017,19 @@ static struct MHD_Response *route(struct req *rq)
 		}
 		return rq->type == RT_METRICS ? metrics_answer(rq->n, rq) : root_answer(rq);
 	}
+	if (!strcmp(url, "/metadata")) {
+		rq->type = RT_METADATA;
+		atomic_fetch_add(&rq->n->requests[rq->type], 1);
+		if (!rq->head && strcmp(rq->method, "GET")) {
+			rq->status = 405;
+			return serve_error(sv, 405, "%s: GET or HEAD only", url);
+		}
+		if ((r = parse_metadata(rq)))
+			return r;
+		forwarding(rq);
+		defer(rq);
+		return NULL;
+	}
 	if (!strcmp(url, "/symbolize")) {
 		rq->type = RT_SYMBOLIZE;
 		atomic_fetch_add(&rq->n->requests[rq->type], 1);
@@ -965,7 +1054,7 @@ static struct MHD_Response *route(struct req *rq)
 	rq->type = RT_INVALID;
 	atomic_fetch_add(&rq->n->requests[rq->type], 1);
 	rq->status = 404;
-	return serve_error(sv, 404, "unknown path (/buildid/, /metrics, /symbolize)");
+	return serve_error(sv, 404, "unknown path (/buildid/, /metadata, /metrics, /symbolize)");
 }
 
 /* The connection's track now waits for a request, or has one. */
@@ -1556,10 +1645,23 @@ static int cmd_serve(int argc, char **argv)
 			DS_OPTS(ds_dirindex_opts, io, .log_fn = lib_log, .log_user = &n->sv,
 				.log_level = common.verbose > 1 ? DS_LOG_DEBUG : DS_LOG_WARN);
 
-			if (!(n->sv.dirs = ds_dirindex_new(dirs, &io)))
+			char *real[65] = { NULL };
+			const char *use[65];
+
+			/* Each by its real path, as debuginfod names what it
+			 * indexes (/metadata's "file" values); as given when it
+			 * has none (the scan says why).  The index copies them. */
+			for (int i = 0; i <= ndirs; i++)
+				use[i] = i < ndirs && (real[i] = realpath(dirs[i], NULL)) ? real[i]
+											 : dirs[i];
+			n->sv.dirs = ds_dirindex_new(use, &io);
+			for (int i = 0; i < ndirs; i++)
+				free(real[i]);
+			if (!n->sv.dirs)
 				oom();
 			co.dirindex = n->sv.dirs;
 		}
+		n->sv.upstreams = upstream && upstream[strspn(upstream, " \t\n")];
 		if (!(n->sv.ctx = ds_context_new(&co))) {
 			cli_error("serve: cannot create a context: %s", ds_strerror(-errno));
 			return 1;

@@ -83,6 +83,7 @@ struct serve {
 	struct ds_context *ctx; /* cache, upstreams (urls), miss TTL */
 	struct ds_store *store; /* /symbolize's DSOs (keep_dsos, mem_budget) */
 	struct ds_dirindex *dirs; /* -F directories; NULL without */
+	bool upstreams; /* the node has upstream servers (/metadata asks them) */
 
 	_Atomic uint64_t metrics[SM_COUNT];
 };
