@@ -138,6 +138,10 @@ ds_fuzz(procmaps MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
 # (lib/common/perfconfig.c, lib/live/kernel.c, lib/live/ksym.c): a committed corpus.
 ds_fuzz(kconf MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
 
+# A debuginfod server's /metadata answer (lib/debuginfod/metadata.c), and
+# its glob matcher against glibc's fnmatch(): a committed text corpus.
+ds_fuzz(metadata MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
+
 # The .ko relocation of symbolize --kernel (lib/live/ksym.c): seeds compiled
 # at test time (no ELF committed), a few hundred mutations each.
 ds_fuzz(ko MUTATIONS 400 INCLUDE ${DS_LIB_INCLUDE_DIRS} GEN gen_ko_corpus.sh)

@@ -101,3 +101,6 @@ target_link_libraries(ds_example_agent PRIVATE dsostore)
 add_executable(ds_example_symbolize_pid ${CMAKE_SOURCE_DIR}/examples/symbolize_pid.c)
 target_include_directories(ds_example_symbolize_pid PRIVATE ${CMAKE_SOURCE_DIR}/include)
 target_link_libraries(ds_example_symbolize_pid PRIVATE dsostore)
+# test_metadata checks the glob matcher (lib/debuginfod/metadata.c's
+# private ds__metadata_glob) against fnmatch().
+target_include_directories(test_metadata PRIVATE ${DS_LIB_INCLUDE_DIRS})
