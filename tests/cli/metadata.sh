@@ -69,7 +69,7 @@ norm() {
 }
 ncache=0
 # oracle OUT KEY VALUE URLS: debuginfod-find-0.192's answer (a fresh cache
-# each time: it keeps answers for a day).
+# each time: it keeps answers for an hour, metadata_retention_s).
 oracle() {
 	ncache=$((ncache + 1))
 	env DEBUGINFOD_URLS="$4" DEBUGINFOD_CACHE_PATH="$tmp/fcache$ncache" \
