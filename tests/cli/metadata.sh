@@ -9,7 +9,8 @@
 #     a dead server makes "complete" false, the live one's results stay).
 #   serve: `dsostore serve -F` over the same directory answers /metadata
 #     with the same set as debuginfod 0.192 does; federated, its own
-#     files plus its upstream's; bad requests are 400s.
+#     files plus its upstream's, only its own (incomplete) past the
+#     X-Forwarded-For hop limit; bad requests are 400s.
 # Build IDs are also checked from first principles (eu-readelf of each
 # file).  debuginfod listens on every address: the script re-runs itself
 # in a network namespace (tl_netns_reexec), and skips without one.
@@ -203,6 +204,14 @@ oracle "$tmp/o.json" glob "$P/*/*" "$A $B"
 oracle "$tmp/s.json" glob "$P/*/*" "$F"
 diff <(norm "$tmp/o.json") <(norm "$tmp/s.json") >"$tmp/diff" ||
 	fail "federated serve: not its own files plus its upstream's: $(cat "$tmp/diff")"
+# A request that has come through --forwarded-ttl-limit (8) servers is
+# not sent upstream: the node's own results, incomplete.
+curl -s -H "X-Forwarded-For: 10.0.0.1, 10.0.0.2, 10.0.0.3, 10.0.0.4, 10.0.0.5, 10.0.0.6, 10.0.0.7, 10.0.0.8" \
+	-o "$tmp/s.json" "$F/metadata?key=glob&value=$P/*/*"
+norm "$tmp/s.json" >"$tmp/s.txt"
+[ "$(cat "$tmp/s.txt")" = "debuginfo $bid_r $D2/r -
+executable $bid_r $D2/r -
+complete false" ] || fail "federated serve past the hop limit: $(cat "$tmp/s.txt")"
 tl_case_end
 
 tl_finish metadata
