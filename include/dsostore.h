@@ -433,7 +433,8 @@ DS_API void ds_metadata_free(struct ds_metadata *m);
 DS_API int ds_metadata_query(struct ds_context *ctx, const char *key, const char *value,
 			     struct ds_metadata *m, const struct ds_metadata_opts *opts);
 /* One server's answer, buf[0..len) (no NUL needed), merged into m as
- * ds_metadata_query() does: 0, -EBADMSG when it is not such an answer
+ * ds_metadata_query() does: 0, -EBADMSG when it is not such an answer, or
+ * has over 2^20 results, one of over 64 KiB, or nesting past 16 levels
  * (then m is as it was, and not complete), -ENOMEM. */
 DS_API int ds_metadata_parse(struct ds_metadata *m, const char *buf, size_t len);
 /* One result added, as a server gives it (type and buildid required;

@@ -46,6 +46,9 @@
 #define MAX_DEPTH 16
 /* One result's JSON. */
 #define MAX_ENTRY (64 << 10)
+/* Results of one answer: 64 MiB of "{}," would otherwise be 21 million
+ * entries, some 2 GB held (debuginfod writes ~150 bytes a result). */
+#define MAX_RESULTS (1 << 20)
 
 /* ------------------------------------------------------------ the set */
 
@@ -411,7 +414,7 @@ static int end_entry(struct parse *p)
 		entry_release(&p->e);
 		return 0;
 	}
-	if (len > MAX_ENTRY) {
+	if (len > MAX_ENTRY || p->n >= MAX_RESULTS) {
 		entry_release(&p->e);
 		return 0;
 	}
@@ -491,6 +494,10 @@ DS_API int ds_metadata_parse(struct ds_metadata *pub, const char *buf, size_t le
 
 	if (!m || (!buf && len))
 		return -EINVAL;
+	if (!len) { /* (an empty 200: yajl is not given a NULL buffer) */
+		m->pub.complete = false;
+		return -EBADMSG;
+	}
 	if (!(h = yajl_alloc(&callbacks, NULL, &p)))
 		return -ENOMEM;
 	st = yajl_parse(h, (const unsigned char *)buf, len);

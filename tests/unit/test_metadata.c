@@ -142,6 +142,30 @@ static void test_parse(void)
 		ds_metadata_free(m);
 	}
 
+	/* An empty body; one result past 2^20 (not 2 GB of "{}" held). */
+	m = ds_metadata_new();
+	CHECK_EQ_INT(ds_metadata_parse(m, "", 0), -EBADMSG);
+	CHECK(!m->complete);
+	ds_metadata_free(m);
+	for (size_t n = (1u << 20); n <= (1u << 20) + 1; n++) {
+		char *big = malloc(3 * n + 64);
+		size_t len;
+
+		CHECK(big != NULL);
+		if (!big)
+			break;
+		len = (size_t)sprintf(big, "{\"results\":[");
+		for (size_t i = 0; i < n; i++, len += 3)
+			memcpy(big + len, i + 1 < n ? "{}," : "{}]", 3);
+		len += (size_t)sprintf(big + len, ",\"complete\":true}");
+		m = ds_metadata_new();
+		/* 2^20: accepted, one result (the same JSON each time). */
+		CHECK_EQ_INT(ds_metadata_parse(m, big, len), n == (1u << 20) ? 0 : -EBADMSG);
+		CHECK_EQ_INT(m->n, n == (1u << 20) ? 1 : 0);
+		ds_metadata_free(m);
+		free(big);
+	}
+
 	/* As a server writes it: debuginfod's order of the fields. */
 	m = ds_metadata_new();
 	CHECK_EQ_INT(ds_metadata_add(m, "executable", "ab", "/x \"y\"", NULL), 0);
