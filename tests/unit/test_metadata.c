@@ -68,6 +68,9 @@ static void test_glob(void)
 	CHECK(ds__metadata_glob("/usr/*/libc.so.[0-9]", "/usr/lib/libc.so.6"));
 	CHECK(ds__metadata_glob("/a\\*b", "/a*b"));
 	CHECK(!ds__metadata_glob("/a\\*b", "/axb"));
+	/* Where it differs, as metadata.c says: no character classes. */
+	CHECK(ds__metadata_glob("[[:alpha:]]", "a]"));
+	CHECK(!ds__metadata_glob("[[:alpha:]]", "b"));
 }
 
 static struct ds_metadata *parsed(const char *text, int want_err)
