@@ -204,6 +204,15 @@ oracle "$tmp/o.json" glob "$P/*/*" "$A $B"
 oracle "$tmp/s.json" glob "$P/*/*" "$F"
 diff <(norm "$tmp/o.json") <(norm "$tmp/s.json") >"$tmp/diff" ||
 	fail "federated serve: not its own files plus its upstream's: $(cat "$tmp/diff")"
+# The node asked its upstream with the client's User-Agent and its
+# address as X-Forwarded-For (debuginfod's own log line says: UA:, XFF:;
+# written after the answer, so polled for).
+for ((i = 0; i < 50; i++)); do
+	grep -q "UA:elfutils/0.192[^ ]* XFF:127.0.0.1 GET /metadata?key=glob" "$tmp/server-8002.log" && break
+	sleep 0.1
+done
+grep -q "UA:elfutils/0.192[^ ]* XFF:127.0.0.1 GET /metadata?key=glob" "$tmp/server-8002.log" ||
+	fail "the upstream's log has no /metadata from the node with UA and XFF: $(grep metadata "$tmp/server-8002.log" | tail -3)"
 # A request that has come through --forwarded-ttl-limit (8) servers is
 # not sent upstream: the node's own results, incomplete.
 curl -s -H "X-Forwarded-For: 10.0.0.1, 10.0.0.2, 10.0.0.3, 10.0.0.4, 10.0.0.5, 10.0.0.6, 10.0.0.7, 10.0.0.8" \
