@@ -141,6 +141,11 @@ ds_fuzz(kconf MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
 # A debuginfod server's /metadata answer (lib/debuginfod/metadata.c), and
 # its glob matcher against glibc's fnmatch(): a committed text corpus.
 ds_fuzz(metadata MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
+# The IMA signature a debuginfod server sends (lib/debuginfod/ima.c): the
+# header block as the fetcher keeps it, the signature's hex parsed.  A
+# committed text corpus (fuzz/corpus/imasig/sha256 holds an evmctl
+# ima_sign signature).
+ds_fuzz(imasig MUTATIONS 3000 INCLUDE ${DS_LIB_INCLUDE_DIRS})
 
 # The .ko relocation of symbolize --kernel (lib/live/ksym.c): seeds compiled
 # at test time (no ELF committed), a few hundred mutations each.

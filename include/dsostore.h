@@ -183,6 +183,19 @@ struct ds_context_opts {
 	 * before perf's cache: ds_find() and every store of the context.
 	 * Borrowed: it must outlive the context.  NULL: none. */
 	struct ds_dirindex *dirindex;
+
+	/* IMA verification (elfutils >= 0.192's): urls (and DEBUGINFOD_URLS)
+	 * may hold "ima:enforcing" and "ima:ignore" words, each setting the
+	 * policy of the servers after it (ignore at first); other "ima:"
+	 * words are skipped with a warning.  A file from an enforcing server
+	 * is refused (-EKEYREJECTED, not cached) unless the
+	 * X-DEBUGINFOD-IMASIGNATURE it came with (IMA digital signature v2,
+	 * as evmctl ima_sign makes it; sha1 or sha256) verifies with a
+	 * certificate or public key (DER or PEM, files *.der, *.pem, *.crt,
+	 * *.cer, *.cert) of these colon-separated directories; an enforcing
+	 * server is not asked for sections (they cannot be verified).  NULL:
+	 * $DEBUGINFOD_IMA_CERT_PATH. */
+	const char *ima_cert_path;
 };
 
 DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts);
@@ -314,8 +327,10 @@ DS_API int ds_source_names(const char *debuginfo_path, char ***names, size_t *n)
  * for cache_miss_s); -ENOSYS no server configured and not cached;
  * -ETIMEDOUT, -ECONNREFUSED, -EHOSTUNREACH, -ECONNRESET, -EIO (server
  * error) after retries, never cached as a miss; -EFBIG over maxsize;
- * -EBADMSG a server sent a file of another build ID; -EPROTO a bad
- * redirect; -ECANCELED the caller cancelled. */
+ * -EBADMSG a server sent a file of another build ID; -EKEYREJECTED an
+ * "ima:enforcing" server sent it without a valid IMA signature (see
+ * ds_context_opts.ima_cert_path); -EPROTO a bad redirect; -ECANCELED the
+ * caller cancelled. */
 
 struct ds_fetch_progress {
 	size_t total, done, failed;
@@ -352,6 +367,15 @@ struct ds_fetch_opts {
 	 * before anything is asked. */
 	const char *const *headers;
 };
+
+/* The x-debuginfod-* headers the cached artifact came with, as the elfutils
+ * client (0.193) keeps them beside it (<cache>/<build-id>/hdr-<entry>:
+ * "Name: value" lines, as the server sent them), read without a request,
+ * from whichever client wrote them: X-DEBUGINFOD-FILE, -ARCHIVE, -SIZE,
+ * -IMASIGNATURE...  *out malloc()ed.  -ENOENT: the artifact is not cached,
+ * or came without such headers (a file:// server, an older client). */
+DS_API int ds_fetch_headers(struct ds_context *ctx, const struct ds_build_id *bid,
+			    enum ds_artifact what, const char *arg, char **out);
 
 /* Fetch one artifact (cache first).  *path_out is malloc()ed. */
 DS_API int ds_fetch(struct ds_context *ctx, const struct ds_build_id *bid, enum ds_artifact what,

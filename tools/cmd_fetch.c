@@ -8,13 +8,15 @@
 #include <string.h>
 #include <unistd.h>
 
-enum { O_DEBUGINFO = 1, O_EXECUTABLE, O_SOURCE, O_SECTION };
+enum { O_DEBUGINFO = 1, O_EXECUTABLE, O_SOURCE, O_SECTION, O_HEADERS };
 
 static const struct cli_opt fetch_opts[] = {
 	{ O_DEBUGINFO, 0, "debuginfo", NULL, "fetch the debuginfo (default)", 0 },
 	{ O_EXECUTABLE, 0, "executable", NULL, "fetch the executable", 0 },
 	{ O_SOURCE, 0, "source", "PATH", "fetch the source file PATH", 0 },
 	{ O_SECTION, 0, "section", "NAME", "fetch the ELF section NAME", 0 },
+	{ O_HEADERS, 0, "headers", NULL,
+	  "after each path, the X-DEBUGINFOD-* headers it came with (kept in the cache)", 0 },
 	{ CLI_O_VERBOSE, 'v', "verbose", NULL, "log each request (server, status, time, bytes)",
 	  0 },
 	{ 0 },
@@ -76,7 +78,7 @@ static int cmd_fetch(int argc, char **argv)
 	const char *arg = NULL;
 	struct ids ids = { 0 };
 	int progress = -1, status = 0, n;
-	bool from_stdin = false;
+	bool from_stdin = false, headers = false;
 	struct ds_context *ctx;
 
 	struct cli_parse p;
@@ -88,6 +90,8 @@ static int cmd_fetch(int argc, char **argv)
 			return id == CLI_HELP ? 0 : 2;
 		if (id == O_DEBUGINFO || id == O_EXECUTABLE) {
 			what = id == O_DEBUGINFO ? DS_ARTIFACT_DEBUGINFO : DS_ARTIFACT_EXECUTABLE;
+		} else if (id == O_HEADERS) {
+			headers = true;
 		} else if (id == O_SOURCE || id == O_SECTION) {
 			what = id == O_SOURCE ? DS_ARTIFACT_SOURCE : DS_ARTIFACT_SECTION;
 			arg = p.arg;
@@ -132,6 +136,14 @@ static int cmd_fetch(int argc, char **argv)
 		}
 		printf("%s %s\n", hex, cli_t(ids.v[i].path));
 		free(ids.v[i].path);
+		if (headers) {
+			char *h = NULL;
+
+			if (!ds_fetch_headers(ctx, &ids.v[i].build_id, what, arg, &h))
+				for (char *l = strtok(h, "\n"); l; l = strtok(NULL, "\n"))
+					printf("  %s\n", cli_t(l));
+			free(h);
+		}
 	}
 	free(ids.v);
 	ds_context_free(ctx);
@@ -147,10 +159,14 @@ const struct cli_command cli_cmd_fetch = {
 	.about = "Fetches every build ID at once (from the cache when it is there, else from the\n"
 		 "servers of $DEBUGINFOD_URLS) and prints \"<build-id> <path>\" for each success;\n"
 		 "a failure gets an error line on stderr and the exit status 1.  \"-\" reads build\n"
-		 "IDs from standard input, one a line.\n",
+		 "IDs from standard input, one a line.  --headers: each path is followed by the\n"
+		 "X-DEBUGINFOD-* headers its download came with, indented (from the cache's\n"
+		 "hdr- file, elfutils 0.193's, on a hit too).\n",
 	.notes = "Environment: DEBUGINFOD_URLS, DEBUGINFOD_CACHE_PATH, DEBUGINFOD_TIMEOUT,\n"
 		 "DEBUGINFOD_MAXTIME, DEBUGINFOD_MAXSIZE, DEBUGINFOD_RETRY_LIMIT,\n"
 		 "DEBUGINFOD_HEADERS_FILE, DEBUGINFOD_PROGRESS, DEBUGINFOD_VERBOSE;\n"
-		 "DSOSTORE_SOURCE_MAXSIZE (bytes of one --source file: 64 MiB).\n",
+		 "DSOSTORE_SOURCE_MAXSIZE (bytes of one --source file: 64 MiB);\n"
+		 "DEBUGINFOD_IMA_CERT_PATH (the certificates that \"ima:enforcing\" in\n"
+		 "DEBUGINFOD_URLS checks files' IMA signatures with; docs/debuginfod.md).\n",
 	.tables = fetch_tables,
 };

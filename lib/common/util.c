@@ -33,6 +33,8 @@ DS_API const char *ds_strerror(int err)
 		return "contents do not match";
 	case EINVAL:
 		return "invalid argument";
+	case EKEYREJECTED: /* lib/debuginfod/ima.c: ima:enforcing */
+		return "no valid IMA signature";
 	case EMSGSIZE: /* lib/debuginfod/transfer.c: a server's answer */
 		return "response headers too large";
 	default:

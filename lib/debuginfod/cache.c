@@ -4,6 +4,7 @@
  * lays it out, so that each client finds what the other downloaded:
  *
  *   <root>/<hex>/debuginfo | executable | section-<name> | source<escaped>
+ *   <root>/<hex>/hdr-<any of those>   (the download's headers, 0.193's)
  *   <root>/cache_clean_interval_s, max_unused_age_s, cache_miss_s
  *
  * where a source path has "/" written as "##" and "#" as "#_".  A miss is
@@ -845,6 +846,117 @@ int ds__cache_commit(struct ds_cache *c, const char *hex, int dirfd, const char 
 	return err;
 }
 
+/*
+ * The header cache of elfutils 0.193 (debuginfod-client.c, "hdr-"): beside
+ * <entry>, hdr-<entry> holds the x-debuginfod-* headers its download came
+ * with, each line as sent without its CR ("X-DEBUGINFOD-SIZE: 123\n"), the
+ * whole followed by one NUL byte; written after the file, best effort;
+ * read on a hit (debuginfod_get_headers()).  elfutils makes it 0600
+ * (mkstemp); ours are 0400 like every file we commit, so that a clean does
+ * not take "hdr-section-.symtab" for a temporary file.  A download without
+ * such headers removes an old one: it would describe another file.
+ */
+#define HDR_MAX (64 << 10) /* transfer.c's bound on a response's headers */
+
+static int hdr_name(const char *name, char *out, size_t len)
+{
+	return snprintf(out, len, "hdr-%s", name) >= (int)len ? -ENAMETOOLONG : 0;
+}
+
+void ds__cache_write_hdr(struct ds_cache *c, const char *hex, const char *name, const char *hdrs)
+{
+	char dir[PATH_MAX], hname[NAME_MAX + 1], tmp[PATH_MAX];
+	size_t len = hdrs ? strlen(hdrs) + 1 : 0; /* with its NUL, as elfutils */
+	int dirfd, fd;
+
+	if (snprintf(dir, sizeof(dir), "%s/%s", c->root, hex) >= (int)sizeof(dir) ||
+	    hdr_name(name, hname, sizeof(hname)))
+		return;
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0)
+		return;
+	if (len <= 1 || len > HDR_MAX) {
+		unlinkat(dirfd, hname, 0);
+		close(dirfd);
+		return;
+	}
+	fd = ds__cache_tmp_open(dirfd, hname, tmp, sizeof(tmp));
+	if (fd >= 0) {
+		size_t done = 0;
+
+		while (done < len) {
+			ssize_t w = write(fd, hdrs + done, len - done);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				break;
+			done += (size_t)w;
+		}
+		if (done != len || fchmod(fd, 0400) || renameat(dirfd, tmp, dirfd, hname))
+			unlinkat(dirfd, tmp, 0);
+		close(fd);
+	}
+	close(dirfd);
+}
+
+char *ds__cache_read_small(int dirfd, const char *name, size_t max, size_t *len)
+{
+	int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	char *buf = NULL;
+	size_t got = 0;
+
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+	    (uint64_t)st.st_size > max || !(buf = malloc((size_t)st.st_size + 1)))
+		goto out;
+	while (got < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + got, (size_t)st.st_size - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	buf[got] = 0;
+	*len = got;
+out:
+	close(fd);
+	return buf;
+}
+
+int ds__cache_read_hdr(struct ds_cache *c, const char *hex, const char *name, char **out)
+{
+	char dir[PATH_MAX], hname[NAME_MAX + 1];
+	size_t len = 0;
+	int dirfd, err;
+	char *buf;
+
+	*out = NULL;
+	if (snprintf(dir, sizeof(dir), "%s/%s", c->root, hex) >= (int)sizeof(dir) ||
+	    hdr_name(name, hname, sizeof(hname)))
+		return -ENOENT;
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (dirfd < 0)
+		return -ENOENT;
+	if ((err = dir_trusted(c, dirfd, c->root, hex))) {
+		close(dirfd);
+		return err;
+	}
+	buf = ds__cache_read_small(dirfd, hname, HDR_MAX, &len);
+	close(dirfd);
+	/* up to elfutils' NUL, or all of it */
+	if (!buf || !buf[0]) {
+		free(buf);
+		return -ENOENT;
+	}
+	*out = buf;
+	return 0;
+}
+
 void ds__cache_abort(int dirfd, const char *tmpname)
 {
 	if (tmpname[0])
@@ -977,15 +1089,19 @@ static void walk_entry(struct ds_cache *c, int dirfd, bool clean, time_t now,
 			/* a download that died, or was killed */
 			remove = clean && tmp_orphaned(dirfd, de->d_name, &st, now, &lockfd);
 		} else {
+			/* (a hdr- file ages as its artifact does, elfutils' rule,
+			 * and is not an artifact to count) */
+			bool hdr = !strncmp(de->d_name, "hdr-", 4);
+
 			remove = now - st.st_atime > c->max_unused_age_s;
-			if (!remove) {
+			if (!remove && !hdr) {
 				n->files++;
 				n->bytes += (uint64_t)st.st_size;
 			}
 		}
 		if (clean && remove && unlinkat(dirfd, de->d_name, 0) == 0)
 			n->removed++;
-		else if (!clean && remove && st.st_size) {
+		else if (!clean && remove && st.st_size && strncmp(de->d_name, "hdr-", 4)) {
 			n->files++;
 			n->bytes += (uint64_t)st.st_size;
 		}

@@ -138,7 +138,7 @@ DS_API struct ds_context *ds_context_new(const struct ds_context_opts *opts)
 		err = ds__cache_symindex_init(&ctx->cache, DS_OPT(opts, symindex_path, NULL),
 					      DS_OPT(opts, symindex, 0));
 	if (!err)
-		err = ds__fetch_config_init(&ctx->fetch_cfg, opts);
+		err = ds__fetch_config_init(&ctx->fetch_cfg, opts, &ctx->log);
 	if (err)
 		goto fail;
 	ds__elf_init();

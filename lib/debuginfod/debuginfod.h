@@ -59,6 +59,16 @@ int ds__cache_commit(struct ds_cache *c, const char *hex, int dirfd, const char 
 		     const char *name, int fd, time_t mtime);
 void ds__cache_abort(int dirfd, const char *tmpname);
 int ds__cache_write_miss(int dirfd, const char *name);
+/* hdr-<name> of the entry (elfutils 0.193's header cache, see cache.c):
+ * written from a download's x-debuginfod-* block (NULL or "": an old one
+ * removed), best effort; read into *out (malloc()ed, NUL-terminated),
+ * -ENOENT when there is none. */
+void ds__cache_write_hdr(struct ds_cache *c, const char *hex, const char *name, const char *hdrs);
+int ds__cache_read_hdr(struct ds_cache *c, const char *hex, const char *name, char **out);
+/* The bytes of the regular file name in dirfd (not followed if a
+ * symlink), at most max of them: malloc()ed, NUL-terminated, *len bytes;
+ * NULL: none, empty, not regular, bigger, or no memory. */
+char *ds__cache_read_small(int dirfd, const char *name, size_t max, size_t *len);
 int ds__cache_stats(struct ds_cache *c, struct ds_cache_stats *out);
 int ds__cache_clean(struct ds_cache *c, bool force);
 /* The saved indexes' switch and directory: mode > 0 on, < 0 off, 0 as
@@ -101,10 +111,13 @@ struct ds_fetch_config {
 	uint64_t source_maxsize; /* 0: none */
 	unsigned int max_transfers, max_per_server;
 	char **headers; /* "Name: value", NULL-terminated */
+	unsigned char *ima; /* each server's enum ds_ima_policy (ima.h) */
+	char *ima_cert_path; /* DEBUGINFOD_IMA_CERT_PATH's directories; NULL: none */
 };
 
 /* Reads the environment for what opts leave unset. */
-int ds__fetch_config_init(struct ds_fetch_config *cfg, const struct ds_context_opts *opts);
+int ds__fetch_config_init(struct ds_fetch_config *cfg, const struct ds_context_opts *opts,
+			  const struct ds_log *log);
 void ds__fetch_config_release(struct ds_fetch_config *cfg);
 void ds__fetcher_free(struct ds_fetcher *f);
 /* Extra request headers a caller gives (ds_fetch_opts.headers,

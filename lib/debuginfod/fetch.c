@@ -30,6 +30,7 @@
  */
 #define _GNU_SOURCE
 #include "transfer.h"
+#include "ima.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -57,6 +58,7 @@ enum srv_status { S_ASK, S_RUNNING, S_RETRY, S_NOTFOUND, S_FAILED };
 struct server {
 	char *url; /* without trailing slash */
 	bool is_file;
+	unsigned char ima; /* enum ds_ima_policy: DEBUGINFOD_URLS' ima: word before it */
 	int64_t down_until_ns;
 	int down_err;
 };
@@ -138,6 +140,9 @@ struct ds_fetcher {
 	struct ds__transfers t;
 	struct server *servers;
 	int nservers;
+	/* DEBUGINFOD_IMA_CERT_PATH's keys, loaded when a server is
+	 * "ima:enforcing"; read-only after (the committers use them). */
+	struct ds_ima_keys *ima_keys;
 	struct job *table[TABLE_SIZE]; /* under lock */
 	struct job *incoming; /* under lock */
 	struct job *active, *active_tail; /* loop thread */
@@ -193,38 +198,69 @@ static int env_int(const char *name, int dflt)
 	return *end || n > INT_MAX || n < INT_MIN ? dflt : (int)n;
 }
 
-static char **split_urls(const char *s)
+/*
+ * DEBUGINFOD_URLS: servers separated by blanks, and, as elfutils >= 0.192
+ * reads it, "ima:enforcing" or "ima:ignore" words that set the IMA policy
+ * of the servers after them (ignore until one says otherwise).  Any other
+ * "ima:" word is skipped with a warning; no "ima:" word is ever a server.
+ * *policy: one per server.
+ */
+static char **split_urls(const char *s, unsigned char **policy, const struct ds_log *log)
 {
 	size_t n = 0, cap = 4;
 	char **v = calloc(cap + 1, sizeof(*v));
+	unsigned char *pol = malloc(cap), mode = DS_IMA_IGNORE;
 
-	while (v && s && *s) {
+	while (v && pol && s && *s) {
 		size_t len;
+		char *url;
 
 		s += strspn(s, " \t\n");
 		len = strcspn(s, " \t\n");
 		if (!len)
 			break;
+		if (len >= 4 && !strncmp(s, "ima:", 4)) {
+			if (len == 13 && !strncmp(s + 4, "enforcing", 9))
+				mode = DS_IMA_ENFORCING;
+			else if (len == 10 && !strncmp(s + 4, "ignore", 6))
+				mode = DS_IMA_IGNORE;
+			else
+				ds__logf(log, DS_LOG_WARN,
+					 "DEBUGINFOD_URLS: IMA mode \"%.*s\" not recognized (ima:enforcing or ima:ignore); skipped",
+					 (int)(len < 64 ? len : 64), s);
+			s += len;
+			continue;
+		}
 		if (n == cap) {
 			char **nv = realloc(v, (2 * cap + 1) * sizeof(*v));
+			unsigned char *np;
 
 			if (!nv)
 				goto fail;
 			v = nv;
+			if (!(np = realloc(pol, 2 * cap)))
+				goto fail;
+			pol = np;
 			cap *= 2;
 		}
 		while (len > 1 && s[len - 1] == '/')
 			len--; /* "http://h:8002/" and "http://h:8002" alike */
-		if (!(v[n++] = strndup(s, len)))
+		if (!(url = strndup(s, len)))
 			goto fail;
-		v[n] = NULL;
 		s += strcspn(s, " \t\n");
+		pol[n] = mode;
+		v[n++] = url;
+		v[n] = NULL;
 	}
+	if (!v || !pol)
+		goto fail;
+	*policy = pol;
 	return v;
 fail:
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; v && i < n; i++)
 		free(v[i]);
 	free(v);
+	free(pol);
 	return NULL;
 }
 
@@ -285,16 +321,20 @@ static uint64_t source_maxsize(int64_t opt)
 	return opt < 0 ? 0 : (uint64_t)opt;
 }
 
-int ds__fetch_config_init(struct ds_fetch_config *cfg, const struct ds_context_opts *opts)
+int ds__fetch_config_init(struct ds_fetch_config *cfg, const struct ds_context_opts *opts,
+			  const struct ds_log *log)
 {
 	const char *urls = DS_OPT(opts, urls, NULL);
+	const char *certs = DS_OPT(opts, ima_cert_path, NULL);
 	const char *hdrs = DS_OPT(opts, headers_file, NULL);
 	long long maxsize = DS_OPT(opts, maxsize, 0);
 
 	memset(cfg, 0, sizeof(*cfg));
-	cfg->urls = split_urls(urls ? urls : getenv("DEBUGINFOD_URLS"));
+	cfg->urls = split_urls(urls ? urls : getenv("DEBUGINFOD_URLS"), &cfg->ima, log);
 	cfg->headers = read_headers(hdrs ? hdrs : getenv("DEBUGINFOD_HEADERS_FILE"));
-	if (!cfg->urls || !cfg->headers)
+	if (!certs)
+		certs = getenv("DEBUGINFOD_IMA_CERT_PATH");
+	if (!cfg->urls || !cfg->headers || (certs && !(cfg->ima_cert_path = strdup(certs))))
 		return -ENOMEM;
 	cfg->timeout_s = DS_OPT(opts, timeout_s, 0) ?: env_int("DEBUGINFOD_TIMEOUT", 90);
 	cfg->connect_timeout_s = DS_OPT(opts, connect_timeout_s, 0) ?: 10;
@@ -318,7 +358,11 @@ void ds__fetch_config_release(struct ds_fetch_config *cfg)
 {
 	free_strv(cfg->urls);
 	free_strv(cfg->headers);
+	free(cfg->ima);
+	free(cfg->ima_cert_path);
 	cfg->urls = cfg->headers = NULL;
+	cfg->ima = NULL;
+	cfg->ima_cert_path = NULL;
 }
 
 /* ------------------------------------------------------------- job table */
@@ -413,6 +457,7 @@ static void job_finish(struct ds_fetcher *f, struct job *job, int err, const cha
 static void xfer_free(struct ds_fetcher *f, struct xfer *x)
 {
 	ds__transfer_stop(x);
+	free(x->xhdrs);
 	if (x->fd >= 0)
 		close(x->fd);
 	if (x->tmpname) {
@@ -706,6 +751,17 @@ static int start_servers(struct ds_fetcher *f, struct job *job)
 			js->status = S_FAILED;
 			js->err = f->servers[s].down_err;
 		}
+		if (js->status == S_ASK && job->what == DS_ARTIFACT_SECTION &&
+		    f->servers[s].ima == DS_IMA_ENFORCING) {
+			/* As elfutils: a section's bytes carry no signature
+			 * (elfutils then takes the whole file, verified, to
+			 * cut it from; a caller of ours asks for the
+			 * debuginfo).  Not a miss: nothing is cached. */
+			ds_info(f->ctx, "%s: not asked for section %s of %s: a section cannot be verified (ima:enforcing)",
+				f->servers[s].url, job->arg, job->hex);
+			js->status = S_FAILED;
+			js->err = -EKEYREJECTED;
+		}
 		if (js->status == S_ASK) {
 			int err = xfer_start(f, job, s);
 
@@ -733,7 +789,8 @@ static int job_verdict(struct ds_fetcher *f, struct job *job, bool *pending)
 
 		if (js->status == S_ASK || js->status == S_RUNNING || js->status == S_RETRY)
 			*pending = true;
-		else if (js->status == S_FAILED && (err == -ENOENT || js->err == -EBADMSG))
+		else if (js->status == S_FAILED &&
+			 (err == -ENOENT || js->err == -EBADMSG || js->err == -EKEYREJECTED))
 			err = js->err;
 	}
 	return err;
@@ -785,12 +842,24 @@ static int verify(struct ds_fetcher *f, struct xfer *x, const char *url)
 	if (x->bytes == 0)
 		return -EBADMSG; /* empty is how a miss looks in the cache */
 	bad = ds__elf_artifact_bad(x->fd, x->bytes, &job->bid, job->what, why, sizeof(why));
-	if (!bad)
-		return 0;
-	ds_warn(f->ctx, "%s%s%s sent %s for %s/%s; rejected", server, url ? ", from " : "",
-		url ? url : "", bad, job->hex, job->name);
-	atomic_fetch_add(&f->rejected, 1);
-	return -EBADMSG;
+	if (bad) {
+		ds_warn(f->ctx, "%s%s%s sent %s for %s/%s; rejected", server, url ? ", from " : "",
+			url ? url : "", bad, job->hex, job->name);
+		atomic_fetch_add(&f->rejected, 1);
+		return -EBADMSG;
+	}
+	if (f->servers[x->server].ima == DS_IMA_ENFORCING) {
+		char iwhy[160];
+
+		if (ds__ima_verify(f->ima_keys, x->xhdrs, x->fd, x->bytes, iwhy, sizeof(iwhy))) {
+			ds_warn(f->ctx, "%s: %s/%s refused (ima:enforcing): %s", server, job->hex,
+				job->name, iwhy);
+			atomic_fetch_add(&f->rejected, 1);
+			return -EKEYREJECTED;
+		}
+		ds_info(f->ctx, "%s: %s/%s: valid IMA signature", server, job->hex, job->name);
+	}
+	return 0;
 }
 
 static void *committer(void *arg);
@@ -863,6 +932,8 @@ static void *committer(void *arg)
 						  c->x->tmpname, c->job->name, c->x->fd, c->mtime);
 			free(c->x->tmpname);
 			c->x->tmpname = NULL; /* renamed, or removed by commit */
+			if (!c->err)
+				ds__cache_write_hdr(f->cache, c->job->hex, c->job->name, c->x->xhdrs);
 		}
 
 		pthread_mutex_lock(&f->commit_lock);
@@ -897,7 +968,7 @@ static void commits_done(struct ds_fetcher *f)
 			xfer_free(f, c->x);
 			job_finish(f, job, 0, path, DS_SOURCE_DEBUGINFOD);
 			free(path);
-		} else if (err == -EBADMSG) {
+		} else if (err == -EBADMSG || err == -EKEYREJECTED) {
 			job->srv[c->x->server].status = S_FAILED;
 			job->srv[c->x->server].err = err;
 			xfer_free(f, c->x);
@@ -1263,6 +1334,7 @@ void ds__fetcher_free(struct ds_fetcher *f)
 		pthread_join(f->thread, NULL);
 	}
 	ds__transfers_release(&f->t);
+	ds__ima_keys_free(f->ima_keys);
 	for (int s = 0; s < f->nservers; s++)
 		free(f->servers[s].url);
 	free(f->servers);
@@ -1304,8 +1376,18 @@ static struct ds_fetcher *fetcher_new(struct ds_context *ctx, int *err)
 		if (!(f->servers[i].url = strdup(cfg->urls[i])))
 			goto nomem;
 		f->servers[i].is_file = !strncmp(cfg->urls[i], "file://", 7);
+		f->servers[i].ima = cfg->ima[i];
 		f->nservers++;
 	}
+	for (int i = 0; i < n; i++)
+		if (f->servers[i].ima == DS_IMA_ENFORCING) {
+			f->ima_keys = ds__ima_keys_load(cfg->ima_cert_path, &ctx->log);
+			if (!f->ima_keys)
+				ds_warn(ctx, "%s is ima:enforcing but DEBUGINFOD_IMA_CERT_PATH (%s) has no key: "
+					"its files are refused", f->servers[i].url,
+					cfg->ima_cert_path ? cfg->ima_cert_path : "unset");
+			break;
+		}
 	if (ds__transfers_init(&f->t, cfg, &hooks))
 		goto nomem;
 	if (pthread_create(&f->committers[0], NULL, first_committer, f) != 0) {
@@ -1640,6 +1722,33 @@ DS_API int ds_fetch(struct ds_context *ctx, const struct ds_build_id *bid, enum 
 	if (!r.err)
 		*path_out = r.path;
 	return r.err;
+}
+
+DS_API int ds_fetch_headers(struct ds_context *ctx, const struct ds_build_id *bid,
+			    enum ds_artifact what, const char *arg, char **out)
+{
+	char hex[2 * DS_BUILD_ID_MAX + 1];
+	char *name = NULL, *path = NULL;
+	int err;
+
+	if (!out)
+		return -EINVAL;
+	*out = NULL;
+	if (!ctx || !bid || !bid->size || bid->size > DS_BUILD_ID_MAX ||
+	    (unsigned)what > DS_ARTIFACT_SECTION)
+		return -EINVAL;
+	if ((err = ds__cache_entry_name(what, arg, &name)))
+		return err;
+	ds_build_id_format(bid, hex, sizeof(hex));
+	/* Only the headers of a file that is there, and checked. */
+	err = ds__cache_lookup(&ctx->cache, bid, hex, what, name, &path);
+	free(path);
+	if (!err)
+		err = ds__cache_read_hdr(&ctx->cache, hex, name, out);
+	else if (err == -ENODATA)
+		err = -ENOENT;
+	free(name);
+	return err;
 }
 
 DS_API void ds_fetch_stats(struct ds_context *ctx, struct ds_fetch_stats *out)

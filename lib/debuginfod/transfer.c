@@ -273,12 +273,36 @@ static size_t on_header(char *buf, size_t size, size_t nitems, void *user)
 		x->header_bytes = 0;
 		x->announced = 0;
 		x->encoded = false;
+		x->xhdrs_len = 0; /* a redirect's are not the file's */
+		if (x->xhdrs)
+			x->xhdrs[0] = 0;
 	}
 	x->header_bytes += n;
 	if (x->header_bytes > MAX_HEADER_BYTES) {
 		x->bad = "response headers too large";
 		x->bad_err = -EMSGSIZE;
 		return 0;
+	}
+	if (n > 13 && !strncasecmp(buf, "X-DEBUGINFOD-", 13) && memchr(buf, ':', n)) {
+		/* elfutils' block: the line without its CR LF, then "\n"
+		 * (bounded: by MAX_HEADER_BYTES above) */
+		size_t len = n;
+		char *nb;
+
+		while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r'))
+			len--;
+		if (memchr(buf, 0, len))
+			return n; /* not text: not kept */
+		nb = realloc(x->xhdrs, x->xhdrs_len + len + 2);
+		if (!nb) {
+			x->local_err = ENOMEM;
+			return 0;
+		}
+		memcpy(nb + x->xhdrs_len, buf, len);
+		x->xhdrs_len += len;
+		nb[x->xhdrs_len++] = '\n';
+		nb[x->xhdrs_len] = 0;
+		x->xhdrs = nb;
 	}
 	if (n > 18 && !strncasecmp(buf, "X-DEBUGINFOD-SIZE:", 18)) {
 		char num[32];

@@ -40,6 +40,11 @@ struct xfer {
 	int bad_err; /* and the error it gives */
 	uint64_t header_bytes, announced; /* X-DEBUGINFOD-SIZE, 0 if none */
 	bool encoded; /* Content-Encoding: curl decodes */
+	/* The answer's X-DEBUGINFOD-* headers as the elfutils client keeps
+	 * them: "Name: value\n" each (malloc()ed, NUL-terminated; NULL: none;
+	 * the caller frees it) */
+	char *xhdrs;
+	size_t xhdrs_len;
 	uint64_t elf_need; /* bytes before the ELF's extent can be told */
 	uint64_t extent; /* the ELF's own extent, once known (else 0) */
 	int64_t started_ns;

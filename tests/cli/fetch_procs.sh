@@ -120,10 +120,12 @@ grep -qx "requests $NIDS" "$T/stats.txt" ||
 	fail "the server saw $(grep '^requests' "$T/stats.txt"), expected $NIDS"
 
 # No temporary file left: only the control files at the top, and one
-# "debuginfo" per build-ID directory.
+# "debuginfo" per build-ID directory, with its "hdr-debuginfo" (the
+# download's X-DEBUGINFOD-* headers, elfutils 0.193's header cache).
 leftover=$(cd "$T/cache" && find . -mindepth 1 \
 	! -path './cache_clean_interval_s' ! -path './max_unused_age_s' ! -path './cache_miss_s' \
-	! -regex '\./f7a0[0-9a-f]*' ! -regex '\./f7a0[0-9a-f]*/debuginfo')
+	! -regex '\./f7a0[0-9a-f]*' ! -regex '\./f7a0[0-9a-f]*/debuginfo' \
+	! -regex '\./f7a0[0-9a-f]*/hdr-debuginfo')
 [ -z "$leftover" ] || fail "left in the cache: $(echo "$leftover" | head -5)"
 
 if [ "$fails" -ne 0 ]; then
