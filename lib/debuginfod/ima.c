@@ -29,11 +29,93 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dlfcn.h>
+#include <pthread.h>
+
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/sha.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
+
+/*
+ * libcrypto is loaded when a server is first "ima:enforcing", not at
+ * program start, as libcurl is (transfer.c): linked, its 3400 relocations
+ * cost every start of the CLI ~10 M cycles in the dynamic loader (ld.so's
+ * LD_DEBUG=statistics: 0.6 M without it), and almost no run verifies a
+ * signature.  The names below are libcrypto's (OpenSSL 3's soname),
+ * routed through pointers of the headers' own types filled by dlsym().
+ */
+#define CRYPTO_FNS(X)                                                                              \
+	X(ASN1_STRING_get0_data) X(ASN1_STRING_length) X(BIO_free) X(BIO_new_mem_buf)             \
+	X(EVP_Digest) X(EVP_DigestFinal_ex) X(EVP_DigestInit_ex) X(EVP_DigestUpdate)               \
+	X(EVP_MD_CTX_free) X(EVP_MD_CTX_new) X(EVP_PKEY_CTX_free) X(EVP_PKEY_CTX_new)              \
+	X(EVP_PKEY_CTX_set_signature_md) X(EVP_PKEY_free) X(EVP_PKEY_verify)                       \
+	X(EVP_PKEY_verify_init) X(EVP_get_digestbyname) X(EVP_sha1) X(PEM_read_bio_PUBKEY)         \
+	X(PEM_read_bio_X509) X(X509_PUBKEY_free) X(X509_PUBKEY_get0_param) X(X509_PUBKEY_set)      \
+	X(X509_free) X(X509_get0_pubkey) X(X509_get0_subject_key_id) X(X509_get_pubkey) X(d2i_X509)
+
+#define CRYPTO_PTR(n) __typeof__(&n) n;
+static struct {
+	CRYPTO_FNS(CRYPTO_PTR)
+} cr;
+#undef CRYPTO_PTR
+static bool cr_loaded;
+
+static void load_crypto(void)
+{
+#define CRYPTO_NAME(n) #n,
+	static const char *const names[] = { CRYPTO_FNS(CRYPTO_NAME) };
+#undef CRYPTO_NAME
+	void *h = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
+	void **fn = (void **)&cr;
+
+	_Static_assert(sizeof(cr) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
+		       "one name per libcrypto pointer");
+	if (!h)
+		return;
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!(fn[i] = dlsym(h, names[i])))
+			return; /* h stays open: harmless */
+	cr_loaded = true;
+}
+
+static pthread_once_t crypto_once = PTHREAD_ONCE_INIT;
+
+static bool crypto_load(void)
+{
+	pthread_once(&crypto_once, load_crypto);
+	return cr_loaded;
+}
+
+#define ASN1_STRING_get0_data cr.ASN1_STRING_get0_data
+#define ASN1_STRING_length cr.ASN1_STRING_length
+#define BIO_free cr.BIO_free
+#define BIO_new_mem_buf cr.BIO_new_mem_buf
+#define EVP_Digest cr.EVP_Digest
+#define EVP_DigestFinal_ex cr.EVP_DigestFinal_ex
+#define EVP_DigestInit_ex cr.EVP_DigestInit_ex
+#define EVP_DigestUpdate cr.EVP_DigestUpdate
+#define EVP_MD_CTX_free cr.EVP_MD_CTX_free
+#define EVP_MD_CTX_new cr.EVP_MD_CTX_new
+#define EVP_PKEY_CTX_free cr.EVP_PKEY_CTX_free
+#define EVP_PKEY_CTX_new cr.EVP_PKEY_CTX_new
+#define EVP_PKEY_CTX_set_signature_md cr.EVP_PKEY_CTX_set_signature_md
+#define EVP_PKEY_free cr.EVP_PKEY_free
+#define EVP_PKEY_verify cr.EVP_PKEY_verify
+#define EVP_PKEY_verify_init cr.EVP_PKEY_verify_init
+#define EVP_get_digestbyname cr.EVP_get_digestbyname
+#define EVP_sha1 cr.EVP_sha1
+#define PEM_read_bio_PUBKEY cr.PEM_read_bio_PUBKEY
+#define PEM_read_bio_X509 cr.PEM_read_bio_X509
+#define X509_PUBKEY_free cr.X509_PUBKEY_free
+#define X509_PUBKEY_get0_param cr.X509_PUBKEY_get0_param
+#define X509_PUBKEY_set cr.X509_PUBKEY_set
+#define X509_free cr.X509_free
+#define X509_get0_pubkey cr.X509_get0_pubkey
+#define X509_get0_subject_key_id cr.X509_get0_subject_key_id
+#define X509_get_pubkey cr.X509_get_pubkey
+#define d2i_X509 cr.d2i_X509
 
 #define EVM_IMA_XATTR_DIGSIG 0x03
 #define DIGSIG_VERSION_2 2
@@ -291,6 +373,10 @@ struct ds_ima_keys *ds__ima_keys_load(const char *path, const struct ds_log *log
 {
 	struct ds_ima_keys *k = NULL;
 
+	if (path && *path && !crypto_load()) {
+		ds__logf(log, DS_LOG_ERROR, "cannot load libcrypto.so.3: no IMA signature can be verified");
+		return NULL;
+	}
 	while (path && *path) {
 		size_t len = strcspn(path, ":");
 		char *dir = len ? strndup(path, len) : NULL;
