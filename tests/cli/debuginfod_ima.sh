@@ -34,6 +34,7 @@ tl_no_proxy
 tl_need gcc evmctl openssl curl python3 eu-readelf
 tl_need_dsserver
 
+tl_sanitizer_exitcodes
 tl_tmpdir dsima
 tl_client_env 10
 export DEBUGINFOD_RETRY_LIMIT=0
@@ -119,6 +120,7 @@ for c in "${cases[@]}"; do
 	eq "$c under ima:enforcing" "${want[$c]}" "$got"
 	f=$tmp/c-enf/${bid[$c]}/executable
 	if [ "${want[$c]}" = refused ]; then
+		eq "$c: exit status of a refusal" 1 "$rc"
 		[ ! -e "$f" ] || fail "$c: refused, but cached"
 		grep -q 'refused (ima:enforcing)' "$tmp/err" || fail "$c: -v does not say why: $(cat "$tmp/err")"
 		grep -q "no valid IMA signature" "$tmp/err" || fail "$c: the error is not the IMA one"
@@ -144,7 +146,7 @@ eq "requests for a refused file, asked again" $((n0 + 1)) "$(reqs "$A" "/buildid
 # a bad header value: refused, said
 echo "03zz" >"$srv/nosig.imasig"
 fetch "$tmp/c-enf" "ima:enforcing $A" --executable "${bid[nosig]}"
-[ $rc != 0 ] && grep -q "IMASIGNATURE is a signature that is not hex" "$tmp/err" ||
+[ $rc = 1 ] && grep -q "IMASIGNATURE is a signature that is not hex" "$tmp/err" ||
 	fail "a non-hex signature: $(cat "$tmp/err")"
 rm -f "$srv/nosig.imasig"
 tl_case_end
@@ -168,7 +170,7 @@ cmp -s "$tmp/c-per/${bid[nosig]}/executable" "$srv/nosig" || fail "nosig not cac
 # and with B enforcing too, refused by both
 rm -rf "$tmp/c-per"
 fetch "$tmp/c-per" "ima:enforcing $A $B" --executable "${bid[nosig]}"
-[ $rc != 0 ] || fail "nosig accepted with both servers enforcing"
+eq "nosig with both servers enforcing: exit" 1 "$rc"
 tl_case_end
 
 tl_case d-unknown-word
@@ -199,7 +201,7 @@ tl_case e-sections
 rm -rf "$tmp/c-sec"
 n0=$(reqs "$A" "/buildid/${bid[good]}/section")
 fetch "$tmp/c-sec" "ima:enforcing $A" --section .comment "${bid[good]}"
-[ $rc != 0 ] || fail "a section from an enforcing server was accepted"
+eq "a section from an enforcing server: exit" 1 "$rc"
 eq "section requests to an enforcing server" "$n0" "$(reqs "$A" "/buildid/${bid[good]}/section")"
 grep -q "not asked for section .comment.*ima:enforcing" "$tmp/err" || fail "-v does not say why"
 [ ! -e "$tmp/c-sec/${bid[good]}/section-.comment" ] || fail "a miss or file was cached"
