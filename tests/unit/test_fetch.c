@@ -4,7 +4,9 @@
  * prefetch of a whole store (3); a cache directory deleted under an opened
  * debuginfo (5); callers that cancel and ask again (6); a warm run that
  * makes no request (7); a caller's extra request headers, and none of a
- * call that joins a job in flight (8).  Several processes on one cache (4) is
+ * call that joins a job in flight (8); ima: words and ima_cert_path in
+ * ds_context_opts, and the headers kept beside a file (9).  Several
+ * processes on one cache (4) is
  * tests/cli/fetch_procs.sh.  Meant to run under SANITIZE=thread and
  * SANITIZE=address,undefined as much as to check the counts.
  *
@@ -1134,6 +1136,90 @@ static void case_headers(void)
 	free(cache);
 }
 
+/* The IMA policy through ds_context_opts: the urls field takes the ima:
+ * words as DEBUGINFOD_URLS does (an unknown one logged, never asked), an
+ * enforcing server's unsigned file is refused with -EKEYREJECTED and not
+ * cached (no key in ima_cert_path: nothing can pass), and under ignore the
+ * same file is taken, its X-DEBUGINFOD-* headers kept beside it and read
+ * back with ds_fetch_headers().  Signed files are tests/cli/debuginfod_ima.sh's. */
+static char ima_log[4096];
+static pthread_mutex_t ima_log_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void log_keep(void *user, enum ds_log_level level, const char *msg)
+{
+	(void)user;
+	(void)level;
+	pthread_mutex_lock(&ima_log_lock);
+	if (strlen(ima_log) + strlen(msg) + 2 < sizeof(ima_log)) {
+		strcat(ima_log, msg);
+		strcat(ima_log, "\n");
+	}
+	pthread_mutex_unlock(&ima_log_lock);
+}
+
+static void case_ima_opts(void)
+{
+	char *cache = t_path("cache-ima"), *certs = t_path("certs-none"), *urls, *path = NULL,
+	     *hdrs = NULL, *want, *entry;
+	const char *dirs[2] = {empty_dir, NULL};
+	struct ds_context *ctx;
+	long before;
+
+	printf("case: ima: words and ima_cert_path in ds_context_opts\n");
+	t_mkdir_parents(certs);
+	mkdir(certs, 0700);
+	if (asprintf(&urls, "ima:bogus ima:enforcing %s", server_url) < 0 ||
+	    asprintf(&entry, "%s/%s/debuginfo", cache, many[2].hex) < 0 ||
+	    asprintf(&want, "X-DEBUGINFOD-FILE: %s\n", many[2].file) < 0)
+		exit(2);
+	{
+		DS_OPTS(ds_context_opts, o, .debug_dirs = dirs, .perf_buildid_dir = "", .urls = urls,
+			.cache_path = cache, .timeout_s = 20, .log_fn = log_keep,
+			.log_level = DS_LOG_INFO, .ima_cert_path = certs);
+
+		ctx = ds_context_new(&o);
+	}
+	CHECK(ctx != NULL);
+	before = server_requests();
+	CHECK_EQ_INT(ds_fetch(ctx, &many[2].bid, DS_ARTIFACT_DEBUGINFO, NULL, &path, NULL),
+		     -EKEYREJECTED);
+	CHECK_EQ_INT(server_requests(), before + 1); /* the server, not "ima:bogus" */
+	CHECK(access(entry, F_OK) != 0);
+	CHECK(strstr(ima_log, "IMA mode \"ima:bogus\" not recognized") != NULL);
+	CHECK(strstr(ima_log, "refused (ima:enforcing): no X-DEBUGINFOD-IMASIGNATURE") != NULL);
+	CHECK_EQ_INT(ds_fetch_headers(ctx, &many[2].bid, DS_ARTIFACT_DEBUGINFO, NULL, &hdrs),
+		     -ENOENT);
+	ds_context_free(ctx);
+	free(urls);
+	if (asprintf(&urls, "ima:ignore %s", server_url) < 0)
+		exit(2);
+	{
+		DS_OPTS(ds_context_opts, o, .debug_dirs = dirs, .perf_buildid_dir = "", .urls = urls,
+			.cache_path = cache, .timeout_s = 20, .log_fn = log_keep,
+			.log_level = DS_LOG_WARN, .ima_cert_path = certs);
+
+		ctx = ds_context_new(&o);
+	}
+	CHECK(ctx != NULL);
+	CHECK_EQ_INT(ds_fetch(ctx, &many[2].bid, DS_ARTIFACT_DEBUGINFO, NULL, &path, NULL), 0);
+	CHECK(valid_fetched(path, cache, &many[2]));
+	free(path);
+	CHECK_EQ_INT(ds_fetch_headers(ctx, &many[2].bid, DS_ARTIFACT_DEBUGINFO, NULL, &hdrs), 0);
+	if (!hdrs || !strstr(hdrs, want)) {
+		fprintf(stderr, "  headers: '%s', want a line '%s'\n", hdrs ? hdrs : "(none)", want);
+		CHECK(!"X-DEBUGINFOD-FILE kept");
+	}
+	free(hdrs);
+	CHECK_EQ_INT(ds_fetch_headers(ctx, &many[2].bid, DS_ARTIFACT_EXECUTABLE, NULL, &hdrs),
+		     -ENOENT);
+	ds_context_free(ctx);
+	free(urls);
+	free(want);
+	free(entry);
+	free(certs);
+	free(cache);
+}
+
 int main(void)
 {
 	char *cache_many;
@@ -1162,6 +1248,7 @@ int main(void)
 	case_warm(cache_many);
 	free(cache_many);
 	case_headers();
+	case_ima_opts();
 
 	printf("total %.2f s\n", now_s() - t0);
 	server_stop();
