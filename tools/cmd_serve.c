@@ -407,6 +407,19 @@ static struct MHD_Response *fetch_error(struct req *rq, int err)
 		return serve_error(sv, 404, "not found: %s: upstream answered with a file that failed "
 					    "verification",
 				   hex);
+	case -EKEYREJECTED:
+		/* An ima:enforcing upstream's file without a valid signature
+		 * (never relayed), or a section not asked of it: 503, what
+		 * debuginfod answers for a section it cannot give, so that
+		 * an elfutils client takes the whole file instead. */
+		if (rq->type == RT_SECTION) {
+			rq->status = 503;
+			return serve_error(sv, 503, "%s: section %s: upstream is ima:enforcing", hex,
+					   rq->arg ? rq->arg : "");
+		}
+		rq->status = 404;
+		return serve_error(sv, 404, "not found: %s: upstream's file has no valid IMA signature",
+				   hex);
 	case -EFBIG:
 		rq->status = 406;
 		return serve_error(sv, 406, "%s: file too large", hex);

@@ -26,6 +26,8 @@
 #       elfutils 0.193 writes for the same answer (its layout, from its
 #       source: the x-debuginfod-* lines without CR, then a NUL); one
 #       written as 0.193 writes it is read by dsostore without a request
+#   (g) dsostore serve over an ima:enforcing upstream relays no refused
+#       file, and answers a section with 503
 set -u
 . "$DS_SRC/tests/lib/testlib.bash"
 tl_no_proxy
@@ -254,6 +256,24 @@ if [ -n "$find012" ]; then
 	eq "cache stats: files (the hdr- file is none)" "files 1" "$(grep '^files ' "$tmp/stats")"
 	eq "cache stats: bytes" "bytes $(stat -c %s "$srv/pem")" "$(grep '^bytes ' "$tmp/stats")"
 fi
+tl_case_end
+
+tl_case g-serve-node
+# dsostore serve with an ima:enforcing upstream: what it refuses it does
+# not relay (404), a section it does not ask (503, debuginfod's answer
+# for a section it cannot give: elfutils clients then take the whole file)
+DEBUGINFOD_IMA_CERT_PATH=$tmp/certs tl_start_serve nport node 0 \
+	--upstream "ima:enforcing $A" --cache "$tmp/node-cache" || exit 1
+N=http://127.0.0.1:$nport
+code() { curl -s --noproxy '*' --max-time 60 -o "$tmp/body" -w '%{http_code}' "$N/buildid/$1"; }
+eq "node: good" 200 "$(code "${bid[good]}/executable")"
+cmp -s "$tmp/body" "$srv/good" || fail "node: good is not the served file"
+eq "node: nosig" 404 "$(code "${bid[nosig]}/executable")"
+eq "node: corrupt" 404 "$(code "${bid[corrupt]}/executable")"
+n0=$(reqs "$A" "/buildid/${bid[good]}/section")
+eq "node: a section" 503 "$(code "${bid[good]}/section/.comment")"
+eq "node: section requests upstream" "$n0" "$(reqs "$A" "/buildid/${bid[good]}/section")"
+[ ! -e "$tmp/node-cache/${bid[nosig]}/executable" ] || fail "node: nosig cached"
 tl_case_end
 
 tl_finish debuginfod_ima "ok (${#cases[@]} signed variants, evmctl's verdicts)"
