@@ -137,10 +137,11 @@ static int cmd_fetch(int argc, char **argv)
 		printf("%s %s\n", hex, cli_t(ids.v[i].path));
 		free(ids.v[i].path);
 		if (headers) {
-			char *h = NULL;
+			char *h = NULL, *save = NULL;
 
 			if (!ds_fetch_headers(ctx, &ids.v[i].build_id, what, arg, &h))
-				for (char *l = strtok(h, "\n"); l; l = strtok(NULL, "\n"))
+				for (char *l = strtok_r(h, "\n", &save); l;
+				     l = strtok_r(NULL, "\n", &save))
 					printf("  %s\n", cli_t(l));
 			free(h);
 		}

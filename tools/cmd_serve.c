@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -429,6 +430,33 @@ static struct MHD_Response *fetch_error(struct req *rq, int err)
 	}
 }
 
+/* What the upstream said of the file that a client of ours needs too, from
+ * the headers the cache keeps beside it (hdr-<entry>, elfutils 0.193's):
+ * its IMA signature (a client under ima:enforcing checks it) and the
+ * archive it came from, as a federating debuginfod relays them. */
+static void relay_headers(struct req *rq, struct MHD_Response *r, enum ds_artifact what,
+			  const char *arg)
+{
+	static const char *const relayed[] = { "X-DEBUGINFOD-IMASIGNATURE",
+					       "X-DEBUGINFOD-ARCHIVE" };
+	char *h = NULL, *save = NULL;
+
+	if (ds_fetch_headers(rq->n->sv.ctx, &rq->bid, what, arg, &h))
+		return;
+	for (char *l = strtok_r(h, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		char *colon = strchr(l, ':');
+
+		if (!colon)
+			continue;
+		*colon = 0;
+		for (size_t i = 0; i < sizeof(relayed) / sizeof(relayed[0]); i++)
+			if (!strcasecmp(l, relayed[i]))
+				MHD_add_response_header(r, relayed[i],
+							colon + 1 + strspn(colon + 1, " \t"));
+	}
+	free(h);
+}
+
 /* What is not in the -F directories: the cache, then upstreams. */
 static struct MHD_Response *fetched_answer(struct req *rq, enum ds_artifact what, const char *arg)
 {
@@ -456,6 +484,7 @@ static struct MHD_Response *fetched_answer(struct req *rq, enum ds_artifact what
 		rq->result = RES_ERROR;
 		return serve_error(&rq->n->sv, 503, "cached file vanished");
 	}
+	relay_headers(rq, r, what, arg);
 	rq->result = RES_UPSTREAM;
 	return r;
 }

@@ -27,7 +27,7 @@
 #       source: the x-debuginfod-* lines without CR, then a NUL); one
 #       written as 0.193 writes it is read by dsostore without a request
 #   (g) dsostore serve over an ima:enforcing upstream relays no refused
-#       file, and answers a section with 503
+#       file, answers a section with 503, and relays the signature
 set -u
 . "$DS_SRC/tests/lib/testlib.bash"
 tl_no_proxy
@@ -274,6 +274,13 @@ n0=$(reqs "$A" "/buildid/${bid[good]}/section")
 eq "node: a section" 503 "$(code "${bid[good]}/section/.comment")"
 eq "node: section requests upstream" "$n0" "$(reqs "$A" "/buildid/${bid[good]}/section")"
 [ ! -e "$tmp/node-cache/${bid[nosig]}/executable" ] || fail "node: nosig cached"
+# the signature relayed (from the node's hdr- file, on its cache hit), so
+# that a client of the node can enforce too
+curl -s --noproxy '*' -D "$tmp/nhdrs" -o /dev/null "$N/buildid/${bid[good]}/executable"
+eq "node: the signature relayed" "$(xxd -p "$srv/good.sig" | tr -d '\n')" \
+	"$(grep -i '^X-DEBUGINFOD-IMASIGNATURE:' "$tmp/nhdrs" | tr -d '\r' | sed 's/^[^:]*: *//')"
+fetch "$tmp/c-node" "ima:enforcing $N" --executable "${bid[good]}"
+eq "good through the node, enforcing" 0 "$rc"
 tl_case_end
 
 tl_finish debuginfod_ima "ok (${#cases[@]} signed variants, evmctl's verdicts)"
