@@ -212,8 +212,9 @@ load() {
 # check.py answers DIR | cache DIR ID...: what is wrong, a line each.
 # answers: every file DIR/<i>.<hex> is served/<hex>, byte for byte.
 # cache: at each entry's name (<hex>/debuginfo, /executable, for the IDs
-# given) the whole served file, else only the control files; a
-# temporary file (<entry>.XXXXXX, mode 0600) is "tmp PATH", not wrong.
+# given) the whole served file (and its hdr- file of headers), else only
+# the control files; a temporary file (<entry>.XXXXXX, mode 0600) is "tmp
+# PATH", not wrong.
 # One process: the files are hundreds.
 cat >check.py <<'EOF'
 import os, re, stat, sys
@@ -248,7 +249,13 @@ for root, dirs, files in os.walk(top):
         elif name in ("debuginfo", "executable"):
             if read(path) != want(os.path.basename(root)):
                 print("not the whole served file:", rel, st.st_size, "bytes")
-        elif re.fullmatch(r"(debuginfo|executable)\.[a-z0-9]{6}", name):
+        elif name in ("hdr-debuginfo", "hdr-executable"):
+            # the download's headers (elfutils 0.193's layout): lines
+            # "X-DEBUGINFOD-<name>: <value>", each ending in LF, then a NUL
+            data = read(path)
+            if not re.fullmatch(rb"(X-DEBUGINFOD-[A-Za-z-]+: [^\r\n]*\n)+\0", data, re.I):
+                print("not a header block:", rel, data[:80])
+        elif re.fullmatch(r"(hdr-)?(debuginfo|executable)\.[a-z0-9]{6}", name):
             if stat.S_IMODE(st.st_mode) != 0o600:
                 print("temporary file of mode %o: %s" % (stat.S_IMODE(st.st_mode), rel))
             print("tmp", path)
