@@ -27,7 +27,10 @@
 #    debuginfod server (dsserver on 127.0.0.1) has: perf with binutils
 #    gives its samples no source lines, perf with ours does, and its
 #    rows are those perf with binutils prints once the debuginfo is in
-#    perf's build-id cache.
+#    perf's build-id cache;
+#  - perf 6.12 (scripts/peers), when there: the same report, script and
+#    annotate with --addr2line=binutils' and =ours, and the stripped
+#    binary before and after its debuginfo is in perf's cache.
 # Known difference, not tested: an address of a variable, which binutils
 # names with its declaration's line (docs/oracles.md).
 set -uo pipefail
@@ -363,6 +366,61 @@ if perf record -N -e cpu-clock -F 4000 -o s.data -- ./s/w >s.rec 2>&1 &&
 	cmp -s cached.gnu stripped.ours || fail "$(diff cached.gnu stripped.ours | head -10)"
 else
 	fail "perf record of the stripped binary or dsserver failed: $(tail -3 s.rec)"
+fi
+tl_case_end
+
+# ------------------------------------------------------ perf 6.12
+# perf 6.12 (scripts/peers; built without libbfd and without LLVM, so it
+# runs an addr2line as 6.1 does, the one --addr2line=PATH names, else
+# addr2line on PATH) reading the same recordings, with binutils' and with
+# ours: the same output.  The stripped binary as above, in a HOME of its
+# own whose build-id cache starts empty.
+perf612=$(tl_peer_or_none perf-6.12)
+if [ -z "$perf612" ]; then
+	tl_finish perf_addr2line "ok (no perf-6.12: its part skipped)"
+	exit 0
+fi
+# twice612 NAME ARGS...: perf 6.12 ARGS --addr2line=binutils' (NAME.gnu)
+# and --addr2line=ours (NAME.ours), the tip line out.
+twice612() {
+	local name=$1
+	shift
+	"$perf612" "$@" --addr2line="$gnu" 2>"$name.gnu.err" | grep -v '^# (Tip:' >"$name.gnu"
+	"$perf612" "$@" --addr2line="$ours" 2>"$name.ours.err" | grep -v '^# (Tip:' >"$name.ours"
+}
+tl_case "perf 6.12 --addr2line"
+twice612 r612 report -i w.data --stdio -s sym,srcline --dsos w
+twice612 s612 script -i w.data -F ip,sym,srcline --dsos w
+twice612 a612 annotate -i w.data --stdio -l burn_a
+for n in r612 s612 a612; do
+	grep -q 'w\.c:[0-9]' "$n.gnu" || fail "$n: perf 6.12 (binutils) printed no w.c line: $(head -3 "$n.gnu.err")"
+	cmp -s "$n.gnu" "$n.ours" || fail "$n: $(diff "$n.gnu" "$n.ours" | head -10)"
+done
+tl_case_end
+
+tl_case "perf 6.12, stripped, debuginfo from debuginfod"
+# Unlike 6.1, perf 6.12 does not run the addr2line for a DSO whose file
+# it found no debug info in (seen with an addr2line that logs its
+# arguments: only libc's /usr/lib/debug file is asked for): on the
+# stripped binary, DEBUGINFOD_URLS set, ours gets no request and no row
+# has a line, as with binutils (docs/oracles.md).  With the debuginfo in
+# perf's build-id cache (HOME's, which the 6.1 case above filled), the
+# two addr2lines give the same lines.
+if [ -n "${port:-}" ] && [ -s s.data ]; then
+	mkdir -p home612
+	HOME=$tmp/home612 DEBUGINFOD_URLS=http://127.0.0.1:$port DEBUGINFOD_CACHE_PATH=$tmp/dcache612 \
+		twice612 s612strip report -i s.data --stdio -s sym,srcline --dsos w
+	grep -q -E '\] burn_a ' s612strip.gnu ||
+		fail "perf 6.12 does not name burn_a in the stripped binary: $(grep % s612strip.gnu | head -3)"
+	! grep -q 'w\.c:' s612strip.gnu s612strip.ours ||
+		fail "perf 6.12 found lines for the stripped binary without its debuginfo"
+	cmp -s s612strip.gnu s612strip.ours || fail "$(diff s612strip.gnu s612strip.ours | head -10)"
+	twice612 c612 report -i s.data --stdio -s sym,srcline --dsos w
+	grep -q -E '\] burn_a +w\.c:[0-9]+' c612.gnu ||
+		fail "perf 6.12 with its cache gives burn_a no line: the oracle is broken"
+	cmp -s c612.gnu c612.ours || fail "$(diff c612.gnu c612.ours | head -10)"
+else
+	fail "no recording of the stripped binary or no dsserver (above)"
 fi
 tl_case_end
 

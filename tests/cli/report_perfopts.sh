@@ -30,6 +30,8 @@ mkdir -p "$HOME"
 unset PERF_BUILDID_DIR DEBUGINFOD_PROGRESS
 tl_sanitizer_exitcodes
 tl_perf_or_skip
+# perf 6.12 too, when scripts/peers has it (tl_report_same: tl_report_612)
+TL_PERF612=$(tl_peer_or_none perf-6.12)
 
 cat >lib.c <<'EOF'
 __attribute__((noinline, noclone)) unsigned long lib_burn(unsigned long n, unsigned long x)

@@ -198,13 +198,23 @@ tl_need() {
 # $DS_CORPUS/peers, else build-corpus/peers in the source tree); skips
 # (77), saying how to get it, when it is not there.
 tl_peer() {
-	local w=${DS_PEERS:-${DS_CORPUS:-$DS_SRC/build-corpus}/peers}/bin/$1
+	local w
 
-	if [ ! -x "$w" ]; then
-		echo "SKIP: no $1 in ${w%/*} (scripts/peers unpacks it there)" >&2
+	w=$(tl_peer_or_none "$1")
+	if [ -z "$w" ]; then
+		echo "SKIP: no $1 in ${DS_PEERS:-${DS_CORPUS:-$DS_SRC/build-corpus}/peers}/bin (scripts/peers unpacks it there)" >&2
 		exit 77
 	fi
 	echo "$w"
+}
+
+# tl_peer_or_none NAME: the path of peer NAME as tl_peer finds it, or
+# nothing (status 0 either way): for a test that compares with it too
+# when it is there.
+tl_peer_or_none() {
+	local w=${DS_PEERS:-${DS_CORPUS:-$DS_SRC/build-corpus}/peers}/bin/$1
+
+	[ ! -x "$w" ] || echo "$w"
 }
 
 # tl_need_dsserver: sets DSSERVER (the environment's, else
@@ -566,5 +576,40 @@ tl_report_same() {
 		fail "not perf's table:"
 		diff "$name.perf" "$name.ours" | head -20 >&2
 	fi
+	[ -z "${TL_PERF612:-}" ] || tl_report_612 "$data" "$name" "$@"
 	tl_case_end
+}
+
+# tl_report_612 DATA NAME OPTIONS... (in tl_report_same's case, when the
+# test set TL_PERF612 to perf 6.12: `TL_PERF612=$(tl_peer_or_none
+# perf-6.12)`): perf 6.12's table of the same recording, NAME.perf612, made
+# comparable as perf 6.1's was.  Where it is perf 6.1's, ours must be it;
+# where the two perfs differ (docs/oracles.md, "perf 6.1 and perf 6.12"),
+# every row both print alike (spaces squeezed: 6.12 sizes some columns
+# otherwise) must be in ours, and the case's note says how many lines
+# differ (perf612_differs counts the cases).
+tl_report_612() {
+	local data=$1 name=$2 n
+
+	shift 2
+	"$TL_PERF612" report -i "$data" --stdio "$@" 2>"$name.perf612.err" | norm >"$name.perf612"
+	cp "$name.ours.text" "$name.ours612"
+	unplt "$name.ours612" "$name.perf612"
+	if ! grep -q '^# Samples' "$name.perf612"; then
+		fail "perf 6.12 printed no table: $(head -3 "$name.perf612.err")"
+	elif cmp -s "$name.perf612" "$name.perf"; then
+		cmp -s "$name.perf612" "$name.ours612" || {
+			fail "not perf 6.12's table (perf 6.1's and 6.12's are the same):"
+			diff "$name.perf612" "$name.ours612" | head -20 >&2
+		}
+	else
+		squeeze() { tr -s ' \t' ' ' <"$1" | sed 's/^ //; s/ $//' | sort; }
+		comm -12 <(squeeze "$name.perf") <(squeeze "$name.perf612") >"$name.both"
+		comm -23 "$name.both" <(squeeze "$name.ours612") >"$name.both.missing"
+		[ ! -s "$name.both.missing" ] ||
+			fail "rows perf 6.1 and 6.12 print alike are not ours: $(head -5 "$name.both.missing")"
+		n=$(diff <(squeeze "$name.perf") <(squeeze "$name.perf612") | grep -c '^[<>]')
+		perf612_differs=$((${perf612_differs:-0} + 1))
+		echo "     (perf 6.12's table is not 6.1's: $n lines differ; the $(wc -l <"$name.both") alike are ours)"
+	fi
 }
