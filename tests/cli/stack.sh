@@ -12,7 +12,9 @@
 # (requests counted in dsserver's log), a core whose files are gone, one
 # whose program's path is now a FIFO, a made-up one naming 40000 files, a
 # truncated core, a core with a lying NT_FILE (the path names another
-# build), and `stack -p` against `eu-stack -p`.
+# build), and `stack -p` against `eu-stack -p`.  elfutils 0.192's eu-stack
+# (scripts/peers' eu-stack-0.192), when there, is a second oracle for the
+# cores' frames and files and for -p.
 set -u
 . "$DS_SRC/tests/lib/testlib.bash"
 tl_no_proxy
@@ -111,9 +113,13 @@ crash segv "$tmp/bin/segv"
 crash thr "$tmp/bin/thr"
 
 # ---- oracles on the unstripped files
+# (and elfutils 0.192's eu-stack beside the system's, when scripts/peers
+# has it: case "eu-stack 0.192")
+eustack192=$(tl_peer_or_none eu-stack-0.192)
 for c in segv thr; do
 	eu-unstrip -n --core "$tmp/$c.core" >"$tmp/$c.unstrip" 2>&1
 	eu-stack -i -s -m --core "$tmp/$c.core" >"$tmp/$c.eustack" 2>&1
+	[ -z "$eustack192" ] || "$eustack192" -i -s -m --core "$tmp/$c.core" >"$tmp/$c.eustack192" 2>&1
 	gdb -nx -batch -ex 'set debuginfod enabled off' -ex 'thread apply all bt' "$tmp/bin/$c" \
 		"$tmp/$c.core" >"$tmp/$c.gdb" 2>&1
 done
@@ -455,6 +461,22 @@ for cut in 100 1000 $(($(stat -c %s "$tmp/segv.core") / 2)); do
 done
 tl_case_end
 
+tl_case "eu-stack 0.192"
+# The newest eu-stack on the same cores: every frame and file is ours too.
+if [ -z "$eustack192" ]; then
+	echo "  (skipped: no eu-stack-0.192; scripts/peers unpacks it)"
+else
+	for c in segv thr; do
+		frames "$tmp/$c.eustack192" >"$tmp/$c.want192"
+		[ -s "$tmp/$c.want192" ] || fail "$c: eu-stack 0.192 printed no frame: $(head -3 "$tmp/$c.eustack192")"
+		same_frames "$tmp/$c.want192" "$tmp/$c.got" "$tmp/$c.core" || fail "$c: frames differ from eu-stack 0.192's"
+		full_files "$tmp/$c.eustack192" >"$tmp/$c.fwant192"
+		diff "$tmp/$c.fwant192" "$tmp/$c.fgot" >"$tmp/$c.fdiff192" ||
+			fail "$c: files differ from eu-stack 0.192's: $(head -20 "$tmp/$c.fdiff192")"
+	done
+fi
+tl_case_end
+
 tl_case pid
 # A live process, against eu-stack -p (both attach with ptrace).
 "$tmp/bin/segv" wait >/dev/null &
@@ -472,6 +494,11 @@ else
 	frames "$tmp/pid.out" >"$tmp/pid.got"
 	[ -s "$tmp/pid.want" ] || fail "eu-stack -p printed no frame"
 	same_frames "$tmp/pid.want" "$tmp/pid.got" "$tmp/segv.core" || fail "frames differ from eu-stack -p's"
+	if [ -n "$eustack192" ]; then
+		"$eustack192" -i -s -m -p "$live" >"$tmp/pid.eustack192" 2>&1 || fail "eu-stack 0.192 -p: $(head -3 "$tmp/pid.eustack192")"
+		frames "$tmp/pid.eustack192" >"$tmp/pid.want192"
+		same_frames "$tmp/pid.want192" "$tmp/pid.got" "$tmp/segv.core" || fail "frames differ from eu-stack 0.192 -p's"
+	fi
 	state=$(awk '{print $3}' "/proc/$live/stat")
 	[ "$state" = S ] || fail "process left in state $state (not detached?)"
 fi
