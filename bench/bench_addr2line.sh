@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # perf with binutils' addr2line against perf with dsostore's: the same perf 6.1, the same recording, run once with PATH as
 # it is and once with dsostore's addr2line link first in PATH
-# (build/a2l/addr2line, what `make install` puts in libexec/dsostore/bin).
+# (build/a2l/addr2line, what `make install` puts in libexec/dsostore/bin);
+# then perf 6.12 (scripts/peers' perf-6.12, when there) the same two ways,
+# given each addr2line by --addr2line=PATH (rows "6.12: ...").
 #
 #   bench/bench_addr2line.sh [-q] [-r RUNS] [-s SECONDS] [-k]
 #     -q  smoke run: a 0.5 s recording, 1 run
@@ -87,22 +89,33 @@ perf record -N -e cpu-clock -F 20000 -o prog.data -- ./prog >rec.log 2>&1 ||
 	die "perf record failed: $(tail -3 rec.log)"
 samples=$(perf report -i prog.data --stdio -s dso 2>/dev/null | awk '/^# Samples:/ {print $3; exit}')
 
-# run KIND WHO OUT: one perf run; its wall time in ms on stdout.
+# perf 6.12 (scripts/peers), when there: the same rows again, its
+# addr2line named by --addr2line (it runs one as 6.1 does: no libbfd, no
+# LLVM in Debian's build; docs/oracles.md).
+perf612=$(bl_peer perf-6.12)
+gnu=$(command -v addr2line)
+
+# run KIND WHO OUT: one perf run (KIND report or script: perf 6.1;
+# report612 or script612: perf 6.12); its wall time in ms on stdout.
 run() {
-	local kind=$1 who=$2 out=$3 path=$PATH t0 t1
-	[ "$who" = gnu ] || path=${link%/addr2line}:$PATH
+	local kind=$1 who=$2 out=$3 path=$PATH a2l=$gnu t0 t1
+	[ "$who" = gnu ] || path=${link%/addr2line}:$PATH a2l=$link
 	t0=$(date +%s%N)
 	case $kind in
 	report) PATH=$path perf report -i prog.data --stdio -s sym,srcline ;;
 	script) PATH=$path perf script -i prog.data -F ip,sym,srcline ;;
+	report612) "$perf612" report -i prog.data --stdio -s sym,srcline --addr2line="$a2l" ;;
+	script612) "$perf612" script -i prog.data -F ip,sym,srcline --addr2line="$a2l" ;;
 	esac 2>/dev/null | grep -v '^# (Tip:' >"$out"
 	t1=$(date +%s%N)
 	echo $(((t1 - t0) / 1000000))
 }
+kinds="report script"
+[ -z "$perf612" ] || kinds="$kinds report612 script612"
 
 
 printf '%-34s %10s %10s %7s %8s %s\n' "perf, $samples samples" "binutils" "dsostore" "ratio" "rows" "differ"
-for kind in report script; do
+for kind in $kinds; do
 	run $kind gnu warm.gnu >/dev/null
 	run $kind ours warm.ours >/dev/null
 	tg='' to=''
@@ -112,13 +125,17 @@ for kind in report script; do
 	done
 	mg=$(echo "$tg" | median)
 	mo=$(echo "$to" | median)
-	if [ $kind = report ]; then
+	case $kind in
+	report*)
 		rows=$(grep -c '%' $kind.gnu || true)
 		what="report --stdio -s sym,srcline"
-	else
+		;;
+	*)
 		rows=$(grep -c -E '^ *[0-9a-f]+ ' $kind.gnu || true) # a sample's first line
 		what="script -F ip,sym,srcline"
-	fi
+		;;
+	esac
+	[ "${kind%612}" = "$kind" ] || what="6.12: $what"
 	differ=$(diff $kind.gnu $kind.ours | grep -c '^<' || true)
 	printf '%-34s %8s ms %8s ms %6.1fx %8s %s\n' "$what" "$mg" "$mo" \
 		"$(echo "$mg $mo" | awk '{print $2 ? $1 / $2 : 0}')" "$rows" "$differ"
@@ -127,4 +144,4 @@ for kind in report script; do
 		diff $kind.gnu $kind.ours | grep '^[<>]' | head -6 | sed 's/^/    /' || true
 	fi
 done
-echo "runs: $runs each, interleaved, median; binutils $(addr2line --version | head -1 | awk '{print $NF}'), $(perf --version)"
+echo "runs: $runs each, interleaved, median; binutils $(addr2line --version | head -1 | awk '{print $NF}'), $(perf --version)${perf612:+, $("$perf612" --version) (6.12: rows)}"

@@ -11,6 +11,8 @@
  *       also with max_per_server 32 and 64, without the added latency, and
  *       with the cache on disk instead of tmpfs;
  *   B   `debuginfod-find debuginfo ID`, one process per build ID;
+ *   B'  the same with elfutils 0.192's debuginfod-find (scripts/peers'
+ *       debuginfod-find-0.192), when it is there;
  *   C   debuginfod_find_debuginfo() of libdebuginfod, one client, serially;
  * beside two references: `curl -Z --parallel-max 16` (libcurl's own
  * parallel client at the fetcher's concurrency: what the server and the
@@ -71,7 +73,7 @@ static struct {
 } cfg = {200, 3, 50, 100};
 
 static const char *dsostore_bin, *dsserver_bin;
-static char *find_bin, *readelf_bin, *curl_bin;
+static char *find_bin, *find192_bin, *readelf_bin, *curl_bin;
 static char url[64];
 static int port;
 static pid_t server_pid;
@@ -149,6 +151,27 @@ static char *which(const char *name)
 	}
 	free(copy);
 	return ret;
+}
+
+/* Peer NAME as scripts/peers unpacks it (malloc()ed), or NULL: in
+ * $DS_PEERS/bin, else $DS_CORPUS/peers/bin, else build-corpus/peers/bin
+ * of $DS_SRC (tests/lib/testlib.bash's tl_peer looks in the same places). */
+static char *peer(const char *name)
+{
+	const char *peers = getenv("DS_PEERS"), *corpus = getenv("DS_CORPUS");
+	const char *src = getenv("DS_SRC");
+	char *p;
+
+	if (peers && *peers)
+		p = xasprintf("%s/bin/%s", peers, name);
+	else if (corpus && *corpus)
+		p = xasprintf("%s/peers/bin/%s", corpus, name);
+	else
+		p = xasprintf("%s/build-corpus/peers/bin/%s", src && *src ? src : ".", name);
+	if (access(p, X_OK) == 0)
+		return p;
+	free(p);
+	return NULL;
 }
 
 /* ------------------------------------------------ the build-ID note, our own */
@@ -603,11 +626,12 @@ static void run_cli(const char *cache, const char *what, struct sample *s)
 	free(argv);
 }
 
-/* B: the loop a script, or a user of a perf without debuginfod, writes. */
-static void run_find_loop(const char *cache, struct sample *s)
+/* B: the loop a script, or a user of a perf without debuginfod, writes,
+ * with debuginfod-find BIN (B': 0.192's). */
+static void run_find_loop(char *bin, const char *cache, struct sample *s)
 {
 	char *out = xasprintf("%s/out.find", tmpdir);
-	char *argv[] = {find_bin, "debuginfo", NULL, NULL};
+	char *argv[] = {bin, "debuginfo", NULL, NULL};
 	uint64_t t0;
 
 	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
@@ -846,6 +870,7 @@ enum kind_id {
 	K_CURL,
 	K_FSYNC,
 	K_FIND,
+	K_FIND192,
 	K_LIBDI,
 	K_N,
 };
@@ -892,7 +917,10 @@ static void run_kind(enum kind_id id, struct sample *s)
 		run_fsync_ref(dir, s);
 		break;
 	case K_FIND:
-		run_find_loop(dir, s);
+		run_find_loop(find_bin, dir, s);
+		break;
+	case K_FIND192:
+		run_find_loop(find192_bin, dir, s);
 		break;
 	case K_LIBDI:
 #ifdef DS_HAVE_LIBDEBUGINFOD
@@ -926,8 +954,8 @@ static void define_kind(enum kind_id id, const char *key, const char *name, bool
 	k->available = available;
 	k->mps = mps;
 	k->dsostore = id <= K_DISK;
-	k->slow = id == K_FIND || id == K_LIBDI;
-	if (id != K_NOLAT && id != K_FSYNC && id != K_FIND && id != K_LIBDI)
+	k->slow = id == K_FIND || id == K_FIND192 || id == K_LIBDI;
+	if (id != K_NOLAT && id != K_FSYNC && id != K_FIND && id != K_FIND192 && id != K_LIBDI)
 		k->floor_ms = ceil_div(cfg.n, conc > 64 ? 64 : conc) * (double)cfg.latency_ms;
 }
 
@@ -966,6 +994,8 @@ static void define_kinds(void)
 	define_kind(K_FSYNC, "ref.fsync_disk", name, disk[0] != 0, 0);
 	define_kind(K_FIND, "find_loop", "B   debuginfod-find, one process per ID",
 		    find_bin != NULL, 0);
+	define_kind(K_FIND192, "find_loop_0192", "B'  ... elfutils 0.192's debuginfod-find",
+		    find192_bin != NULL, 0);
 #ifdef DS_HAVE_LIBDEBUGINFOD
 	define_kind(K_LIBDI, "libdebuginfod", "C   libdebuginfod, one client, serially", true, 0);
 #else
@@ -1315,7 +1345,7 @@ static void make_table(double warm_us, double warm_lo, double warm_hi,
 {
 	double floor_dflt = ceil_div(cfg.n, DEFAULT_PER_SERVER) * (double)cfg.latency_ms, a_ms = NAN;
 	double serial = cfg.n * (double)cfg.latency_ms;
-	struct row *r, *rb = NULL, *rc = NULL, *ra2 = NULL;
+	struct row *r, *rb = NULL, *rb192 = NULL, *rc = NULL, *ra2 = NULL;
 
 	for (int id = 0; id < K_N; id++) {
 		struct kind *k = &kinds[id];
@@ -1330,6 +1360,8 @@ static void make_table(double warm_us, double warm_lo, double warm_hi,
 			ra2 = r;
 		if (id == K_FIND)
 			rb = r;
+		if (id == K_FIND192)
+			rb192 = r;
 		if (id == K_LIBDI)
 			rc = r;
 	}
@@ -1347,6 +1379,8 @@ static void make_table(double warm_us, double warm_lo, double warm_hi,
 	r->conns = (long long)wc_batch.connections;
 	add_meas("warm.cli", "warm dsostore fetch, all IDs", wcli);
 	add_value("speedup.find_loop", "speed-up B / A", rb->value / a_ms, "x", G_MIN, 30);
+	add_value("speedup.find_loop_0192", "speed-up B' / A (elfutils 0.192)", rb192->value / a_ms,
+		  "x", G_NONE, 0);
 	add_value("speedup.libdebuginfod", "speed-up C / A", rc->value / a_ms, "x", G_NONE, 0);
 	add_value("speedup.floors", "speed-up of the floors, serial / conc", serial / floor_dflt, "x",
 		  G_NONE, 0);
@@ -1460,6 +1494,7 @@ int main(int argc, char **argv)
 	dsostore_bin = tool_path("DSOSTORE", "dsostore");
 	dsserver_bin = tool_path("DSSERVER", "dsserver");
 	find_bin = which("debuginfod-find");
+	find192_bin = peer("debuginfod-find-0.192");
 	readelf_bin = which("eu-readelf");
 	curl_bin = which("curl");
 	if (access(dsostore_bin, X_OK) || access(dsserver_bin, X_OK))

@@ -33,6 +33,9 @@
 # stackcollapse-perf.pl` (FlameGraph's script is not in Debian 12: with
 # none on PATH, `perf script` alone, the pipeline's larger process), RSS
 # the goal: at most the pipeline's.
+# perf 6.12 (scripts/peers' perf-6.12, when there) reads the same
+# recordings with the same options: columns "6.12 ms", "6.12/ours",
+# "6.12 MB" and its own "differ".
 # Wall time around each process, peak RSS from /usr/bin/time.  The tables
 # are compared row by row (all rows, sorted): differing rows are printed
 # and counted (known: PLT stubs, perf's "@plt" or address where we say
@@ -196,8 +199,13 @@ table() {
 
 printf "dsostore report benchmark: %d run(s) each, median; %s CPUs, load average %s\n\n" \
 	"$runs" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)"
-printf "%-34s %9s %9s %9s %9s %7s %7s %6s\n" recording samples "perf ms" "ours ms" \
+# perf 6.12 (scripts/peers), when there: the same report timed too, its
+# columns after perf 6.1's (the recordings are perf 6.1's; 6.12 reads them).
+perf612=$(bl_peer perf-6.12)
+printf "%-34s %9s %9s %9s %9s %7s %7s %6s" recording samples "perf ms" "ours ms" \
 	"perf/ours" "perf MB" "ours MB" differ
+[ -z "$perf612" ] || printf " %9s %9s %8s %6s" "6.12 ms" "6.12/ours" "6.12 MB" differ
+echo
 for rec in $recs; do
 	derived=1 graph="-g none" cmpf=rows perfopt=""
 	[ "$rec" != nocache ] || derived=0
@@ -223,14 +231,30 @@ for rec in $recs; do
 	esac
 	[ -n "$p_ms" ] && [ -n "$d_ms" ] || die "$rec: no timings"
 	ratio=$(awk -v p="$p_ms" -v d="$d_ms" 'BEGIN {printf "%.2f", (d > 0) ? p / d : 0}')
-	printf "%-34s %9s %9.0f %9.0f %8sx %7.1f %7.1f %6s\n" "$what" "$samples" "$p_ms" \
+	printf "%-34s %9s %9.0f %9.0f %8sx %7.1f %7.1f %6s" "$what" "$samples" "$p_ms" \
 		"$d_ms" "$ratio" "$p_mb" "$d_mb" "$differ"
-	printf "BENCH report.%s value=%.1f unit=ms ratio=%sx perf_ms=%.1f rss_mb=%.1f perf_rss_mb=%.1f differ=%s\n" \
-		"$rec" "$d_ms" "$ratio" "$p_ms" "$d_mb" "$p_mb" "$differ" >>bench.lines
+	more=
+	if [ -n "$perf612" ]; then
+		# shellcheck disable=SC2086
+		read -r q_ms q_mb < <(measure "$rec.perf612" "$perf612" report -i "$rec.data" --stdio \
+			--sort dso,sym $graph $perfopt)
+		differ612=$(diff <($cmpf "$rec.perf612.out") <($cmpf "$rec.ours.out") | grep -c '^[<>]' || true)
+		ratio612=$(awk -v p="$q_ms" -v d="$d_ms" 'BEGIN {printf "%.2f", (d > 0) ? p / d : 0}')
+		printf " %9.0f %8sx %8.1f %6s" "$q_ms" "$ratio612" "$q_mb" "$differ612"
+		more=$(printf " perf612_ms=%.1f perf612_ratio=%sx perf612_rss_mb=%.1f differ612=%s" \
+			"$q_ms" "$ratio612" "$q_mb" "$differ612")
+	fi
+	echo
+	printf "BENCH report.%s value=%.1f unit=ms ratio=%sx perf_ms=%.1f rss_mb=%.1f perf_rss_mb=%.1f differ=%s%s\n" \
+		"$rec" "$d_ms" "$ratio" "$p_ms" "$d_mb" "$p_mb" "$differ" "$more" >>bench.lines
 	# Known: perf names PLT stubs (func@plt), we show their addresses.
 	if [ "$differ" != 0 ]; then
 		echo "  $rec: lines that differ (perf <, ours >):" >&2
 		diff <($cmpf "$rec.perf.out") <($cmpf "$rec.ours.out") | head -6 >&2 || true
+	fi
+	if [ -n "$perf612" ] && [ "$differ612" != 0 ]; then
+		echo "  $rec: lines that differ (perf 6.12 <, ours >):" >&2
+		diff <($cmpf "$rec.perf612.out") <($cmpf "$rec.ours.out") | head -6 >&2 || true
 	fi
 done
 

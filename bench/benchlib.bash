@@ -7,6 +7,10 @@
 #                       blank-separated; of an even count, the mean of the
 #                       middle two; "-" when the smallest is "-")
 #   median_of FILE COL  the median of column COL of FILE
+#   bl_peer NAME        the path of scripts/peers' NAME (perf-6.12,
+#                       debuginfod-find-0.192...: $DS_PEERS, default
+#                       $DS_CORPUS/peers, else build-corpus/peers), or
+#                       nothing when it is not there
 
 bl_usage() {
 	sed -n '2,/^set -euo/{/^#/s/^# \{0,1\}//p}' "$0"
@@ -33,4 +37,10 @@ median() {
 
 median_of() {
 	awk -v c="$2" '{ print $c }' "$1" | median
+}
+
+bl_peer() {
+	local w=${DS_PEERS:-${DS_CORPUS:-${src:-.}/build-corpus}/peers}/bin/$1
+
+	[ ! -x "$w" ] || echo "$w"
 }

@@ -10,12 +10,13 @@
 # - `dsostore prefetch --perf-cache`, then perf 6.12 offline (no
 #   DEBUGINFOD_URLS, the server stopped): no row of those DSOs is an
 #   address, and each has a row.
-# Nothing here depends on where samples land: each DSO's own code is one
-# static function, spin (no other symbol in its .text but the CRT's
-# helpers, which run at load time and are named in the debuginfo too), run
-# for a span of the process's CPU clock, so each DSO has at least one
-# sample (a floor: 40 ms of CPU at perf's default 4000 Hz), and every
-# sample in one of them is in code only the debuginfo names.  The check is
+# Nothing here depends on where samples land (tests/gen/seedwork.bash):
+# each DSO's own code is one static function, spin (no other symbol in its
+# .text but the CRT's helpers, which run at load time and are named in the
+# debuginfo too), run for a span of the process's CPU clock, so each DSO
+# has at least one sample (a floor: 40 ms of CPU at perf's default 4000
+# Hz), and every sample in one of them is in code only the debuginfo
+# names.  The check is
 # "no hex address in the rows of these DSOs", not which function got what.
 # The server is the test server dsserver (127.0.0.1 only), which counts the
 # requests it gets.
@@ -30,84 +31,19 @@ tl_need_dsserver
 tl_tmpdir dsprefetch612
 cd "$tmp" || exit 2
 export HOME=$tmp/home # perf's ~/.debug and ~/.perfconfig: ours
-mkdir -p "$HOME" bin srv
+mkdir -p "$HOME"
 unset PERF_BUILDID_DIR DEBUGINFOD_PROGRESS
 tl_perf_or_skip "$perf"
 
 # ---------------------------------------------------------- workload
-# NLIB libraries, each exporting only a table (data) that points to its
-# static spin; the program's own static spin too.  -O1 -g, the debuginfo
-# split off (srv/NAME.debug), the binaries stripped of every symbol.
+# tests/gen/seedwork.bash: bin/w and NLIB libraries, stripped, each one's
+# code one static function, spin; srv/NAME.debug their debuginfo.
 NLIB=4
 libs=()
 for ((k = 0; k < NLIB; k++)); do
-	cat >"l$k.c" <<EOF
-__attribute__((noinline)) static unsigned long spin(unsigned long x)
-{
-	for (int i = 0; i < 2000; i++)
-		x = x * 6364136223846793005UL + $((2 * k + 1))UL;
-	return x;
-}
-unsigned long (*const l${k}_ops)(unsigned long) = spin;
-EOF
 	libs+=("libl$k.so")
 done
-{
-	echo '#include <stdio.h>'
-	echo '#include <time.h>'
-	for ((k = 0; k < NLIB; k++)); do
-		echo "extern unsigned long (*const l${k}_ops)(unsigned long);"
-	done
-	cat <<'EOF'
-__attribute__((noinline)) static unsigned long spin(unsigned long x)
-{
-	for (int i = 0; i < 2000; i++)
-		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-	return x;
-}
-
-static double cpu(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-	return t.tv_sec + t.tv_nsec / 1e9;
-}
-
-/* 40 ms of this process's CPU in f: at least one cpu-clock sample there
- * however loaded the machine is. */
-static unsigned long run(unsigned long (*f)(unsigned long), unsigned long h)
-{
-	double end = cpu() + 0.04;
-
-	while (cpu() < end)
-		h = f(h);
-	return h;
-}
-
-int main(void)
-{
-	unsigned long h = run(spin, 1);
-EOF
-	for ((k = 0; k < NLIB; k++)); do
-		echo "	h = run(l${k}_ops, h);"
-	done
-	echo '	printf("%lx\n", h);'
-	echo '	return 0;'
-	echo '}'
-} >w.c
-build() {
-	local k
-	for ((k = 0; k < NLIB; k++)); do
-		gcc -O1 -g -fPIC -shared -o "bin/libl$k.so" "l$k.c" || return 1
-	done
-	gcc -O1 -g -o bin/w w.c -Lbin $(printf -- '-ll%d ' $(seq 0 $((NLIB - 1)))) \
-		-Wl,-rpath,"$tmp/bin" || return 1
-	for f in w "${libs[@]}"; do
-		objcopy --only-keep-debug "bin/$f" "srv/$f.debug" && strip --strip-all "bin/$f" || return 1
-	done
-}
-build 2>build.err || {
+bash "$DS_SRC/tests/gen/seedwork.bash" $NLIB "$tmp" 2>build.err || {
 	fail "cannot build the workload: $(head -5 build.err)"
 	tl_finish prefetch_perf612
 }
