@@ -34,6 +34,7 @@
 #include "dsostore.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -74,6 +75,7 @@ static struct {
 
 static const char *dsostore_bin, *dsserver_bin;
 static char *find_bin, *find192_bin, *readelf_bin, *curl_bin;
+static char *find192_libs; /* its libraries' directory, for LD_LIBRARY_PATH */
 static char url[64];
 static int port;
 static pid_t server_pid;
@@ -172,6 +174,47 @@ static char *peer(const char *name)
 		return p;
 	free(p);
 	return NULL;
+}
+
+/* The program a scripts/peers wrapper (.../peers/bin/NAME) runs, PROG of
+ * .../peers/root/usr/bin, with the directory of the prefix's libraries,
+ * .../peers/root/usr/lib/<multiarch>, in *libs (both malloc()ed): run
+ * so, B' does not count the wrapper's shell, readlink and dirname
+ * processes, which would double the cost of each debuginfod-find.  NULL
+ * when the layout is not that. */
+static char *peer_program(const char *wrapper, const char *prog, char **libs)
+{
+	char *peers = xasprintf("%s", wrapper), *slash, *lib, *ret = NULL;
+	DIR *d;
+	struct dirent *e;
+
+	*libs = NULL;
+	for (int up = 0; up < 2; up++) {
+		slash = strrchr(peers, '/');
+		if (!slash)
+			goto out;
+		*slash = 0;
+	}
+	lib = xasprintf("%s/root/usr/lib", peers);
+	if ((d = opendir(lib))) {
+		while ((e = readdir(d)) && !*libs) {
+			size_t n = strlen(e->d_name);
+
+			if (n > 10 && !strcmp(e->d_name + n - 10, "-linux-gnu"))
+				*libs = xasprintf("%s/%s", lib, e->d_name);
+		}
+		closedir(d);
+	}
+	free(lib);
+	ret = xasprintf("%s/root/usr/bin/%s", peers, prog);
+	if (!*libs || access(ret, X_OK) != 0) {
+		free(ret);
+		free(*libs);
+		ret = *libs = NULL;
+	}
+out:
+	free(peers);
+	return ret;
 }
 
 /* ------------------------------------------------ the build-ID note, our own */
@@ -627,13 +670,22 @@ static void run_cli(const char *cache, const char *what, struct sample *s)
 }
 
 /* B: the loop a script, or a user of a perf without debuginfod, writes,
- * with debuginfod-find BIN (B': 0.192's). */
-static void run_find_loop(char *bin, const char *cache, struct sample *s)
+ * with debuginfod-find BIN (B': 0.192's), LIBS first in LD_LIBRARY_PATH
+ * if not NULL. */
+static void run_find_loop(char *bin, const char *libs, const char *cache, struct sample *s)
 {
 	char *out = xasprintf("%s/out.find", tmpdir);
 	char *argv[] = {bin, "debuginfo", NULL, NULL};
+	const char *had = getenv("LD_LIBRARY_PATH");
+	char *saved = had ? xasprintf("%s", had) : NULL;
 	uint64_t t0;
 
+	if (libs) {
+		char *v = saved ? xasprintf("%s:%s", libs, saved) : xasprintf("%s", libs);
+
+		setenv("LD_LIBRARY_PATH", v, 1);
+		free(v);
+	}
 	setenv("DEBUGINFOD_CACHE_PATH", cache, 1);
 	unlink(out);
 	server_quiet();
@@ -647,6 +699,11 @@ static void run_find_loop(char *bin, const char *cache, struct sample *s)
 			die("debuginfod-find debuginfo %s exited with %d", ids[i].hex, rc);
 	}
 	s->wall_ms = (double)(now_ns() - t0) / 1e6;
+	if (saved)
+		setenv("LD_LIBRARY_PATH", saved, 1);
+	else
+		unsetenv("LD_LIBRARY_PATH");
+	free(saved);
 	s->c = server_stats();
 	check_output(out, false, "debuginfod-find loop");
 	unlink(out);
@@ -917,10 +974,10 @@ static void run_kind(enum kind_id id, struct sample *s)
 		run_fsync_ref(dir, s);
 		break;
 	case K_FIND:
-		run_find_loop(find_bin, dir, s);
+		run_find_loop(find_bin, NULL, dir, s);
 		break;
 	case K_FIND192:
-		run_find_loop(find192_bin, dir, s);
+		run_find_loop(find192_bin, find192_libs, dir, s);
 		break;
 	case K_LIBDI:
 #ifdef DS_HAVE_LIBDEBUGINFOD
@@ -1495,6 +1552,14 @@ int main(int argc, char **argv)
 	dsserver_bin = tool_path("DSSERVER", "dsserver");
 	find_bin = which("debuginfod-find");
 	find192_bin = peer("debuginfod-find-0.192");
+	if (find192_bin) {
+		char *direct = peer_program(find192_bin, "debuginfod-find", &find192_libs);
+
+		if (direct) {
+			free(find192_bin);
+			find192_bin = direct;
+		}
+	}
 	readelf_bin = which("eu-readelf");
 	curl_bin = which("curl");
 	if (access(dsostore_bin, X_OK) || access(dsserver_bin, X_OK))
