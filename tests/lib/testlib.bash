@@ -580,6 +580,12 @@ tl_report_same() {
 	tl_case_end
 }
 
+# tl_squeezed FILE: its lines with runs of blanks as one space, none at
+# either end, sorted.
+tl_squeezed() {
+	tr -s ' \t' ' ' <"$1" | sed 's/^ //; s/ $//' | sort
+}
+
 # tl_report_612 DATA NAME OPTIONS... (in tl_report_same's case, when the
 # test set TL_PERF612 to perf 6.12: `TL_PERF612=$(tl_peer_or_none
 # perf-6.12)`): perf 6.12's table of the same recording, NAME.perf612, made
@@ -603,12 +609,11 @@ tl_report_612() {
 			diff "$name.perf612" "$name.ours612" | head -20 >&2
 		}
 	else
-		squeeze() { tr -s ' \t' ' ' <"$1" | sed 's/^ //; s/ $//' | sort; }
-		comm -12 <(squeeze "$name.perf") <(squeeze "$name.perf612") >"$name.both"
-		comm -23 "$name.both" <(squeeze "$name.ours612") >"$name.both.missing"
+		comm -12 <(tl_squeezed "$name.perf") <(tl_squeezed "$name.perf612") >"$name.both"
+		comm -23 "$name.both" <(tl_squeezed "$name.ours612") >"$name.both.missing"
 		[ ! -s "$name.both.missing" ] ||
 			fail "rows perf 6.1 and 6.12 print alike are not ours: $(head -5 "$name.both.missing")"
-		n=$(diff <(squeeze "$name.perf") <(squeeze "$name.perf612") | grep -c '^[<>]')
+		n=$(diff <(tl_squeezed "$name.perf") <(tl_squeezed "$name.perf612") | grep -c '^[<>]')
 		perf612_differs=$((${perf612_differs:-0} + 1))
 		echo "     (perf 6.12's table is not 6.1's: $n lines differ; the $(wc -l <"$name.both") alike are ours)"
 	fi
