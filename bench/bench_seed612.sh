@@ -125,7 +125,7 @@ for ((r = 0; r < runs; r++)); do
 			;;
 		C)
 			for f in "${dsos[@]}"; do
-				HOME=$home DEBUGINFOD_URLS= DEBUGINFOD_CACHE_PATH=$home/cache \
+				HOME=$home DEBUGINFOD_URLS="" DEBUGINFOD_CACHE_PATH=$home/cache \
 					"$perf" buildid-cache --debuginfod="$url" --add "bin/$f" >C.add 2>&1 ||
 					die "perf-6.12 buildid-cache --add bin/$f: $(tail -3 C.add)"
 			done
