@@ -497,6 +497,75 @@ int ds__cache_entry_name(enum ds_artifact what, const char *arg, char **out)
 }
 
 /*
+ * elfutils 0.192 names a source or section entry otherwise (PR32218:
+ * debuginfod-client.c's path_escape()): "<type>-HHHHHHHH-<tail>", where
+ * HHHHHHHH is the djb2 hash (h = 33 * h + c from 5381, over the path's
+ * chars as signed chars, in an unsigned long, its low 32 bits in hex) of
+ * the whole path or section name, and <tail> the name with every char but
+ * [A-Za-z0-9._-] made '#', cut from the front so that hash, '-' and tail
+ * fill at most NAME_MAX / 2 - 1 = 126 chars.  So
+ * "section-0212c825-.debug_info" and "source-4f0c1a2b-#usr#include#stdio.h"
+ * where 0.188 and dsostore write "section-.debug_info" and
+ * "source##usr##include##stdio.h".  dsostore writes its own names (0.188's,
+ * which gdb and perf on Debian 12 read) and links the file under 0.192's
+ * too, and finds a file under either: the cache is shared both ways with
+ * both (tests/cli/debuginfod_interop_0192.sh).
+ */
+#define ESCAPE_0192_MAX (NAME_MAX / 2)
+
+/* The 0.192 name of the entry whose own name is name (what we write),
+ * in out (NAME_MAX + 1 bytes); false: none other (debuginfo,
+ * executable). */
+static bool name_0192(const char *name, char *out)
+{
+	char arg[PATH_MAX], d[ESCAPE_0192_MAX];
+	const char *type, *q;
+	unsigned long h = 5381;
+	size_t n = 0, dlen;
+	ptrdiff_t w;
+
+	if (!strncmp(name, "section-", 8)) {
+		type = "section";
+		q = name + 8;
+		n = strlen(q);
+		if (n >= sizeof(arg))
+			return false;
+		memcpy(arg, q, n + 1);
+	} else if (!strncmp(name, "source#", 7)) {
+		type = "source"; /* "##" is '/', "#_" is '#' (ds__cache_entry_name()) */
+		for (q = name + 6; *q && n + 1 < sizeof(arg); q++) {
+			if (q[0] == '#' && (q[1] == '#' || q[1] == '_')) {
+				arg[n++] = q[1] == '#' ? '/' : '#';
+				q++;
+			} else {
+				arg[n++] = *q;
+			}
+		}
+		if (*q)
+			return false;
+		arg[n] = 0;
+	} else {
+		return false;
+	}
+	for (const char *c = arg; *c; c++)
+		h = ((h << 5) + h) + (unsigned long)(long)(signed char)*c;
+	dlen = n + 10 < sizeof(d) ? n + 10 : sizeof(d);
+	d[dlen - 1] = 0;
+	w = (ptrdiff_t)dlen - 2;
+	for (ptrdiff_t i = (ptrdiff_t)n - 1; i >= 0 && w >= 0; i--) {
+		char c = arg[i];
+
+		d[w--] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+				 c == '.' || c == '-' || c == '_'
+			 ? c
+			 : '#';
+	}
+	snprintf(d, 9, "%08x", (unsigned int)h);
+	d[8] = '-';
+	return snprintf(out, NAME_MAX + 1, "%s-%s", type, d) <= NAME_MAX;
+}
+
+/*
  * Files already checked, so that a hit on them costs a few system calls,
  * not an ELF parse: a file is known by (dev, ino) and is unchanged while
  * its size and ctime are (a write, a chmod, a rename or a new link all
@@ -545,7 +614,7 @@ int ds__cache_lookup(struct ds_cache *c, const struct ds_build_id *bid, const ch
 {
 	int rootfd = -1, dirfd = -1, fd = -1, err = -ENODATA;
 	const char *bad = NULL;
-	char why[160];
+	char why[160], alt[NAME_MAX + 1];
 	struct stat st;
 
 	/* The root is checked once per process: a hit is a few system
@@ -569,6 +638,12 @@ int ds__cache_lookup(struct ds_cache *c, const struct ds_build_id *bid, const ch
 	if (dirfd < 0)
 		goto out;
 	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	/* Not ours: elfutils 0.192's name of it, if it has another. */
+	if (fd < 0 && errno == ENOENT && name_0192(name, alt)) {
+		fd = openat(dirfd, alt, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+		if (fd >= 0 || errno == ELOOP)
+			name = alt;
+	}
 	if (fd < 0 && errno != ELOOP)
 		goto out;
 	/* Entries are only trusted once something is found in them: a
@@ -820,6 +895,22 @@ static int recommit(struct ds_cache *c, const char *hex, const char *name, int f
  * would hand out does not exist.  Then the entry is made again and the
  * bytes copied into it, a few times at most.
  */
+/* The file just committed as name, under elfutils 0.192's name too (best
+ * effort; a miss 0.192 left there is replaced). */
+static void link_0192(int dirfd, const char *name)
+{
+	char alt[NAME_MAX + 1];
+	struct stat st;
+
+	if (!name_0192(name, alt))
+		return;
+	if (linkat(dirfd, name, dirfd, alt, 0) == 0 || errno != EEXIST)
+		return;
+	if (fstatat(dirfd, alt, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size == 0 && unlinkat(dirfd, alt, 0) == 0)
+		(void)linkat(dirfd, name, dirfd, alt, 0);
+}
+
 int ds__cache_commit(struct ds_cache *c, const char *hex, int dirfd, const char *tmpname,
 		     const char *name, int fd, time_t mtime)
 {
@@ -843,6 +934,8 @@ int ds__cache_commit(struct ds_cache *c, const char *hex, int dirfd, const char 
 	}
 	if (copy >= 0)
 		close(copy);
+	if (!err)
+		link_0192(dirfd, name);
 	return err;
 }
 

@@ -437,6 +437,7 @@ static int dwarf_at(struct ds_symbols *S, uint64_t addr, unsigned flags, struct 
 {
 	uint32_t cus[CANDIDATES];
 	size_t n = S->nranges ? units_at(S, addr, cus, &H->range) : 0;
+	int retries = 0;
 
 	*sc = NULL;
 	*ln = NULL;
@@ -465,11 +466,13 @@ static int dwarf_at(struct ds_symbols *S, uint64_t addr, unsigned flags, struct 
 		*ln = line_at(P, addr, &H->seq, &H->row, &dmg);
 		if (P->ck && (dmg || ((*sc || *ln) && !frames_ok(P, *sc, *ln, flags)))) {
 			/* Damaged: asked again of the CU built from its DWARF
-			 * (a built piece has no ck: once at most). */
+			 * (a built piece has no ck: once; twice at most, should
+			 * another thread have moved the CU meanwhile). */
 			ds__symbols_unit_damaged(S, cus[k], P);
 			*sc = NULL;
 			*ln = NULL;
-			k--;
+			if (++retries <= 2)
+				k--;
 			continue;
 		}
 		*scp = *lnp = P;

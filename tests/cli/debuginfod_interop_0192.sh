@@ -9,8 +9,11 @@
 # the cached file's path, with the served bytes (cmp with the server's
 # files).  The server's counters say each file was asked for once.
 # (tests/cli/debuginfod_interop.sh does the same and more with the
-# system's 0.188.  Sources and sections are not shared with 0.192:
-# elfutils 0.192 names them in the cache otherwise, docs/oracles.md.)
+# system's 0.188.)  Sources and sections too, of two more programs whose
+# debuginfo neither client fetched (elfutils would cut a section from a
+# cached debuginfo): 0.192 names them in the cache otherwise than 0.188
+# and dsostore ("section-HASH-.debug_info", lib/debuginfod/cache.c), and
+# each client must still find the other's file, the server stopped.
 set -u
 . "$DS_SRC/tests/lib/testlib.bash"
 tl_no_proxy
@@ -26,10 +29,15 @@ mkdir -p "$HOME" srv
 unset DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE DEBUGINFOD_MAXSIZE DEBUGINFOD_MAXTIME \
 	DEBUGINFOD_HEADERS_FILE DEBUGINFOD_RETRY_LIMIT DEBUGINFOD_TIMEOUT
 
-declare -A bid
-for p in ours theirs; do
-	printf 'int value_%s(int x) { return x + 1; }\nint main(void) { return value_%s(0); }\n' $p $p >$p.c
-	gcc -g -O1 -o "srv/$p" $p.c && tl_split_debuginfo "srv/$p" || fail "cannot build $p"
+declare -A bid src
+mkdir -p "srv/src dir"
+for p in ours theirs ours2 theirs2; do
+	# (The sources under the served directory, where dsserver serves
+	# them from; one with a '#', which both escape in cache names.)
+	src[$p]="$tmp/srv/src dir/$p.c"
+	[ $p = theirs2 ] && src[$p]="$tmp/srv/src dir/t#2.c"
+	printf 'int value_%s(int x) { return x + 1; }\nint main(void) { return value_%s(0); }\n' $p $p >"${src[$p]}"
+	gcc -g -O1 -o "srv/$p" "${src[$p]}" && tl_split_debuginfo "srv/$p" || fail "cannot build $p"
 	bid[$p]=$(tl_build_id "srv/$p")
 	[ -n "${bid[$p]}" ] || fail "no build ID in $p"
 done
@@ -71,6 +79,30 @@ for a in debuginfo executable; do
 done
 tl_case_end
 
+# Sources and sections: ours2's by dsostore, theirs2's by 0.192; the
+# served bytes (a source as it is, a section as objcopy cuts it).
+for p in ours2 theirs2; do
+	objcopy --dump-section .debug_info="$p.debug_info" "srv/$p.debug" junk &&
+		objcopy --dump-section .text="$p.text" "srv/$p" junk || fail "objcopy --dump-section $p"
+done
+# dsx NAME PROG OPTION ARG: dsostore fetch --source or --section; path on stdout.
+dsx() {
+	"$DSOSTORE" fetch -v --no-progress "$3" "$4" "${bid[$2]}" >"$1.out" 2>"$1.err" ||
+		fail "$1: dsostore fetch $3: exit $?: $(tail -3 "$1.err")"
+	sed -n "s/^${bid[$2]} //p" "$1.out"
+}
+tl_case "sources and sections fetched, the server up"
+f=$(dsx ds-src ours2 --source "${src[ours2]}") && cmp -s "$f" "${src[ours2]}" || fail "dsostore source: '$f'"
+f=$(dsx ds-sec ours2 --section .debug_info) && cmp -s "$f" ours2.debug_info || fail "dsostore section: '$f'"
+f=$("$find192" source "${bid[theirs2]}" "${src[theirs2]}" 2>eu-src.err) && cmp -s "$f" "${src[theirs2]}" ||
+	fail "0.192 source: '$f' $(tail -2 eu-src.err)"
+f=$("$find192" section "${bid[theirs2]}" .text 2>eu-sec.err) && cmp -s "$f" theirs2.text ||
+	fail "0.192 section: '$f' $(tail -2 eu-sec.err)"
+# 0.192 kept them under its names, which are not 0.188's.
+ls "cache/${bid[theirs2]}" | grep -q '^section-[0-9a-f]\{8\}-\.text$' ||
+	fail "no 0.192 name of a section: $(ls "cache/${bid[theirs2]}")"
+tl_case_end
+
 tl_stop "${pids[-1]}" 5 || true # the server
 curl -s --max-time 2 "$DEBUGINFOD_URLS/metrics" >/dev/null && fail "the server still answers"
 
@@ -78,6 +110,10 @@ tl_case "dsostore's files, debuginfod-find 0.192 offline"
 for a in debuginfo executable; do
 	same "eu-off-$a" $a ours "$(eu "eu-off-$a" $a "${bid[ours]}")"
 done
+f=$("$find192" source "${bid[ours2]}" "${src[ours2]}" 2>eu-off-src.err) && cmp -s "$f" "${src[ours2]}" ||
+	fail "0.192 offline, dsostore's source: '$f' $(tail -2 eu-off-src.err)"
+f=$("$find192" section "${bid[ours2]}" .debug_info 2>eu-off-sec.err) && cmp -s "$f" ours2.debug_info ||
+	fail "0.192 offline, dsostore's section: '$f' $(tail -2 eu-off-sec.err)"
 tl_case_end
 
 tl_case "debuginfod-find 0.192's files, dsostore offline"
@@ -85,6 +121,10 @@ for a in debuginfo executable; do
 	same "ds-off-$a" $a theirs "$(ds "ds-off-$a" $a "${bid[theirs]}")"
 	[ "$(cat "ds-off-$a.requests")" = 0 ] || fail "ds-off-$a: dsostore made a request: $(cat "ds-off-$a.err")"
 done
+f=$(dsx ds-off-src theirs2 --source "${src[theirs2]}") && cmp -s "$f" "${src[theirs2]}" ||
+	fail "dsostore offline, 0.192's source: '$f'"
+f=$(dsx ds-off-sec theirs2 --section .text) && cmp -s "$f" theirs2.text ||
+	fail "dsostore offline, 0.192's section: '$f'"
 tl_case_end
 
 tl_finish debuginfod_interop_0192
