@@ -64,19 +64,17 @@ static bool cr_loaded;
 
 static void load_crypto(void)
 {
-#define CRYPTO_NAME(n) #n,
-	static const char *const names[] = { CRYPTO_FNS(CRYPTO_NAME) };
-#undef CRYPTO_NAME
 	void *h = dlopen("libcrypto.so.3", RTLD_NOW | RTLD_LOCAL);
-	void **fn = (void **)&cr;
 
-	_Static_assert(sizeof(cr) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
-		       "one name per libcrypto pointer");
 	if (!h)
 		return;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!(fn[i] = dlsym(h, names[i])))
-			return; /* h stays open: harmless */
+	/* (POSIX's way to a function pointer from dlsym(); h stays open
+	 * when a name is missing: harmless.) */
+#define CRYPTO_SYM(n)                                     \
+	if (!(*(void **)&cr.n = dlsym(h, #n)))            \
+		return;
+	CRYPTO_FNS(CRYPTO_SYM)
+#undef CRYPTO_SYM
 	cr_loaded = true;
 }
 
