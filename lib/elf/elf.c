@@ -607,7 +607,7 @@ const char *ds__elf_artifact_bad(int fd, uint64_t size, const struct ds_build_id
  * in the file; here only where those bytes are.  libelf is not trusted
  * to have checked the tables against the file's size (a mapped file past
  * its end is SIGBUS to whoever reads it), so both are checked here. */
-DS_API int ds_elf_section_range(int fd, const char *name, uint64_t *offset, uint64_t *size)
+int ds__elf_section_find(int fd, const char *name, uint64_t *offset, uint64_t *size)
 {
 	size_t shstrndx, shnum;
 	Elf_Scn *scn = NULL;
@@ -653,8 +653,10 @@ DS_API int ds_elf_section_range(int fd, const char *name, uint64_t *offset, uint
 		sname = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (!sname || strcmp(sname, name))
 			continue;
-		if (sh.sh_type == SHT_NOBITS)
-			break; /* -ENOENT: no bytes in the file to send */
+		if (sh.sh_type == SHT_NOBITS) {
+			err = -ENODATA; /* there, but no bytes in the file to send */
+			break;
+		}
 		if (span_end(sh.sh_offset, sh.sh_size, &end) || end > fsize) {
 			err = -ENOEXEC;
 			goto out;
@@ -667,4 +669,11 @@ DS_API int ds_elf_section_range(int fd, const char *name, uint64_t *offset, uint
 out:
 	elf_end(elf);
 	return err;
+}
+
+DS_API int ds_elf_section_range(int fd, const char *name, uint64_t *offset, uint64_t *size)
+{
+	int err = ds__elf_section_find(fd, name, offset, size);
+
+	return err == -ENODATA ? -ENOENT : err;
 }

@@ -81,6 +81,10 @@ int ds__elf_check_whole(int fd, uint64_t size, bool segments, const char **why);
  * is, else why not (in buf). */
 const char *ds__elf_artifact_bad(int fd, uint64_t size, const struct ds_build_id *bid,
 				 enum ds_artifact what, char *buf, size_t len);
+/* ds_elf_section_range(), telling a section that is there without file
+ * bytes (SHT_NOBITS: -ENODATA) from one that is not there (-ENOENT), as
+ * elfutils' client does when it cuts a section from a cached file. */
+int ds__elf_section_find(int fd, const char *name, uint64_t *offset, uint64_t *size);
 /* libelf's version handshake, done once per process. */
 void ds__elf_init(void);
 
