@@ -815,16 +815,19 @@ static bool committed(struct ds_cache *c, const char *hex, const char *name, int
 	       a.st_ino == b.st_ino;
 }
 
-int ds__cache_copy_fd(int from, int to)
+/* len bytes of from at off to to (at its position); len UINT64_MAX: up to
+ * the end of from.  -EIO if from ends before len bytes. */
+static int copy_range(int from, uint64_t off, uint64_t len, int to)
 {
 	char buf[65536];
-	off_t off = 0;
+	loff_t pos = (loff_t)off;
 
-	for (;;) {
-		ssize_t n = copy_file_range(from, &off, to, NULL, 1 << 30, 0);
+	while (len) {
+		size_t want = len > (1u << 30) ? (1u << 30) : (size_t)len;
+		ssize_t n = copy_file_range(from, &pos, to, NULL, want, 0);
 
 		if (n == 0)
-			return 0;
+			return len == UINT64_MAX ? 0 : -EIO;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -833,18 +836,22 @@ int ds__cache_copy_fd(int from, int to)
 				return -errno;
 			break; /* no copy_file_range between these: read and write */
 		}
+		if (len != UINT64_MAX)
+			len -= (uint64_t)n;
 	}
-	for (;;) {
-		ssize_t n = pread(from, buf, sizeof(buf), off);
+	while (len) {
+		ssize_t n = pread(from, buf, len < sizeof(buf) ? (size_t)len : sizeof(buf), pos);
 
 		if (n == 0)
-			return 0;
+			return len == UINT64_MAX ? 0 : -EIO;
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
-		off += n;
+		pos += n;
+		if (len != UINT64_MAX)
+			len -= (uint64_t)n;
 		for (ssize_t done = 0; done < n;) {
 			ssize_t w = write(to, buf + done, (size_t)(n - done));
 
@@ -856,6 +863,12 @@ int ds__cache_copy_fd(int from, int to)
 			done += w;
 		}
 	}
+	return 0;
+}
+
+int ds__cache_copy_fd(int from, int to)
+{
+	return copy_range(from, 0, UINT64_MAX, to);
 }
 
 /* fd again, under a new temporary name in a new entry directory, then
@@ -936,6 +949,40 @@ int ds__cache_commit(struct ds_cache *c, const char *hex, int dirfd, const char 
 		close(copy);
 	if (!err)
 		link_0192(dirfd, name);
+	return err;
+}
+
+/*
+ * The bytes [off, off + len) of from (a cached debuginfo or executable)
+ * as the entry's file name: a section cut from it, as elfutils' client
+ * cuts one (extract_section()).  Written as a download is: a temporary
+ * file, fsync()ed, 0400, renamed into place; an older hdr- file of the
+ * name goes (it would describe another answer).  The entry directory is
+ * not locked: whoever renames last puts the same bytes there.
+ */
+int ds__cache_write_range(struct ds_cache *c, const char *hex, const char *name, int from,
+			  uint64_t off, uint64_t len)
+{
+	char tmp[NAME_MAX + 1];
+	int dirfd, fd, err;
+
+	err = ds__cache_entry_open(c, hex, false, &dirfd);
+	if (err)
+		return err;
+	fd = ds__cache_tmp_open(dirfd, name, tmp, sizeof(tmp));
+	if (fd < 0) {
+		close(dirfd);
+		return fd;
+	}
+	err = copy_range(from, off, len, fd);
+	if (!err)
+		err = ds__cache_commit(c, hex, dirfd, tmp, name, fd, 0);
+	else
+		unlinkat(dirfd, tmp, 0);
+	close(fd);
+	close(dirfd);
+	if (!err)
+		ds__cache_write_hdr(c, hex, name, NULL);
 	return err;
 }
 

@@ -58,6 +58,8 @@ uint64_t ds__cache_tmp_bytes(struct ds_cache *c, const char *hex, const char *na
 int ds__cache_commit(struct ds_cache *c, const char *hex, int dirfd, const char *tmpname,
 		     const char *name, int fd, time_t mtime);
 void ds__cache_abort(int dirfd, const char *tmpname);
+int ds__cache_write_range(struct ds_cache *c, const char *hex, const char *name, int from,
+			  uint64_t off, uint64_t len);
 int ds__cache_write_miss(int dirfd, const char *name);
 /* hdr-<name> of the entry (elfutils 0.193's header cache, see cache.c):
  * written from a download's x-debuginfod-* block (NULL or "": an old one
