@@ -410,9 +410,10 @@ static struct MHD_Response *fetch_error(struct req *rq, int err)
 				   hex);
 	case -EKEYREJECTED:
 		/* An ima:enforcing upstream's file without a valid signature
-		 * (never relayed), or a section not asked of it: 503, what
-		 * debuginfod answers for a section it cannot give, so that
-		 * an elfutils client takes the whole file instead. */
+		 * (never relayed), or a section not asked of it whose
+		 * debuginfo and executable (fetched to cut it from, fetch.c's
+		 * section_fallback()) had none: 503, what debuginfod answers
+		 * for a section it cannot give. */
 		if (rq->type == RT_SECTION) {
 			rq->status = 503;
 			return serve_error(sv, 503, "%s: section %s: upstream is ima:enforcing", hex,

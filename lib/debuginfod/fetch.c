@@ -75,6 +75,7 @@ struct attach {
 	struct ds_fetch_req *req;
 	struct job *job; /* NULL once the result is in */
 	struct attach *next; /* in job->attached */
+	bool whole; /* a section job's answer: take the whole file (job->whole) */
 };
 
 struct waiter {
@@ -110,6 +111,9 @@ struct job {
 	struct job *hnext; /* table chain, under f->lock */
 	struct attach *attached; /* under f->lock */
 	bool cancel; /* under f->lock */
+	/* A section no server may be asked for, or that those asked
+	 * cannot give: the callers cut it from the debuginfo instead. */
+	bool whole;
 	_Atomic uint64_t bytes; /* read by progress */
 
 	/* Loop thread only. */
@@ -430,6 +434,7 @@ static void job_finish(struct ds_fetcher *f, struct job *job, int err, const cha
 		a->req->err = err;
 		a->req->source = source;
 		a->req->bytes = bytes;
+		a->whole = err && job->whole;
 		if (!err && !(a->req->path = strdup(path)))
 			a->req->err = -ENOMEM;
 		a->job = NULL;
@@ -753,10 +758,10 @@ static int start_servers(struct ds_fetcher *f, struct job *job)
 		}
 		if (js->status == S_ASK && job->what == DS_ARTIFACT_SECTION &&
 		    f->servers[s].ima == DS_IMA_ENFORCING) {
-			/* As elfutils: a section's bytes carry no signature
-			 * (elfutils then takes the whole file, verified, to
-			 * cut it from; a caller of ours asks for the
-			 * debuginfo).  Not a miss: nothing is cached. */
+			/* As elfutils: a section's bytes carry no signature.
+			 * The whole debuginfo (or executable), verified, is
+			 * fetched to cut it from (job->whole, then
+			 * section_fallback()).  Not a miss: nothing is cached. */
 			ds_info(f->ctx, "%s: not asked for section %s of %s: a section cannot be verified (ima:enforcing)",
 				f->servers[s].url, job->arg, job->hex);
 			js->status = S_FAILED;
@@ -796,6 +801,25 @@ static int job_verdict(struct ds_fetcher *f, struct job *job, bool *pending)
 	return err;
 }
 
+/*
+ * A section nobody gave: is the whole file worth fetching to cut it from?
+ * Yes when an ima:enforcing server was not asked (it may have the
+ * debuginfo, verified), or a server answered that it cannot give sections
+ * (503, debuginfod's answer then, and dsostore serve's over an enforcing
+ * upstream: -EPROTO, as any 4xx but 404).  elfutils 0.192
+ * (debuginfod_find_section()) takes the whole file when no server was
+ * left to ask (all enforcing) or one said 503; not when those it asked
+ * said 404 while an enforcing one was skipped (docs/oracles.md).
+ */
+static bool section_wants_whole(struct ds_fetcher *f, const struct job *job)
+{
+	for (int s = 0; s < f->nservers; s++)
+		if (job->srv[s].status == S_FAILED &&
+		    (job->srv[s].err == -EKEYREJECTED || job->srv[s].err == -EPROTO))
+			return true;
+	return false;
+}
+
 static void job_conclude(struct ds_fetcher *f, struct job *job)
 {
 	bool pending;
@@ -815,6 +839,8 @@ static void job_conclude(struct ds_fetcher *f, struct job *job)
 		job->wake_at_ns = wake;
 		return;
 	}
+	if (job->what == DS_ARTIFACT_SECTION && err)
+		job->whole = section_wants_whole(f, job);
 	if (err == -ENOENT && job->dirfd >= 0)
 		ds__cache_write_miss(job->dirfd, job->name);
 	ds_debug(f->ctx, "%s/%s: %s", job->hex, job->name, ds_strerror(err));
@@ -1431,6 +1457,169 @@ static bool valid_req(const struct ds_fetch_req *r)
 	       (unsigned)r->what <= DS_ARTIFACT_SECTION;
 }
 
+/* ------------------------------------------------ sections cut from files */
+
+/*
+ * A section as elfutils' client takes it when it does not ask a server
+ * for it (debuginfod-client.c: extract_section(), cache_find_section(),
+ * debuginfod_find_section()): cut from the debuginfo, or from the
+ * executable when the debuginfo has it without bytes (SHT_NOBITS: .text
+ * or .gnu_debugdata in an --only-keep-debug file), and cached under the
+ * section's own name.  The bytes are the section's as they are in the
+ * file (elf_rawdata(): a compressed section stays compressed), what a
+ * debuginfod server sends for /section/NAME.
+ */
+
+/* Section sec of the file from (a checked debuginfo or executable of
+ * hex) cut into the entry's file name.  0 and *out; -ENOENT: from has no
+ * such section; -EEXIST: it has one without bytes (SHT_NOBITS, or empty:
+ * an empty file in the cache is a miss); -ENODATA: from cannot be read
+ * as ELF; else the cache's error (said). */
+static int cut_section(struct ds_context *ctx, const char *hex, const char *sec,
+		       const char *name, const char *from, char **out)
+{
+	int fd = open(from, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), err;
+	uint64_t off, size;
+
+	if (fd < 0)
+		return -ENODATA;
+	err = ds__elf_section_find(fd, sec, &off, &size);
+	if (err == -ENODATA || (!err && !size))
+		err = -EEXIST;
+	else if (err && err != -ENOENT)
+		err = -ENODATA;
+	else if (!err && (err = ds__cache_write_range(&ctx->cache, hex, name, fd, off, size)))
+		ds_warn(ctx, "cache %s/%s/%s: %s", ctx->cache.root, hex, name, ds_strerror(err));
+	else if (!err && asprintf(out, "%s/%s/%s", ctx->cache.root, hex, name) < 0)
+		err = -ENOMEM;
+	else if (!err)
+		ds_info(ctx, "%s/%s: cut from %s (%llu bytes)", hex, name, from,
+			(unsigned long long)size);
+	close(fd);
+	return err;
+}
+
+/* cut_section() from the cached debuginfo or executable: -ENODATA when
+ * none is cached (or it is unusable). */
+static int cut_from_cached(struct ds_context *ctx, const struct ds_build_id *bid,
+			   const char *hex, enum ds_artifact what, const char *sec,
+			   const char *name, char **out)
+{
+	char *from = NULL;
+	int err = ds__cache_lookup(&ctx->cache, bid, hex, what, artifact_name(what), &from);
+
+	if (!err)
+		err = cut_section(ctx, hex, sec, name, from, out);
+	else
+		err = -ENODATA;
+	free(from);
+	return err;
+}
+
+/* A section not cached, cut from the debuginfo or executable that is
+ * (elfutils' cache_find_section(), before any request): 0 and *out;
+ * -ENOENT: it is confirmed absent; -ENODATA: the servers must be asked;
+ * else the cache's error. */
+static int section_from_cache(struct ds_context *ctx, const struct ds_build_id *bid,
+			      const char *hex, const char *sec, const char *name, char **out)
+{
+	int derr = cut_from_cached(ctx, bid, hex, DS_ARTIFACT_DEBUGINFO, sec, name, out), err;
+
+	if (derr != -EEXIST && derr != -ENODATA)
+		return derr;
+	err = cut_from_cached(ctx, bid, hex, DS_ARTIFACT_EXECUTABLE, sec, name, out);
+	if (err == -EEXIST)
+		return -ENOENT; /* without bytes in both: nothing to give */
+	if (err == -ENOENT && derr == -ENODATA)
+		return -ENODATA; /* the debuginfo, not cached, may have it */
+	return err;
+}
+
+/* A section request being answered from the whole file, when no server
+ * could be asked for it (ds_fetch_batch(), section_fallback()). */
+struct whole {
+	struct ds_fetch_req sub; /* the debuginfo, then the executable */
+	int stage; /* 0, then 1: the debuginfo asked, 2: the executable asked, 3: done */
+	int derr; /* why the debuginfo gave no section; -EEXIST: it has it without bytes */
+};
+
+static int submit(struct ds_fetcher *f, struct ds_fetch_req *r, struct attach *a,
+		  struct waiter *w, const char *const *headers);
+
+/* Ask for what (the stage's file) for r: true, r waits for it. */
+static bool ask_whole(struct ds_fetcher *f, struct ds_fetch_req *r, struct attach *a,
+		      struct whole *wh, struct waiter *w, const char *const *headers,
+		      enum ds_artifact what, int stage)
+{
+	int err;
+
+	memset(&wh->sub, 0, sizeof(wh->sub));
+	wh->sub.build_id = r->build_id;
+	wh->sub.what = what;
+	wh->stage = stage;
+	err = submit(f, &wh->sub, a, w, headers);
+	if (!err)
+		return true;
+	wh->stage = 3;
+	r->err = err;
+	return false;
+}
+
+/*
+ * The next step of section request r whose servers gave it no section
+ * (a->whole): as elfutils' debuginfod_find_section(), the debuginfo,
+ * downloaded and checked as any (its IMA signature verified under
+ * ima:enforcing), and the section cut from it; the executable when the
+ * debuginfo has the section without bytes or cannot be had.  true: r
+ * waits for a file; false: r has its answer (r->err, r->path).  Caller's
+ * thread, without f->lock.
+ */
+static bool section_fallback(struct ds_context *ctx, struct ds_fetcher *f,
+			     struct ds_fetch_req *r, struct attach *a, struct whole *wh,
+			     struct waiter *w, const char *const *headers)
+{
+	char hex[2 * DS_BUILD_ID_MAX + 1];
+	char *name = NULL;
+	int err;
+
+	a->whole = false;
+	ds_build_id_format(&r->build_id, hex, sizeof(hex));
+	if (wh->stage == 0) {
+		ds_info(ctx, "section %s of %s: no server may be asked for it or can give it; "
+			     "cut from the debuginfo",
+			r->arg, hex);
+		return ask_whole(f, r, a, wh, w, headers, DS_ARTIFACT_DEBUGINFO, 1);
+	}
+	err = ds__cache_entry_name(DS_ARTIFACT_SECTION, r->arg, &name);
+	r->bytes += wh->sub.bytes;
+	if (!err)
+		err = wh->sub.err;
+	if (!err)
+		err = cut_section(ctx, hex, r->arg, name, wh->sub.path, &r->path);
+	if (err == -ENODATA)
+		err = -EIO; /* a checked file: it changed under us */
+	free(wh->sub.path);
+	wh->sub.path = NULL;
+	free(name);
+	if (wh->stage == 1 && (err == -EEXIST || wh->sub.err)) {
+		wh->derr = err;
+		return ask_whole(f, r, a, wh, w, headers, DS_ARTIFACT_EXECUTABLE, 2);
+	}
+	if (wh->stage == 2) {
+		if (err == -EEXIST)
+			err = -ENOENT; /* without bytes in both */
+		/* Not in the executable (or no executable either): the
+		 * debuginfo's reason, unless it had the section bytes-less. */
+		if (err == -ENOENT && wh->derr != -EEXIST && wh->derr)
+			err = wh->derr;
+	}
+	wh->stage = 3;
+	r->err = err;
+	if (!err)
+		r->source = wh->sub.source;
+	return false;
+}
+
 /* What the caller's thread can answer by itself: the cache. */
 static bool answer_from_cache(struct ds_context *ctx, struct ds_fetch_req *r)
 {
@@ -1455,6 +1644,8 @@ static bool answer_from_cache(struct ds_context *ctx, struct ds_fetch_req *r)
 	}
 	ds_build_id_format(&r->build_id, hex, sizeof(hex));
 	err = ds__cache_lookup(&ctx->cache, &r->build_id, hex, r->what, name, &path);
+	if (err == -ENODATA && r->what == DS_ARTIFACT_SECTION)
+		err = section_from_cache(ctx, &r->build_id, hex, r->arg, name, &path);
 	free(name);
 	if (err == -ENODATA)
 		return false;
@@ -1597,6 +1788,7 @@ DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, siz
 	pthread_mutex_t *lk;
 	pthread_condattr_t ca;
 	struct attach *as;
+	struct whole *wh = NULL; /* sections cut from the whole file, made when one is */
 	bool *reported;
 	int64_t start = now_ns();
 	int failed = 0, err = 0;
@@ -1650,8 +1842,23 @@ DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, siz
 
 		/* Report finished requests, and progress, without the lock. */
 		for (size_t i = 0; i < n; i++) {
+			bool more;
+
 			if (reported[i] || as[i].job)
 				continue;
+			if (as[i].whole || (wh && wh[i].stage > 0 && wh[i].stage < 3)) {
+				if (!wh && !(wh = calloc(n, sizeof(*wh)))) {
+					as[i].whole = false;
+					reqs[i].err = -ENOMEM;
+				} else {
+					pthread_mutex_unlock(lk);
+					more = section_fallback(ctx, f, &reqs[i], &as[i], &wh[i], &w,
+								headers);
+					pthread_mutex_lock(lk);
+					if (more)
+						continue;
+				}
+			}
 			reported[i] = true;
 			if (done_fn) {
 				pthread_mutex_unlock(lk);
@@ -1689,6 +1896,12 @@ DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, siz
 		pthread_cond_timedwait(&w.cond, lk, &until);
 	}
 	pthread_mutex_unlock(lk);
+	for (size_t i = 0; wh && i < n; i++) {
+		if (wh[i].stage > 0 && wh[i].stage < 3)
+			reqs[i].err = -ECANCELED; /* (detached while its file was asked) */
+		free(wh[i].sub.path);
+	}
+	free(wh);
 	if (f && err == -ECANCELED)
 		ds__transfers_wakeup(&f->t);
 	if (progress && !err) {

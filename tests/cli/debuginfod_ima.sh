@@ -21,19 +21,27 @@
 #   (c) policies per server: "ima:enforcing A ima:ignore B"
 #   (d) an unknown ima: word is skipped with a message, never asked as a
 #       server, by dsostore and by debuginfod-find-0.192 alike
-#   (e) no section query to an enforcing server; one to an ignore server
+#   (e) no section query to an enforcing server: as elfutils'
+#       debuginfod_find_section(), the whole debuginfo is fetched (and
+#       verified) and the section cut from it, from the executable when
+#       the debuginfo has it without bytes (.text of an --only-keep-debug
+#       file); the bytes are objcopy --dump-section's; an unsigned
+#       debuginfo gives no section and caches nothing; a section is cut
+#       from a cached debuginfo without any request; an ignore server is
+#       asked for the section itself
 #   (f) the header cache: what dsostore writes is, byte for byte, what
 #       elfutils 0.193 writes for the same answer (its layout, from its
 #       source: the x-debuginfod-* lines without CR, then a NUL); one
 #       written as 0.193 writes it is read by dsostore without a request
 #   (g) dsostore serve over an ima:enforcing upstream relays no refused
-#       file, answers a section with 503, and relays the signature
+#       file, answers a section cut from the verified debuginfo (503 when
+#       it has none verified), and relays the signature
 set -u
 . "$DS_SRC/tests/lib/testlib.bash"
 tl_no_proxy
 
 : "${DSOSTORE:?DSOSTORE must name the dsostore CLI}"
-tl_need gcc evmctl openssl curl python3 eu-readelf
+tl_need gcc evmctl openssl curl python3 eu-readelf objcopy strip
 tl_need_dsserver
 
 tl_sanitizer_exitcodes
@@ -82,6 +90,17 @@ i = d.index(b"GCC: (")
 d[i] = ord("g")
 open(p, "wb").write(bytes(d))
 EOF
+# split: a stripped executable and its --only-keep-debug debuginfo (where
+# .text is SHT_NOBITS), both signed
+printf 'int split_v(int x) { return x * 5; }\nint main(void) { return split_v(1); }\n' >"$tmp/split.c"
+gcc -g -O1 -o "$tmp/split" "$tmp/split.c" || fail "cannot compile split"
+objcopy --only-keep-debug "$tmp/split" "$srv/split.debug" &&
+	strip -g -o "$srv/split" "$tmp/split" || fail "cannot split split"
+bid[split]=$(tl_build_id "$srv/split")
+sign "$srv/split" "$tmp/k1.key"
+sign "$srv/split.debug" "$tmp/k1.key"
+[ "$(eu-readelf -S "$srv/split.debug" | awk '$2 == ".text" { print $3 }')" = NOBITS ] ||
+	fail "split.debug's .text is not NOBITS: the case tests nothing"
 [ "$fails" -eq 0 ] || exit 1
 
 # The oracle: evmctl ima_verify with the certificates of the cert path
@@ -200,16 +219,94 @@ fi
 tl_case_end
 
 tl_case e-sections
+# dump FILE SECTION: the section's bytes, as objcopy gives them, in a file
+dump() {
+	objcopy --dump-section "$2=$tmp/dump$2" "$1" "$tmp/junk" || fail "objcopy cannot dump $2 of $1"
+	echo "$tmp/dump$2"
+}
+# got PATH-OF-OUT: the path dsostore printed
+printed() { cut -d' ' -f2- "$tmp/out"; }
+reqs_of() { # build-id: section debuginfo executable requests to A, one line
+	echo "$(reqs "$A" "/buildid/$1/section") $(reqs "$A" "/buildid/$1/debuginfo") $(reqs "$A" "/buildid/$1/executable")"
+}
+delta() { # before after: what was asked in between, "sections debuginfo executable"
+	local -a a b
+	read -ra a <<<"$1"
+	read -ra b <<<"$2"
+	echo "$((b[0] - a[0])) $((b[1] - a[1])) $((b[2] - a[2]))"
+}
+g=${bid[good]}
+# enforcing, a signed debuginfo: the section cut from it, one request
 rm -rf "$tmp/c-sec"
-n0=$(reqs "$A" "/buildid/${bid[good]}/section")
-fetch "$tmp/c-sec" "ima:enforcing $A" --section .comment "${bid[good]}"
-eq "a section from an enforcing server: exit" 1 "$rc"
-eq "section requests to an enforcing server" "$n0" "$(reqs "$A" "/buildid/${bid[good]}/section")"
-grep -q "not asked for section .comment.*ima:enforcing" "$tmp/err" || fail "-v does not say why"
-[ ! -e "$tmp/c-sec/${bid[good]}/section-.comment" ] || fail "a miss or file was cached"
-fetch "$tmp/c-sec" "ima:ignore $A" --section .comment "${bid[good]}"
-eq "a section from an ignore server" 0 "$rc"
-eq "section requests to an ignore server" $((n0 + 1)) "$(reqs "$A" "/buildid/${bid[good]}/section")"
+n0=$(reqs_of "$g")
+fetch "$tmp/c-sec" "ima:enforcing $A" --section .debug_info "$g"
+eq "a section under ima:enforcing: exit" 0 "$rc"
+eq "a section under ima:enforcing: requests (section debuginfo executable)" "0 1 0" \
+	"$(delta "$n0" "$(reqs_of "$g")")"
+grep -q "not asked for section .debug_info.*ima:enforcing" "$tmp/err" || fail "-v does not say why"
+grep -q "$g/debuginfo: valid IMA signature" "$tmp/err" || fail "the debuginfo was not verified"
+eq "the path" "$tmp/c-sec/$g/section-.debug_info" "$(printed)"
+cmp -s "$(dump "$srv/good" .debug_info)" "$tmp/c-sec/$g/section-.debug_info" ||
+	fail "section-.debug_info is not objcopy's .debug_info"
+eq "the section's mode" 400 "$(stat -c %a "$tmp/c-sec/$g/section-.debug_info")"
+ls "$tmp/c-sec/$g" | grep -q '\.......$' && fail "a temporary file was left: $(ls "$tmp/c-sec/$g")"
+# another section of it: cut from the cached debuginfo, no request at
+# all (elfutils' cache_find_section()); under ima:ignore as well
+for pol in enforcing ignore; do
+	n0=$(reqs_of "$g")
+	rm -f "$tmp/c-sec/$g/section-.comment"
+	fetch "$tmp/c-sec" "ima:$pol $A" --section .comment "$g"
+	eq "a section of a cached debuginfo (ima:$pol): exit" 0 "$rc"
+	eq "a section of a cached debuginfo (ima:$pol): requests" "0 0 0" "$(delta "$n0" "$(reqs_of "$g")")"
+	cmp -s "$(dump "$srv/good" .comment)" "$tmp/c-sec/$g/section-.comment" ||
+		fail "section-.comment (ima:$pol) is not objcopy's .comment"
+done
+# a section the cached debuginfo does not have: confirmed absent, not asked
+n0=$(reqs_of "$g")
+fetch "$tmp/c-sec" "ima:ignore $A" --section .no_such "$g"
+eq "a section absent from the cached debuginfo: exit" 1 "$rc"
+eq "a section absent from the cached debuginfo: requests" "0 0 0" "$(delta "$n0" "$(reqs_of "$g")")"
+[ ! -e "$tmp/c-sec/$g/section-.no_such" ] || fail "a miss or file was cached for .no_such"
+
+# SHT_NOBITS in the debuginfo: from the executable, verified too
+s=${bid[split]}
+rm -rf "$tmp/c-split"
+n0=$(reqs_of "$s")
+fetch "$tmp/c-split" "ima:enforcing $A" --section .text "$s"
+eq ".text of a split program under ima:enforcing: exit" 0 "$rc"
+eq ".text of a split program: requests (section debuginfo executable)" "0 1 1" \
+	"$(delta "$n0" "$(reqs_of "$s")")"
+grep -q "$s/executable: valid IMA signature" "$tmp/err" || fail "the executable was not verified"
+cmp -s "$(dump "$srv/split" .text)" "$tmp/c-split/$s/section-.text" ||
+	fail "section-.text is not objcopy's .text of the executable"
+n0=$(reqs_of "$s")
+fetch "$tmp/c-split" "ima:enforcing $A" --section .debug_line "$s"
+eq ".debug_line of a split program: exit" 0 "$rc"
+eq ".debug_line, both files cached: requests" "0 0 0" "$(delta "$n0" "$(reqs_of "$s")")"
+cmp -s "$(dump "$srv/split.debug" .debug_line)" "$tmp/c-split/$s/section-.debug_line" ||
+	fail "section-.debug_line is not objcopy's .debug_line of the debuginfo"
+
+# no valid signature on the debuginfo (nor on the executable): no
+# section, nothing cached, the IMA refusal said
+for c in nosig wrongkey; do
+	rm -rf "$tmp/c-ref"
+	fetch "$tmp/c-ref" "ima:enforcing $A" --section .debug_info "${bid[$c]}"
+	eq "$c: a section under ima:enforcing: exit" 1 "$rc"
+	grep -q "no valid IMA signature" "$tmp/err" || fail "$c: the error is not the IMA one: $(cat "$tmp/err")"
+	grep -q "${bid[$c]}/debuginfo refused (ima:enforcing)" "$tmp/err" || fail "$c: the debuginfo's refusal is not said"
+	[ -z "$(ls -A "$tmp/c-ref/${bid[$c]}" 2>/dev/null)" ] ||
+		fail "$c: refused, but cached: $(ls -A "$tmp/c-ref/${bid[$c]}")"
+done
+
+# ima:ignore, nothing cached: the section asked as it always was
+rm -rf "$tmp/c-ign"
+n0=$(reqs_of "$g")
+fetch "$tmp/c-ign" "ima:ignore $A" --section .debug_info "$g"
+eq "a section from an ignore server: exit" 0 "$rc"
+eq "a section from an ignore server: requests (section debuginfo executable)" "1 0 0" \
+	"$(delta "$n0" "$(reqs_of "$g")")"
+cmp -s "$tmp/dump.debug_info" "$tmp/c-ign/$g/section-.debug_info" ||
+	fail "the ignore server's .debug_info is not objcopy's"
 tl_case_end
 
 tl_case f-header-cache
@@ -271,8 +368,10 @@ cmp -s "$tmp/body" "$srv/good" || fail "node: good is not the served file"
 eq "node: nosig" 404 "$(code "${bid[nosig]}/executable")"
 eq "node: corrupt" 404 "$(code "${bid[corrupt]}/executable")"
 n0=$(reqs "$A" "/buildid/${bid[good]}/section")
-eq "node: a section" 503 "$(code "${bid[good]}/section/.comment")"
+eq "node: a section" 200 "$(code "${bid[good]}/section/.comment")"
+cmp -s "$tmp/body" "$(dump "$srv/good" .comment)" || fail "node: .comment is not objcopy's"
 eq "node: section requests upstream" "$n0" "$(reqs "$A" "/buildid/${bid[good]}/section")"
+eq "node: a section of an unsigned file" 503 "$(code "${bid[nosig]}/section/.comment")"
 [ ! -e "$tmp/node-cache/${bid[nosig]}/executable" ] || fail "node: nosig cached"
 # the signature relayed (from the node's hdr- file, on its cache hit), so
 # that a client of the node can enforce too

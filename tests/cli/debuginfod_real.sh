@@ -195,7 +195,7 @@ miss() { # what hex expected-miss-file [fetch options...]
 	[ ! -s "$tmp/out" ] || fail "$what: printed a path: $(cat "$tmp/out")"
 	grep -q "^dsostore: $hex: not found\$" "$tmp/err" ||
 		fail "$what: no \"dsostore: $hex: not found\" line in: $(cat "$tmp/err")"
-	[ -f "$file" ] && [ ! -s "$file" ] || fail "$what: no empty miss file $file"
+	[ -z "$file" ] || { [ -f "$file" ] && [ ! -s "$file" ]; } || fail "$what: no empty miss file $file"
 }
 unknown=00112233445566778899aabbccddeeff00112233
 before=$(requests debuginfo)
@@ -211,8 +211,14 @@ after=$(requests debuginfo)
 h=${bid[g1]}
 miss "source the DWARF does not name" "$h" "$DEBUGINFOD_CACHE_PATH/$h/source##etc##hostname" \
 	--source /etc/hostname
-miss "absent section" "$h" "$DEBUGINFOD_CACHE_PATH/$h/section-.no_such_section" \
-	--section .no_such_section
+DEBUGINFOD_CACHE_PATH=$tmp/cache-sec miss "absent section" "$h" \
+	"$tmp/cache-sec/$h/section-.no_such_section" --section .no_such_section
+# With the debuginfo cached, the section is looked for in it, as elfutils'
+# client does (cache_find_section()): absent there, no request, no miss file.
+before=$(requests section)
+miss "absent section, the debuginfo cached" "$h" "" --section .no_such_section
+[ "$(requests section)" -eq "$before" ] || fail "absent section: asked though the debuginfo is cached"
+[ ! -e "$DEBUGINFOD_CACHE_PATH/$h/section-.no_such_section" ] || fail "absent section: something cached"
 # Already-cached files cost no request either.
 before=$(requests debuginfo)
 fetch_one "cached debuginfo" "$h" --debuginfo -v
