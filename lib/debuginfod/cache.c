@@ -871,6 +871,35 @@ int ds__cache_copy_fd(int from, int to)
 	return copy_range(from, 0, UINT64_MAX, to);
 }
 
+/* The bytes [off, off + len) of from (len UINT64_MAX: to its end) in a
+ * new temporary file of name in the entry (made if need be): 0 with
+ * *dirfd_out and *fd_out open and tmp named, for the caller to commit. */
+static int copy_to_tmp(struct ds_cache *c, const char *hex, const char *name, int from,
+		       uint64_t off, uint64_t len, char tmp[NAME_MAX + 1], int *dirfd_out,
+		       int *fd_out)
+{
+	int dirfd, fd, err;
+
+	err = ds__cache_entry_open(c, hex, false, &dirfd);
+	if (err)
+		return err;
+	fd = ds__cache_tmp_open(dirfd, name, tmp, NAME_MAX + 1);
+	if (fd < 0) {
+		close(dirfd);
+		return fd;
+	}
+	err = copy_range(from, off, len, fd);
+	if (err) {
+		unlinkat(dirfd, tmp, 0);
+		close(fd);
+		close(dirfd);
+		return err;
+	}
+	*dirfd_out = dirfd;
+	*fd_out = fd;
+	return 0;
+}
+
 /* fd again, under a new temporary name in a new entry directory, then
  * renamed into place; *out: the new file, open. */
 static int recommit(struct ds_cache *c, const char *hex, const char *name, int fd, time_t mtime,
@@ -879,19 +908,10 @@ static int recommit(struct ds_cache *c, const char *hex, const char *name, int f
 	char tmp[NAME_MAX + 1];
 	int dirfd, nfd, err;
 
-	err = ds__cache_entry_open(c, hex, false, &dirfd);
+	err = copy_to_tmp(c, hex, name, fd, 0, UINT64_MAX, tmp, &dirfd, &nfd);
 	if (err)
 		return err;
-	nfd = ds__cache_tmp_open(dirfd, name, tmp, sizeof(tmp));
-	if (nfd < 0) {
-		close(dirfd);
-		return nfd;
-	}
-	err = ds__cache_copy_fd(fd, nfd);
-	if (!err)
-		err = commit_at(dirfd, tmp, name, nfd, mtime);
-	else
-		unlinkat(dirfd, tmp, 0);
+	err = commit_at(dirfd, tmp, name, nfd, mtime);
 	close(dirfd);
 	if (err)
 		close(nfd);
@@ -966,19 +986,10 @@ int ds__cache_write_range(struct ds_cache *c, const char *hex, const char *name,
 	char tmp[NAME_MAX + 1];
 	int dirfd, fd, err;
 
-	err = ds__cache_entry_open(c, hex, false, &dirfd);
+	err = copy_to_tmp(c, hex, name, from, off, len, tmp, &dirfd, &fd);
 	if (err)
 		return err;
-	fd = ds__cache_tmp_open(dirfd, name, tmp, sizeof(tmp));
-	if (fd < 0) {
-		close(dirfd);
-		return fd;
-	}
-	err = copy_range(from, off, len, fd);
-	if (!err)
-		err = ds__cache_commit(c, hex, dirfd, tmp, name, fd, 0);
-	else
-		unlinkat(dirfd, tmp, 0);
+	err = ds__cache_commit(c, hex, dirfd, tmp, name, fd, 0);
 	close(fd);
 	close(dirfd);
 	if (!err)

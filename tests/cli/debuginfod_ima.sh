@@ -254,10 +254,11 @@ ls "$tmp/c-sec/$g" | grep -q '\.......$' && fail "a temporary file was left: $(l
 # all (elfutils' cache_find_section()); under ima:ignore as well
 for pol in enforcing ignore; do
 	n0=$(reqs_of "$g")
-	rm -f "$tmp/c-sec/$g/section-.comment"
+	rm -f "$tmp/c-sec/$g/"section-*.comment # (and 0.192's name, linked to it)
 	fetch "$tmp/c-sec" "ima:$pol $A" --section .comment "$g"
 	eq "a section of a cached debuginfo (ima:$pol): exit" 0 "$rc"
 	eq "a section of a cached debuginfo (ima:$pol): requests" "0 0 0" "$(delta "$n0" "$(reqs_of "$g")")"
+	eq "a section of a cached debuginfo (ima:$pol): path" "$tmp/c-sec/$g/section-.comment" "$(printed)"
 	cmp -s "$(dump "$srv/good" .comment)" "$tmp/c-sec/$g/section-.comment" ||
 		fail "section-.comment (ima:$pol) is not objcopy's .comment"
 done
