@@ -1139,18 +1139,23 @@ static bool tmp_suffix(const char *s)
 	return strlen(s) == 6 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789") == 6;
 }
 
-/* Whether name is "<base>.<those 6 characters>". */
+/* Whether name is "<base>.<those 6 characters>", base an entry's name:
+ * not one ending in '-' ("section-", "hdr-section-", 0.192's
+ * "section-HASH-"), where the dot and six characters are a section's own
+ * (".symtab", ".strtab", ".dynsym", ".rodata"). */
 static bool tmp_name(const char *name)
 {
 	const char *dot = strrchr(name, '.');
 
-	return dot && dot != name && tmp_suffix(dot + 1);
+	return dot && dot != name && dot[-1] != '-' && tmp_suffix(dot + 1);
 }
 
 /* A download's temporary file: "<entry>.<6 random characters>" still 0600
- * (both clients make the file they commit 0400).  The name alone would
- * not do: a section such as ".symtab" ends in six characters after a dot
- * too. */
+ * (a file committed is 0400).  The name alone would not do: a section
+ * such as ".symtab" ends in six characters after a dot too; nor the mode
+ * alone: elfutils 0.192 leaves a section it cut from a cached file
+ * (extract_section(), "section-.symtab") 0600, as mkstemp made it, and
+ * 0.193 its hdr- files (docs/oracles.md). */
 static bool is_tmp_file(const char *name, const struct stat *st)
 {
 	return tmp_name(name) && (st->st_mode & 0777) == 0600;

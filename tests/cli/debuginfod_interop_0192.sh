@@ -14,13 +14,16 @@
 # cached debuginfo): 0.192 names them in the cache otherwise than 0.188
 # and dsostore ("section-HASH-.debug_info", lib/debuginfod/cache.c), and
 # each client must still find the other's file, the server stopped.
+# Last, a section 0.192 cuts from a cached debuginfo (as "section-NAME",
+# 0600) is found by dsostore and survives its clean; dsostore cuts one
+# from a cached debuginfo too, with no server.
 set -u
 . "$DS_SRC/tests/lib/testlib.bash"
 tl_no_proxy
 tl_sanitizer_exitcodes
 : "${DSOSTORE:?DSOSTORE must name the dsostore CLI}"
 find192=$(tl_peer debuginfod-find-0.192) || exit $?
-tl_need gcc objcopy eu-readelf curl cmp
+tl_need gcc objcopy readelf eu-readelf curl cmp
 tl_need_dsserver
 tl_tmpdir dsinterop192
 cd "$tmp" || exit 2
@@ -125,6 +128,39 @@ f=$(dsx ds-off-src theirs2 --source "${src[theirs2]}") && cmp -s "$f" "${src[the
 	fail "dsostore offline, 0.192's source: '$f'"
 f=$(dsx ds-off-sec theirs2 --section .text) && cmp -s "$f" theirs2.text ||
 	fail "dsostore offline, 0.192's section: '$f'"
+tl_case_end
+
+# A section 0.192 cuts from a cached debuginfo (no request: the server is
+# down): it writes it as "section-NAME", 0.188's name and ours, and leaves
+# it 0600 (extract_section(): mkstemp, no fchmod).  dsostore finds it, and
+# its clean does not take "section-.symtab" (six characters after a dot,
+# 0600) for a temporary file left by a dead writer, once a minute old.
+tl_case "a section 0.192 cut from a cached debuginfo"
+# secbytes FILE SECTION: its bytes at readelf's offset and size (objcopy
+# dumps no .symtab or .strtab: they are not BFD sections)
+secbytes() {
+	local off size
+	read -r off size < <(readelf -S -W "$1" |
+		awk -v s="$2" '{ for (i = 1; i < NF; i++) if ($i == s) { print $(i + 3), $(i + 4); exit } }')
+	[ -n "$size" ] || fail "readelf: no $2 in $1"
+	tail -c +$((0x$off + 1)) "$1" | head -c $((0x$size))
+}
+secbytes "srv/theirs.debug" .symtab >theirs.symtab
+secbytes "srv/theirs.debug" .strtab >theirs.strtab
+f=$("$find192" section "${bid[theirs]}" .symtab 2>eu-cut.err) && cmp -s "$f" theirs.symtab ||
+	fail "0.192 cut .symtab: '$f' $(tail -2 eu-cut.err)"
+[ "$f" = "$tmp/cache/${bid[theirs]}/section-.symtab" ] || fail "0.192 cut .symtab into '$f'"
+[ "$(stat -c %a "$f" 2>/dev/null)" = 600 ] ||
+	echo "note: 0.192's cut section is $(stat -c %a "$f" 2>/dev/null), not 0600: docs/oracles.md"
+g=$(dsx ds-cut theirs --section .symtab) && [ "$g" = "$f" ] || fail "dsostore offline, 0.192's cut section: '$g'"
+[ "$(grep -c ' from http' ds-cut.err)" = 0 ] || fail "dsostore asked for 0.192's cut section"
+touch -h -d '5 minutes ago' "$f"
+"$DSOSTORE" cache clean >clean.out 2>&1 || fail "cache clean: $(cat clean.out)"
+[ -e "$f" ] || fail "dsostore's clean removed 0.192's section-.symtab (taken for a temporary file)"
+# and dsostore cuts one from the cached debuginfo too, with no server
+f=$(dsx ds-cut2 theirs --section .strtab) && [ "$f" = "$tmp/cache/${bid[theirs]}/section-.strtab" ] ||
+	fail "dsostore offline, a section of a cached debuginfo: '$f' $(tail -2 ds-cut2.err)"
+cmp -s "$f" theirs.strtab || fail "dsostore's cut .strtab is not readelf's"
 tl_case_end
 
 tl_finish debuginfod_interop_0192
