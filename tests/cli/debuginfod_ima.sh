@@ -29,6 +29,9 @@
 #       debuginfo gives no section and caches nothing; a section is cut
 #       from a cached debuginfo without any request; an ignore server is
 #       asked for the section itself
+#   (e2) the whole file is taken too when a server answers 503 for the
+#       section (as debuginfod-find-0.192 does), and when an enforcing
+#       server was skipped and an ignore one said 404
 #   (f) the header cache: what dsostore writes is, byte for byte, what
 #       elfutils 0.193 writes for the same answer (its layout, from its
 #       source: the x-debuginfod-* lines without CR, then a NUL); one
@@ -309,6 +312,46 @@ eq "a section from an ignore server: requests (section debuginfo executable)" "1
 	"$(delta "$n0" "$(reqs_of "$g")")"
 cmp -s "$tmp/dump.debug_info" "$tmp/c-ign/$g/section-.debug_info" ||
 	fail "the ignore server's .debug_info is not objcopy's"
+tl_case_end
+
+tl_case e2-whole-file-when
+# When the section is taken from the whole file besides "every server is
+# enforcing": a server that answers 503 for it (debuginfod's "cannot
+# give", which elfutils 0.192 also answers with the whole file: its
+# debuginfod-find is the oracle here), and an enforcing server skipped
+# while an ignore one says 404 (where 0.192 says "not found":
+# docs/oracles.md).
+fault() { curl -s --noproxy '*' "$1/control/fault?$2" >/dev/null || fail "cannot set a fault: $2"; }
+onb() { # build-id: section and debuginfo requests to B
+	echo "$(reqs "$B" "/buildid/$1/section") $(reqs "$B" "/buildid/$1/debuginfo")"
+}
+fault "$B" "bid=$g&kind=status&arg=503&artifact=section"
+rm -rf "$tmp/c-503"
+n0=$(onb "$g")
+fetch "$tmp/c-503" "ima:ignore $B" --section .debug_line "$g"
+eq "a section the server answers 503: exit" 0 "$rc"
+cmp -s "$(dump "$srv/good" .debug_line)" "$tmp/c-503/$g/section-.debug_line" ||
+	fail "503: section-.debug_line is not objcopy's"
+eq "503: requests to B (section debuginfo)" "$(delta "$n0 0" "$(onb "$g") 0")" "1 1 0"
+find012=$(tl_peer_or_none debuginfod-find-0.192)
+if [ -n "$find012" ]; then
+	rm -rf "$tmp/c-503eu"
+	n0=$(onb "$g")
+	f=$(DEBUGINFOD_CACHE_PATH=$tmp/c-503eu DEBUGINFOD_URLS=$B "$find012" section "$g" .debug_line 2>"$tmp/err012") ||
+		fail "debuginfod-find-0.192 with a 503 for the section: $(tail -2 "$tmp/err012")"
+	cmp -s "$tmp/dump.debug_line" "$f" || fail "0.192's section after a 503 is not objcopy's"
+	eq "0.192: requests to B (section debuginfo)" "$(delta "$n0 0" "$(onb "$g") 0")" "1 1 0"
+fi
+fault "$B" "bid=$g&kind=clear"
+# ima:enforcing A skipped, ima:ignore B says 404 (for everything of good)
+fault "$B" "bid=$g&kind=status&arg=404"
+rm -rf "$tmp/c-mix"
+n0=$(reqs_of "$g")
+fetch "$tmp/c-mix" "ima:enforcing $A ima:ignore $B" --section .debug_line "$g"
+eq "enforcing A skipped, B 404: exit" 0 "$rc"
+cmp -s "$tmp/dump.debug_line" "$tmp/c-mix/$g/section-.debug_line" || fail "A skipped, B 404: not objcopy's bytes"
+eq "enforcing A skipped, B 404: requests to A" "0 1 0" "$(delta "$n0" "$(reqs_of "$g")")"
+fault "$B" "bid=$g&kind=clear"
 tl_case_end
 
 tl_case f-header-cache
