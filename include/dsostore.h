@@ -193,8 +193,9 @@ struct ds_context_opts {
 	 * as evmctl ima_sign makes it; sha1 or sha256) verifies with a
 	 * certificate or public key (DER or PEM, files *.der, *.pem, *.crt,
 	 * *.cer, *.cert) of these colon-separated directories; an enforcing
-	 * server is not asked for sections (they cannot be verified).  NULL:
-	 * $DEBUGINFOD_IMA_CERT_PATH. */
+	 * server is not asked for sections (they cannot be verified): the
+	 * section is cut from the debuginfo (or executable) fetched, and
+	 * verified, instead.  NULL: $DEBUGINFOD_IMA_CERT_PATH. */
 	const char *ima_cert_path;
 };
 
@@ -321,7 +322,10 @@ DS_API int ds_source_names(const char *debuginfo_path, char ***names, size_t *n)
  * a file either client downloaded is found by the other.  One request per
  * (build ID, artifact) however many threads, stores and batches ask; all
  * servers are asked at once and the first good answer wins; a debuginfo or
- * executable is only cached when it carries the requested build ID.
+ * executable is only cached when it carries the requested build ID.  A
+ * section is cut from a cached debuginfo (else executable) before any
+ * server is asked, and from the whole file fetched when no server may be
+ * asked for it (ima:enforcing) or can give it (503), as elfutils does.
  *
  * Errors: -ENOENT no server has it (remembered as a miss, like elfutils,
  * for cache_miss_s); -ENOSYS no server configured and not cached;
