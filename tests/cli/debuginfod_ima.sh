@@ -238,33 +238,35 @@ delta() { # before after: what was asked in between, "sections debuginfo executa
 	read -ra b <<<"$2"
 	echo "$((b[0] - a[0])) $((b[1] - a[1])) $((b[2] - a[2]))"
 }
+# section_ok WHAT CACHE URLS BUILD-ID SECTION REQUESTS FROM: dsostore
+# fetch --section exits 0, made REQUESTS to A ("sections debuginfo
+# executable"), and printed and cached as section-SECTION the bytes
+# objcopy dumps of SECTION of FROM
+section_ok() {
+	local what=$1 cache=$2 id=$4 sec=$5 n0
+	n0=$(reqs_of "$id")
+	fetch "$cache" "$3" --section "$sec" "$id"
+	eq "$what: exit" 0 "$rc"
+	eq "$what: requests to A (section debuginfo executable)" "$6" "$(delta "$n0" "$(reqs_of "$id")")"
+	eq "$what: the path" "$cache/$id/section-$sec" "$(printed)"
+	cmp -s "$(dump "$7" "$sec")" "$cache/$id/section-$sec" ||
+		fail "$what: section-$sec is not objcopy's $sec of $7"
+}
 g=${bid[good]}
 # enforcing, a signed debuginfo: the section cut from it, one request
 rm -rf "$tmp/c-sec"
-n0=$(reqs_of "$g")
-fetch "$tmp/c-sec" "ima:enforcing $A" --section .debug_info "$g"
-eq "a section under ima:enforcing: exit" 0 "$rc"
-eq "a section under ima:enforcing: requests (section debuginfo executable)" "0 1 0" \
-	"$(delta "$n0" "$(reqs_of "$g")")"
+section_ok "a section under ima:enforcing" "$tmp/c-sec" "ima:enforcing $A" "$g" .debug_info "0 1 0" "$srv/good"
 grep -q "not asked for section .debug_info.*ima:enforcing" "$tmp/err" || fail "-v does not say why"
 grep -q "$g/debuginfo: valid IMA signature" "$tmp/err" || fail "the debuginfo was not verified"
-eq "the path" "$tmp/c-sec/$g/section-.debug_info" "$(printed)"
-cmp -s "$(dump "$srv/good" .debug_info)" "$tmp/c-sec/$g/section-.debug_info" ||
-	fail "section-.debug_info is not objcopy's .debug_info"
 eq "the section's mode" 400 "$(stat -c %a "$tmp/c-sec/$g/section-.debug_info")"
 ! compgen -G "$tmp/c-sec/$g/section-.debug_info.??????" >/dev/null ||
 	fail "a temporary file was left: $(ls "$tmp/c-sec/$g")"
 # another section of it: cut from the cached debuginfo, no request at
 # all (elfutils' cache_find_section()); under ima:ignore as well
 for pol in enforcing ignore; do
-	n0=$(reqs_of "$g")
 	rm -f "$tmp/c-sec/$g/"section-*.comment # (and 0.192's name, linked to it)
-	fetch "$tmp/c-sec" "ima:$pol $A" --section .comment "$g"
-	eq "a section of a cached debuginfo (ima:$pol): exit" 0 "$rc"
-	eq "a section of a cached debuginfo (ima:$pol): requests" "0 0 0" "$(delta "$n0" "$(reqs_of "$g")")"
-	eq "a section of a cached debuginfo (ima:$pol): path" "$tmp/c-sec/$g/section-.comment" "$(printed)"
-	cmp -s "$(dump "$srv/good" .comment)" "$tmp/c-sec/$g/section-.comment" ||
-		fail "section-.comment (ima:$pol) is not objcopy's .comment"
+	section_ok "a section of a cached debuginfo (ima:$pol)" "$tmp/c-sec" "ima:$pol $A" "$g" .comment \
+		"0 0 0" "$srv/good"
 done
 # a section the cached debuginfo does not have: confirmed absent, not asked
 n0=$(reqs_of "$g")
@@ -276,20 +278,11 @@ eq "a section absent from the cached debuginfo: requests" "0 0 0" "$(delta "$n0"
 # SHT_NOBITS in the debuginfo: from the executable, verified too
 s=${bid[split]}
 rm -rf "$tmp/c-split"
-n0=$(reqs_of "$s")
-fetch "$tmp/c-split" "ima:enforcing $A" --section .text "$s"
-eq ".text of a split program under ima:enforcing: exit" 0 "$rc"
-eq ".text of a split program: requests (section debuginfo executable)" "0 1 1" \
-	"$(delta "$n0" "$(reqs_of "$s")")"
+section_ok ".text of a split program under ima:enforcing" "$tmp/c-split" "ima:enforcing $A" "$s" .text \
+	"0 1 1" "$srv/split"
 grep -q "$s/executable: valid IMA signature" "$tmp/err" || fail "the executable was not verified"
-cmp -s "$(dump "$srv/split" .text)" "$tmp/c-split/$s/section-.text" ||
-	fail "section-.text is not objcopy's .text of the executable"
-n0=$(reqs_of "$s")
-fetch "$tmp/c-split" "ima:enforcing $A" --section .debug_line "$s"
-eq ".debug_line of a split program: exit" 0 "$rc"
-eq ".debug_line, both files cached: requests" "0 0 0" "$(delta "$n0" "$(reqs_of "$s")")"
-cmp -s "$(dump "$srv/split.debug" .debug_line)" "$tmp/c-split/$s/section-.debug_line" ||
-	fail "section-.debug_line is not objcopy's .debug_line of the debuginfo"
+section_ok ".debug_line of a split program, both files cached" "$tmp/c-split" "ima:enforcing $A" "$s" \
+	.debug_line "0 0 0" "$srv/split.debug"
 
 # no valid signature on the debuginfo (nor on the executable): no
 # section, nothing cached, the IMA refusal said
@@ -305,13 +298,7 @@ done
 
 # ima:ignore, nothing cached: the section asked as it always was
 rm -rf "$tmp/c-ign"
-n0=$(reqs_of "$g")
-fetch "$tmp/c-ign" "ima:ignore $A" --section .debug_info "$g"
-eq "a section from an ignore server: exit" 0 "$rc"
-eq "a section from an ignore server: requests (section debuginfo executable)" "1 0 0" \
-	"$(delta "$n0" "$(reqs_of "$g")")"
-cmp -s "$tmp/dump.debug_info" "$tmp/c-ign/$g/section-.debug_info" ||
-	fail "the ignore server's .debug_info is not objcopy's"
+section_ok "a section from an ignore server" "$tmp/c-ign" "ima:ignore $A" "$g" .debug_info "1 0 0" "$srv/good"
 tl_case_end
 
 tl_case e2-whole-file-when
@@ -346,11 +333,8 @@ fault "$B" "bid=$g&kind=clear"
 # ima:enforcing A skipped, ima:ignore B says 404 (for everything of good)
 fault "$B" "bid=$g&kind=status&arg=404"
 rm -rf "$tmp/c-mix"
-n0=$(reqs_of "$g")
-fetch "$tmp/c-mix" "ima:enforcing $A ima:ignore $B" --section .debug_line "$g"
-eq "enforcing A skipped, B 404: exit" 0 "$rc"
-cmp -s "$tmp/dump.debug_line" "$tmp/c-mix/$g/section-.debug_line" || fail "A skipped, B 404: not objcopy's bytes"
-eq "enforcing A skipped, B 404: requests to A" "0 1 0" "$(delta "$n0" "$(reqs_of "$g")")"
+section_ok "enforcing A skipped, B 404" "$tmp/c-mix" "ima:enforcing $A ima:ignore $B" "$g" .debug_line \
+	"0 1 0" "$srv/good"
 fault "$B" "bid=$g&kind=clear"
 tl_case_end
 
