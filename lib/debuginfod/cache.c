@@ -920,14 +920,6 @@ static int recommit(struct ds_cache *c, const char *hex, const char *name, int f
 	return err;
 }
 
-/*
- * The temporary file becomes the entry's name, and stays reachable there.
- * If the entry (or the whole cache) was removed while we downloaded — rm
- * -rf of the cache, a clean — the rename went into a directory nobody can
- * reach (or failed: the temporary name went with it), and the path we
- * would hand out does not exist.  Then the entry is made again and the
- * bytes copied into it, a few times at most.
- */
 /* The file just committed as name, under elfutils 0.192's name too (best
  * effort; a miss 0.192 left there is replaced). */
 static void link_0192(int dirfd, const char *name)
@@ -944,6 +936,14 @@ static void link_0192(int dirfd, const char *name)
 		(void)linkat(dirfd, name, dirfd, alt, 0);
 }
 
+/*
+ * The temporary file becomes the entry's name, and stays reachable there.
+ * If the entry (or the whole cache) was removed while we downloaded — rm
+ * -rf of the cache, a clean — the rename went into a directory nobody can
+ * reach (or failed: the temporary name went with it), and the path we
+ * would hand out does not exist.  Then the entry is made again and the
+ * bytes copied into it, a few times at most.
+ */
 int ds__cache_commit(struct ds_cache *c, const char *hex, int dirfd, const char *tmpname,
 		     const char *name, int fd, time_t mtime)
 {

@@ -102,7 +102,7 @@ f=$("$find192" source "${bid[theirs2]}" "${src[theirs2]}" 2>eu-src.err) && cmp -
 f=$("$find192" section "${bid[theirs2]}" .text 2>eu-sec.err) && cmp -s "$f" theirs2.text ||
 	fail "0.192 section: '$f' $(tail -2 eu-sec.err)"
 # 0.192 kept them under its names, which are not 0.188's.
-ls "cache/${bid[theirs2]}" | grep -q '^section-[0-9a-f]\{8\}-\.text$' ||
+compgen -G "cache/${bid[theirs2]}/section-[0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f][0-9a-f]-.text" >/dev/null ||
 	fail "no 0.192 name of a section: $(ls "cache/${bid[theirs2]}")"
 tl_case_end
 
