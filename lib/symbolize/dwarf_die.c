@@ -83,7 +83,7 @@ static int abbrevs_read_upto(const struct dfile *f, uint64_t off, const struct u
 			    false, f->be };
 
 	t->off = off;
-	t->n = t->na = 0;
+	t->n = t->na = t->nsteps = 0;
 	t->dense = true;
 	t->addr_size = u->addr_size;
 	t->off_size = u->off_size;
@@ -113,8 +113,15 @@ static int abbrevs_read_upto(const struct dfile *f, uint64_t off, const struct u
 		ab->first = (uint32_t)t->na;
 		ab->n = 0;
 		ab->fixed = 0;
+		ab->step = (uint32_t)t->nsteps;
+		ab->nsteps = 0;
+		ab->sib = SIB_NONE;
+		ab->sib_size = 0;
 		if (code != t->n)
 			t->dense = false;
+		uint64_t run = 0; /* fixed bytes since the last form of varying size */
+		bool low = false, high = false, ranges = false;
+
 		for (;;) {
 			uint64_t name = uleb(&c), form = uleb(&c);
 			struct attrspec *as;
@@ -136,11 +143,45 @@ static int abbrevs_read_upto(const struct dfile *f, uint64_t off, const struct u
 			as->implicit = form == DW_FORM_implicit_const ? sleb(&c) : 0;
 			as->size = form_size(as->form, u->addr_size, u->off_size, u->version);
 			ab->n++;
+			if (as->name == DW_AT_sibling) {
+				bool refn = as->form == DW_FORM_ref1 || as->form == DW_FORM_ref2 ||
+					    as->form == DW_FORM_ref4 || as->form == DW_FORM_ref8;
+
+				ab->sib = ab->sib == SIB_NONE && refn && ab->fixed >= 0 ? ab->fixed
+											: SIB_SLOW;
+				ab->sib_size = (uint8_t)(refn ? as->size : 0);
+			}
+			low |= as->name == DW_AT_low_pc;
+			high |= as->name == DW_AT_high_pc;
+			ranges |= as->name == DW_AT_ranges;
 			if (ab->fixed >= 0)
 				ab->fixed = as->size < 0 || ab->fixed > INT32_MAX / 2
 						    ? -1
 						    : ab->fixed + as->size;
+			if (ab->nsteps == NO_STEPS)
+				continue;
+			if (as->size >= 0) {
+				run += (uint64_t)as->size;
+			} else {
+				if (t->nsteps == t->stepcap) {
+					size_t cap = t->stepcap ? 2 * t->stepcap : 64;
+					struct skipstep *v = realloc(t->steps, cap * sizeof(*v));
+
+					if (!v)
+						return -ENOMEM;
+					t->steps = v;
+					t->stepcap = cap;
+				}
+				t->steps[t->nsteps++] = (struct skipstep){ (uint32_t)run, as->form };
+				ab->nsteps++;
+				run = 0;
+			}
+			if (run > UINT32_MAX / 2)
+				ab->nsteps = NO_STEPS;
 		}
+		ab->tail = (uint32_t)run;
+		ab->scope = (ab->tag == DW_TAG_subprogram || ab->tag == DW_TAG_inlined_subroutine) &&
+			    ((low && high) || ranges);
 		if (c.bad)
 			break;
 		if (upto && code == upto) {
@@ -163,6 +204,7 @@ void ds__dw_abbrevs_release(struct abbrevs *t)
 {
 	free(t->v);
 	free(t->a);
+	free(t->steps);
 }
 
 /* ----------------------------------------------------------- attributes */

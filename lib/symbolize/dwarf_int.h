@@ -218,11 +218,33 @@ struct attrspec {
 	int64_t implicit;
 };
 
+/* A DIE of a form whose size varies, after pre bytes of fixed-size
+ * ones: how the walk gets over a DIE without looking at each attribute. */
+struct skipstep {
+	uint32_t pre;
+	uint16_t form;
+};
+
+#define NO_STEPS UINT32_MAX /* (nsteps) the fixed runs overflowed: attribute by attribute */
+#define SIB_NONE (-1) /* (sib) no DW_AT_sibling */
+#define SIB_SLOW (-2) /* a DW_AT_sibling not at a fixed place, or not of a refN form */
+
 struct abbrev {
 	uint64_t code;
 	uint32_t tag, first, n; /* attrs[first, first + n) */
 	int32_t fixed; /* bytes of its attributes when all forms have one size, else -1 */
+	/* When fixed is -1: steps[step, step + nsteps), then tail bytes. */
+	uint32_t step, nsteps, tail;
+	/* Where its one DW_AT_sibling's value is (bytes into the attributes)
+	 * when every attribute before it has a fixed size and its form is
+	 * ref1, ref2, ref4 or ref8 (of sib_size bytes); else SIB_*. */
+	int32_t sib;
+	uint8_t sib_size;
 	bool children;
+	/* A subprogram or inlined instance with DW_AT_low_pc and
+	 * DW_AT_high_pc, or DW_AT_ranges: it may have code.  Other DIEs give
+	 * the walk nothing but their DW_AT_sibling. */
+	bool scope;
 };
 
 struct abbrevs {
@@ -233,6 +255,8 @@ struct abbrevs {
 	bool dense;
 	struct attrspec *a;
 	size_t na, acap;
+	struct skipstep *steps;
+	size_t nsteps, stepcap;
 	unsigned age;
 };
 

@@ -15,14 +15,59 @@
 
 #define CHAIN_MAX 16 /* abstract_origin/specification hops, as libdw */
 
-/* Over a DIE's attributes without looking at them. */
-static void skip_die(const struct ctxu *cu, const struct abbrevs *t, const struct abbrev *ab,
-		     struct cursor *c)
+/* Over one value of a form whose size varies. */
+static inline __attribute__((always_inline)) void skip_form(const struct ctxu *cu, struct cursor *c, unsigned form)
+{
+	switch (form) {
+	case DW_FORM_udata:
+	case DW_FORM_sdata:
+	case DW_FORM_strx:
+	case DW_FORM_GNU_str_index_:
+	case DW_FORM_addrx:
+	case DW_FORM_GNU_addr_index_:
+	case DW_FORM_ref_udata:
+	case DW_FORM_rnglistx:
+	case DW_FORM_loclistx:
+		/* (LEB128 bytes, as uleb() and sleb() read them.) */
+		while (c->p < c->end)
+			if (!(*c->p++ & 0x80))
+				return;
+		c->bad = true;
+		return;
+	case DW_FORM_string:
+		cstr(c);
+		return;
+	case DW_FORM_block:
+	case DW_FORM_exprloc:
+		skip(c, uleb(c));
+		return;
+	case DW_FORM_block1:
+		skip(c, rd(c, 1));
+		return;
+	default: { /* indirect, and forms that cannot be sized */
+		uint64_t v;
+		const char *s;
+
+		read_form(cu, c, form, 0, &v, &s);
+		return;
+	}
+	}
+}
+
+/* Over the attributes of a DIE whose size varies (see skip_die()). */
+static __attribute__((noinline)) void skip_varying(const struct ctxu *cu, const struct abbrevs *t,
+						   const struct abbrev *ab, struct cursor *c)
 {
 	const struct attrspec *as = t->a + ab->first;
 
-	if (ab->fixed >= 0) {
-		skip(c, (uint64_t)ab->fixed);
+	if (ab->nsteps != NO_STEPS) {
+		const struct skipstep *st = t->steps + ab->step;
+
+		for (uint32_t i = 0; i < ab->nsteps && !c->bad; i++) {
+			skip(c, st[i].pre);
+			skip_form(cu, c, st[i].form);
+		}
+		skip(c, ab->tail);
 		return;
 	}
 	for (uint32_t i = 0; i < ab->n && !c->bad; i++) {
@@ -34,6 +79,48 @@ static void skip_die(const struct ctxu *cu, const struct abbrevs *t, const struc
 		else
 			read_form(cu, c, as[i].form, as[i].implicit, &v, &s);
 	}
+}
+
+/* Over a DIE's attributes without looking at them: all in one step when
+ * they have a fixed size, else each fixed-size run in one step. */
+static inline __attribute__((always_inline)) void
+skip_die(const struct ctxu *cu, const struct abbrevs *t, const struct abbrev *ab, struct cursor *c)
+{
+	if (ab->fixed >= 0)
+		skip(c, (uint64_t)ab->fixed);
+	else
+		skip_varying(cu, t, ab, c);
+}
+
+/* Over the DIE at c (at off, its code read: ab), for its DW_AT_sibling
+ * alone (0: none).  False when it cannot be read. */
+static bool die_sibling(const struct ctxu *cu, const struct abbrevs *t, const struct abbrev *ab,
+			struct cursor *c, uint64_t off, uint64_t *sibling)
+{
+	const unsigned char *start = c->p;
+
+	*sibling = 0;
+	if (ab->sib == SIB_SLOW) {
+		struct die d;
+
+		memset(&d, 0, sizeof(d));
+		d.off = off;
+		if (!ds__dw_read_die(cu, t, ab, c, &d))
+			return false;
+		*sibling = d.sibling;
+		return true;
+	}
+	skip_die(cu, t, ab, c);
+	if (c->bad)
+		return false;
+	if (ab->sib >= 0) {
+		/* (Inside what was just skipped: the attributes before it
+		 * have fixed sizes.) */
+		struct cursor v = { start + ab->sib, c->p, false, c->be };
+
+		*sibling = cu->u->off + rd(&v, ab->sib_size);
+	}
+	return true;
 }
 
 /* ----------------------------------------------------------- DIE names */
@@ -290,12 +377,37 @@ int ds__dw_walk_unit(struct build *bd, const struct abbrevs *t, struct cursor *c
 		ab = abbrev_get(t, code);
 		if (!ab)
 			break; /* unreadable from here */
-		/* Most DIEs (parameters, variables) are leaves we do not need. */
-		if (!ab->children && ((ab->tag != DW_TAG_subprogram &&
-				       ab->tag != DW_TAG_inlined_subroutine) ||
-				      stack[sp].skip)) {
-			skip_die(bd->cu, t, ab, c);
-			if (c->bad)
+		lv = &stack[sp];
+		if (!ab->scope || lv->skip) {
+			/* A DIE that adds no scope (most are leaves: parameters,
+			 * variables, members) gives the walk at most where its
+			 * children end. */
+			uint64_t sibling;
+
+			if (!ab->children) {
+				skip_die(bd->cu, t, ab, c);
+				if (c->bad)
+					break;
+				continue;
+			}
+			if (!lv->skip && holds_scopes(ab->tag) && sp + 1 < MAX_DEPTH) {
+				skip_die(bd->cu, t, ab, c);
+				if (c->bad)
+					break;
+				stack[sp + 1] = (struct level){ lv->first, lv->count, lv->depth, false };
+				sp++;
+				continue;
+			}
+			if (!die_sibling(bd->cu, t, ab, c, off, &sibling))
+				break;
+			/* Children that hold no scopes (or too deep): over them
+			 * when the DIE says where they end. */
+			if (sibling > off && info + sibling <= c->end && info + sibling > c->p)
+				c->p = info + sibling;
+			else if (sp + 1 < MAX_DEPTH) {
+				stack[sp + 1] = lv->skip ? *lv : (struct level){ 0, 0, 0, true };
+				sp++;
+			} else
 				break;
 			continue;
 		}
@@ -303,49 +415,26 @@ int ds__dw_walk_unit(struct build *bd, const struct abbrevs *t, struct cursor *c
 		d.off = off;
 		if (!ds__dw_read_die(bd->cu, t, ab, c, &d))
 			break;
-		lv = &stack[sp];
-		if (lv->skip) {
-			/* Inside a subtree that holds no scopes: jump over
-			 * children when the DIE says where they end. */
-			if (d.children) {
-				if (d.sibling > d.off && info + d.sibling <= c->end &&
-				    info + d.sibling > c->p)
-					c->p = info + d.sibling;
-				else if (sp + 1 < MAX_DEPTH)
-					stack[++sp] = *lv;
-				else
-					break;
-			}
-			continue;
-		}
 		{
 			uint32_t first = lv->first, count = lv->count;
 			uint8_t depth = lv->depth;
+			uint32_t f, n;
 
-			if (d.tag == DW_TAG_subprogram || d.tag == DW_TAG_inlined_subroutine) {
-				uint32_t f, n;
-
-				err = add_scope(bd, &d, d.tag == DW_TAG_inlined_subroutine, first,
-						count, depth, &f, &n);
-				if (n) {
-					first = f;
-					count = n;
-					depth = d.tag == DW_TAG_subprogram ? 1
-						: depth < 255		   ? depth + 1
-									   : depth;
-				}
+			err = add_scope(bd, &d, d.tag == DW_TAG_inlined_subroutine, first, count, depth,
+					&f, &n);
+			if (n) {
+				first = f;
+				count = n;
+				depth = d.tag == DW_TAG_subprogram ? 1 : depth < 255 ? depth + 1 : depth;
 			}
 			if (!d.children)
 				continue;
-			if (holds_scopes(d.tag) && sp + 1 < MAX_DEPTH) {
+			if (sp + 1 < MAX_DEPTH) { /* (they hold scopes) */
 				stack[++sp] = (struct level){ first, count, depth, false };
 				continue;
 			}
-			/* Children that hold no scopes (or too deep): over them. */
 			if (d.sibling > d.off && info + d.sibling <= c->end && info + d.sibling > c->p)
 				c->p = info + d.sibling;
-			else if (sp + 1 < MAX_DEPTH)
-				stack[++sp] = (struct level){ 0, 0, 0, true };
 			else
 				break;
 		}
