@@ -539,8 +539,17 @@ struct name_slot {
 	const char *name, *linkage, *mips;
 };
 
+/* A line program's special opcodes, decoded once for the header's
+ * parameters: most CUs of a file share them. */
+struct special_ops {
+	uint32_t key; /* opcode_base, line_base, line_range, min_inst; 0: none yet */
+	uint32_t addr[256]; /* the address advance (times min_inst) */
+	int32_t line[256]; /* the line advance */
+};
+
 struct ds__dwarf_worker {
 	struct ds__dwarf *D;
+	struct special_ops ops;
 	const struct dfile *split; /* the split unit being built: refs lead there */
 	struct abbrevs cur; /* the unit being built */
 	struct abbrevs other[ABBREV_CACHE]; /* tables of units refs lead to */

@@ -7,8 +7,9 @@
 #include "dwarf_int.h"
 
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #define LINES_RESERVE_MAX (4u << 20) /* rows reserved up front (96 MB) */
@@ -141,23 +142,50 @@ static bool entry_formats(struct cursor *c, uint64_t fmt[2 * 16], uint64_t *nfmt
 	return !c->bad && *nfmt && *count <= (uint64_t)(c->end - c->p);
 }
 
-static inline int emit_row(struct sym_build *B, uint64_t addr, bool end, uint32_t file, uint64_t line,
-		    uint64_t col, uint64_t disc)
+/* A row as the index keeps it: three stores (see struct line). */
+static inline void put_row(struct line *row, uint64_t addr, bool end, uint32_t file, uint64_t line,
+			   uint64_t col, uint64_t disc)
 {
-	struct line *row;
+	uint32_t l = line > UINT32_MAX ? 0 : (uint32_t)line;
+	uint32_t d = disc > UINT32_MAX ? 0 : (uint32_t)disc;
+	uint16_t c = col > UINT16_MAX ? 0 : (uint16_t)col;
 
-	if (B->nlines == B->lcap && GROW(B, lines, nlines, lcap))
-		return -ENOMEM;
-	row = &B->lines[B->nlines++];
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	_Static_assert(offsetof(struct line, file) == 8 && offsetof(struct line, line) == 12 &&
+			       offsetof(struct line, discriminator) == 16 &&
+			       offsetof(struct line, column) == 20 && offsetof(struct line, end) == 22 &&
+			       offsetof(struct line, pad) == 23 && sizeof(struct line) == 24,
+		       "struct line's layout");
+	uint64_t w1 = file | (uint64_t)l << 32, w2 = d | (uint64_t)c << 32 | (uint64_t)end << 48;
+
+	memcpy(&row->addr, &addr, 8);
+	memcpy(&row->file, &w1, 8);
+	memcpy(&row->discriminator, &w2, 8);
+#else
 	*row = (struct line){
-		.addr = addr,
-		.file = file,
-		.line = line > UINT32_MAX ? 0 : (uint32_t)line,
-		.discriminator = disc > UINT32_MAX ? 0 : (uint32_t)disc,
-		.column = col > UINT16_MAX ? 0 : (uint16_t)col,
-		.end = end,
+		.addr = addr, .file = file, .line = l, .discriminator = d, .column = c, .end = end
 	};
-	return 0;
+#endif
+}
+
+/* The special opcodes of a program with these parameters, in W's table. */
+static const struct special_ops *special_ops(struct ds__dwarf_worker *W, unsigned opcode_base,
+					     int line_base, unsigned line_range, unsigned min_inst)
+{
+	struct special_ops *t = &W->ops;
+	uint32_t key = opcode_base | (uint32_t)(uint8_t)line_base << 8 | line_range << 16 |
+		       min_inst << 24;
+
+	if (t->key != key) {
+		for (unsigned op = opcode_base; op < 256; op++) {
+			unsigned adj = op - opcode_base;
+
+			t->addr[op] = adj / line_range * min_inst;
+			t->line[op] = line_base + (int)(adj % line_range);
+		}
+		t->key = key;
+	}
+	return t;
 }
 
 int ds__dw_read_line_program(struct build *bd, uint64_t off, const char *comp_dir)
@@ -286,25 +314,35 @@ int ds__dw_read_line_program(struct build *bd, uint64_t off, const char *comp_di
 		}
 	}
 	{
-		uint64_t addr = 0, file = 1, line = 1, col = 0, disc = 0;
-		size_t seq_first = B->nlines;
+		const struct special_ops *sp =
+			special_ops(bd->W, opcode_base, line_base, line_range, min_inst);
+		uint64_t addr = 0, line = 1, col = 0, disc = 0;
+		/* The rows, in locals while the program runs (B's fields
+		 * could alias the rows' stores); the file's pool offset, as
+		 * set_file last set it. */
+		struct line *rows = B->lines;
+		size_t n = B->nlines, cap = B->lcap, seq_first = n;
+		uint32_t fpath = 1 < nfiles ? fileoff[1] : 0;
 
-#define EMIT(is_end)                                                                   \
-	do {                                                                           \
-		if (emit_row(B, addr, (is_end),                                        \
-			     (is_end) || file >= nfiles ? 0 : fileoff[file], line, col, disc)) \
-			goto nomem;                                                    \
-		disc = 0;                                                              \
+#define EMIT(is_end)                                                                         \
+	do {                                                                                 \
+		if (n == cap) {                                                              \
+			B->nlines = n;                                                       \
+			if (GROW(B, lines, nlines, lcap))                                    \
+				goto nomem;                                                  \
+			rows = B->lines;                                                     \
+			cap = B->lcap;                                                       \
+		}                                                                            \
+		put_row(&rows[n++], addr, (is_end), (is_end) ? 0 : fpath, line, col, disc); \
+		disc = 0;                                                                    \
 	} while (0)
 
 		while (prog.p < prog.end && !prog.bad) {
-			unsigned op = (unsigned)rd(&prog, 1);
+			unsigned op = *prog.p++;
 
 			if (op >= opcode_base) {
-				unsigned adj = op - opcode_base;
-
-				addr += (uint64_t)(adj / line_range) * min_inst;
-				line += (int64_t)line_base + (int64_t)(adj % line_range);
+				addr += sp->addr[op];
+				line += (uint64_t)(int64_t)sp->line[op];
 				EMIT(0);
 				continue;
 			}
@@ -319,22 +357,21 @@ int ds__dw_read_line_program(struct build *bd, uint64_t off, const char *comp_di
 					break;
 				}
 				next = prog.p + len;
-				sub = (unsigned)rd(&prog, 1);
+				sub = *prog.p++;
 				if (sub == DW_LNE_end_sequence) {
 					EMIT(1);
 					/* Rows at the end address are zero-length:
 					 * binutils and LLVM give them no extent. */
-					for (size_t k = B->nlines - 1;
-					     k-- > seq_first && B->lines[k].addr == addr;) {
-						B->lines[k].end = 1;
-						B->lines[k].file = 0;
+					for (size_t k = n - 1; k-- > seq_first && rows[k].addr == addr;) {
+						rows[k].end = 1;
+						rows[k].file = 0;
 					}
 					/* Code --gc-sections dropped sits at 0: not ours. */
-					if (B->lines[seq_first].addr == 0)
-						B->nlines = seq_first;
-					seq_first = B->nlines;
+					if (rows[seq_first].addr == 0)
+						n = seq_first;
+					seq_first = n;
 					addr = 0;
-					file = 1;
+					fpath = 1 < nfiles ? fileoff[1] : 0;
 					line = 1;
 					col = 0;
 					disc = 0;
@@ -355,9 +392,12 @@ int ds__dw_read_line_program(struct build *bd, uint64_t off, const char *comp_di
 			case DW_LNS_advance_line:
 				line += sleb(&prog);
 				break;
-			case DW_LNS_set_file:
-				file = uleb(&prog);
+			case DW_LNS_set_file: {
+				uint64_t file = uleb(&prog);
+
+				fpath = file < nfiles ? fileoff[file] : 0;
 				break;
+			}
 			case DW_LNS_set_column:
 				col = uleb(&prog);
 				break;
