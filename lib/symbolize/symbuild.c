@@ -12,13 +12,23 @@
 
 /* -------------------------------------------------------------- strings */
 
-static uint64_t str_hash(const char *s)
+/* s's len bytes eight at a time (a byte at a time was a twentieth of an
+ * index build).  Only the interning table's probe order depends on it:
+ * offsets are given in the order strings come, and the table is never
+ * saved. */
+static uint64_t str_hash(const char *s, size_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ULL;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ len, w;
 
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 0x100000001b3ULL;
-	return h;
+	for (; len >= 8; s += 8, len -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	w = 0;
+	memcpy(&w, s, len);
+	h = (h ^ w) * 0xc4ceb9fe1a85ec53ull;
+	return h ^ h >> 29;
 }
 
 static int intern_grow(struct sym_build *B)
@@ -34,7 +44,7 @@ static int intern_grow(struct sym_build *B)
 
 		if (!off)
 			continue;
-		j = str_hash(B->pool + off) & (cap - 1);
+		j = str_hash(B->pool + off, strlen(B->pool + off)) & (cap - 1);
 		while (t[j])
 			j = (j + 1) & (cap - 1);
 		t[j] = off;
@@ -54,11 +64,11 @@ uint32_t ds__symbols_intern(struct sym_build *B, const char *s)
 		return 0;
 	if (2 * (B->intern_used + 1) > B->intern_cap && intern_grow(B))
 		return 0;
-	j = str_hash(s) & (B->intern_cap - 1);
+	len = strlen(s) + 1;
+	j = str_hash(s, len - 1) & (B->intern_cap - 1);
 	for (; B->intern[j]; j = (j + 1) & (B->intern_cap - 1))
 		if (!strcmp(B->pool + B->intern[j], s))
 			return B->intern[j];
-	len = strlen(s) + 1;
 	if (B->pool_len + len + 1 > UINT32_MAX)
 		return 0;
 	if (B->pool_len + len + 1 > B->pool_cap) {
