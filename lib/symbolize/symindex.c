@@ -505,7 +505,7 @@ static void unit_check(struct ds_symbols *S, size_t i)
 	if (cu->ck)
 		ok = ds__blob_sum(cu->chunks, cu->ck->n * sizeof(uint32_t)) == cu->sum &&
 		     ds__symblob_cu_head_ok(cu->ck);
-	else if (cu->size && !cu->chunks)
+	else if (cu->size) /* (or no memory for the chunks' states) */
 		ok = ds__chunked_sum(cu->blob, cu->size, NULL) == cu->sum &&
 		     ds__symblob_cu_blob_ok(cu->blob, cu->size);
 	if (ok) {
@@ -529,17 +529,20 @@ static void unit_check(struct ds_symbols *S, size_t i)
 void ds__symbols_unit_damaged(struct ds_symbols *S, size_t i, const struct piece *P)
 {
 	struct cu *cu = &S->cus[i];
+	bool moved = false;
 
 	pthread_mutex_lock(&S->mu);
 	/* (Once: a second reader that found it finds the CU moved on.) */
 	if (P == &cu->view && atomic_load(&cu->state) == CU_READY &&
 	    atomic_load(&cu->live) == &cu->view) {
-		say_damaged(S, i);
 		/* (A CU_BAD one stays counted in built: settled.) */
 		atomic_store(&cu->state, fallback_locked(S, i) ? CU_NEW : CU_BAD);
 		pthread_cond_broadcast(&S->cv);
+		moved = true;
 	}
 	pthread_mutex_unlock(&S->mu);
+	if (moved) /* (the host's log hook, outside the lock) */
+		say_damaged(S, i);
 }
 
 void ds__symbols_fallback(struct ds_symbols *S, struct ds_context *ctx, struct Elf *debug,

@@ -141,7 +141,8 @@ import re, sys
 ours = open(sys.argv[1]).read().split("\n")
 perf = open(sys.argv[2]).read().split("\n")
 row = lambda l: l.strip() and not l.startswith("#")
-plt = [l for l in ours if row(l) and "@plt" in l]
+same = {" ".join(l.split()) for l in perf}
+plt = [l for l in ours if row(l) and "@plt" in l and " ".join(l.split()) not in same]
 noline = [l for l in ours if row(l) and "@plt" not in l and re.search(r"\s\S+\+\d+\s*$", l)]
 if not plt and not noline:
     sys.exit(0)
