@@ -431,15 +431,16 @@ static int pool_add(struct pool *p, const char *s, size_t *off)
 
 static int grow_insns(struct ds_disasm *d, size_t *cap)
 {
+	size_t ncap = *cap ? 2 * *cap : 256;
 	struct ds_insn *v;
 
 	if (d->n < *cap)
 		return 0;
-	*cap = *cap ? 2 * *cap : 256;
-	v = reallocarray(d->insns, *cap, sizeof(*v));
+	v = reallocarray(d->insns, ncap, sizeof(*v));
 	if (!v)
-		return -ENOMEM;
+		return -ENOMEM; /* (*cap as it was: what d->insns holds) */
 	d->insns = v;
+	*cap = ncap;
 	return 0;
 }
 
