@@ -354,8 +354,6 @@ static bool chunk_sum_ok(struct ds__chunks *C, size_t k)
 	ok = ds__blob_sum(C->base + off, C->size - off < DS__SUM_CHUNK ? (size_t)(C->size - off)
 								       : DS__SUM_CHUNK) == C->sums[k];
 	atomic_fetch_or_explicit(&C->state[k], ok ? CK_SUM : CK_BAD, memory_order_relaxed);
-	if (C->checked)
-		atomic_fetch_add_explicit(C->checked, 1, memory_order_relaxed);
 	return ok;
 }
 

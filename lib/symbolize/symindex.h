@@ -208,7 +208,6 @@ struct ds__chunks {
 	_Atomic uint8_t *state;
 	_Atomic size_t good; /* chunks in CK_GOOD */
 	atomic_bool all, finishing;
-	_Atomic uint64_t *checked; /* chunks summed (NULL: not counted) */
 };
 /* Bytes [off, off + len) of C's blob, every chunk under them good (checked
  * now where not yet).  false: damaged. */
