@@ -324,16 +324,36 @@ static char *put_uint(char *p, unsigned v) /* at most 10 bytes */
 	return p + n;
 }
 
+/* The eight hex digits of x (32 bits) as they are written, in the bytes
+ * of a word: each nibble spread to a byte of its own (the last in the
+ * lowest), made a digit ('a'-'f' where it is over 9), and the bytes put
+ * in the order of memory. */
+static uint64_t hex8(uint64_t x)
+{
+	uint64_t over9;
+
+	x = ((x & 0xffff0000u) << 16) | (x & 0xffffu);
+	x = ((x & 0x0000ff000000ff00ull) << 8) | (x & 0x000000ff000000ffull);
+	x = ((x & 0x00f000f000f000f0ull) << 4) | (x & 0x000f000f000f000full);
+	over9 = ((x + 0x0606060606060606ull) >> 4) & 0x0101010101010101ull;
+	x += 0x3030303030303030ull + over9 * ('a' - '0' - 10);
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	x = __builtin_bswap64(x); /* the first digit in the first byte */
+#endif
+	return x;
+}
+
 static char *put_hex(char *p, uint64_t v, size_t width) /* at most 16 bytes */
 {
-	size_t n = 1;
+	uint64_t digits[2] = { hex8(v >> 32), hex8(v & 0xffffffffu) };
+	size_t n = v ? 16 - (size_t)__builtin_clzll(v) / 4 : 1;
 
-	while (n < 16 && v >> (4 * n))
-		n++;
 	if (n < width)
 		n = width;
-	for (size_t i = n; i--; v >>= 4)
-		p[i] = "0123456789abcdef"[v & 15];
+	if (n == 16) /* (-a: a 64-bit file's width) */
+		memcpy(p, digits, 16);
+	else
+		memcpy(p, (const char *)digits + 16 - n, n);
 	return p + n;
 }
 
@@ -502,14 +522,14 @@ static int next_line(struct reader *rd, char **line, size_t *len, bool hold)
 	bool too_long = false;
 
 	for (;;) {
-		char *p = rd->buf + rd->start;
-		char *nl = memchr(p, '\n', rd->end - rd->start);
+		char *p = rd->buf + rd->start, *nl = NULL;
 		ssize_t n;
 
 		if (rd->chunk) {
 			if (next_chunk(rd, line, len))
 				return LINE_OK;
-		} else if (nl || (rd->eof && rd->start < rd->end)) {
+		} else if ((nl = memchr(p, '\n', rd->end - rd->start)) ||
+			   (rd->eof && rd->start < rd->end)) {
 			size_t l = nl ? (size_t)(nl - p) : rd->end - rd->start;
 
 			rd->start += l + (nl != NULL);
@@ -1160,16 +1180,29 @@ static int answer_block(const struct opts *o, struct batch *b)
 	if (ng <= 1) { /* one DSO: straight out */
 		if (ng && b->gstart[1])
 			ans = symbolize_group(b, 0, flags, &n);
+		/* Text of found frames and no renaming: nothing to say on
+		 * stderr (tell()), the address as format_item() picks it. */
+		bool text = o->style != STYLE_JSON && !o->history;
+
 		for (size_t i = 0; i < b->n; i++) {
 			struct item *it = &b->items[i];
+			const struct ds_sym_answer *a = it->dso ? &ans[j++] : NULL;
 
 			/* Answers come in input order, their frames from where
 			 * the lookups (in address order) put them: asked for a
 			 * few answers ahead, those misses overlap. */
 			if (ans && j + 8 < n)
 				__builtin_prefetch(ans[j + 8].frames);
-			format_item(b->out, o, b, it, it->dso ? &ans[j++] : NULL);
-			status |= tell(o, b, it);
+			if (text && a && a->nframes && !a->error && !it->kernel) {
+				print_text(b->out, o,
+					   b->binutils || it->shown ? it->shown
+					   : a->addr		    ? a->addr
+								    : it->addr,
+					   a);
+			} else {
+				format_item(b->out, o, b, it, a);
+				status |= tell(o, b, it);
+			}
 			if (b->out->len >= OUT_FLUSH)
 				out_flush(b->out);
 		}

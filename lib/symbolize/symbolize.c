@@ -290,6 +290,8 @@ static struct pair *radix_sort(struct pair *a, struct pair *tmp, size_t n)
 {
 	static const unsigned small = 32;
 	uint32_t count[8][256];
+	uint64_t all_and = UINT64_MAX, all_or = 0, differ;
+	unsigned digits[8], nd = 0;
 
 	if (n < small) { /* insertion sort: stable too */
 		for (size_t i = 1; i < n; i++) {
@@ -302,16 +304,25 @@ static struct pair *radix_sort(struct pair *a, struct pair *tmp, size_t n)
 		}
 		return a;
 	}
-	memset(count, 0, sizeof(count));
+	/* The bytes where keys differ, and counts of those alone: addresses
+	 * of one DSO differ in three or four. */
+	for (size_t i = 0; i < n; i++) {
+		all_and &= a[i].key;
+		all_or |= a[i].key;
+	}
+	differ = all_and ^ all_or;
+	for (unsigned d = 0; d < 8; d++)
+		if ((differ >> (8 * d)) & 0xff)
+			digits[nd++] = d;
+	memset(count, 0, nd * sizeof(count[0]));
 	for (size_t i = 0; i < n; i++)
-		for (unsigned d = 0; d < 8; d++)
-			count[d][(a[i].key >> (8 * d)) & 0xff]++;
-	for (unsigned d = 0; d < 8; d++) {
-		uint32_t *c = count[d], sum = 0;
+		for (unsigned j = 0; j < nd; j++)
+			count[j][(a[i].key >> (8 * digits[j])) & 0xff]++;
+	for (unsigned j = 0; j < nd; j++) {
+		uint32_t *c = count[j], sum = 0;
+		unsigned d = digits[j];
 		struct pair *t;
 
-		if (c[(a[0].key >> (8 * d)) & 0xff] == n)
-			continue;
 		for (unsigned v = 0; v < 256; v++) {
 			uint32_t k = c[v];
 
@@ -483,15 +494,18 @@ static const char *demangled(struct ds_sym_batch *b, const char *s, unsigned how
 	return d;
 }
 
-/* The string answered for s through t: a copy, or demangled the way how
- * says; its length in *len, whether it is plain in *plain. */
-static const char *answer_string(struct ds_sym_batch *b, struct strtab *t, const char *s,
-				 unsigned how, unsigned *len, bool *plain)
-{
-	struct pslot *slot = NULL;
-	const char *val;
-	size_t n = 0;
+static const char *answer_string_slow(struct ds_sym_batch *b, struct strtab *t,
+				      struct pslot *r, const char *s, unsigned how,
+				      unsigned *len, bool *plain);
 
+/* The string answered for s through t: a copy, or demangled the way how
+ * says; its length in *len, whether it is plain in *plain.  (The common
+ * case, the string met last at its place, inline; the rest not, so that
+ * it costs no saved registers.) */
+static inline const char *answer_string(struct ds_sym_batch *b, struct strtab *t,
+					const char *s, unsigned how, unsigned *len,
+					bool *plain)
+{
 	struct pslot *r = &t->recent[((uintptr_t)s >> 3 ^ (uintptr_t)s >> 11 ^ how) & (RECENT - 1)];
 
 	if (r->key == s && r->gen == t->gen && r->how == how) {
@@ -499,6 +513,17 @@ static const char *answer_string(struct ds_sym_batch *b, struct strtab *t, const
 		*plain = r->plain;
 		return r->val;
 	}
+	return answer_string_slow(b, t, r, s, how, len, plain);
+}
+
+__attribute__((noinline)) static const char *
+answer_string_slow(struct ds_sym_batch *b, struct strtab *t, struct pslot *r, const char *s,
+		   unsigned how, unsigned *len, bool *plain)
+{
+	struct pslot *slot = NULL;
+	const char *val;
+	size_t n = 0;
+
 	if (2 * (t->used + 1) <= t->cap || strtab_grow(t)) {
 		size_t mask = t->cap - 1, h = hash_ptr(s, how) & mask;
 
@@ -790,6 +815,14 @@ DS_API void ds_sym_result_release(struct ds_sym_result *res)
 
 /* ------------------------------------------------------- request lines */
 
+/* A hexadecimal digit's value plus one; 0: no digit. */
+static const uint8_t hex_digit[256] = {
+	['0'] = 1,  ['1'] = 2,	['2'] = 3,  ['3'] = 4,	['4'] = 5,  ['5'] = 6,	['6'] = 7,
+	['7'] = 8,  ['8'] = 9,	['9'] = 10, ['a'] = 11, ['b'] = 12, ['c'] = 13, ['d'] = 14,
+	['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
+	['F'] = 16,
+};
+
 static bool parse_hex(const char *s, size_t len, uint64_t *out)
 {
 	uint64_t v = 0;
@@ -801,16 +834,30 @@ static bool parse_hex(const char *s, size_t len, uint64_t *out)
 	if (!len || len > 16)
 		return false;
 	for (size_t i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)s[i];
-		unsigned d = c >= '0' && c <= '9'   ? c - '0'
-			     : (c | 0x20) >= 'a' && (c | 0x20) <= 'f' ? (c | 0x20) - 'a' + 10
-								       : 16;
+		unsigned d = hex_digit[(unsigned char)s[i]];
 
-		if (d > 15)
+		if (!d)
 			return false;
-		v = v << 4 | d;
+		v = v << 4 | (d - 1);
 	}
 	*out = v;
+	return true;
+}
+
+/* The common line, one address alone ("0x" optional, at most 16 digits,
+ * then the end or a newline), in one pass; false: anything else, which
+ * the general parser below reads (it agrees on these). */
+static bool parse_bare_addr(const char *line, size_t len, uint64_t *addr)
+{
+	size_t i = len > 2 && line[0] == '0' && (line[1] | 0x20) == 'x' ? 2 : 0, from = i;
+	uint64_t v = 0;
+	unsigned d;
+
+	for (; i < len && (d = hex_digit[(unsigned char)line[i]]); i++)
+		v = v << 4 | (d - 1);
+	if (i == from || i - from > 16 || (i < len && (i + 1 < len || line[i] != '\n')))
+		return false;
+	*addr = v;
 	return true;
 }
 
@@ -822,6 +869,8 @@ DS_API int ds_sym_parse_line(const char *line, size_t len, char *key, size_t key
 
 	if (!line || !addr)
 		return -EINVAL;
+	if (parse_bare_addr(line, len, addr))
+		return DS_SYM_LINE_ADDR;
 	/* Up to three words; a third is an error. */
 	while (i < len && n < 3) {
 		while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' ||

@@ -402,10 +402,18 @@ typedef int (*ds__frame_fn)(void *arg, const struct ds__raw_frame *f);
  * ascending order (a sorted batch) start their searches there.  Zero it
  * before the first lookup; it belongs to one caller (thread), and is good
  * only while the CUs it points into are (one batch call). */
+#define DS__FIND_CANDIDATES 16 /* CUs claiming one address that are looked into */
+
 struct ds__find_hint {
 	const struct ds_symbols *S;
 	const void *piece;
 	size_t range, seq, scope, row;
+	/* The CUs that hold every address in [units_from, units_until), in
+	 * unit order, and the piece of the one (when one) as it was got. */
+	uint64_t units_from, units_until;
+	uint32_t ncus;
+	uint32_t cus[DS__FIND_CANDIDATES];
+	const struct piece *unit;
 };
 
 

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CANDIDATES 16 /* CUs claiming one address that we look into */
+#define CANDIDATES DS__FIND_CANDIDATES
 
 /* -------------------------------------------------------------- lookup */
 
@@ -83,9 +83,20 @@ static const char *file_of(const char *pool, uint32_t off, unsigned flags)
 {
 	if (!off)
 		return NULL;
-	if (!(flags & DS_SYM_ELFUTILS))
-		while (off > 0 && pool[off - 1])
-			off--;
+	if (!(flags & DS_SYM_ELFUTILS)) {
+		/* Back to the NUL before it, a vector of bytes a step
+		 * (memrchr()); the pool's first byte is one. */
+		size_t span = off < 128 ? off : 128;
+		const char *nul;
+
+		while (!(nul = memrchr(pool + off - span, 0, span))) {
+			off -= (uint32_t)span;
+			span = off < 4096 ? off : 4096;
+			if (!span)
+				return pool;
+		}
+		return nul + 1;
+	}
 	return pool + off;
 }
 
@@ -380,25 +391,38 @@ static const struct symbol *perf_symbol_at(const struct elf_piece *E, uint64_t a
 }
 
 /* The CUs whose ranges hold addr, the one with the greatest start first:
- * up to CANDIDATES. */
-static size_t units_at(const struct ds_symbols *S, uint64_t addr, uint32_t *out, size_t *hint)
+ * up to CANDIDATES.  *until (may be NULL): the same CUs hold every
+ * address from addr up to it (addr itself when that is not known). */
+static size_t units_at(const struct ds_symbols *S, uint64_t addr, uint32_t *out, size_t *hint,
+		       uint64_t *until)
 {
 	ptrdiff_t i = GALLOP(PLAIN, S->ranges, S->nranges, lo, addr, *hint,
 			     UPPER(S->ranges, S->nranges, lo, addr));
+	/* A larger address may fall in the next range, or past the end of
+	 * one that held this one; ranges that ended below addr stay out. */
+	uint64_t end = (size_t)(i + 1) < S->nranges ? S->ranges[i + 1].lo : UINT64_MAX;
 	size_t n = 0;
 
 	if (i >= 0)
 		*hint = (size_t)i;
-	for (; i >= 0 && S->range_maxhi[i] > addr && n < CANDIDATES; i--) {
+	for (; i >= 0 && S->range_maxhi[i] > addr; i--) {
 		bool seen = false;
 
 		if (addr >= S->ranges[i].hi)
 			continue;
+		if (n == CANDIDATES) { /* more than are looked into */
+			end = addr;
+			break;
+		}
+		if (S->ranges[i].hi < end)
+			end = S->ranges[i].hi;
 		for (size_t k = 0; k < n; k++)
 			seen |= out[k] == S->ranges[i].cu;
 		if (!seen)
 			out[n++] = S->ranges[i].cu;
 	}
+	if (until)
+		*until = end;
 	return n;
 }
 
@@ -435,29 +459,43 @@ static int dwarf_at(struct ds_symbols *S, uint64_t addr, unsigned flags, struct 
 		    const struct piece **scp, const struct scope **sc, const struct piece **lnp,
 		    const struct line **ln)
 {
-	uint32_t cus[CANDIDATES];
-	size_t n = S->nranges ? units_at(S, addr, cus, &H->range) : 0;
+	uint32_t *cus = H->cus;
+	size_t n;
 	int retries = 0;
 
 	*sc = NULL;
 	*ln = NULL;
-	/* In unit order (insertion sort: n is small). */
-	for (size_t k = 1; k < n; k++)
-		for (size_t j = k; j && cus[j - 1] > cus[j]; j--) {
-			uint32_t t = cus[j];
+	if (addr >= H->units_from && addr < H->units_until) {
+		n = H->ncus; /* the CUs of the address before (a sorted batch's) */
+	} else {
+		n = S->nranges ? units_at(S, addr, cus, &H->range, &H->units_until) : 0;
+		H->units_from = addr;
+		H->ncus = (uint32_t)n;
+		H->unit = NULL;
+		/* In unit order (insertion sort: n is small). */
+		for (size_t k = 1; k < n; k++)
+			for (size_t j = k; j && cus[j - 1] > cus[j]; j--) {
+				uint32_t t = cus[j];
 
-			cus[j] = cus[j - 1];
-			cus[j - 1] = t;
-		}
+				cus[j] = cus[j - 1];
+				cus[j - 1] = t;
+			}
+	}
 	for (size_t k = 0; k < n && !*sc && !*ln; k++) {
-		int err;
-		const struct piece *P = ds__symbols_unit_get(S, cus[k], &err);
+		int err = 0;
+		/* One CU: its piece as got for the address before, which
+		 * stays readable for the caller's call (a piece rebuilt
+		 * meanwhile is read by later calls). */
+		const struct piece *P =
+			n == 1 && H->unit ? H->unit : ds__symbols_unit_get(S, cus[k], &err);
 		bool dmg = false;
 
 		if (err)
 			return err;
 		if (!P)
 			continue;
+		if (n == 1)
+			H->unit = P;
 		if (P != H->piece) {
 			H->piece = P;
 			H->seq = H->scope = H->row = SIZE_MAX;
@@ -469,6 +507,7 @@ static int dwarf_at(struct ds_symbols *S, uint64_t addr, unsigned flags, struct 
 			 * (a built piece has no ck: once; twice at most, should
 			 * another thread have moved the CU meanwhile). */
 			ds__symbols_unit_damaged(S, cus[k], P);
+			H->unit = NULL;
 			*sc = NULL;
 			*ln = NULL;
 			if (++retries <= 2)
@@ -484,7 +523,7 @@ static int dwarf_at(struct ds_symbols *S, uint64_t addr, unsigned flags, struct 
 int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 		     struct ds__find_hint *hint, bool *from_symtab, ds__frame_fn emit, void *arg)
 {
-	struct ds__find_hint none = { 0 };
+	struct ds__find_hint none;
 	const struct elf_piece *E = &S->elf;
 	const struct piece *scp = NULL, *lnp = NULL;
 	const struct scope *sc;
@@ -504,8 +543,10 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 		return emit(arg, &(struct ds__raw_frame){ .function = str(E->pool, sym->name),
 							  .function_start = sym->lo });
 	}
-	if (!hint)
+	if (!hint) {
 		hint = &none;
+		none.S = NULL;
+	}
 	if (hint->S != S)
 		*hint = (struct ds__find_hint){ .S = S };
 	err = dwarf_at(S, addr, flags, hint, &scp, &sc, &lnp, &ln);
@@ -602,7 +643,7 @@ int ds__symbols_prepare(struct ds_symbols *S, const uint64_t *vaddrs, size_t n)
 			return -ENOMEM;
 		for (size_t i = 0; i < n; i++) {
 			uint32_t cus[CANDIDATES];
-			size_t k = units_at(S, vaddrs[i], cus, &range_hint);
+			size_t k = units_at(S, vaddrs[i], cus, &range_hint, NULL);
 
 			while (k--)
 				if (!want[cus[k]] && atomic_load(&S->cus[cus[k]].state) == CU_NEW) {
