@@ -328,7 +328,7 @@ static char *put_uint(char *p, unsigned v) /* at most 10 bytes */
  * of a word: each nibble spread to a byte of its own (the last in the
  * lowest), made a digit ('a'-'f' where it is over 9), and the bytes put
  * in the order of memory. */
-static uint64_t hex8(uint64_t x)
+static inline uint64_t hex8(uint64_t x)
 {
 	uint64_t over9;
 

@@ -1544,9 +1544,8 @@ DS_API int ds_dso_symbolize_batch(struct ds_dso *d, const uint64_t *addrs, size_
 	/* Names only never read DWARF: nothing to build ahead. */
 	if (nv && !(flags & DS_SYM_NO_LINES))
 		ds__symbols_prepare(S, vaddrs, nv); /* (-ENOMEM: lookups say it) */
-	err = ds__sym_batch_lookup(b, S, flags);
-	/* An index built without debuginfo: every answer says why. */
-	ds__sym_batch_reasons(b, di_err);
+	/* (An index built without debuginfo: every answer says why.) */
+	err = ds__sym_batch_lookup(b, S, flags, di_err);
 	/* Complete now (by this batch, or a saved index's damaged CU built
 	 * again by its lookups): then save it, once. */
 	if (nv && !(flags & DS_SYM_NO_LINES) && ds__symbols_newly_complete(S))

@@ -600,7 +600,30 @@ static int emit_frame(void *arg, const struct ds__raw_frame *f)
 	return 0;
 }
 
-int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned flags)
+/* Why a has the answer it has; di_err: why the DSO has no debuginfo (0:
+ * it has). */
+static inline void answer_reason(struct ds_sym_answer *a, int di_err)
+{
+	a->debuginfo_error = 0;
+	if (a->status == DS_SYM_OUTSIDE) {
+		a->reason = DS_SYM_REASON_OUTSIDE;
+	} else if (di_err) {
+		a->reason = DS_SYM_REASON_NO_DEBUGINFO;
+		a->debuginfo_error = di_err;
+	} else {
+		a->reason = a->status == DS_SYM_FOUND	    ? DS_SYM_REASON_NONE
+			    : a->status == DS_SYM_ERROR ? DS_SYM_REASON_ERROR
+							: DS_SYM_REASON_NO_SYMBOL;
+	}
+}
+
+void ds__sym_batch_reasons(struct ds_sym_batch *b, int di_err)
+{
+	for (size_t i = 0; i < b->n; i++)
+		answer_reason(&b->ans[i], di_err);
+}
+
+int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned flags, int di_err)
 {
 	struct ds__find_hint hint = { 0 };
 	int found = 0;
@@ -650,29 +673,12 @@ int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned 
 			found += a.nframes > 0;
 		}
 	}
-	/* The frames have stopped moving. */
-	for (size_t i = 0; i < b->n; i++)
-		b->ans[i].frames = b->ans[i].nframes ? b->frames + b->first[i] : NULL;
-	return found;
-}
-
-void ds__sym_batch_reasons(struct ds_sym_batch *b, int di_err)
-{
+	/* The frames have stopped moving; the reasons, in the same pass. */
 	for (size_t i = 0; i < b->n; i++) {
-		struct ds_sym_answer *a = &b->ans[i];
-
-		a->debuginfo_error = 0;
-		if (a->status == DS_SYM_OUTSIDE) {
-			a->reason = DS_SYM_REASON_OUTSIDE;
-		} else if (di_err) {
-			a->reason = DS_SYM_REASON_NO_DEBUGINFO;
-			a->debuginfo_error = di_err;
-		} else {
-			a->reason = a->status == DS_SYM_FOUND	    ? DS_SYM_REASON_NONE
-				    : a->status == DS_SYM_ERROR ? DS_SYM_REASON_ERROR
-								: DS_SYM_REASON_NO_SYMBOL;
-		}
+		b->ans[i].frames = b->ans[i].nframes ? b->frames + b->first[i] : NULL;
+		answer_reason(&b->ans[i], di_err);
 	}
+	return found;
 }
 
 static bool put_frame(struct ds_sym_batch *b, struct ds_frame f)

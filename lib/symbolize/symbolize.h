@@ -215,8 +215,10 @@ void ds__sym_batch_fail(struct ds_sym_batch *b, const uint64_t *addrs, int err);
 size_t ds__sym_batch_sort(struct ds_sym_batch *b, const struct ds_symbols *S,
 			  const struct ds__loadmap *lm, const uint64_t *addrs, unsigned flags,
 			  const uint64_t **vaddrs);
-/* Looks them up in S and answers every address; how many were found. */
-int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned flags);
+/* Looks them up in S and answers every address, with its reason (see
+ * ds__sym_batch_reasons()); how many were found. */
+int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned flags,
+			 int di_err);
 /* Every answer's reason from its status; di_err: why the DSO has no
  * debuginfo (0: it has). */
 void ds__sym_batch_reasons(struct ds_sym_batch *b, int di_err);
