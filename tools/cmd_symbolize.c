@@ -395,53 +395,52 @@ static void print_text(struct out *ob, const struct opts *o, uint64_t addr,
 		       const struct ds_sym_answer *r)
 {
 	static const struct ds_frame unknown = { 0 };
-	bool gnu = o->style == STYLE_GNU, found = r && r->nframes;
+	/* The options and each frame in locals: a store through p may alias
+	 * anything, so fields read through pointers are read again after
+	 * every byte written. */
+	const bool gnu = o->style == STYLE_GNU, found = r && r->nframes, pretty = o->pretty;
+	const bool names = o->functions || !gnu, basenames = o->basenames;
+	const struct ds_frame *frames = found ? r->frames : &unknown;
+	const unsigned disc = found ? frames[0].discriminator : 0;
 	size_t n = found ? r->nframes : 1, room = FRAME_ROOM;
 	char *p;
 
 	if (n > 1 && !o->inlines)
 		n = 1;
 	for (size_t i = 0; found && i < n; i++)
-		room += FRAME_ROOM + TERM_ROOM(r->frames[i].function_len) +
-			TERM_ROOM(r->frames[i].file_len);
+		room += FRAME_ROOM + TERM_ROOM(frames[i].function_len) +
+			TERM_ROOM(frames[i].file_len);
 	p = out_room(ob, room + FRAME_ROOM);
 	if (o->addresses) {
 		p = put_lit(p, "0x");
 		p = put_hex(p, addr, gnu ? o->addr_width : 0);
-		if (o->pretty)
+		if (pretty)
 			p = put_lit(p, ": ");
 		else
 			*p++ = '\n';
 	}
 	for (size_t i = 0; i < n; i++) {
-		struct ds_frame fb;
-		const struct ds_frame *f = found ? &r->frames[i] : &unknown;
+		struct ds_frame f = frames[i];
 
-		if (o->basenames && f->file && strrchr(f->file, '/')) {
-			const char *base = strrchr(f->file, '/') + 1;
+		if (basenames && f.file && strrchr(f.file, '/')) {
+			const char *base = strrchr(f.file, '/') + 1;
 
-			fb = *f;
-			fb.file_len -= (unsigned)(base - f->file);
-			fb.file = base;
-			f = &fb;
+			f.file_len -= (unsigned)(base - f.file);
+			f.file = base;
 		}
-
-		if (o->functions || !gnu || o->pretty) {
-			if (o->pretty && i)
-				p = put_lit(p, " (inlined by) ");
-			if (o->functions || !gnu) {
-				p = f->function ? put_name(p, f->function, f->function_len,
-							   f->function_plain)
-						: put_lit(p, "??");
-				if (o->pretty && gnu && !found)
-					*p++ = ' '; /* binutils: "?? ??:0" */
-				else if (o->pretty)
-					p = put_lit(p, " at ");
-				else
-					*p++ = '\n';
-			}
+		if (pretty && i)
+			p = put_lit(p, " (inlined by) ");
+		if (names) {
+			p = f.function ? put_name(p, f.function, f.function_len, f.function_plain)
+				       : put_lit(p, "??");
+			if (pretty && gnu && !found)
+				*p++ = ' '; /* binutils: "?? ??:0" */
+			else if (pretty)
+				p = put_lit(p, " at ");
+			else
+				*p++ = '\n';
 		}
-		p = put_location(p, f, found, gnu, found ? r->frames[0].discriminator : 0);
+		p = put_location(p, &f, found, gnu, disc);
 		*p++ = '\n';
 	}
 	if (!gnu)

@@ -867,16 +867,28 @@ static bool parse_bare_addr(const char *line, size_t len, uint64_t *addr)
 	return true;
 }
 
+static int parse_words(const char *line, size_t len, char *key, size_t keylen,
+		       struct ds_build_id *bid, uint64_t *addr);
+
 DS_API int ds_sym_parse_line(const char *line, size_t len, char *key, size_t keylen,
 			     struct ds_build_id *bid, uint64_t *addr)
+{
+	if (!line || !addr)
+		return -EINVAL;
+	/* (The common line here; the rest in a function of its own, whose
+	 * frame a million bare addresses need not set up.) */
+	if (parse_bare_addr(line, len, addr))
+		return DS_SYM_LINE_ADDR;
+	return parse_words(line, len, key, keylen, bid, addr);
+}
+
+__attribute__((noinline)) static int parse_words(const char *line, size_t len, char *key,
+						 size_t keylen, struct ds_build_id *bid,
+						 uint64_t *addr)
 {
 	const char *word[3];
 	size_t wlen[3], n = 0, i = 0;
 
-	if (!line || !addr)
-		return -EINVAL;
-	if (parse_bare_addr(line, len, addr))
-		return DS_SYM_LINE_ADDR;
 	/* Up to three words; a third is an error. */
 	while (i < len && n < 3) {
 		while (i < len && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r' ||
