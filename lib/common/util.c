@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -185,6 +186,20 @@ size_t ds__pread_upto(int fd, void *buf, size_t len, uint64_t off)
 		done += (size_t)r;
 	}
 	return done;
+}
+
+void ds__populate(void *p, size_t len)
+{
+#ifdef MADV_POPULATE_WRITE
+	uintptr_t page = 4096, from = ((uintptr_t)p + page - 1) & ~(page - 1),
+		  end = ((uintptr_t)p + len) & ~(page - 1);
+
+	if (end > from)
+		(void)madvise((void *)from, end - from, MADV_POPULATE_WRITE);
+#else
+	(void)p;
+	(void)len;
+#endif
 }
 
 void *ds__grow(void *v, size_t *cap, size_t n, size_t elem)

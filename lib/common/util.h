@@ -38,6 +38,10 @@ void ds__strbuf_release(struct ds_strbuf *sb);
 /* Room for element n of an array v of *cap elements of elem bytes:
  * doubled (from 16) when full.  The array, or NULL (v is kept) on failure. */
 void *ds__grow(void *v, size_t *cap, size_t n, size_t elem);
+/* Makes the whole pages of [p, p + len) ready to write with one call
+ * (MADV_POPULATE_WRITE) rather than a fault each as they are first
+ * written, which a paravirtualized machine makes dear; a hint only. */
+void ds__populate(void *p, size_t len);
 
 /* A file named by something we do not control (a core's NT_FILE, a
  * process's maps or root, perf.data, a server, a build-ID lookup), opened
