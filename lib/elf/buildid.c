@@ -158,7 +158,15 @@ DS_API int ds_build_id_read_fd(int fd, struct ds_build_id *out)
 	if (!S_ISREG(st.st_mode))
 		return -ENOEXEC;
 	ds__elf_init();
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	/* ELF_C_READ, not a map (as dirindex.c's read_file()): libelf
+	 * pread()s the headers and the notes only, a file truncated while
+	 * it is read gives a short read, not SIGBUS, and no munmap() makes
+	 * every other thread of the process flush its TLB.  In `dsostore
+	 * serve` each download's build ID is read twice (verified, then
+	 * checked as it is served); with a map, those munmap()s' TLB
+	 * shootdowns were some 15% of the node's CPU in bench_serve's misses
+	 * (70 threads, a VM). */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf)
 		return -ENOEXEC;
 	err = elf_build_id(elf, &bid);
