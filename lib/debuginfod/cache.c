@@ -945,7 +945,7 @@ static void link_0192(int dirfd, const char *name)
  * bytes copied into it, a few times at most.
  */
 int ds__cache_commit(struct ds_cache *c, const char *hex, int dirfd, const char *tmpname,
-		     const char *name, int fd, time_t mtime)
+		     const char *name, int fd, time_t mtime, bool checked)
 {
 	int err = commit_at(dirfd, tmpname, name, fd, mtime), copy = -1;
 
@@ -965,10 +965,20 @@ int ds__cache_commit(struct ds_cache *c, const char *hex, int dirfd, const char 
 		copy = -1;
 		err = recommit(c, hex, name, fd, mtime, &copy);
 	}
+	/* What the caller verified, remembered as ds__cache_lookup()'s check
+	 * remembers it (the file as it is now: the rename moved its ctime),
+	 * so that the first hit on a download (the waiting callers', `dsostore
+	 * serve`'s headers of it) does not parse its ELF again. */
+	if (!err)
+		link_0192(dirfd, name); /* (a link moves the ctime too: before) */
+	if (!err && checked) {
+		struct stat st;
+
+		if (fstat(copy >= 0 ? copy : fd, &st) == 0)
+			remember_checked(c, &st);
+	}
 	if (copy >= 0)
 		close(copy);
-	if (!err)
-		link_0192(dirfd, name);
 	return err;
 }
 
@@ -989,7 +999,7 @@ int ds__cache_write_range(struct ds_cache *c, const char *hex, const char *name,
 	err = copy_to_tmp(c, hex, name, from, off, len, tmp, &dirfd, &fd);
 	if (err)
 		return err;
-	err = ds__cache_commit(c, hex, dirfd, tmp, name, fd, 0);
+	err = ds__cache_commit(c, hex, dirfd, tmp, name, fd, 0, false);
 	close(fd);
 	close(dirfd);
 	if (!err)

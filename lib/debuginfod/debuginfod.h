@@ -55,8 +55,10 @@ int ds__cache_tmp_open(int dirfd, const char *name, char *tmpname, size_t len);
 /* Bytes in the temporary files of name in the entry (a download of
  * another process, ours or elfutils', on its way). */
 uint64_t ds__cache_tmp_bytes(struct ds_cache *c, const char *hex, const char *name);
+/* checked: fd passed fetch.c's verify() (ds__elf_artifact_bad() for what
+ * name is): remembered, so that a lookup of it does not check it again. */
 int ds__cache_commit(struct ds_cache *c, const char *hex, int dirfd, const char *tmpname,
-		     const char *name, int fd, time_t mtime);
+		     const char *name, int fd, time_t mtime, bool checked);
 void ds__cache_abort(int dirfd, const char *tmpname);
 int ds__cache_write_range(struct ds_cache *c, const char *hex, const char *name, int from,
 			  uint64_t off, uint64_t len);

@@ -955,7 +955,8 @@ static void *committer(void *arg)
 		c->err = verify(f, c->x, c->url);
 		if (!c->err) {
 			c->err = ds__cache_commit(f->cache, c->job->hex, c->job->dirfd,
-						  c->x->tmpname, c->job->name, c->x->fd, c->mtime);
+						  c->x->tmpname, c->job->name, c->x->fd, c->mtime,
+						  true);
 			free(c->x->tmpname);
 			c->x->tmpname = NULL; /* renamed, or removed by commit */
 			if (!c->err)
