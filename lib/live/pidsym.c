@@ -39,25 +39,49 @@ static int by_group(const void *x, const void *y)
 	return a->idx < b->idx ? -1 : a->idx > b->idx;
 }
 
-/* Sort slots[0..ns) and answer them, one ds_dso_symbolize_batch() into tmp
- * per group, each answer put into batch at its input index (the batch
- * started for them).  look: room for ns addresses.  How many were found,
- * or -ENOMEM when an answer could not be put (it says so). */
+/* Sort slots[0..ns) and answer them, one ds_dso_symbolize_batch() per
+ * group (into tmp; NULL: into batch's scratch batch of the group's DSO,
+ * ds__sym_batch_scratch()), each answer put into batch at its input index
+ * (the batch started for them).  look: room for ns addresses.  How many
+ * were found, or -ENOMEM when an answer could not be put (it says so). */
 static int answer_slots(struct ds_sym_batch *batch, struct ds_sym_batch *tmp, struct slot *slots,
 			size_t ns, uint64_t *look)
 {
+	const struct ds_dso *seen[DS__SYM_SCRATCH_MAX];
+	size_t ngroups = 0;
+	bool by_ref = !tmp;
 	int err = 0, found = 0;
 
 	qsort(slots, ns, sizeof(*slots), by_group);
+	/* Each group's answers taken from its scratch batch where they are
+	 * (no string copied again) when every group has a scratch batch of
+	 * its own in this call: as many groups as scratch batches at most,
+	 * each of another DSO (one DSO asked by vaddr and by offset is two
+	 * calls on one scratch batch; the second may reuse the first's
+	 * memory).  Else copied, group by group, as with tmp. */
+	for (size_t k = 0; k < ns && by_ref; k++) {
+		if (k && slots[k].group == slots[k - 1].group)
+			continue;
+		for (size_t j = 0; j < ngroups && by_ref; j++)
+			by_ref = seen[j] != slots[k].dso;
+		if (ngroups == sizeof(seen) / sizeof(seen[0]))
+			by_ref = false;
+		else
+			seen[ngroups++] = slots[k].dso;
+	}
 	for (size_t g = 0, e; g < ns; g = e) {
-		const struct ds_sym_answer *ans;
-		size_t m;
+		struct ds_sym_batch *into = tmp ? tmp : ds__sym_batch_scratch(batch, slots[g].dso);
+		const struct ds_sym_answer *ans = NULL;
+		size_t m = 0;
 
 		for (e = g; e < ns && slots[e].group == slots[g].group; e++)
 			look[e] = slots[e].look;
-		ds_dso_symbolize_batch(slots[g].dso, look + g, e - g, slots[g].flags, tmp);
-		ans = ds_sym_batch_answers(tmp, &m);
-		ds__sym_batch_forget(batch); /* tmp's strings were reused */
+		if (into) {
+			ds_dso_symbolize_batch(slots[g].dso, look + g, e - g, slots[g].flags, into);
+			ans = ds_sym_batch_answers(into, &m);
+		}
+		if (!by_ref)
+			ds__sym_batch_forget(batch); /* tmp's strings were reused */
 		for (size_t k = g; k < e; k++) {
 			const struct slot *s = &slots[k];
 			struct ds_sym_answer a = { .addr = s->addr, .status = DS_SYM_ERROR,
@@ -68,7 +92,8 @@ static int answer_slots(struct ds_sym_batch *batch, struct ds_sym_batch *tmp, st
 				if (s->keep_addr)
 					a.addr = s->addr;
 			}
-			if (ds__sym_batch_put(batch, s->idx, &a, s->module))
+			if (by_ref && m == e - g ? ds__sym_batch_put_scratch(batch, s->idx, &a, s->module)
+						 : ds__sym_batch_put(batch, s->idx, &a, s->module))
 				err = -ENOMEM;
 			else
 				found += a.status == DS_SYM_FOUND;
@@ -246,11 +271,10 @@ static int symbolize_refs(struct ds_store *store, const struct ds_build_id *ids,
 {
 	struct slot *slots = calloc(n, sizeof(*slots));
 	uint64_t *look = calloc(n, sizeof(*look));
-	struct ds_sym_batch *tmp = ds_sym_batch_new();
 	size_t ns = 0;
 	int err = 0, found;
 
-	if (!slots || !look || !tmp) {
+	if (!slots || !look) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -290,10 +314,14 @@ static int symbolize_refs(struct ds_store *store, const struct ds_build_id *ids,
 					     .keep_addr = ret };
 	}
 	/* Every DSO's debuginfo looked for at once (those searched before
-	 * are not again): local, then one parallel debuginfod batch. */
+	 * are not again): local, then one parallel debuginfod batch.  Each
+	 * DSO's lookups go through a scratch batch kept in batch: a caller
+	 * that asks block after block (dsostore serve's /symbolize, 16,384
+	 * frames a call) finds the strings of the last block measured and
+	 * copied, not every one anew. */
 	if (ns)
 		ds_store_prefetch(store, NULL);
-	found = answer_slots(batch, tmp, slots, ns, look);
+	found = answer_slots(batch, NULL, slots, ns, look);
 	if (found < 0)
 		err = found;
 out:
@@ -304,7 +332,6 @@ out:
 		ds__sym_batch_done(batch);
 	free(slots);
 	free(look);
-	ds_sym_batch_free(tmp);
 	return err ? err : found;
 }
 

@@ -165,6 +165,15 @@ struct strtab {
 	struct arena *arena; /* where its copies go */
 };
 
+/* ds__sym_batch_scratch()'s batches: one per DSO asked last, kept with
+ * the batch they answer into. */
+#define SCRATCH_MAX DS__SYM_SCRATCH_MAX
+struct scratch {
+	const void *key;
+	struct ds_sym_batch *b;
+	uint64_t used;
+};
+
 struct ds_sym_batch {
 	struct ds_sym_answer *ans;
 	size_t *first; /* ans[i]'s first frame in frames */
@@ -187,6 +196,8 @@ struct ds_sym_batch {
 	size_t dcap, dused;
 	uint8_t demangle; /* this call's DM_*, from DS_SYM_DEMANGLE and _LLVM_NAMES */
 	const char *last_module; /* put: the module copied last (in strings) */
+	struct scratch scratch[SCRATCH_MAX];
+	uint64_t scratch_clock;
 };
 
 DS_API struct ds_sym_batch *ds_sym_batch_new(void)
@@ -206,6 +217,8 @@ DS_API void ds_sym_batch_free(struct ds_sym_batch *b)
 {
 	if (!b)
 		return;
+	for (size_t i = 0; i < SCRATCH_MAX; i++)
+		ds_sym_batch_free(b->scratch[i].b);
 	free(b->ans);
 	free(b->first);
 	free(b->pairs);
@@ -696,7 +709,7 @@ int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned 
 	return found;
 }
 
-static bool put_frame(struct ds_sym_batch *b, struct ds_frame f)
+static bool put_frame(struct ds_sym_batch *b, struct ds_frame f, bool copy)
 {
 	if (b->nframes == b->frame_cap) {
 		size_t cap = b->frame_cap ? 2 * b->frame_cap : 64;
@@ -706,14 +719,40 @@ static bool put_frame(struct ds_sym_batch *b, struct ds_frame f)
 		b->frame_cap = cap;
 	}
 	/* (answer_string(): one copy per string, the next by its address) */
-	if (f.function && !(f.function = answer_string(b, &b->calltab, f.function, DM_NONE,
-						       &f.function_len, &f.function_plain)))
+	if (copy && f.function &&
+	    !(f.function = answer_string(b, &b->calltab, f.function, DM_NONE, &f.function_len,
+					 &f.function_plain)))
 		return false;
-	if (f.file && !(f.file = answer_string(b, &b->calltab, f.file, DM_NONE, &f.file_len,
-					       &f.file_plain)))
+	if (copy && f.file &&
+	    !(f.file = answer_string(b, &b->calltab, f.file, DM_NONE, &f.file_len, &f.file_plain)))
 		return false;
 	b->frames[b->nframes++] = f;
 	return true;
+}
+
+struct ds_sym_batch *ds__sym_batch_scratch(struct ds_sym_batch *b, const void *key)
+{
+	struct scratch *pick = NULL;
+
+	for (size_t i = 0; i < SCRATCH_MAX && !pick; i++)
+		if (b->scratch[i].b && b->scratch[i].key == key)
+			pick = &b->scratch[i];
+	if (!pick) {
+		/* An empty one, else the one asked least lately: its strings
+		 * start anew when it meets another index (iuid). */
+		pick = &b->scratch[0];
+		for (size_t i = 0; i < SCRATCH_MAX; i++)
+			if (!b->scratch[i].b || b->scratch[i].used < pick->used) {
+				pick = &b->scratch[i];
+				if (!pick->b)
+					break;
+			}
+		if (!pick->b && !(pick->b = ds_sym_batch_new()))
+			return NULL;
+		pick->key = key;
+	}
+	pick->used = ++b->scratch_clock;
+	return pick->b;
 }
 
 void ds__sym_batch_forget(struct ds_sym_batch *b)
@@ -722,8 +761,8 @@ void ds__sym_batch_forget(struct ds_sym_batch *b)
 	b->last_module = NULL;
 }
 
-int ds__sym_batch_put(struct ds_sym_batch *b, size_t i, const struct ds_sym_answer *a,
-		      const char *module)
+static int batch_put(struct ds_sym_batch *b, size_t i, const struct ds_sym_answer *a,
+		     const char *module, bool copy)
 {
 	struct ds_sym_answer c = *a;
 	size_t first = b->nframes;
@@ -738,7 +777,7 @@ int ds__sym_batch_put(struct ds_sym_batch *b, size_t i, const struct ds_sym_answ
 				     arena_strdup(&b->strings, module, strlen(module))))
 		goto nomem;
 	for (uint32_t k = 0; k < a->nframes; k++)
-		if (!put_frame(b, a->frames[k]))
+		if (!put_frame(b, a->frames[k], copy))
 			goto nomem;
 	b->ans[i] = c;
 	return 0;
@@ -747,6 +786,18 @@ nomem:
 	answer_error(&b->ans[i], a->addr, -ENOMEM);
 	b->ans[i].reason = DS_SYM_REASON_ERROR;
 	return -ENOMEM;
+}
+
+int ds__sym_batch_put(struct ds_sym_batch *b, size_t i, const struct ds_sym_answer *a,
+		      const char *module)
+{
+	return batch_put(b, i, a, module, true);
+}
+
+int ds__sym_batch_put_scratch(struct ds_sym_batch *b, size_t i, const struct ds_sym_answer *a,
+			      const char *module)
+{
+	return batch_put(b, i, a, module, false);
 }
 
 void ds__sym_batch_done(struct ds_sym_batch *b)

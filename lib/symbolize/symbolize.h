@@ -233,6 +233,20 @@ void ds__sym_batch_done(struct ds_sym_batch *b);
  * address: call this when the answers put next come from another call
  * (their strings may lie where earlier ones did). */
 void ds__sym_batch_forget(struct ds_sym_batch *b);
+/* A batch of b's own for the calls about key (a DSO), kept until b is
+ * freed (a few: the least lately asked is taken for another key), so that
+ * what a batch keeps from call to call (the index's strings measured,
+ * checked and copied, names demangled) serves every call on b, not one.
+ * NULL: no memory. */
+#define DS__SYM_SCRATCH_MAX 4
+struct ds_sym_batch *ds__sym_batch_scratch(struct ds_sym_batch *b, const void *key);
+/* ds__sym_batch_put() of an answer of one of b's scratch batches, its
+ * strings not copied: they stay where that scratch batch keeps them (its
+ * index strings and demangled names), which holds until b's next call
+ * only if that scratch batch is not asked again before: the caller's
+ * word (no other key took it meanwhile, nor the same key again). */
+int ds__sym_batch_put_scratch(struct ds_sym_batch *b, size_t i, const struct ds_sym_answer *a,
+			      const char *module);
 /* An answer as a ds_sym_result of its own: answer's error, or -ENOMEM. */
 int ds__sym_result_from(const struct ds_sym_answer *a, struct ds_sym_result *out);
 
