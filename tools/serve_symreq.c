@@ -122,57 +122,74 @@ static struct ds_sym_ref bad(enum symreq_bad why, uint64_t where)
 
 /* ------------------------------------------------------------------ text */
 
+/* Is the first word of s[0..len) w?  (Its prefix, then a blank or the
+ * end: the word is not measured, a build ID is forty digits.) */
 static bool word_is(const char *s, size_t len, const char *w)
 {
-	return len == strlen(w) && !memcmp(s, w, len);
+	size_t n = strlen(w);
+
+	return len >= n && !memcmp(s, w, n) && (len == n || s[n] == ' ' || s[n] == '\t');
 }
 
-/* The module word of the last good line and its table index: a profile's
- * frames come in runs of one module, whose hex need not be parsed and
- * looked up again for each. */
+/* The module words of the last good lines and their table indexes: a
+ * profile's frames come in runs of one module, or interleave a few (a
+ * stack of an executable and its libraries), whose hex need not be parsed
+ * and looked up again for each.  LAST_MODULES of them, the oldest
+ * replaced: with one, frames alternating between two modules (as
+ * bench_serve.sh's do) parsed and looked up every build ID. */
+#define LAST_MODULES 4
 struct last_module {
 	const char *word;
 	size_t len;
 	uint32_t module;
+};
+struct last_modules {
+	struct last_module m[LAST_MODULES];
+	unsigned int next; /* the one replaced next */
 };
 
 /* One non-blank line (lineno from 1) as a frame: what llvm-symbolizer
  * reads with build IDs ("[CODE] BUILDID:HEX ADDR") or dsostore's "HEX
  * ADDR" (ds_sym_parse_line(): ADDR hex, "0x" optional, in both). */
 static struct ds_sym_ref text_frame(struct symreq *rq, const char *s, size_t len, size_t lineno,
-				    bool offsets, struct last_module *last, int *nomem)
+				    bool offsets, struct last_modules *last, int *nomem)
 {
 	char key[2 * DS_BUILD_ID_MAX + 1];
 	struct ds_build_id bid;
 	uint64_t addr;
-	size_t w = 0, i = 0, klen;
+	size_t i = 0, klen;
 	long long m;
 	int kind;
 
 	while (i < len && (s[i] == ' ' || s[i] == '\t'))
 		i++;
-	while (i + w < len && s[i + w] != ' ' && s[i + w] != '\t')
-		w++;
 	/* llvm-symbolizer's commands: CODE is the default, DATA and FRAME
 	 * ask what this server does not answer. */
-	if (word_is(s + i, w, "DATA") || word_is(s + i, w, "FRAME"))
+	if (word_is(s + i, len - i, "DATA") || word_is(s + i, len - i, "FRAME"))
 		return bad(SYMREQ_BAD_DATA, lineno);
-	if (word_is(s + i, w, "CODE"))
-		i += w;
+	if (word_is(s + i, len - i, "CODE"))
+		i += 4;
 	while (i < len && (s[i] == ' ' || s[i] == '\t'))
 		i++;
 	if (len - i > 8 && !memcmp(s + i, "BUILDID:", 8))
 		i += 8;
-	/* The last line's module again, then one word: the address alone
+	/* A recent line's module again, then one word: the address alone
 	 * is parsed (ds_sym_parse_line() of one word; anything else takes
-	 * the whole way below, and its error). */
-	if (last->word && len - i > last->len && !memcmp(s + i, last->word, last->len) &&
-	    (s[i + last->len] == ' ' || s[i + last->len] == '\t') &&
-	    ds_sym_parse_line(s + i + last->len, len - i - last->len, NULL, 0, NULL, &addr) ==
+	 * the whole way below, and its error).  (At most one of the words
+	 * is followed by a blank here.) */
+	for (size_t k = 0; k < LAST_MODULES; k++) {
+		const struct last_module *lm = &last->m[k];
+
+		if (!lm->word || len - i <= lm->len || memcmp(s + i, lm->word, lm->len) ||
+		    (s[i + lm->len] != ' ' && s[i + lm->len] != '\t'))
+			continue;
+		if (ds_sym_parse_line(s + i + lm->len, len - i - lm->len, NULL, 0, NULL, &addr) ==
 		    DS_SYM_LINE_ADDR)
-		return (struct ds_sym_ref){ .module = last->module,
-					    .flags = offsets ? DS_SYM_REF_OFFSET : 0,
-					    .addr = addr };
+			return (struct ds_sym_ref){ .module = lm->module,
+						    .flags = offsets ? DS_SYM_REF_OFFSET : 0,
+						    .addr = addr };
+		break;
+	}
 	kind = ds_sym_parse_line(s + i, len - i, key, sizeof(key), &bid, &addr);
 	if (kind == DS_SYM_LINE_ADDR)
 		return bad(SYMREQ_BAD_NO_MODULE, lineno);
@@ -188,9 +205,9 @@ static struct ds_sym_ref text_frame(struct symreq *rq, const char *s, size_t len
 	}
 	klen = strlen(key);
 	if (!memcmp(s + i, key, klen)) { /* (the word where it was looked for) */
-		last->word = s + i;
-		last->len = klen;
-		last->module = (uint32_t)m;
+		last->m[last->next] =
+			(struct last_module){ .word = s + i, .len = klen, .module = (uint32_t)m };
+		last->next = (last->next + 1) % LAST_MODULES;
 	}
 	return (struct ds_sym_ref){ .module = (uint32_t)m,
 				    .flags = offsets ? DS_SYM_REF_OFFSET : 0,
@@ -200,7 +217,7 @@ static struct ds_sym_ref text_frame(struct symreq *rq, const char *s, size_t len
 static int parse_text(struct symreq *rq, const char *body, size_t len, bool offsets,
 		      size_t max_frames, struct symreq_error *err)
 {
-	struct last_module last = { 0 };
+	struct last_modules last = { 0 };
 	size_t lineno = 0;
 
 	for (size_t at = 0; at < len;) {
@@ -752,6 +769,18 @@ static void put_hex(struct symout *o, uint64_t v)
  * part of valid UTF-8 replaced by U+FFFD (written \ufffd): names and
  * paths come from the DWARF of files anybody may upload, and a JSON text
  * must be UTF-8 (RFC 8259). */
+/* Does the word w hold a byte put_str() must not copy as it is (below
+ * 0x20, 0x80 and above, '"', '\\')?  (A byte is zero in v where
+ * (v - 1) & ~v has its top bit; below n where (v - n) & ~v has: both exact
+ * as to whether there is one, which is all that is asked.) */
+static inline bool json_special8(uint64_t w)
+{
+	const uint64_t ones = 0x0101010101010101u, high = 0x8080808080808080u;
+	uint64_t q = w ^ ('"' * ones), b = w ^ ('\\' * ones);
+
+	return (((w - 0x20 * ones) & ~w) | w | ((q - ones) & ~q) | ((b - ones) & ~b)) & high;
+}
+
 static void put_str(struct symout *o, const char *s, size_t len)
 {
 	const unsigned char *u = (const unsigned char *)s;
@@ -760,6 +789,13 @@ static void put_str(struct symout *o, const char *s, size_t len)
 	for (size_t i = 0; i < len;) {
 		size_t run = i, n;
 
+		/* Names and paths are mostly plain ASCII: eight bytes a step
+		 * (the byte loop after it finds where a word stopped). */
+		for (uint64_t w; len - run >= 8; run += 8) {
+			memcpy(&w, u + run, 8);
+			if (json_special8(w))
+				break;
+		}
 		while (run < len && u[run] >= 0x20 && u[run] < 0x80 && u[run] != '"' && u[run] != '\\')
 			run++;
 		put(o, s + i, run - i);
@@ -872,14 +908,21 @@ enum symreq_status symout_frame(struct symout *o, const struct symreq *rq, size_
 	if (rq->json && i)
 		put_lit(o, ",");
 	if (!isbad && r->module < rq->nids) {
-		if (!o->hex_len || o->hex_module != r->module) {
-			int n = ds_build_id_format(&rq->ids[r->module], o->hex, sizeof(o->hex));
+		size_t k = 0;
 
-			o->hex_len = n > 0 ? (size_t)n : 0;
-			o->hex_module = r->module;
+		while (k < SYMOUT_HEX && (!o->hex_len[k] || o->hex_module[k] != r->module))
+			k++;
+		if (k == SYMOUT_HEX) {
+			int n;
+
+			k = o->hex_next;
+			o->hex_next = (o->hex_next + 1) % SYMOUT_HEX;
+			n = ds_build_id_format(&rq->ids[r->module], o->hex[k], sizeof(o->hex[k]));
+			o->hex_len[k] = n > 0 ? (size_t)n : 0;
+			o->hex_module[k] = r->module;
 		}
-		hex = o->hex;
-		hexlen = o->hex_len;
+		hex = o->hex[k];
+		hexlen = o->hex_len[k];
 	}
 	if (isbad && r->module < SYMREQ_BAD_COUNT && r->addr == SYMREQ_NOWHERE)
 		snprintf(msg, sizeof(msg), "frame %zu: %s", i, bad_text[r->module]);

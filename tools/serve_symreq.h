@@ -84,11 +84,14 @@ struct symout {
 	char *buf;
 	size_t len, cap;
 	bool nomem;
-	/* The last frame's module and its build ID in hex: written once per
-	 * run of frames of one module, not formatted for each. */
-	uint32_t hex_module;
-	size_t hex_len;
-	char hex[2 * DS_BUILD_ID_MAX + 1];
+	/* The last frames' modules and their build IDs in hex (hex_len 0:
+	 * none), the oldest replaced: formatted once per run of frames of a
+	 * few modules taken in turn, not for each frame. */
+#define SYMOUT_HEX 4
+	uint32_t hex_module[SYMOUT_HEX];
+	size_t hex_len[SYMOUT_HEX];
+	char hex[SYMOUT_HEX][2 * DS_BUILD_ID_MAX + 1];
+	unsigned int hex_next;
 };
 
 /* Before the first frame, between frames and after the last: the JSON
