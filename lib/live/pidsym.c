@@ -45,14 +45,15 @@ static int by_group(const void *x, const void *y)
  * (the batch started for them).  look: room for ns addresses.  How many
  * were found, or -ENOMEM when an answer could not be put (it says so). */
 static int answer_slots(struct ds_sym_batch *batch, struct ds_sym_batch *tmp, struct slot *slots,
-			size_t ns, uint64_t *look)
+			size_t ns, uint64_t *look, bool sorted)
 {
 	const struct ds_dso *seen[DS__SYM_SCRATCH_MAX];
 	size_t ngroups = 0;
 	bool by_ref = !tmp;
 	int err = 0, found = 0;
 
-	qsort(slots, ns, sizeof(*slots), by_group);
+	if (!sorted)
+		qsort(slots, ns, sizeof(*slots), by_group);
 	/* Each group's answers taken from its scratch batch where they are
 	 * (no string copied again) when every group has a scratch batch of
 	 * its own in this call: as many groups as scratch batches at most,
@@ -211,7 +212,7 @@ static int symbolize_norm(struct ds_normalizer *norm, int norm_err, const uint64
 	 * debuginfod batch for the rest. */
 	if (ns)
 		ds_store_prefetch(store, NULL);
-	found = answer_slots(batch, tmp, slots, ns, offs);
+	found = answer_slots(batch, tmp, slots, ns, offs, false);
 	if (found < 0) {
 		err = found;
 		found = 0;
@@ -263,6 +264,32 @@ DS_API int ds_symbolize_pid(struct ds_store *store, int32_t pid, const uint64_t 
 	return err;
 }
 
+/* slots[0..ns), made in input order, into the order by_group() says: a
+ * stable counting sort of their groups (below ngroups), what qsort() would
+ * give at a fraction of its cost (it was 4% of dsostore serve's
+ * instructions for /symbolize).  false: no memory (slots unchanged). */
+static bool sort_groups(struct slot **slots, size_t ns, size_t ngroups)
+{
+	size_t *at = calloc(ngroups + 1, sizeof(*at));
+	struct slot *out = malloc((ns ? ns : 1) * sizeof(*out));
+
+	if (!at || !out) {
+		free(at);
+		free(out);
+		return false;
+	}
+	for (size_t k = 0; k < ns; k++)
+		at[(*slots)[k].group + 1]++;
+	for (size_t g = 1; g <= ngroups; g++)
+		at[g] += at[g - 1];
+	for (size_t k = 0; k < ns; k++)
+		out[at[(*slots)[k].group]++] = (*slots)[k];
+	free(at);
+	free(*slots);
+	*slots = out;
+	return true;
+}
+
 /* ds_symbolize_build_ids() once its arguments are checked and the batch
  * started for n > 0 answers.  dsos[0..nids): room for the DSOs. */
 static int symbolize_refs(struct ds_store *store, const struct ds_build_id *ids, size_t nids,
@@ -273,6 +300,7 @@ static int symbolize_refs(struct ds_store *store, const struct ds_build_id *ids,
 	uint64_t *look = calloc(n, sizeof(*look));
 	size_t ns = 0;
 	int err = 0, found;
+	bool sorted;
 
 	if (!slots || !look) {
 		err = -ENOMEM;
@@ -321,7 +349,8 @@ static int symbolize_refs(struct ds_store *store, const struct ds_build_id *ids,
 	 * copied, not every one anew. */
 	if (ns)
 		ds_store_prefetch(store, NULL);
-	found = answer_slots(batch, NULL, slots, ns, look);
+	sorted = sort_groups(&slots, ns, 2 * nids);
+	found = answer_slots(batch, NULL, slots, ns, look, sorted);
 	if (found < 0)
 		err = found;
 out:
