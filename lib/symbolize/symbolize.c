@@ -135,10 +135,11 @@ struct dslot {
 };
 
 #define RECENT 256 /* a power of two */
-/* Arrays of this many answers or more are made ready in one call each
- * (ds__populate()): a million warm addresses took some 3,000 page faults
- * in them otherwise, a tenth of the run's CPU on a paravirtualized
- * machine. */
+/* The entries of a batch's arrays that a call writes are made ready in
+ * one call each (ds__populate()) when they are this many more than were
+ * before: a million warm addresses took some 2,300 page faults in them
+ * otherwise, a tenth of the run's CPU on a paravirtualized machine.  Only
+ * what is written: room grown past it stays untouched. */
 #define POPULATE_MIN 4096
 #define PREFETCH_AHEAD 8 /* answers: see ds__sym_batch_lookup() */
 
@@ -178,6 +179,9 @@ struct ds_sym_batch {
 	struct ds_sym_answer *ans;
 	size_t *first; /* ans[i]'s first frame in frames */
 	size_t n, cap; /* answers; room in ans, first, pairs, tmp, vaddrs */
+	/* Entries populated (ds__populate()): of ans, first and vaddrs; of
+	 * pairs; of tmp (the two trade places in a sort); of frames. */
+	size_t ready, pairs_ready, tmp_ready, frames_ready;
 	struct pair *pairs, *tmp;
 	size_t npairs;
 	uint64_t *vaddrs;
@@ -276,13 +280,20 @@ int ds__sym_batch_start(struct ds_sym_batch *b, size_t n)
 		    !grow((void **)&b->vaddrs, cap, sizeof(*b->vaddrs)))
 			return -ENOMEM;
 		b->cap = cap;
-		if (cap >= POPULATE_MIN) { /* all of them are written */
-			ds__populate(b->ans, cap * sizeof(*b->ans));
-			ds__populate(b->first, cap * sizeof(*b->first));
-			ds__populate(b->pairs, cap * sizeof(*b->pairs));
-			ds__populate(b->tmp, cap * sizeof(*b->tmp));
-			ds__populate(b->vaddrs, cap * sizeof(*b->vaddrs));
-		}
+	}
+	if (n >= b->ready + POPULATE_MIN) {
+		/* The entries this call writes, not the room past them (a
+		 * batch grown to twice what it was asked would hold it all). */
+		size_t k = b->ready;
+
+		ds__populate(b->ans + k, (n - k) * sizeof(*b->ans));
+		ds__populate(b->first + k, (n - k) * sizeof(*b->first));
+		ds__populate(b->vaddrs + k, (n - k) * sizeof(*b->vaddrs));
+		b->ready = n;
+	}
+	if (n >= b->pairs_ready + POPULATE_MIN) {
+		ds__populate(b->pairs + b->pairs_ready, (n - b->pairs_ready) * sizeof(*b->pairs));
+		b->pairs_ready = n;
 	}
 	b->n = n;
 	return 0;
@@ -386,11 +397,21 @@ size_t ds__sym_batch_sort(struct ds_sym_batch *b, const struct ds_symbols *S,
 		b->pairs[np++] = (struct pair){ .key = v, .idx = (uint32_t)i };
 	}
 	if (!sorted) {
-		struct pair *p = radix_sort(b->pairs, b->tmp, np);
+		struct pair *p;
+
+		if (np >= b->tmp_ready + POPULATE_MIN) { /* (written by a sort alone) */
+			ds__populate(b->tmp + b->tmp_ready, (np - b->tmp_ready) * sizeof(*b->tmp));
+			b->tmp_ready = np;
+		}
+		p = radix_sort(b->pairs, b->tmp, np);
 
 		if (p != b->pairs) {
+			size_t r = b->tmp_ready;
+
 			b->tmp = b->pairs;
+			b->tmp_ready = b->pairs_ready;
 			b->pairs = p;
+			b->pairs_ready = r;
 		}
 	}
 	for (size_t k = 0; k < np; k++)
@@ -596,9 +617,6 @@ static int emit_frame(void *arg, const struct ds__raw_frame *f)
 
 		if (!grow((void **)&b->frames, cap, sizeof(*b->frames)))
 			return -ENOMEM;
-		if (cap >= POPULATE_MIN)
-			ds__populate(b->frames + b->frame_cap,
-				     (cap - b->frame_cap) * sizeof(*b->frames));
 		b->frame_cap = cap;
 	}
 	if (f->function) {
@@ -670,6 +688,16 @@ int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned 
 		b->iuid = S->uid;
 		b->iepoch = atomic_load(&S->strings_epoch);
 		b->ibytes = 0;
+	}
+	/* A frame an answer, most often: room for that many made ready at
+	 * once (see POPULATE_MIN), the frames of more grown as they come. */
+	if (b->npairs >= b->frames_ready + POPULATE_MIN &&
+	    (b->frame_cap >= b->npairs || grow((void **)&b->frames, b->npairs, sizeof(*b->frames)))) {
+		if (b->frame_cap < b->npairs)
+			b->frame_cap = b->npairs;
+		ds__populate(b->frames + b->frames_ready,
+			     (b->npairs - b->frames_ready) * sizeof(*b->frames));
+		b->frames_ready = b->npairs;
 	}
 	for (size_t k = 0; k < b->npairs;) {
 		uint64_t v = b->pairs[k].key;
