@@ -97,15 +97,9 @@ static int abbrevs_read_upto(const struct dfile *f, uint64_t off, const struct u
 
 		if (!code || c.bad)
 			break;
-		if (t->n == t->cap) {
-			size_t cap = t->cap ? 2 * t->cap : 64;
-			struct abbrev *v = realloc(t->v, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			t->v = v;
-			t->cap = cap;
-		}
+		if (!(ab = ds__grow(t->v, &t->cap, t->n, sizeof(*t->v))))
+			return -ENOMEM;
+		t->v = ab;
 		ab = &t->v[t->n++];
 		ab->code = code;
 		ab->tag = (uint32_t)uleb(&c);
@@ -128,15 +122,9 @@ static int abbrevs_read_upto(const struct dfile *f, uint64_t off, const struct u
 
 			if (c.bad || (!name && !form))
 				break;
-			if (t->na == t->acap) {
-				size_t cap = t->acap ? 2 * t->acap : 256;
-				struct attrspec *a = realloc(t->a, cap * sizeof(*a));
-
-				if (!a)
-					return -ENOMEM;
-				t->a = a;
-				t->acap = cap;
-			}
+			if (!(as = ds__grow(t->a, &t->acap, t->na, sizeof(*t->a))))
+				return -ENOMEM;
+			t->a = as;
 			as = &t->a[t->na++];
 			as->name = name > UINT16_MAX ? 0 : (uint16_t)name;
 			as->form = form > UINT16_MAX ? 0 : (uint16_t)form;
@@ -163,15 +151,12 @@ static int abbrevs_read_upto(const struct dfile *f, uint64_t off, const struct u
 			if (as->size >= 0) {
 				run += (uint64_t)as->size;
 			} else {
-				if (t->nsteps == t->stepcap) {
-					size_t cap = t->stepcap ? 2 * t->stepcap : 64;
-					struct skipstep *v = realloc(t->steps, cap * sizeof(*v));
+				struct skipstep *v =
+					ds__grow(t->steps, &t->stepcap, t->nsteps, sizeof(*v));
 
-					if (!v)
-						return -ENOMEM;
-					t->steps = v;
-					t->stepcap = cap;
-				}
+				if (!v)
+					return -ENOMEM;
+				t->steps = v;
 				t->steps[t->nsteps++] = (struct skipstep){ (uint32_t)run, as->form };
 				ab->nsteps++;
 				run = 0;

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define LINES_RESERVE_MAX (4u << 20) /* rows reserved up front (96 MB) */
 
@@ -199,19 +198,10 @@ static inline void put_row(struct line *row, uint64_t addr, bool end, uint32_t f
 
 static size_t rows_ready(struct line *rows, size_t n, size_t cap)
 {
-#ifdef MADV_POPULATE_WRITE
-	uintptr_t page = 4096, from = (uintptr_t)&rows[n] & ~(page - 1),
-		  end = (uintptr_t)&rows[cap] & ~(page - 1);
+	size_t upto = cap - n > ROWS_READY / sizeof(*rows) ? n + ROWS_READY / sizeof(*rows) : cap;
 
-	if (end > from + ROWS_READY)
-		end = from + ROWS_READY;
-	if (end > from && !madvise((void *)from, end - from, MADV_POPULATE_WRITE))
-		return (size_t)(end - (uintptr_t)rows) / sizeof(*rows);
-#else
-	(void)rows;
-	(void)n;
-#endif
-	return cap;
+	ds__populate(&rows[n], (upto - n) * sizeof(*rows));
+	return upto;
 }
 
 /* The special opcodes of a program with these parameters, in W's table. */
