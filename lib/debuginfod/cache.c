@@ -1248,12 +1248,14 @@ static void walk_entry(struct ds_cache *c, int dirfd, bool clean, time_t now,
 		if (fstatat(dirfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		if (st.st_size == 0) {
+		if (is_tmp_file(de->d_name, &st)) {
+			/* A download that died, or was killed; empty if between
+			 * its open() and first write (on_body()), so told before
+			 * a miss, which is the entry's own name, committed 0400. */
+			remove = clean && tmp_orphaned(dirfd, de->d_name, &st, now, &lockfd);
+		} else if (st.st_size == 0) {
 			remove = now - st.st_mtime > c->miss_s;
 			n->misses += !remove;
-		} else if (is_tmp_file(de->d_name, &st)) {
-			/* a download that died, or was killed */
-			remove = clean && tmp_orphaned(dirfd, de->d_name, &st, now, &lockfd);
 		} else {
 			/* (a hdr- file ages as its artifact does, elfutils' rule,
 			 * and is not an artifact to count) */

@@ -478,6 +478,12 @@ if command -v flock >/dev/null; then
 	plant "$kdir/$bid.h0ld3r" 0644
 	plant "$E/debuginfo.h0ld3r" 0600
 	plant "$kdir/$bid.fr3sh1" 0600 now
+	# A writer killed between its open() and its first write leaves an
+	# empty one: no miss (those are the entry's own name, 0400), and gone
+	# once past the grace though younger than cache_miss_s (600 s).
+	: >"$E/executable.e4p7y0"
+	chmod 0600 "$E/executable.e4p7y0"
+	touch -d '-5 minutes' "$E/executable.e4p7y0"
 	(
 		exec 8<"$kdir/$bid.h0ld3r" 9<"$E/debuginfo.h0ld3r"
 		flock -x 8 && flock -x 9 && exec sleep 300
@@ -490,7 +496,7 @@ if command -v flock >/dev/null; then
 	flock -n "$E/debuginfo.h0ld3r" true && fail "the holder has no lock"
 	"$DSOSTORE" cache clean >clean.out 2>clean.err || fail "clean: $(cat clean.err)"
 	for f in "$kdir/$bid.q1w2e3" "$kdir/$bid.kallsyms.a1b2c3" "$E/debuginfo.z9y8x7" \
-		"$E/dsostore-index.k3j4h5"; do
+		"$E/dsostore-index.k3j4h5" "$E/executable.e4p7y0"; do
 		[ -e "$f" ] && fail "orphaned ${f#"$T"/} stayed"
 	done
 	for f in "$kdir/$bid.h0ld3r" "$E/debuginfo.h0ld3r" "$kdir/$bid.fr3sh1"; do
