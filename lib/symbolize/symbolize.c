@@ -720,11 +720,15 @@ int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned 
 			a.status = a.nframes ? DS_SYM_FOUND : DS_SYM_NOT_FOUND;
 			a.from_symtab = from_symtab;
 		}
-		/* Repeats of v share its frames. */
-		for (; k < b->npairs && b->pairs[k].key == v; k++) {
+		/* Repeats of v share its frames, and so do the addresses
+		 * after it that the same rows and scopes answer. */
+		for (; k < b->npairs && (b->pairs[k].key == v ||
+					 (!err && b->pairs[k].key < hint.same_until));
+		     k++) {
 			uint32_t i = b->pairs[k].idx;
 
 			b->ans[i] = a;
+			b->ans[i].addr = b->pairs[k].key;
 			b->first[i] = first;
 			found += a.nframes > 0;
 		}

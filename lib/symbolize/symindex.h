@@ -414,6 +414,11 @@ struct ds__find_hint {
 	uint32_t ncus;
 	uint32_t cus[DS__FIND_CANDIDATES];
 	const struct piece *unit;
+	/* Set by each ds__symbols_find(): every address from the one asked
+	 * up to this one (exclusive) has the same frames, from the same
+	 * strings, as it (the address itself when that is not known); a
+	 * sorted batch answers them without a lookup. */
+	uint64_t same_until;
 };
 
 

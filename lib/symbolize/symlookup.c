@@ -519,6 +519,64 @@ static int dwarf_at(struct ds_symbols *S, uint64_t addr, unsigned flags, struct 
 	return 0;
 }
 
+/* Whether lookups may read entry e of P (size bytes): checked, when P is
+ * a saved piece.  (A bound below only reads; damage is found by the
+ * lookups themselves.) */
+static inline bool readable(const struct piece *P, const void *e, size_t size)
+{
+	return !P->ck || ds__chunks_have(P->ck, e, size);
+}
+
+/* How far past addr the DWARF answer dwarf_at() just gave stays the same:
+ * the next address at which the innermost scope, the line row, the CU or
+ * binutils' ELF symbol may change (addr: not known).  P's scope H->scope
+ * is the last starting at or below addr, of which sc is the innermost
+ * holding it; its row H->row is the last at or below addr in its
+ * sequence H->seq.  Scopes nest, so one that did not hold addr holds no
+ * later address, and sc holds up to its end. */
+static uint64_t same_until(const struct ds_symbols *S, const struct piece *P,
+			   const struct ds__find_hint *H, const struct scope *sc, uint64_t addr,
+			   unsigned flags)
+{
+	uint64_t until = H->units_until < sc->hi ? H->units_until : sc->hi;
+	size_t i = H->scope, r = H->row, q = H->seq;
+
+	if (H->ncus != 1 || i >= P->nscopes || r + 1 >= P->nlines || q >= P->nseqs ||
+	    (flags & DS_SYM_ELF_NAMES))
+		return addr;
+	if (i + 1 < P->nscopes) {
+		if (!readable(P, &P->scopes[i + 1], sizeof(P->scopes[i + 1])))
+			return addr;
+		if (P->scopes[i + 1].lo < until)
+			until = P->scopes[i + 1].lo;
+	}
+	/* (The row at or below addr is no sequence's end, so the next row
+	 * is in its sequence.) */
+	if (!readable(P, &P->lines[r + 1], sizeof(P->lines[r + 1])))
+		return addr;
+	if (P->lines[r + 1].addr < until)
+		until = P->lines[r + 1].addr;
+	if (q + 1 < P->nseqs && P->seqs[q + 1].lo < until)
+		until = P->seqs[q + 1].lo;
+	if (!sc->is_linkage && (flags & DS_SYM_BINUTILS)) {
+		/* symbol_at(): the same section, the same last symbol at or
+		 * below. */
+		const struct elf_piece *E = &S->elf;
+		ptrdiff_t k = UPPER(E->secs, E->nsecs, lo, addr),
+			  j = UPPER(E->syms, E->nsyms, lo, addr);
+
+		if (k < 0 || addr >= E->secs[k].hi)
+			return addr;
+		if (E->secs[k].hi < until)
+			until = E->secs[k].hi;
+		if ((size_t)k + 1 < E->nsecs && E->secs[k + 1].lo < until)
+			until = E->secs[k + 1].lo;
+		if ((size_t)(j + 1) < E->nsyms && E->syms[j + 1].lo < until)
+			until = E->syms[j + 1].lo;
+	}
+	return until > addr ? until : addr;
+}
+
 /* The frames of addr, innermost first, through emit; see symindex.h. */
 int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 		     struct ds__find_hint *hint, bool *from_symtab, ds__frame_fn emit, void *arg)
@@ -532,6 +590,8 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 	int err = 0;
 
 	*from_symtab = false;
+	if (hint)
+		hint->same_until = addr;
 	if (flags & DS_SYM_NO_LINES) {
 		/* ELF symbols alone, whichever tier S is, so the answer does
 		 * not depend on what an earlier query built. */
@@ -549,10 +609,15 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 	}
 	if (hint->S != S)
 		*hint = (struct ds__find_hint){ .S = S };
+	hint->same_until = addr;
 	err = dwarf_at(S, addr, flags, hint, &scp, &sc, &lnp, &ln);
 	if (err)
 		return err;
 	if (sc) {
+		/* (Known only where one CU answered, scope and row.) */
+		uint64_t until = ln && scp == hint->piece ? same_until(S, scp, hint, sc, addr, flags)
+							 : addr;
+
 		/* (What these read was checked: frames_ok().) */
 		struct ds__raw_frame f = {
 			.file = ln ? file_of(lnp->pool, ln->file, flags) : NULL,
@@ -599,6 +664,8 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 			f.discriminator = sc->call_discriminator;
 			sc = up;
 		}
+		if (!err)
+			hint->same_until = until;
 		return err;
 	}
 	/* No DWARF function here: binutils name the address after the symbol

@@ -231,6 +231,16 @@ gnu gxx_O2_dw5_C "$B/gxx_O2_dw5" "$B/gxx_O2_dw5" C
 gnu gxx_O0_dw4_C "$B/gxx_O0_dw4" "$B/gxx_O0_dw4" C
 gnu clangxx_O2_dw4_C "$B/clangxx_O2_dw4" "$B/clangxx_O2_dw4" C
 gnu gcc_so_O2 "$B/gcc_so_O2" "$B/gcc_so_O2" -
+# Every byte of the largest functions as well (dense=N bytes): answers
+# shared between neighbouring addresses must stop at each boundary.
+gnu_dense() {
+	local name=$1 bin=$2 dm=$3 c=()
+	[ "$dm" = C ] && c=(-C)
+	check "$name" gnu oracle="$bin" dm="$dm" dense=6000 -- "${c[@]}" -f -i -a -e "$bin"
+}
+gnu_dense gcc_O2_dw5_dense "$B/gcc_O2_dw5" -
+gnu_dense gxx_O2_dw5_C_dense "$B/gxx_O2_dw5" C
+gnu_dense clang_O3_dw5_zlib_dense "$B/clang_O3_dw5_zlib" -
 gnu clang_so_O2_lld "$B/clang_so_O2_lld" "$B/clang_so_O2_lld" -
 # Stripped binaries: the debuginfo is found by build ID in --debug-dir.
 gnu split_gcc_O2 "$B/split_gcc_O2" "$B/gcc_O2_dw5" - --debug-dir "$D"

@@ -963,8 +963,23 @@ def expect(entries, rc=0, nerr=None, note=""):
     return dict(entries=entries, rc=rc, nerr=nerr, note=note)
 
 
+def dense_addrs(binary, limit):
+    """Every byte of the largest functions, up to limit bytes in all: each
+    row, scope and symbol boundary inside them, and the neighbours on
+    both sides (a sorted batch answers an address with the frames of the
+    one before it when no boundary lies between: docs/symbolization.md)."""
+    out = []
+    for start, size, _ in sorted(func_symbols(binary), key=lambda s: -s[1]):
+        if size and len(out) + size <= limit:
+            out.extend(range(start, start + size))
+    return out
+
+
 def prep_gnu(name, p, ctx):
     addrs = pick_addrs(p["oracle"], seed_of(name), 500)
+    if p.get("dense"):
+        # (the few addresses outside every section stay last)
+        addrs = sorted(set(addrs[:-4]) | set(dense_addrs(p["oracle"], int(p["dense"])))) + addrs[-4:]
     ref, note, names = gnu_oracle(p["oracle"], addrs, ctx["dm"])
     return expect([entry("0x%x" % a, a, ref[a], names=names.get(a)) for a in addrs],
                   note=note)
