@@ -193,11 +193,37 @@ int ds__symbols_vaddr(const struct ds_symbols *S, uint64_t offset, uint64_t *vad
 		_r;                                                                             \
 	})
 
+/* Rows (24 bytes) and scopes (48) ahead of a guess that a scan reads one
+ * after the other before a search takes over: a sorted batch's next
+ * address is most often that close, and reading in order lets the
+ * hardware's prefetch run ahead where a gallop's and a binary search's
+ * probes each wait for the one before. */
+#define SCAN_ROWS 32
+#define SCAN_SCOPES 16
+
+/* The last scope starting at or below addr, from the guess h as
+ * rows_from() does: a scan, then a gallop; -1 when scope h is past addr. */
+static ptrdiff_t scopes_from(const struct piece *P, size_t h, uint64_t addr, bool *dmg)
+{
+	size_t n = P->nscopes, end = h + SCAN_SCOPES < n ? h + SCAN_SCOPES : n, i;
+
+	GUARD_SCOPE(P, h, end);
+	if (P->scopes[h].lo > addr)
+		return -1;
+	for (i = h + 1; i < end && P->scopes[i].lo <= addr; i++)
+		;
+	if (i < end || end == n)
+		return (ptrdiff_t)i - 1;
+	return GALLOP(SCOPE, P, n, lo, addr, end - 1, -1);
+}
+
 static const struct scope *innermost(const struct piece *P, uint64_t addr, size_t *hint,
 				     bool *dmg)
 {
-	ptrdiff_t i = GALLOP(SCOPE, P, P->nscopes, lo, addr, *hint,
-			     UPPER2(SCOPE, P, P->nscopes, P->scope_keys, lo, addr));
+	ptrdiff_t i = *hint < P->nscopes ? scopes_from(P, *hint, addr, dmg) : -1;
+
+	if (i < 0)
+		i = UPPER2(SCOPE, P, P->nscopes, P->scope_keys, lo, addr);
 
 	if (i >= 0)
 		*hint = (size_t)i;
@@ -245,6 +271,25 @@ static ptrdiff_t rows_upper(const struct piece *P, size_t f, size_t e, uint64_t 
 	return UPPER_IN(LINE, P, lo, hi, addr, addr);
 }
 
+
+/* The last row at or below addr among rows [h, e) of one sequence, from
+ * the guess h (the row of the address before, in a sorted batch): -1 when
+ * row h is past addr.  Rows are read in order for SCAN_ROWS (a sorted
+ * neighbour is most often that close), then found through the keys. */
+static ptrdiff_t rows_from(const struct piece *P, size_t h, size_t e, uint64_t addr, bool *dmg)
+{
+	size_t end = h + SCAN_ROWS < e ? h + SCAN_ROWS : e, i;
+
+	GUARD_LINE(P, h, end);
+	if (P->lines[h].addr > addr)
+		return -1;
+	for (i = h + 1; i < end && P->lines[i].addr <= addr; i++)
+		;
+	if (i < end || end == e)
+		return (ptrdiff_t)i - 1;
+	return rows_upper(P, end - 1, e, addr, dmg);
+}
+
 static const struct line *line_at(const struct piece *P, uint64_t addr, size_t *seq_hint,
 				  size_t *hint, bool *dmg)
 {
@@ -263,7 +308,7 @@ static const struct line *line_at(const struct piece *P, uint64_t addr, size_t *
 	e = f + sq->n;
 	/* (The guess only within this sequence: rows are sorted per
 	 * sequence.) */
-	i = *hint >= f && *hint < e ? GALLOP(LINE, P, e, addr, addr, *hint, -1) : -1;
+	i = *hint >= f && *hint < e ? rows_from(P, *hint, e, addr, dmg) : -1;
 	if (i < (ptrdiff_t)f)
 		i = rows_upper(P, f, e, addr, dmg);
 	/* (Row i lies in the span the search checked.) */
