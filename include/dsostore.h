@@ -947,9 +947,10 @@ struct ds_frame {
 	unsigned int column; /* 0: unknown */
 	unsigned int discriminator;
 	bool inlined; /* this frame was inlined into the next one */
-	/* function, file: printable ASCII and tabs only, which
-	 * ds_term_escape() leaves as they are, so output code may copy them
-	 * (false: not known to be; escape them). */
+	/* function, file: printable ASCII other than '"' and '\\' only,
+	 * which ds_term_escape() and a JSON string both leave as they are,
+	 * so output code may copy them (false: not known to be; escape
+	 * them). */
 	bool function_plain, file_plain;
 	/* strlen() of function and file (0 where NULL): output code that
 	 * writes a million frames need not measure each string again. */

@@ -205,6 +205,19 @@ static void out_json(struct out *ob, const char *s)
 	out_char(ob, '"');
 }
 
+/* A frame's string as JSON (NULL: ""), copied as it is where the
+ * library says it is plain. */
+static void out_name(struct out *ob, const char *s, size_t len, bool plain)
+{
+	if (!plain || !s) {
+		out_json(ob, s ? s : "");
+		return;
+	}
+	out_char(ob, '"');
+	out_mem(ob, s, len);
+	out_char(ob, '"');
+}
+
 static void out_flush(struct out *ob)
 {
 	if (ob->len)
@@ -249,9 +262,9 @@ static void print_json(struct out *ob, const struct opts *o, const char *module,
 		out_lit(ob, ",\"Discriminator\":");
 		out_uint(ob, f->discriminator);
 		out_lit(ob, ",\"FileName\":");
-		out_json(ob, f->file ? f->file : "");
+		out_name(ob, f->file, f->file_len, f->file_plain);
 		out_lit(ob, ",\"FunctionName\":");
-		out_json(ob, f->function ? f->function : "");
+		out_name(ob, f->function, f->function_len, f->function_plain);
 		if (f->inlined)
 			out_lit(ob, ",\"Inlined\":true,\"Line\":");
 		else

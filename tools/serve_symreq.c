@@ -819,6 +819,21 @@ static void put_str(struct symout *o, const char *s, size_t len)
 	put_lit(o, "\"");
 }
 
+/* A frame's string (NULL: ""), copied as it is where the library says
+ * it is plain. */
+static inline void put_name(struct symout *o, const char *s, size_t len, bool plain)
+{
+	if (!s) {
+		put_lit(o, "\"\"");
+	} else if (plain) {
+		put_lit(o, "\"");
+		put(o, s, len);
+		put_lit(o, "\"");
+	} else {
+		put_str(o, s, len);
+	}
+}
+
 void symout_head(struct symout *o, const struct symreq *rq)
 {
 	if (rq->json)
@@ -883,9 +898,9 @@ static void put_frames(struct symout *o, const struct ds_sym_answer *a)
 		put_lit(o, ",\"Discriminator\":");
 		put_uint(o, f->discriminator);
 		put_lit(o, ",\"FileName\":");
-		put_str(o, f->file ? f->file : "", f->file ? f->file_len : 0);
+		put_name(o, f->file, f->file_len, f->file_plain);
 		put_lit(o, ",\"FunctionName\":");
-		put_str(o, f->function ? f->function : "", f->function ? f->function_len : 0);
+		put_name(o, f->function, f->function_len, f->function_plain);
 		put_lit(o, ",\"Line\":");
 		put_uint(o, f->line);
 		put_lit(o, ",\"StartAddress\":\"");

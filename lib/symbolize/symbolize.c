@@ -122,7 +122,7 @@ struct pslot {
 	uint32_t gen; /* a slot of an earlier generation is empty */
 	uint32_t len; /* strlen(val) */
 	uint8_t how; /* DM_* */
-	bool plain; /* val is printable ASCII (ds__term_plain()) */
+	bool plain; /* val is printable ASCII but '"' and '\\' (struct ds_frame) */
 };
 
 /* A mangled name and its demangling in one spelling (both in the batch's
@@ -593,7 +593,9 @@ answer_string_slow(struct ds_sym_batch *b, struct strtab *t, struct pslot *r, co
 	if (!val || n > UINT32_MAX) /* (no index holds a name of 4 GiB) */
 		return NULL;
 	*len = (unsigned)n;
-	*plain = ds__term_plain(val, n) == n;
+	/* (Plain for a terminal and for JSON alike: no tab, quote or
+	 * backslash either; once a distinct string.) */
+	*plain = ds__term_plain(val, n) == n && !val[strcspn(val, "\t\"\\")];
 	if (slot) {
 		*slot = (struct pslot){ .key = s, .val = val, .gen = t->gen, .len = *len,
 					.how = (uint8_t)how, .plain = *plain };

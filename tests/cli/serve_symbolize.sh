@@ -4,7 +4,8 @@
 #
 # A program compiled here (-g -O2, an inlined function), its debug file
 # (objcopy --only-keep-debug) and stripped executable in the -F directory
-# of a node with no upstream.  Frames of its functions (nm -S), as text
+# of a node with no upstream (two()'s lines in a file whose name has a
+# quote, a backslash and a tab, which every JSON string must escape).  Frames of its functions (nm -S), as text
 # lines in each form the spec names (BUILDID:HEX 0xADDR, CODE ..., HEX
 # ADDR) and as a JSON body (vaddr as a string and an integer, a file
 # offset placed by readelf -lW's PT_LOAD, a return address), are answered
@@ -29,6 +30,8 @@ cat >"$tmp/p.c" <<'EOF'
 #include <stdio.h>
 static inline __attribute__((always_inline)) int sq(int x) { return x * x + 1; }
 __attribute__((noinline)) int one(int x) { return sq(x) * 7 + x / 3; }
+/* A file name a JSON string must escape: a quote, a backslash, a tab. */
+#line 3 "q\"uo\\te\td.c"
 __attribute__((noinline)) int two(int x) { return one(x) + sq(x + 2) * one(x + 1); }
 int main(int argc, char **argv) { (void)argv; printf("%d\n", two(argc)); return 0; }
 EOF

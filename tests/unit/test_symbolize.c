@@ -546,12 +546,12 @@ static enum ds_sym_status status_for(int ret, size_t nframes)
 	return nframes ? DS_SYM_FOUND : DS_SYM_NOT_FOUND;
 }
 
-/* Printable ASCII and tabs only: what ds_frame's *_plain say, from the
- * bytes. */
+/* Printable ASCII but '"' and '\\' only (a terminal and a JSON string
+ * take it as it is): what ds_frame's *_plain say, from the bytes. */
 static bool t_plain(const char *s)
 {
 	for (; s && *s; s++)
-		if (!(*s == '\t' || (*s >= 0x20 && *s < 0x7f)))
+		if (*s < 0x20 || *s >= 0x7f || *s == '"' || *s == '\\')
 			return false;
 	return true;
 }
