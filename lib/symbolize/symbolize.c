@@ -319,34 +319,41 @@ void ds__sym_batch_fail(struct ds_sym_batch *b, const uint64_t *addrs, int err)
 
 /* ------------------------------------------------------------ sorting */
 
-/* Stable LSD radix sort on key, 8 bits a pass, a pass skipped where every
- * key has the same byte (addresses of one DSO share their high bytes).
- * Returns a or tmp, whichever holds the result. */
-static struct pair *radix_sort(struct pair *a, struct pair *tmp, size_t n)
+/* Below this many pairs, a run is insertion-sorted. */
+#define SORT_SMALL 32
+
+static void insertion_sort(struct pair *a, size_t n)
 {
-	static const unsigned small = 32;
-	uint32_t count[8][256];
-	uint64_t all_and = UINT64_MAX, all_or = 0, differ;
-	unsigned digits[8], nd = 0;
+	for (size_t i = 1; i < n; i++) {
+		struct pair p = a[i];
+		size_t j = i;
 
-	if (n < small) { /* insertion sort: stable too */
-		for (size_t i = 1; i < n; i++) {
-			struct pair p = a[i];
-			size_t j = i;
-
-			for (; j && a[j - 1].key > p.key; j--)
-				a[j] = a[j - 1];
-			a[j] = p;
-		}
-		return a;
+		for (; j && a[j - 1].key > p.key; j--)
+			a[j] = a[j - 1];
+		a[j] = p;
 	}
-	/* The bytes where keys differ, and counts of those alone: addresses
-	 * of one DSO differ in three or four. */
+}
+
+/* The bits where keys of a[0..n) differ. */
+static uint64_t keys_differ(const struct pair *a, size_t n)
+{
+	uint64_t all_and = UINT64_MAX, all_or = 0;
+
 	for (size_t i = 0; i < n; i++) {
 		all_and &= a[i].key;
 		all_or |= a[i].key;
 	}
-	differ = all_and ^ all_or;
+	return all_and ^ all_or;
+}
+
+/* Stable LSD radix sort on key, 8 bits a pass, a pass skipped where every
+ * key has the same byte (differ: the bits where keys differ).  Returns a
+ * or tmp, whichever holds the result. */
+static struct pair *lsd_sort(struct pair *a, struct pair *tmp, size_t n, uint64_t differ)
+{
+	uint32_t count[8][256];
+	unsigned digits[8], nd = 0;
+
 	for (unsigned d = 0; d < 8; d++)
 		if ((differ >> (8 * d)) & 0xff)
 			digits[nd++] = d;
@@ -372,6 +379,60 @@ static struct pair *radix_sort(struct pair *a, struct pair *tmp, size_t n)
 		tmp = t;
 	}
 	return a;
+}
+
+/* Bits of the one pass by the top of the keys: about a quarter of
+ * log2(n) less than n's, so that runs hold some four pairs, up to
+ * 2^MSD_BITS runs. */
+#define MSD_BITS 14
+
+/* Stable sort by key: one counting pass by the highest bits where keys
+ * differ, then each run of keys alike there insertion-sorted (a large one
+ * by lsd_sort()).  A block of a DSO's addresses (65,536 over a few MB of
+ * text) leaves runs of a few pairs: one scattering pass instead of the
+ * three or four of bytes (python3.11d's warm million: 89 instructions an
+ * address in the sort before, 56 after; 12 bits, runs of 16, took 98).
+ * Returns a or tmp, whichever holds the result. */
+static struct pair *radix_sort(struct pair *a, struct pair *tmp, size_t n)
+{
+	uint32_t count[(1u << MSD_BITS) + 1];
+	unsigned shift, bits, top;
+	uint32_t mask;
+	uint64_t differ;
+
+	if (n < SORT_SMALL) {
+		insertion_sort(a, n); /* (stable too) */
+		return a;
+	}
+	differ = keys_differ(a, n);
+	if (!differ)
+		return a; /* one key */
+	bits = 64 - (unsigned)__builtin_clzll(n) - 2; /* (n >= SORT_SMALL: 4 and more) */
+	if (bits > MSD_BITS)
+		bits = MSD_BITS;
+	top = 64 - (unsigned)__builtin_clzll(differ);
+	shift = top > bits ? top - bits : 0;
+	mask = (1u << bits) - 1;
+	memset(count, 0, (mask + 2) * sizeof(count[0]));
+	for (size_t i = 0; i < n; i++)
+		count[((a[i].key >> shift) & mask) + 1]++;
+	for (uint32_t v = 1; v <= mask + 1; v++)
+		count[v] += count[v - 1]; /* count[v]: where run v starts */
+	for (size_t i = 0; i < n; i++)
+		tmp[count[(a[i].key >> shift) & mask]++] = a[i];
+	/* (count[v] is now where run v ends, and run v starts where v - 1
+	 * ends) */
+	for (uint32_t v = 0, from = 0; v <= mask; from = count[v++]) {
+		size_t m = count[v] - from;
+
+		if (m < 2)
+			continue;
+		if (m < SORT_SMALL)
+			insertion_sort(tmp + from, m);
+		else if (lsd_sort(tmp + from, a + from, m, keys_differ(tmp + from, m)) != tmp + from)
+			memcpy(tmp + from, a + from, m * sizeof(*a));
+	}
+	return tmp;
 }
 
 size_t ds__sym_batch_sort(struct ds_sym_batch *b, const struct ds_symbols *S,
@@ -724,8 +785,9 @@ int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned 
 		}
 		/* Repeats of v share its frames, and so do the addresses
 		 * after it that the same rows and scopes answer. */
-		for (; k < b->npairs && (b->pairs[k].key == v ||
-					 (!err && b->pairs[k].key < hint.same_until));
+		for (; k < b->npairs &&
+		       (b->pairs[k].key == v ||
+			(!err && b->pairs[k].key > v && b->pairs[k].key < hint.same_until));
 		     k++) {
 			uint32_t i = b->pairs[k].idx;
 
