@@ -706,6 +706,65 @@ static void test_batch(void)
 	ds_context_free(ctx);
 }
 
+/* Every byte of the binary's code that the test addresses span, twice,
+ * shuffled (a fixed seed), with addresses past both ends: a batch sorts
+ * them (by its top bits; the outliers put nearly all in one run) and
+ * shares one lookup's frames with the neighbours that the same rows and
+ * scopes answer.  Each answer must be what that address alone gets. */
+static void test_batch_dense(void)
+{
+	struct ds_context *ctx = new_context(empty_dirs);
+	struct ds_store *s = t_store_new(ctx, 0);
+	const struct bin *bn = &bins[BIN_A];
+	struct ds_dso *d = dso_for(s, bn->path);
+	struct ds_sym_batch *b = ds_sym_batch_new();
+	static const unsigned flag_sets[] = {DS_SYM_INLINES, DS_SYM_INLINES | DS_SYM_BINUTILS, 0};
+	uint64_t lo = UINT64_MAX, hi = 0, seed = 0x9e3779b97f4a7c15ull, *addrs;
+	size_t n = 0, span;
+
+	for (size_t i = 0; i < bn->naddrs; i++) {
+		lo = bn->addrs[i] < lo ? bn->addrs[i] : lo;
+		hi = bn->addrs[i] > hi ? bn->addrs[i] : hi;
+	}
+	span = hi - lo + 1 < 16384 ? (size_t)(hi - lo + 1) : 16384;
+	addrs = calloc(2 * span + 2, sizeof(*addrs));
+	CHECK(b != NULL && addrs != NULL);
+	for (int twice = 0; twice < 2; twice++)
+		for (size_t i = 0; i < span; i++)
+			addrs[n++] = lo + i;
+	for (int with_outliers = 0; with_outliers < 2 && addrs; with_outliers++) {
+		size_t m = n;
+
+		if (with_outliers) {
+			addrs[m++] = 1;
+			addrs[m++] = UINT64_MAX - 1;
+		}
+		for (size_t i = m - 1; i > 0; i--) { /* Fisher-Yates, xorshift */
+			size_t j;
+			uint64_t t;
+
+			seed ^= seed << 13;
+			seed ^= seed >> 7;
+			seed ^= seed << 17;
+			j = (size_t)(seed % (i + 1));
+			t = addrs[i];
+			addrs[i] = addrs[j];
+			addrs[j] = t;
+		}
+		for (size_t f = 0; f < sizeof(flag_sets) / sizeof(flag_sets[0]); f++) {
+			int ret = ds_dso_symbolize_batch(d, addrs, m, flag_sets[f], b);
+
+			CHECK(ret > 0);
+			CHECK_EQ_INT(ret, check_batch_answers("dense", d, b, addrs, m, flag_sets[f]));
+		}
+	}
+	free(addrs);
+	ds_sym_batch_free(b);
+	ds_dso_put(d);
+	ds_store_free(s);
+	ds_context_free(ctx);
+}
+
 /* A DSO without any symbols: every answer of a batch says so.  (strip
  * keeps .dynsym, and with the relocations it names the PLT stubs: those
  * go too.) */
@@ -1746,6 +1805,7 @@ int main(void)
 	build_fixtures();
 	test_against_addr2line();
 	test_batch();
+	test_batch_dense();
 	test_batch_no_symbols();
 	test_cxx();
 	test_file_offset();
