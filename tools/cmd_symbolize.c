@@ -1226,23 +1226,18 @@ static int answer_block(const struct opts *o, struct batch *b)
 	size_t ng = b->ngroups, n = 0, j = 0;
 	int status = 0;
 
-	/* Items by group, in line order within each: a counting sort. */
-	memset(b->gstart, 0, (ng + 1) * sizeof(*b->gstart));
-	for (size_t i = 0; i < b->n; i++)
-		if (b->items[i].dso)
-			b->gstart[b->items[i].group + 1]++;
-	for (size_t g = 0; g < ng; g++)
-		b->gstart[g + 1] += b->gstart[g];
-	for (size_t i = 0; i < b->n; i++)
-		if (b->items[i].dso)
-			b->order[b->gstart[b->items[i].group]++] = i;
-	for (size_t g = ng; g > 0; g--) /* back to each group's start */
-		b->gstart[g] = b->gstart[g - 1];
-	b->gstart[0] = 0;
+	if (ng <= 1) { /* one DSO: its addresses in line order, straight out */
+		size_t k = 0;
 
-	if (ng <= 1) { /* one DSO: straight out */
-		if (ng && b->gstart[1])
-			ans = symbolize_group(b, 0, flags, &n);
+		for (size_t i = 0; i < b->n; i++)
+			if (b->items[i].dso)
+				b->addrs[k++] = b->items[i].addr;
+		if (k) {
+			ds_dso_symbolize_batch(b->groups[0], b->addrs, k, flags, b->sym);
+			ans = ds_sym_batch_answers(b->sym, &n); /* (every answer says what failed) */
+			if (n != k) /* no answers at all (-ENOMEM) */
+				oom();
+		}
 		/* Text of found frames and no renaming: nothing to say on
 		 * stderr (tell()), the address as format_item() picks it. */
 		bool text = o->style != STYLE_JSON && !o->history;
@@ -1270,6 +1265,19 @@ static int answer_block(const struct opts *o, struct batch *b)
 				out_flush(b->out);
 		}
 	} else { /* each DSO's answers wait in stage for their turn */
+		/* Items by group, in line order within each: a counting sort. */
+		memset(b->gstart, 0, (ng + 1) * sizeof(*b->gstart));
+		for (size_t i = 0; i < b->n; i++)
+			if (b->items[i].dso)
+				b->gstart[b->items[i].group + 1]++;
+		for (size_t g = 0; g < ng; g++)
+			b->gstart[g + 1] += b->gstart[g];
+		for (size_t i = 0; i < b->n; i++)
+			if (b->items[i].dso)
+				b->order[b->gstart[b->items[i].group]++] = i;
+		for (size_t g = ng; g > 0; g--) /* back to each group's start */
+			b->gstart[g] = b->gstart[g - 1];
+		b->gstart[0] = 0;
 		b->stage.len = 0;
 		for (size_t g = 0; g < ng; g++) {
 			ans = symbolize_group(b, g, flags, &n);
