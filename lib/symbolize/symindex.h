@@ -419,6 +419,10 @@ struct ds__find_hint {
 	 * strings, as it (the address itself when that is not known); a
 	 * sorted batch answers them without a lookup. */
 	uint64_t same_until;
+	/* The line row's file of the last answer: file_of() of (pool, off). */
+	const char *file_pool, *file;
+	uint32_t file_off;
+	unsigned file_flags;
 };
 
 

@@ -283,7 +283,11 @@ static ptrdiff_t rows_from(const struct piece *P, size_t h, size_t e, uint64_t a
 	GUARD_LINE(P, h, end);
 	if (P->lines[h].addr > addr)
 		return -1;
-	for (i = h + 1; i < end && P->lines[i].addr <= addr; i++)
+	/* (Four rows a step while the fourth is at or below addr: sorted,
+	 * so are the three before it.) */
+	for (i = h + 1; i + 4 <= end && P->lines[i + 3].addr <= addr; i += 4)
+		;
+	for (; i < end && P->lines[i].addr <= addr; i++)
 		;
 	if (i < end || end == e)
 		return (ptrdiff_t)i - 1;
@@ -293,8 +297,13 @@ static ptrdiff_t rows_from(const struct piece *P, size_t h, size_t e, uint64_t a
 static const struct line *line_at(const struct piece *P, uint64_t addr, size_t *seq_hint,
 				  size_t *hint, bool *dmg)
 {
-	ptrdiff_t q = GALLOP(PLAIN, P->seqs, P->nseqs, lo, addr, *seq_hint,
-			     UPPER(P->seqs, P->nseqs, lo, addr)),
+	size_t h = *seq_hint;
+	/* (Most often the sequence of the address before.) */
+	ptrdiff_t q = h < P->nseqs && P->seqs[h].lo <= addr &&
+				      (h + 1 == P->nseqs || P->seqs[h + 1].lo > addr)
+			      ? (ptrdiff_t)h
+			      : GALLOP(PLAIN, P->seqs, P->nseqs, lo, addr, h,
+				       UPPER(P->seqs, P->nseqs, lo, addr)),
 		  i;
 	const struct line *ln;
 	const struct seq *sq;
@@ -564,6 +573,21 @@ static int dwarf_at(struct ds_symbols *S, uint64_t addr, unsigned flags, struct 
 	return 0;
 }
 
+/* file_of() of the line row's file, through the hint: a sorted batch's
+ * neighbours are mostly in one file (binutils' path is found back to the
+ * start of its string, some 60 instructions). */
+static const char *row_file(struct ds__find_hint *H, const char *pool, uint32_t off,
+			    unsigned flags)
+{
+	if (H->file_pool != pool || H->file_off != off || H->file_flags != flags) {
+		H->file = file_of(pool, off, flags);
+		H->file_pool = pool;
+		H->file_off = off;
+		H->file_flags = flags;
+	}
+	return H->file;
+}
+
 /* Whether lookups may read entry e of P (size bytes): checked, when P is
  * a saved piece.  (A bound below only reads; damage is found by the
  * lookups themselves.) */
@@ -665,7 +689,7 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 
 		/* (What these read was checked: frames_ok().) */
 		struct ds__raw_frame f = {
-			.file = ln ? file_of(lnp->pool, ln->file, flags) : NULL,
+			.file = ln ? row_file(hint, lnp->pool, ln->file, flags) : NULL,
 			.line = ln ? ln->line : 0,
 			.column = ln ? ln->column : 0,
 			.discriminator = ln ? ln->discriminator : 0,
