@@ -183,6 +183,7 @@ struct ds_sym_batch {
 	 * pairs; of tmp (the two trade places in a sort); of frames. */
 	size_t ready, pairs_ready, tmp_ready, frames_ready;
 	struct pair *pairs, *tmp;
+	uint32_t *sort_count; /* radix_sort()'s counts (not on a host thread's stack) */
 	size_t npairs;
 	uint64_t *vaddrs;
 	struct ds_frame *frames;
@@ -227,6 +228,7 @@ DS_API void ds_sym_batch_free(struct ds_sym_batch *b)
 	free(b->first);
 	free(b->pairs);
 	free(b->tmp);
+	free(b->sort_count);
 	free(b->vaddrs);
 	free(b->frames);
 	free(b->calltab.tab);
@@ -381,10 +383,12 @@ static struct pair *lsd_sort(struct pair *a, struct pair *tmp, size_t n, uint64_
 	return a;
 }
 
-/* Bits of the one pass by the top of the keys: about a quarter of
- * log2(n) less than n's, so that runs hold some four pairs, up to
- * 2^MSD_BITS runs. */
+/* Bits of the one pass by the top of the keys: two fewer than n has, so
+ * that runs hold some four pairs, up to 2^MSD_BITS runs (the counts,
+ * 64 KiB, are the batch's: a library's callers may run it on small
+ * stacks). */
 #define MSD_BITS 14
+#define MSD_COUNTS ((1u << MSD_BITS) + 1)
 
 /* Stable sort by key: one counting pass by the highest bits where keys
  * differ, then each run of keys alike there insertion-sorted (a large one
@@ -392,10 +396,10 @@ static struct pair *lsd_sort(struct pair *a, struct pair *tmp, size_t n, uint64_
  * text) leaves runs of a few pairs: one scattering pass instead of the
  * three or four of bytes (python3.11d's warm million: 89 instructions an
  * address in the sort before, 56 after; 12 bits, runs of 16, took 98).
- * Returns a or tmp, whichever holds the result. */
-static struct pair *radix_sort(struct pair *a, struct pair *tmp, size_t n)
+ * count: MSD_COUNTS of room (NULL: lsd_sort() alone).  Returns a or tmp,
+ * whichever holds the result. */
+static struct pair *radix_sort(struct pair *a, struct pair *tmp, size_t n, uint32_t *count)
 {
-	uint32_t count[(1u << MSD_BITS) + 1];
 	unsigned shift, bits, top;
 	uint32_t mask;
 	uint64_t differ;
@@ -407,6 +411,8 @@ static struct pair *radix_sort(struct pair *a, struct pair *tmp, size_t n)
 	differ = keys_differ(a, n);
 	if (!differ)
 		return a; /* one key */
+	if (!count) /* (no memory for them) */
+		return lsd_sort(a, tmp, n, differ);
 	bits = 64 - (unsigned)__builtin_clzll(n) - 2; /* (n >= SORT_SMALL: 4 and more) */
 	if (bits > MSD_BITS)
 		bits = MSD_BITS;
@@ -464,7 +470,9 @@ size_t ds__sym_batch_sort(struct ds_sym_batch *b, const struct ds_symbols *S,
 			ds__populate(b->tmp + b->tmp_ready, (np - b->tmp_ready) * sizeof(*b->tmp));
 			b->tmp_ready = np;
 		}
-		p = radix_sort(b->pairs, b->tmp, np);
+		if (!b->sort_count && np >= SORT_SMALL)
+			b->sort_count = malloc(MSD_COUNTS * sizeof(*b->sort_count));
+		p = radix_sort(b->pairs, b->tmp, np, b->sort_count);
 
 		if (p != b->pairs) {
 			size_t r = b->tmp_ready;

@@ -271,7 +271,6 @@ static ptrdiff_t rows_upper(const struct piece *P, size_t f, size_t e, uint64_t 
 	return UPPER_IN(LINE, P, lo, hi, addr, addr);
 }
 
-
 /* The last row at or below addr among rows [h, e) of one sequence, from
  * the guess h (the row of the address before, in a sorted batch): -1 when
  * row h is past addr.  Rows are read in order for SCAN_ROWS (a sorted
