@@ -175,12 +175,31 @@ struct scratch {
 	uint64_t used;
 };
 
+/* What a lookup says of answer i, stored to its place in input order
+ * while the lookups go in address order: 16 bytes where the answer is 56
+ * (two cache lines most often) and its first frame 8 more, so that the
+ * scattered stores miss a third as often; the answers are written from
+ * these in one pass in order.  meta: nframes (24 bits), status (4),
+ * from_symtab, SLOT_SET (a lookup's answer; else one ds__sym_batch_sort()
+ * wrote to ans itself).  first: the first frame; with no frames, the
+ * error's errno (positive) or 0. */
+struct slot {
+	uint64_t addr;
+	uint32_t first, meta;
+};
+#define SLOT_NFRAMES_MAX ((1u << 24) - 1)
+#define SLOT_STATUS_SHIFT 24
+#define SLOT_SYMTAB (1u << 28)
+#define SLOT_SET (1u << 31)
+
 struct ds_sym_batch {
 	struct ds_sym_answer *ans;
-	size_t *first; /* ans[i]'s first frame in frames */
-	size_t n, cap; /* answers; room in ans, first, pairs, tmp, vaddrs */
-	/* Entries populated (ds__populate()): of ans, first and vaddrs; of
-	 * pairs; of tmp (the two trade places in a sort); of frames. */
+	size_t *first; /* ans[i]'s first frame in frames (ds__sym_batch_put()) */
+	struct slot *slots; /* the lookups' answers (ds__sym_batch_lookup()) */
+	size_t n, cap; /* answers; room in ans, first, slots, pairs, tmp, vaddrs */
+	/* Entries populated (ds__populate()): of ans, first, slots and
+	 * vaddrs; of pairs; of tmp (the two trade places in a sort); of
+	 * frames. */
 	size_t ready, pairs_ready, tmp_ready, frames_ready;
 	struct pair *pairs, *tmp;
 	uint32_t *sort_count; /* radix_sort()'s counts (not on a host thread's stack) */
@@ -226,6 +245,7 @@ DS_API void ds_sym_batch_free(struct ds_sym_batch *b)
 		ds_sym_batch_free(b->scratch[i].b);
 	free(b->ans);
 	free(b->first);
+	free(b->slots);
 	free(b->pairs);
 	free(b->tmp);
 	free(b->sort_count);
@@ -277,6 +297,7 @@ int ds__sym_batch_start(struct ds_sym_batch *b, size_t n)
 		/* An array grown stays grown; cap only counts once all are. */
 		if (!grow((void **)&b->ans, cap, sizeof(*b->ans)) ||
 		    !grow((void **)&b->first, cap, sizeof(*b->first)) ||
+		    !grow((void **)&b->slots, cap, sizeof(*b->slots)) ||
 		    !grow((void **)&b->pairs, cap, sizeof(*b->pairs)) ||
 		    !grow((void **)&b->tmp, cap, sizeof(*b->tmp)) ||
 		    !grow((void **)&b->vaddrs, cap, sizeof(*b->vaddrs)))
@@ -290,6 +311,7 @@ int ds__sym_batch_start(struct ds_sym_batch *b, size_t n)
 
 		ds__populate(b->ans + k, (n - k) * sizeof(*b->ans));
 		ds__populate(b->first + k, (n - k) * sizeof(*b->first));
+		ds__populate(b->slots + k, (n - k) * sizeof(*b->slots));
 		ds__populate(b->vaddrs + k, (n - k) * sizeof(*b->vaddrs));
 		b->ready = n;
 	}
@@ -457,6 +479,7 @@ size_t ds__sym_batch_sort(struct ds_sym_batch *b, const struct ds_symbols *S,
 
 			if (err) {
 				answer_error(&b->ans[i], addrs[i], err);
+				b->slots[i].meta = 0; /* (not a lookup's) */
 				continue;
 			}
 		}
@@ -772,24 +795,32 @@ int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned 
 	}
 	for (size_t k = 0; k < b->npairs;) {
 		uint64_t v = b->pairs[k].key;
-		size_t first = b->nframes;
+		size_t first = b->nframes, nf;
 		bool from_symtab = false;
-		struct ds_sym_answer a = { .addr = v };
+		struct slot sl;
 		int err;
 
 		/* The answers go to input order: scattered stores, each a
 		 * cache miss of its own; asked for ahead, they overlap. */
 		if (k + PREFETCH_AHEAD < b->npairs)
-			__builtin_prefetch(&b->ans[b->pairs[k + PREFETCH_AHEAD].idx], 1);
+			__builtin_prefetch(&b->slots[b->pairs[k + PREFETCH_AHEAD].idx], 1);
 		err = ds__symbols_find(S, v, flags, &hint, &from_symtab, emit_frame, b);
-
+		nf = b->nframes - first;
+		if (!err && (first > UINT32_MAX || nf > SLOT_NFRAMES_MAX))
+			err = -ENOMEM; /* (more frames than a slot counts) */
 		if (err) { /* an error has no frames */
 			b->nframes = first;
-			answer_error(&a, v, err > 0 ? -EIO : err);
+			err = err > 0 ? -EIO : err;
+			sl = (struct slot){ .first = (uint32_t)-err,
+					    .meta = SLOT_SET |
+						    (uint32_t)status_of(err) << SLOT_STATUS_SHIFT };
 		} else {
-			a.nframes = (uint32_t)(b->nframes - first);
-			a.status = a.nframes ? DS_SYM_FOUND : DS_SYM_NOT_FOUND;
-			a.from_symtab = from_symtab;
+			sl = (struct slot){
+				.first = nf ? (uint32_t)first : 0,
+				.meta = SLOT_SET | (uint32_t)nf | (from_symtab ? SLOT_SYMTAB : 0) |
+					(uint32_t)(nf ? DS_SYM_FOUND : DS_SYM_NOT_FOUND)
+						<< SLOT_STATUS_SHIFT,
+			};
 		}
 		/* Repeats of v share its frames, and so do the addresses
 		 * after it that the same rows and scopes answer. */
@@ -797,18 +828,32 @@ int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned 
 		       (b->pairs[k].key == v ||
 			(!err && b->pairs[k].key > v && b->pairs[k].key < hint.same_until));
 		     k++) {
-			uint32_t i = b->pairs[k].idx;
-
-			b->ans[i] = a;
-			b->ans[i].addr = b->pairs[k].key;
-			b->first[i] = first;
-			found += a.nframes > 0;
+			sl.addr = b->pairs[k].key;
+			b->slots[b->pairs[k].idx] = sl;
+			found += !err && nf > 0;
 		}
 	}
-	/* The frames have stopped moving; the reasons, in the same pass. */
+	/* The frames have stopped moving: the answers, in order, and their
+	 * reasons, in one pass. */
 	for (size_t i = 0; i < b->n; i++) {
-		b->ans[i].frames = b->ans[i].nframes ? b->frames + b->first[i] : NULL;
-		answer_reason(&b->ans[i], di_err);
+		struct ds_sym_answer *a = &b->ans[i];
+		struct slot sl = b->slots[i];
+
+		if (sl.meta & SLOT_SET) {
+			uint32_t nf = sl.meta & SLOT_NFRAMES_MAX;
+
+			*a = (struct ds_sym_answer){
+				.addr = sl.addr,
+				.frames = nf ? b->frames + sl.first : NULL,
+				.nframes = nf,
+				.status = (enum ds_sym_status)(sl.meta >> SLOT_STATUS_SHIFT & 15),
+				.error = nf ? 0 : -(int)sl.first,
+				.from_symtab = (sl.meta & SLOT_SYMTAB) != 0,
+			};
+		} else {
+			a->frames = NULL; /* (ds__sym_batch_sort()'s answer) */
+		}
+		answer_reason(a, di_err);
 	}
 	return found;
 }
