@@ -106,7 +106,8 @@ enum result { RES_NONE, RES_FILE, RES_UPSTREAM, RES_ERROR };
 /* The pages of [p, p + len) made present for writing in one call: a
  * body of 50 MB written as it arrives had taken 12,000 page faults, a
  * sixth of the node's CPU on a paravirtualized machine (bench_serve's
- * /symbolize of 1M frames). */
+ * /symbolize of 1M frames).  (The library's ds__populate() does the same
+ * for its batches; the tool uses the public API alone.) */
 static void populate(void *p, size_t len)
 {
 #ifdef MADV_POPULATE_WRITE

@@ -5,7 +5,8 @@
 # A program compiled here (-g -O2, an inlined function), its debug file
 # (objcopy --only-keep-debug) and stripped executable in the -F directory
 # of a node with no upstream (two()'s lines in a file whose name has a
-# quote, a backslash and a tab, which every JSON string must escape).  Frames of its functions (nm -S), as text
+# quote, a backslash and a tab, which every JSON string must escape).
+# Frames of its functions (nm -S), as text
 # lines in each form the spec names (BUILDID:HEX 0xADDR, CODE ..., HEX
 # ADDR) and as a JSON body (vaddr as a string and an integer, a file
 # offset placed by readelf -lW's PT_LOAD, a return address), are answered
