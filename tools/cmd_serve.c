@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -102,25 +101,6 @@ static const char *const rtype_name[RT_COUNT] = { "debuginfo", "executable", "so
 static const unsigned codes[] = { 200, 400, 404, 405, 406, 413, 500, 503 };
 #define NCODES (sizeof(codes) / sizeof(codes[0]))
 enum result { RES_NONE, RES_FILE, RES_UPSTREAM, RES_ERROR };
-
-/* The pages of [p, p + len) made present for writing in one call: a
- * body of 50 MB written as it arrives had taken 12,000 page faults, a
- * sixth of the node's CPU on a paravirtualized machine (bench_serve's
- * /symbolize of 1M frames).  (The library's ds__populate() does the same
- * for its batches; the tool uses the public API alone.) */
-static void populate(void *p, size_t len)
-{
-#ifdef MADV_POPULATE_WRITE
-	uintptr_t page = 4096, from = ((uintptr_t)p + page - 1) & ~(page - 1),
-		  end = ((uintptr_t)p + len) & ~(page - 1);
-
-	if (end > from)
-		(void)madvise((void *)from, end - from, MADV_POPULATE_WRITE);
-#else
-	(void)p;
-	(void)len;
-#endif
-}
 
 struct req {
 	struct node *n;
@@ -1183,19 +1163,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 								     "Content-Type");
 			const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
 								     "Content-Length");
+			unsigned long long said = cl ? strtoull(cl, NULL, 10) : 0;
 
 			if (ct && !(rq->content_type = strdup(ct)))
 				oom();
-			if (cl && strtoull(cl, NULL, 10) > n->sv.max_body) {
+			if (said > n->sv.max_body) {
 				rq->body_too_big = true;
 				rq->resp = route(rq); /* (never deferred: too big) */
 				return queue(rq);
 			}
-			if (cl)
-				rq->body_expect = (size_t)strtoull(cl, NULL, 10);
+			rq->body_expect = (size_t)said;
 			if (cl && !strcmp(url, "/symbolize") &&
-			    strtoull(cl, NULL, 10) >
-				    n->body_total - atomic_load(&n->body_bytes)) {
+			    said > n->body_total - atomic_load(&n->body_bytes)) {
 				rq->type = RT_SYMBOLIZE;
 				rq->status = 503;
 				rq->resp = serve_error(&n->sv, 503,
@@ -1253,7 +1232,6 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 			}
 			if (!(rq->body = realloc(rq->body, cap + 1)))
 				oom();
-			populate(rq->body + rq->body_cap, cap - rq->body_cap);
 			rq->body_cap = cap;
 		}
 		memcpy(rq->body + rq->body_len, data, len);

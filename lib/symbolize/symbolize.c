@@ -177,12 +177,12 @@ struct scratch {
 
 /* What a lookup says of answer i, stored to its place in input order
  * while the lookups go in address order: 16 bytes where the answer is 56
- * (two cache lines most often) and its first frame 8 more, so that the
- * scattered stores miss a third as often; the answers are written from
- * these in one pass in order.  meta: nframes (24 bits), status (4),
- * from_symtab, SLOT_SET (a lookup's answer; else one ds__sym_batch_sort()
- * wrote to ans itself).  first: the first frame; with no frames, the
- * error's errno (positive) or 0. */
+ * (two cache lines most often), so that the scattered stores miss less;
+ * the answers are written from these in one pass in order.  meta:
+ * nframes (24 bits), status (4), from_symtab, SLOT_SET (a lookup's
+ * answer; else one ds__sym_batch_sort() wrote to ans itself).  first: the
+ * first frame; with no frames, the error's errno (positive) or 0.  An
+ * answer ds__sym_batch_put() copied keeps its first frame there too. */
 struct slot {
 	uint64_t addr;
 	uint32_t first, meta;
@@ -194,12 +194,10 @@ struct slot {
 
 struct ds_sym_batch {
 	struct ds_sym_answer *ans;
-	size_t *first; /* ans[i]'s first frame in frames (ds__sym_batch_put()) */
-	struct slot *slots; /* the lookups' answers (ds__sym_batch_lookup()) */
-	size_t n, cap; /* answers; room in ans, first, slots, pairs, tmp, vaddrs */
-	/* Entries populated (ds__populate()): of ans, first, slots and
-	 * vaddrs; of pairs; of tmp (the two trade places in a sort); of
-	 * frames. */
+	struct slot *slots; /* the lookups' answers; where a copied one's frames start */
+	size_t n, cap; /* answers; room in ans, slots, pairs, tmp, vaddrs */
+	/* Entries populated (ds__populate()): of ans, slots and vaddrs; of
+	 * pairs; of tmp (the two trade places in a sort); of frames. */
 	size_t ready, pairs_ready, tmp_ready, frames_ready;
 	struct pair *pairs, *tmp;
 	uint32_t *sort_count; /* radix_sort()'s counts (not on a host thread's stack) */
@@ -244,7 +242,6 @@ DS_API void ds_sym_batch_free(struct ds_sym_batch *b)
 	for (size_t i = 0; i < SCRATCH_MAX; i++)
 		ds_sym_batch_free(b->scratch[i].b);
 	free(b->ans);
-	free(b->first);
 	free(b->slots);
 	free(b->pairs);
 	free(b->tmp);
@@ -296,7 +293,6 @@ int ds__sym_batch_start(struct ds_sym_batch *b, size_t n)
 
 		/* An array grown stays grown; cap only counts once all are. */
 		if (!grow((void **)&b->ans, cap, sizeof(*b->ans)) ||
-		    !grow((void **)&b->first, cap, sizeof(*b->first)) ||
 		    !grow((void **)&b->slots, cap, sizeof(*b->slots)) ||
 		    !grow((void **)&b->pairs, cap, sizeof(*b->pairs)) ||
 		    !grow((void **)&b->tmp, cap, sizeof(*b->tmp)) ||
@@ -310,7 +306,6 @@ int ds__sym_batch_start(struct ds_sym_batch *b, size_t n)
 		size_t k = b->ready;
 
 		ds__populate(b->ans + k, (n - k) * sizeof(*b->ans));
-		ds__populate(b->first + k, (n - k) * sizeof(*b->first));
 		ds__populate(b->slots + k, (n - k) * sizeof(*b->slots));
 		ds__populate(b->vaddrs + k, (n - k) * sizeof(*b->vaddrs));
 		b->ready = n;
@@ -918,7 +913,9 @@ static int batch_put(struct ds_sym_batch *b, size_t i, const struct ds_sym_answe
 
 	c.frames = NULL;
 	c.module = NULL;
-	b->first[i] = first;
+	if (first > UINT32_MAX) /* (more frames than a slot counts) */
+		goto nomem;
+	b->slots[i].first = (uint32_t)first;
 	/* Answers of one DSO come in a row: its name copied once. */
 	if (module && b->last_module && !strcmp(module, b->last_module))
 		c.module = b->last_module;
@@ -952,7 +949,7 @@ int ds__sym_batch_put_scratch(struct ds_sym_batch *b, size_t i, const struct ds_
 void ds__sym_batch_done(struct ds_sym_batch *b)
 {
 	for (size_t i = 0; i < b->n; i++)
-		b->ans[i].frames = b->ans[i].nframes ? b->frames + b->first[i] : NULL;
+		b->ans[i].frames = b->ans[i].nframes ? b->frames + b->slots[i].first : NULL;
 }
 
 DS_API const char *ds_sym_reason_name(enum ds_sym_reason r)
