@@ -2,10 +2,11 @@
  *
  * The body is parsed into compact records (tools/serve_symreq.c), then
  * answered block by block: each block one ds_symbolize_build_ids() call,
- * its answers written as text the response streams from.  The first block
- * is symbolized here, on the worker thread: that call looks for the
- * debuginfo of every build ID of the request at once (its DSOs are held
- * until the response is done, so later blocks find them searched).
+ * its answers written as text the response streams from.  The debuginfo
+ * of every build ID of the request is looked for at once here, on the
+ * worker thread, before any frame is answered (one ds_store_prefetch(), or
+ * the call of a request's only block); its DSOs are held until the
+ * response is done, so later blocks find them searched.
  *
  * A request of one block is written on the HTTP thread as MHD asks for
  * more of the response.  A longer one gets producers (struct producer,
@@ -29,7 +30,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BLOCK_FRAMES 16384
+/* Frames a block: BLOCK_SMALL, or BLOCK_LARGE for a request of at least
+ * four such blocks.  A block's lookups go in address order, and the more
+ * of them, the closer together they land in the index (the CLI's -e
+ * blocks measured the same: tools/cmd_symbolize.c, EXE_LINES).  Two POSTs
+ * of bench_serve.sh's million frames under callgrind: 8.09G instructions,
+ * 140.7M D1 and 58.9M last-level misses with 16,384; 7.67G, 127.5M and
+ * 49.1M with 65,536 (32,768 in between); node CPU, median of 15 POSTs,
+ * 1,290 ms against 1,030 (with the body's huge pages), VmHWM 165 MB
+ * against 172.  A shorter request keeps the small block, so that it still
+ * has a block for each producer. */
+#define BLOCK_SMALL 16384
+#define BLOCK_LARGE 65536
 /* Answers are written until a buffer holds this much, then sent. */
 #define OUT_HIGH (256u << 10)
 
@@ -63,6 +75,7 @@ struct symstream {
 	struct MHD_Connection *conn;
 	struct symreq rq;
 	struct ds_dso **dsos; /* the request's, held: searched once */
+	size_t block; /* frames a block (BLOCK_SMALL or BLOCK_LARGE) */
 	size_t nblocks;
 	unsigned int np; /* producers; 0: written on the HTTP thread */
 	struct producer *prod; /* nprod of them (prod[0]'s batch: block 0's) */
@@ -130,8 +143,8 @@ static void stream_free(void *cls)
  * IDs: answered as an error without work, its answer not used. */
 static void symbolize_block(struct symstream *s, struct producer *pr, size_t b)
 {
-	size_t start = b * BLOCK_FRAMES, got;
-	size_t n = s->rq.n - start < BLOCK_FRAMES ? s->rq.n - start : BLOCK_FRAMES;
+	size_t start = b * s->block, got;
+	size_t n = s->rq.n - start < s->block ? s->rq.n - start : s->block;
 	int rc;
 
 	for (size_t k = 0; k < n; k++) {
@@ -183,7 +196,7 @@ static void write_more(struct symstream *s)
 
 	while (s->out.len < OUT_HIGH && s->done < s->rq.n && !s->out.nomem) {
 		if (s->done == pr->block_end)
-			symbolize_block(s, pr, s->done / BLOCK_FRAMES);
+			symbolize_block(s, pr, s->done / s->block);
 		write_frames(s, pr, &s->out, &s->done);
 	}
 	if (s->done == s->rq.n && !s->tail) {
@@ -247,11 +260,10 @@ static void *produce(void *arg)
 	size_t p = (size_t)(pr - s->prod);
 
 	for (size_t b = p; b < s->nblocks; b += s->np) {
-		size_t at = b * BLOCK_FRAMES;
+		size_t at = b * s->block;
 		bool last;
 
-		if (b) /* (block 0 was symbolized by the worker) */
-			symbolize_block(s, pr, b);
+		symbolize_block(s, pr, b);
 		do {
 			struct chunk *c = &pr->buf[pr->fill];
 
@@ -333,7 +345,7 @@ static bool start_producers(struct symstream *s)
 	s->sync = true;
 	for (; np < s->nprod; np++) {
 		s->prod[np].batch = ds_sym_batch_new();
-		s->prod[np].refs = calloc(BLOCK_FRAMES, sizeof(*s->prod[np].refs));
+		s->prod[np].refs = calloc(s->block, sizeof(*s->prod[np].refs));
 		if (!s->prod[np].batch || !s->prod[np].refs)
 			break;
 	}
@@ -370,7 +382,8 @@ struct MHD_Response *serve_symbolize(struct serve *sv, struct MHD_Connection *co
 		*status = perr.status;
 		return serve_error(sv, perr.status, "%s", perr.msg);
 	}
-	s->nblocks = (s->rq.n + BLOCK_FRAMES - 1) / BLOCK_FRAMES;
+	s->block = s->rq.n >= 4 * BLOCK_LARGE ? BLOCK_LARGE : BLOCK_SMALL;
+	s->nblocks = (s->rq.n + s->block - 1) / s->block;
 	np = sv->sym_threads ? sv->sym_threads : 1;
 	if (np > s->nblocks)
 		np = (unsigned int)s->nblocks;
@@ -382,7 +395,7 @@ struct MHD_Response *serve_symbolize(struct serve *sv, struct MHD_Connection *co
 	for (unsigned int p = 0; p < s->nprod; p++)
 		s->prod[p].s = s;
 	s->prod[0].batch = ds_sym_batch_new();
-	s->prod[0].refs = calloc(BLOCK_FRAMES, sizeof(*s->prod[0].refs));
+	s->prod[0].refs = calloc(s->block, sizeof(*s->prod[0].refs));
 	if (!s->prod[0].batch || !s->prod[0].refs)
 		goto nomem;
 	for (size_t m = 0; m < s->rq.nids; m++) {
@@ -391,8 +404,15 @@ struct MHD_Response *serve_symbolize(struct serve *sv, struct MHD_Connection *co
 		/* (NULL: ds_symbolize_build_ids() answers its frames why.) */
 		s->dsos[m] = ds_store_findnew(sv->store, NULL, &id);
 	}
-	if (s->nblocks) /* the first block: every debuginfo looked for */
+	/* Every debuginfo of the request looked for at once, before the
+	 * first frame is answered: by the first block's call when there is
+	 * one block; else here, so that the producers start together on
+	 * their blocks (the first among them) instead of after a block
+	 * answered on this thread alone. */
+	if (s->nblocks == 1)
 		symbolize_block(s, &s->prod[0], 0);
+	else if (s->nblocks > 1)
+		ds_store_prefetch(sv->store, NULL);
 	if (s->nblocks <= 1) {
 		symout_head(&s->out, &s->rq);
 		write_more(s);
