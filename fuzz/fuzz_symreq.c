@@ -13,6 +13,8 @@
  *     the offset and return flags; a text body has one frame per line
  *     that is not blank (spaces, tabs, CRs), at most max_frames (3 for
  *     one input in three);
+ *   - a text body taken in pieces (symreq_text_more(), pieces of 1 to 61
+ *     bytes) gives the same records, or the same refusal, as the whole;
  *   - the answers written for it, each frame once as found (the body's
  *     own bytes as its function and file names: any bytes), once
  *     without an answer, parse as JSON by yajl (which checks UTF-8 too):
@@ -115,13 +117,49 @@ static void check_answers(const struct symreq *rq, const char *body, size_t len)
 	symout_release(&o);
 }
 
+/* A text body taken as it would come over the network, in pieces of
+ * sizes the input chooses (symreq_text_more() at each end, then final):
+ * the same records, or the same refusal, as symreq_parse() of the whole. */
+static void check_pieces(const char *body, size_t len, size_t max, int ret,
+			 const struct symreq *whole, const struct symreq_error *werr)
+{
+	struct symreq rq;
+	struct symreq_text st;
+	struct symreq_error e;
+	size_t avail = 0, step = 1 + (len ? (unsigned char)body[len / 2] % 37 : 0);
+	int r = 0;
+
+	symreq_text_start(&rq, &st, len & 1, max);
+	while (!r && avail < len) {
+		avail = len - avail > step ? avail + step : len;
+		step = step * 3 % 61 + 1; /* (sizes from 1 to 61, mixed) */
+		r = symreq_text_more(&rq, &st, body, avail, false, &e);
+	}
+	if (!r)
+		r = symreq_text_more(&rq, &st, body, len, true, &e);
+	if (r != ret)
+		die(ret ? "refused whole, taken in pieces" : "taken whole, refused in pieces", &e);
+	if (r) {
+		if (e.status != werr->status || strcmp(e.msg, werr->msg))
+			die("refused otherwise in pieces", &e);
+		if (rq.n || rq.frames || rq.nids)
+			die("a refusal in pieces left frames", &e);
+		return;
+	}
+	if (rq.n != whole->n || rq.nids != whole->nids ||
+	    (rq.n && memcmp(rq.frames, whole->frames, rq.n * sizeof(*rq.frames))) ||
+	    (rq.nids && memcmp(rq.ids, whole->ids, rq.nids * sizeof(*rq.ids))))
+		die("other records in pieces", NULL);
+	symreq_release(&rq);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	bool json = size && data[0] == 'J';
 	size_t len = size ? size - 1 : 0;
 	/* (a few frames for one input in three: the 413 is met too) */
 	size_t max = len % 3 ? MAX_FRAMES : 3;
-	char *body = malloc(len ? len : 1);
+	char *body = calloc(1, len ? len : 1);
 	struct symreq rq;
 	struct symreq_error e;
 	int ret;
@@ -132,6 +170,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(body, data + 1, len);
 	ret = symreq_parse(&rq, body, len, json ? "application/json" : "text/plain", len & 1,
 			   max, &e);
+	if (!json)
+		check_pieces(body, len, max, ret, &rq, &e);
 	if (ret) {
 		if (ret != -1 || rq.n || rq.frames || rq.nids)
 			die("a refusal left frames", &e);

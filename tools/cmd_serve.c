@@ -15,6 +15,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 #include "serve.h"
+#include "serve_symreq.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -117,6 +118,7 @@ struct req {
 	size_t body_len, body_cap;
 	size_t body_expect; /* its Content-Length (bounded by --max-body); 0: not said */
 	bool body_too_big;
+	struct symparse *early; /* a large text body's parser (serve.h) */
 	char *content_type;
 	/* /buildid/... */
 	struct ds_build_id bid;
@@ -693,7 +695,9 @@ static void work(struct req *rq)
 {
 	if (rq->type == RT_SYMBOLIZE) {
 		rq->resp = serve_symbolize(&rq->n->sv, rq->conn, rq->body, rq->body_len,
-					   rq->content_type, rq->offsets, &rq->status);
+					   rq->content_type, rq->offsets, rq->early, &rq->status);
+		symparse_free(rq->early);
+		rq->early = NULL;
 		rq->result = rq->status == 200 ? RES_FILE : RES_ERROR;
 		/* Parsed into records: the body (up to --max-body) is not
 		 * held while a long answer streams. */
@@ -1030,6 +1034,14 @@ static struct MHD_Response *root_answer(struct req *rq)
 	return r;
 }
 
+/* /symbolize?offsets=1 (or true): the text's addresses are file offsets. */
+static bool offsets_arg(struct MHD_Connection *c)
+{
+	const char *o = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "offsets");
+
+	return o && (!strcmp(o, "1") || !strcmp(o, "true"));
+}
+
 /* The answer of a request whose headers (and body) are in: now, or
  * NULL with the request deferred to a worker. */
 static struct MHD_Response *route(struct req *rq)
@@ -1082,12 +1094,7 @@ static struct MHD_Response *route(struct req *rq)
 			rq->status = 405;
 			return serve_error(sv, 405, "/symbolize: POST only");
 		}
-		{
-			const char *o = MHD_lookup_connection_value(rq->conn, MHD_GET_ARGUMENT_KIND,
-								    "offsets");
-
-			rq->offsets = o && (!strcmp(o, "1") || !strcmp(o, "true"));
-		}
+		rq->offsets = offsets_arg(rq->conn);
 		if (rq->body_too_big) {
 			rq->status = 413;
 			return serve_error(sv, 413, "/symbolize: body over %zu bytes (--max-body)",
@@ -1153,6 +1160,51 @@ static void huge_pages(void *p, size_t len)
 		(void)madvise((void *)from, end - from, MADV_HUGEPAGE);
 }
 
+/* A text body of POST /symbolize of at least this many bytes (its
+ * Content-Length) is parsed by a thread of its own as it arrives
+ * (serve.h, symparse_start()): a million frames are 50 MB that took some
+ * 80 ms to parse after the last byte, on one core while the other
+ * waited. */
+#define EARLY_MIN (1u << 20)
+
+/* Room in rq's body for need bytes (at most --max-body: checked before),
+ * counted in the bytes of bodies held; false: the connection is to be
+ * closed (said in the log). */
+static bool body_room(struct req *rq, size_t need)
+{
+	struct node *n = rq->n;
+	size_t cap;
+	uint64_t more;
+
+	if (need <= rq->body_cap)
+		return true;
+	if (rq->early) { /* (its parser reads the buffer: never moved) */
+		serve_log(&n->sv, "%s: more body than its Content-Length: connection closed",
+			  rq->url);
+		return false;
+	}
+	/* The size the client said, at once; else doubling. */
+	cap = rq->body_cap ? rq->body_cap : rq->body_expect >= need ? rq->body_expect : 64 << 10;
+	while (cap < need)
+		cap *= 2;
+	if (cap > n->sv.max_body)
+		cap = n->sv.max_body;
+	more = cap - rq->body_cap;
+	if (atomic_fetch_add(&n->body_bytes, more) + more > n->body_total) {
+		/* (a body without Content-Length, grown past what the node
+		 * holds: no answer can be queued now) */
+		atomic_fetch_sub(&n->body_bytes, more);
+		serve_log(&n->sv, "%s: request bodies over %" PRIu64 " bytes held: connection closed",
+			  rq->url, n->body_total);
+		return false;
+	}
+	if (!(rq->body = realloc(rq->body, cap + 1)))
+		oom();
+	huge_pages(rq->body, cap);
+	rq->body_cap = cap;
+	return true;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
 				  const char *method, const char *version, const char *data,
 				  size_t *data_size, void **con_cls)
@@ -1202,6 +1254,10 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 					MHD_add_response_header(rq->resp, "Retry-After", "1");
 				return queue(rq);
 			}
+			/* A large text body: parsed as it comes (serve.h). */
+			if (cl && said >= EARLY_MIN && !strcmp(url, "/symbolize") &&
+			    !symreq_is_json(rq->content_type) && body_room(rq, rq->body_expect))
+				rq->early = symparse_start(rq->body, offsets_arg(c), n->sv.max_frames);
 		}
 		return MHD_YES;
 	}
@@ -1226,34 +1282,12 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 				  url, n->sv.max_body);
 			return MHD_NO;
 		}
-		if (rq->body_len + len > rq->body_cap) {
-			/* The size the client said, at once; else doubling. */
-			size_t cap = rq->body_cap			  ? rq->body_cap
-				     : rq->body_expect >= rq->body_len + len ? rq->body_expect
-									   : 64 << 10;
-			uint64_t more;
-
-			while (cap < rq->body_len + len)
-				cap *= 2;
-			if (cap > n->sv.max_body)
-				cap = n->sv.max_body;
-			more = cap - rq->body_cap;
-			if (atomic_fetch_add(&n->body_bytes, more) + more > n->body_total) {
-				/* (a body without Content-Length, grown past what
-				 * the node holds: no answer can be queued now) */
-				atomic_fetch_sub(&n->body_bytes, more);
-				serve_log(&n->sv, "%s: request bodies over %" PRIu64
-						  " bytes held: connection closed",
-					  url, n->body_total);
-				return MHD_NO;
-			}
-			if (!(rq->body = realloc(rq->body, cap + 1)))
-				oom();
-			huge_pages(rq->body, cap);
-			rq->body_cap = cap;
-		}
+		if (!body_room(rq, rq->body_len + len))
+			return MHD_NO;
 		memcpy(rq->body + rq->body_len, data, len);
 		rq->body_len += len;
+		if (rq->early)
+			symparse_avail(rq->early, rq->body_len);
 		return MHD_YES;
 	}
 	if (rq->status && !rq->suspended)
@@ -1262,6 +1296,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		rq->suspended = false;
 		return queue(rq);
 	}
+	if (rq->early)
+		symparse_end(rq->early, true); /* the body is whole */
 	{
 		/* Deferred: the worker may be done and have set rq->resp
 		 * already, for the call after the resume to queue it. */
@@ -1375,6 +1411,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	}
 	if (rq->resp)
 		MHD_destroy_response(rq->resp);
+	symparse_free(rq->early); /* (before its body goes) */
 	atomic_fetch_sub(&n->body_bytes, rq->body_cap);
 	free(rq->url);
 	free(rq->method);

@@ -102,9 +102,12 @@ void serve_log(struct serve *sv, const char *fmt, ...) __attribute__((format(pri
 struct MHD_Response *serve_error(struct serve *sv, unsigned int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+struct symparse;
+
 /* POST /symbolize, body[0..len) (the whole body, at most max_body bytes;
  * content_type as sent, may be NULL; offsets: the URL's ?offsets=1, a
- * text body's addresses are file offsets).  Called from a worker thread, which
+ * text body's addresses are file offsets; early: the parser that read the
+ * body as it came, or NULL).  Called from a worker thread, which
  * may block (the batch's debuginfo is found here, upstream included).
  * Returns the response to queue and sets *status (200; 400 bad request
  * with the reason in the body; 413 too many frames; 500).  The body is
@@ -116,6 +119,21 @@ struct MHD_Response *serve_error(struct serve *sv, unsigned int status, const ch
  * resuming conn from the content reader when it waits for them. */
 struct MHD_Response *serve_symbolize(struct serve *sv, struct MHD_Connection *conn,
 				     const char *body, size_t len, const char *content_type,
-				     bool offsets, unsigned int *status);
+				     bool offsets, struct symparse *early, unsigned int *status);
+
+/* A large text body of POST /symbolize parsed on a thread of its own
+ * while the rest of it arrives, so that its records are ready (or nearly)
+ * when its last byte is: symparse_start() once the body's buffer is
+ * allocated whole (it must stay where it is until symparse_free()),
+ * symparse_avail() as bytes are appended to it, symparse_end() when it
+ * is whole (or abandoned: the thread stops at its next piece).
+ * serve_symbolize() given the parser takes its records (waiting for the
+ * thread) instead of parsing body; symparse_free() (after it, or instead
+ * of it) waits for the thread and frees what is left.  NULL: no thread
+ * could start (the body is parsed whole after, as any other). */
+struct symparse *symparse_start(const char *body, bool offsets, size_t max_frames);
+void symparse_avail(struct symparse *p, size_t avail);
+void symparse_end(struct symparse *p, bool whole);
+void symparse_free(struct symparse *p);
 
 #endif

@@ -361,9 +361,141 @@ static bool start_producers(struct symstream *s)
 	return true;
 }
 
+/* ---- a large text body, parsed as it comes */
+
+/* Bytes a parser call takes at most before it looks again whether the
+ * body was abandoned (and how much more came). */
+#define PARSE_STEP (1u << 20)
+
+struct symparse {
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	const char *body;
+	size_t avail; /* bytes of body written (under lock) */
+	size_t seen; /* what the thread had taken when it last looked (under lock) */
+	bool end, whole, waiting; /* under lock */
+	bool joined;
+	/* the thread's, read once it is joined */
+	struct symreq rq;
+	struct symreq_text st;
+	struct symreq_error err;
+	int ret;
+	bool taken; /* rq given to serve_symbolize() */
+};
+
+static void *parse_run(void *arg)
+{
+	struct symparse *p = arg;
+
+	pthread_mutex_lock(&p->lock);
+	for (;;) {
+		size_t avail = p->avail;
+		bool end = p->end, whole = p->whole;
+
+		if (end && !whole)
+			break; /* abandoned */
+		if (!end && avail - p->st.at < PARSE_STEP) {
+			p->waiting = true;
+			pthread_cond_wait(&p->cond, &p->lock);
+			p->waiting = false;
+			continue;
+		}
+		pthread_mutex_unlock(&p->lock);
+		/* (a piece at a time: an abandoned body is let go soon) */
+		if (avail - p->st.at > PARSE_STEP)
+			avail = p->st.at + PARSE_STEP, end = false;
+		p->ret = symreq_text_more(&p->rq, &p->st, p->body, avail, end, &p->err);
+		pthread_mutex_lock(&p->lock);
+		p->seen = p->st.at;
+		if (p->ret || (end && avail == p->avail))
+			break; /* refused (the rest is not read), or done */
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+struct symparse *symparse_start(const char *body, bool offsets, size_t max_frames)
+{
+	struct symparse *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->body = body;
+	symreq_text_start(&p->rq, &p->st, offsets, max_frames);
+	if (pthread_mutex_init(&p->lock, NULL)) {
+		free(p);
+		return NULL;
+	}
+	if (pthread_cond_init(&p->cond, NULL)) {
+		pthread_mutex_destroy(&p->lock);
+		free(p);
+		return NULL;
+	}
+	if (pthread_create(&p->thread, NULL, parse_run, p)) {
+		pthread_cond_destroy(&p->cond);
+		pthread_mutex_destroy(&p->lock);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+void symparse_avail(struct symparse *p, size_t avail)
+{
+	pthread_mutex_lock(&p->lock);
+	p->avail = avail;
+	/* (woken for a piece's worth, not for each read of the socket) */
+	if (p->waiting && avail - p->seen >= PARSE_STEP)
+		pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+void symparse_end(struct symparse *p, bool whole)
+{
+	pthread_mutex_lock(&p->lock);
+	p->end = true;
+	p->whole = whole;
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void parse_join(struct symparse *p)
+{
+	if (!p->joined)
+		pthread_join(p->thread, NULL);
+	p->joined = true;
+}
+
+void symparse_free(struct symparse *p)
+{
+	if (!p)
+		return;
+	symparse_end(p, false); /* (no effect once it was whole) */
+	parse_join(p);
+	pthread_cond_destroy(&p->cond);
+	pthread_mutex_destroy(&p->lock);
+	if (!p->taken)
+		symreq_release(&p->rq);
+	free(p);
+}
+
+/* What the parser of a whole body made of it, into *rq; as symreq_parse(). */
+static int parse_take(struct symparse *p, struct symreq *rq, struct symreq_error *err)
+{
+	parse_join(p);
+	if (p->ret) {
+		*err = p->err; /* (p->rq holds nothing) */
+		return -1;
+	}
+	*rq = p->rq;
+	p->taken = true;
+	return 0;
+}
+
 struct MHD_Response *serve_symbolize(struct serve *sv, struct MHD_Connection *conn,
 				     const char *body, size_t len, const char *content_type,
-				     bool offsets, unsigned int *status)
+				     bool offsets, struct symparse *early, unsigned int *status)
 {
 	struct symstream *s = calloc(1, sizeof(*s));
 	struct symreq_error perr;
@@ -376,8 +508,9 @@ struct MHD_Response *serve_symbolize(struct serve *sv, struct MHD_Connection *co
 	}
 	s->sv = sv;
 	s->conn = conn;
-	if (symreq_parse(&s->rq, body ? body : "", body ? len : 0, content_type, offsets,
-			 sv->max_frames, &perr)) {
+	if (early ? parse_take(early, &s->rq, &perr)
+		  : symreq_parse(&s->rq, body ? body : "", body ? len : 0, content_type, offsets,
+				 sv->max_frames, &perr)) {
 		free(s);
 		*status = perr.status;
 		return serve_error(sv, perr.status, "%s", perr.msg);

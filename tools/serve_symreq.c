@@ -131,28 +131,19 @@ static bool word_is(const char *s, size_t len, const char *w)
 	return len >= n && !memcmp(s, w, n) && (len == n || s[n] == ' ' || s[n] == '\t');
 }
 
-/* The module words of the last good lines and their table indexes: a
- * profile's frames come in runs of one module, or interleave a few (a
- * stack of an executable and its libraries), whose hex need not be parsed
- * and looked up again for each.  LAST_MODULES of them, the oldest
- * replaced: with one, frames alternating between two modules (as
- * bench_serve.sh's do) parsed and looked up every build ID. */
-#define LAST_MODULES 4
-struct last_module {
-	const char *word;
-	size_t len;
-	uint32_t module;
-};
-struct last_modules {
-	struct last_module m[LAST_MODULES];
-	unsigned int next; /* the one replaced next */
-};
+/* The module words of the last good lines and their table indexes (in
+ * struct symreq_text): a profile's frames come in runs of one module, or
+ * interleave a few (a stack of an executable and its libraries), whose
+ * hex need not be parsed and looked up again for each.
+ * SYMREQ_LAST_MODULES of them, the oldest replaced: with one, frames
+ * alternating between two modules (as bench_serve.sh's do) parsed and
+ * looked up every build ID. */
 
 /* One non-blank line (lineno from 1) as a frame: what llvm-symbolizer
  * reads with build IDs ("[CODE] BUILDID:HEX ADDR") or dsostore's "HEX
  * ADDR" (ds_sym_parse_line(): ADDR hex, "0x" optional, in both). */
 static struct ds_sym_ref text_frame(struct symreq *rq, const char *s, size_t len, size_t lineno,
-				    bool offsets, struct last_modules *last, int *nomem)
+				    bool offsets, struct symreq_text *last, int *nomem)
 {
 	char key[2 * DS_BUILD_ID_MAX + 1];
 	struct ds_build_id bid;
@@ -177,8 +168,8 @@ static struct ds_sym_ref text_frame(struct symreq *rq, const char *s, size_t len
 	 * is parsed (ds_sym_parse_line() of one word; anything else takes
 	 * the whole way below, and its error).  (At most one of the words
 	 * is followed by a blank here.) */
-	for (size_t k = 0; k < LAST_MODULES; k++) {
-		const struct last_module *lm = &last->m[k];
+	for (size_t k = 0; k < SYMREQ_LAST_MODULES; k++) {
+		const __typeof__(last->last[0]) *lm = &last->last[k];
 
 		if (!lm->word || len - i <= lm->len || memcmp(s + i, lm->word, lm->len) ||
 		    (s[i + lm->len] != ' ' && s[i + lm->len] != '\t'))
@@ -205,39 +196,48 @@ static struct ds_sym_ref text_frame(struct symreq *rq, const char *s, size_t len
 	}
 	klen = strlen(key);
 	if (!memcmp(s + i, key, klen)) { /* (the word where it was looked for) */
-		last->m[last->next] =
-			(struct last_module){ .word = s + i, .len = klen, .module = (uint32_t)m };
-		last->next = (last->next + 1) % LAST_MODULES;
+		last->last[last->next].word = s + i;
+		last->last[last->next].len = klen;
+		last->last[last->next].module = (uint32_t)m;
+		last->next = (last->next + 1) % SYMREQ_LAST_MODULES;
 	}
 	return (struct ds_sym_ref){ .module = (uint32_t)m,
 				    .flags = offsets ? DS_SYM_REF_OFFSET : 0,
 				    .addr = addr };
 }
 
-static int parse_text(struct symreq *rq, const char *body, size_t len, bool offsets,
-		      size_t max_frames, struct symreq_error *err)
+void symreq_text_start(struct symreq *rq, struct symreq_text *st, bool offsets,
+		       size_t max_frames)
 {
-	struct last_modules last = { 0 };
-	size_t lineno = 0;
+	*rq = (struct symreq){ 0 };
+	*st = (struct symreq_text){ .offsets = offsets, .max_frames = max_frames };
+}
 
-	for (size_t at = 0; at < len;) {
+static int parse_text(struct symreq *rq, struct symreq_text *st, const char *body, size_t len,
+		      bool final, struct symreq_error *err)
+{
+	while (st->at < len) {
+		size_t at = st->at;
 		const char *nl = memchr(body + at, '\n', len - at);
 		size_t e = nl ? (size_t)(nl - body) : len, ll = e - at;
 		bool blank = true;
 		int nomem = 0; /* 1: out of memory; 2: too many modules */
 		struct ds_sym_ref r;
 
-		lineno++;
 		if (ll > LINE_MAX_BYTES) {
-			fail(err, 400, "line %zu: longer than %u bytes", lineno, LINE_MAX_BYTES);
+			fail(err, 400, "line %zu: longer than %u bytes", st->lineno + 1,
+			     LINE_MAX_BYTES);
 			return -1;
 		}
+		if (!nl && !final)
+			break; /* the rest of the line has not come yet */
+		st->lineno++;
 		for (size_t k = at; k < e && blank; k++)
 			blank = body[k] == ' ' || body[k] == '\t' || body[k] == '\r';
 		if (!blank) {
-			r = text_frame(rq, body + at, ll, lineno, offsets, &last, &nomem);
+			r = text_frame(rq, body + at, ll, st->lineno, st->offsets, st, &nomem);
 			if (nomem == 2) {
-				fail(err, 413, "line %zu: more than %d build IDs", lineno,
+				fail(err, 413, "line %zu: more than %d build IDs", st->lineno,
 				     SYMREQ_MAX_MODULES);
 				return -1;
 			}
@@ -245,10 +245,21 @@ static int parse_text(struct symreq *rq, const char *body, size_t len, bool offs
 				fail(err, 500, "out of memory");
 				return -1;
 			}
-			if (add_frame(rq, r, max_frames, err))
+			if (add_frame(rq, r, st->max_frames, err))
 				return -1;
 		}
-		at = e + 1;
+		st->at = e + 1;
+	}
+	return 0;
+}
+
+int symreq_text_more(struct symreq *rq, struct symreq_text *st, const char *body, size_t avail,
+		     bool final, struct symreq_error *err)
+{
+	*err = (struct symreq_error){ 0 };
+	if (parse_text(rq, st, body, avail, final, err)) {
+		symreq_release(rq);
+		return -1;
 	}
 	return 0;
 }
@@ -662,20 +673,29 @@ static int parse_json(struct symreq *rq, const char *body, size_t len, size_t ma
 	return ret;
 }
 
+bool symreq_is_json(const char *content_type)
+{
+	size_t tl = content_type ? strcspn(content_type, ";") : 0;
+
+	while (tl && (content_type[tl - 1] == ' ' || content_type[tl - 1] == '\t'))
+		tl--;
+	return tl == strlen("application/json") &&
+	       !strncasecmp(content_type, "application/json", tl);
+}
+
 int symreq_parse(struct symreq *rq, const char *body, size_t len, const char *content_type,
 		 bool offsets, size_t max_frames, struct symreq_error *err)
 {
-	size_t tl = content_type ? strcspn(content_type, ";") : 0;
+	struct symreq_text st;
 	int ret;
 
-	*rq = (struct symreq){ 0 };
+	if (!symreq_is_json(content_type)) {
+		symreq_text_start(rq, &st, offsets, max_frames);
+		return symreq_text_more(rq, &st, body, len, true, err);
+	}
+	*rq = (struct symreq){ .json = true };
 	*err = (struct symreq_error){ 0 };
-	while (tl && (content_type[tl - 1] == ' ' || content_type[tl - 1] == '\t'))
-		tl--;
-	rq->json = tl == strlen("application/json") &&
-		   !strncasecmp(content_type, "application/json", tl);
-	ret = rq->json ? parse_json(rq, body, len, max_frames, err)
-		       : parse_text(rq, body, len, offsets, max_frames, err);
+	ret = parse_json(rq, body, len, max_frames, err);
 	if (ret)
 		symreq_release(rq);
 	return ret;

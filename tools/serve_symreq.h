@@ -67,6 +67,37 @@ struct symreq_error {
 int symreq_parse(struct symreq *rq, const char *body, size_t len, const char *content_type,
 		 bool offsets, size_t max_frames, struct symreq_error *err);
 void symreq_release(struct symreq *rq);
+/* Whether content_type says JSON (symreq_parse()'s choice). */
+bool symreq_is_json(const char *content_type);
+
+/* A text body parsed as it comes (dsostore serve parses a large one on a
+ * thread of its own while the rest arrives), to the same records as
+ * symreq_parse() of the whole: symreq_text_start(), then
+ * symreq_text_more() as the body grows, each call taking the lines whole
+ * in body[0..avail) not taken yet, the last call with final (avail the
+ * whole body).  The body stays where it is, its bytes unchanged, until
+ * the last call: the records of recent lines point into it. */
+#define SYMREQ_LAST_MODULES 4
+struct symreq_text {
+	size_t at; /* the first byte not taken */
+	size_t lineno; /* lines taken */
+	bool offsets;
+	size_t max_frames;
+	/* The module words of the last good lines and their table
+	 * indexes, the oldest replaced (serve_symreq.c, text_frame()). */
+	struct {
+		const char *word;
+		size_t len;
+		uint32_t module;
+	} last[SYMREQ_LAST_MODULES];
+	unsigned int next;
+};
+void symreq_text_start(struct symreq *rq, struct symreq_text *st, bool offsets,
+		       size_t max_frames);
+/* 0, or -1 with *err filled: rq then holds nothing, and is not given to
+ * another call. */
+int symreq_text_more(struct symreq *rq, struct symreq_text *st, const char *body, size_t avail,
+		     bool final, struct symreq_error *err);
 
 /* ---- the answer */
 
