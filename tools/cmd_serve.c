@@ -694,17 +694,30 @@ static struct MHD_Response *parse_metadata(struct req *rq)
 static void work(struct req *rq)
 {
 	if (rq->type == RT_SYMBOLIZE) {
-		rq->resp = serve_symbolize(&rq->n->sv, rq->conn, rq->body, rq->body_len,
-					   rq->content_type, rq->offsets, rq->early, &rq->status);
+		struct serve *sv = &rq->n->sv;
+		struct symreq req;
+		struct symreq_error perr;
+		int err = rq->early ? symparse_take(rq->early, &req, &perr)
+				    : symreq_parse(&req, rq->body ? rq->body : "", rq->body_len,
+						   rq->content_type, rq->offsets, sv->max_frames,
+						   &perr);
+
+		/* Parsed into records: the body (up to --max-body) is let
+		 * go before any frame is looked up, not held while a long
+		 * answer streams. */
 		symparse_free(rq->early);
 		rq->early = NULL;
-		rq->result = rq->status == 200 ? RES_FILE : RES_ERROR;
-		/* Parsed into records: the body (up to --max-body) is not
-		 * held while a long answer streams. */
 		free(rq->body);
 		rq->body = NULL;
 		atomic_fetch_sub(&rq->n->body_bytes, rq->body_cap);
 		rq->body_cap = 0;
+		if (err) {
+			rq->status = perr.status;
+			rq->resp = serve_error(sv, perr.status, "%s", perr.msg);
+		} else {
+			rq->resp = serve_symbolize(sv, rq->conn, &req, &rq->status);
+		}
+		rq->result = rq->status == 200 ? RES_FILE : RES_ERROR;
 	} else if (rq->type == RT_METADATA) {
 		rq->resp = metadata_answer(rq);
 	} else {

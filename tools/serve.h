@@ -102,38 +102,39 @@ void serve_log(struct serve *sv, const char *fmt, ...) __attribute__((format(pri
 struct MHD_Response *serve_error(struct serve *sv, unsigned int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-struct symparse;
+struct symreq;
+struct symreq_error;
 
-/* POST /symbolize, body[0..len) (the whole body, at most max_body bytes;
- * content_type as sent, may be NULL; offsets: the URL's ?offsets=1, a
- * text body's addresses are file offsets; early: the parser that read the
- * body as it came, or NULL).  Called from a worker thread, which
+/* POST /symbolize of the records rq (tools/serve_symreq.h: parsed by the
+ * caller, which may then let the body go; taken over, released when the
+ * answer is done, and *rq zeroed).  Called from a worker thread, which
  * may block (the batch's debuginfo is found here, upstream included).
- * Returns the response to queue and sets *status (200; 400 bad request
- * with the reason in the body; 413 too many frames; 500).  The body is
- * the caller's: copy what the response needs.  A 200 response may stream
- * (MHD_create_response_from_callback), symbolizing as it goes, within a
- * bounded buffer: a request of max_frames frames holds O(frames) small
- * records, never all its answers at once.  A longer answer is written by
- * sv->sym_threads threads of its own while conn sends it, suspending and
- * resuming conn from the content reader when it waits for them. */
+ * Returns the response to queue and sets *status (200; 500).  A 200
+ * response may stream (MHD_create_response_from_callback), symbolizing
+ * as it goes, within a bounded buffer: a request of max_frames frames
+ * holds O(frames) small records, never all its answers at once.  A
+ * longer answer is written by sv->sym_threads threads of its own while
+ * conn sends it, suspending and resuming conn from the content reader
+ * when it waits for them. */
 struct MHD_Response *serve_symbolize(struct serve *sv, struct MHD_Connection *conn,
-				     const char *body, size_t len, const char *content_type,
-				     bool offsets, struct symparse *early, unsigned int *status);
+				     struct symreq *rq, unsigned int *status);
 
 /* A large text body of POST /symbolize parsed on a thread of its own
  * while the rest of it arrives, so that its records are ready (or nearly)
  * when its last byte is: symparse_start() once the body's buffer is
- * allocated whole (it must stay where it is until symparse_free()),
- * symparse_avail() as bytes are appended to it, symparse_end() when it
- * is whole (or abandoned: the thread stops at its next piece).
- * serve_symbolize() given the parser takes its records (waiting for the
- * thread) instead of parsing body; symparse_free() (after it, or instead
- * of it) waits for the thread and frees what is left.  NULL: no thread
- * could start (the body is parsed whole after, as any other). */
+ * allocated whole (it must stay where it is until symparse_take() or
+ * symparse_free()), symparse_avail() as bytes are appended to it,
+ * symparse_end() when it is whole (or abandoned: the thread stops at its
+ * next piece).  symparse_take() waits for the thread and gives its
+ * records (as symreq_parse() of the whole body would: 0, or -1 with *err
+ * filled); symparse_free() (after it, or instead of it) waits for the
+ * thread and frees what is left.  NULL: no thread could start (the body
+ * is parsed whole after, as any other). */
+struct symparse;
 struct symparse *symparse_start(const char *body, bool offsets, size_t max_frames);
 void symparse_avail(struct symparse *p, size_t avail);
 void symparse_end(struct symparse *p, bool whole);
+int symparse_take(struct symparse *p, struct symreq *rq, struct symreq_error *err);
 void symparse_free(struct symparse *p);
 
 #endif

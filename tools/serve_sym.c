@@ -381,7 +381,7 @@ struct symparse {
 	struct symreq_text st;
 	struct symreq_error err;
 	int ret;
-	bool taken; /* rq given to serve_symbolize() */
+	bool taken; /* rq given by symparse_take() */
 };
 
 static void *parse_run(void *arg)
@@ -480,8 +480,7 @@ void symparse_free(struct symparse *p)
 	free(p);
 }
 
-/* What the parser of a whole body made of it, into *rq; as symreq_parse(). */
-static int parse_take(struct symparse *p, struct symreq *rq, struct symreq_error *err)
+int symparse_take(struct symparse *p, struct symreq *rq, struct symreq_error *err)
 {
 	parse_join(p);
 	if (p->ret) {
@@ -494,27 +493,21 @@ static int parse_take(struct symparse *p, struct symreq *rq, struct symreq_error
 }
 
 struct MHD_Response *serve_symbolize(struct serve *sv, struct MHD_Connection *conn,
-				     const char *body, size_t len, const char *content_type,
-				     bool offsets, struct symparse *early, unsigned int *status)
+				     struct symreq *rq, unsigned int *status)
 {
 	struct symstream *s = calloc(1, sizeof(*s));
-	struct symreq_error perr;
 	struct MHD_Response *resp;
 	unsigned int np;
 
 	if (!s) {
+		symreq_release(rq);
 		*status = 500;
 		return serve_error(sv, 500, "out of memory");
 	}
 	s->sv = sv;
 	s->conn = conn;
-	if (early ? parse_take(early, &s->rq, &perr)
-		  : symreq_parse(&s->rq, body ? body : "", body ? len : 0, content_type, offsets,
-				 sv->max_frames, &perr)) {
-		free(s);
-		*status = perr.status;
-		return serve_error(sv, perr.status, "%s", perr.msg);
-	}
+	s->rq = *rq; /* (ours now: released with the stream) */
+	*rq = (struct symreq){ 0 };
 	s->block = s->rq.n >= 4 * BLOCK_LARGE ? BLOCK_LARGE : BLOCK_SMALL;
 	s->nblocks = (s->rq.n + s->block - 1) / s->block;
 	np = sv->sym_threads ? sv->sym_threads : 1;
