@@ -636,25 +636,32 @@ static unsigned sym_flags(const struct opts *o)
 #define EXE_LINES	   65536
 #define CHUNK_TEXT	   (1u << 20)
 
+/* An offset into a block's text (at most CHUNK_TEXT bytes), or none. */
+typedef uint32_t text_at;
+#define TEXT_NONE UINT32_MAX
+
+/* A line of the block: 64 bytes, one cache line (a block of -e is 65,536
+ * of them, written as read and read again as answered). */
 struct item {
 	struct ds_dso *dso; /* borrowed from the block's set or the -e DSO; NULL: a bad line */
 	uint64_t addr;
 	/* The address to print: binutils', as read (-a prints it); a live
 	 * process's, as given; else 0 (addr is printed). */
 	uint64_t shown;
-	/* Offsets into the block's text, SIZE_MAX: none.  error: the answer's
-	 * message, msg: stderr's when it differs. */
-	size_t module, error, msg;
-	size_t jit; /* a live process's JIT code: its perf map name; SIZE_MAX: none */
-	uint32_t group; /* dso's place in the block's groups */
-	bool kernel; /* a kernel address (dso NULL) */
-	bool path; /* the line named a file, not a build ID */
-	int err; /* the answer's error, where answers wait (see answer_block) */
 	const char *bad; /* path: what is wrong with the file (bad_file()); NULL */
+	/* In the block's text, TEXT_NONE: none.  error: the answer's
+	 * message, msg: stderr's when it differs; jit: a live process's JIT
+	 * code, its perf map name. */
+	text_at module, error, msg, jit;
+	uint32_t group; /* dso's place in the block's groups */
+	int err; /* the answer's error, where answers wait (see answer_block) */
 	/* Not named, and the DSO's debuginfo was not found: why (its
 	 * answer's debuginfo_error); 0 otherwise. */
 	int nodebug;
+	bool kernel; /* a kernel address (dso NULL) */
+	bool path; /* the line named a file, not a build ID */
 };
+_Static_assert(CHUNK_TEXT < TEXT_NONE, "text offsets fit a text_at");
 
 /* Open addressing over DSO pointers: each distinct DSO of a block once,
  * with the block's reference on it and its place among the block's. */
@@ -790,9 +797,9 @@ static void batch_release(struct batch *b)
 
 /* Copies a string into the batch's text; its offset.  batch_full() keeps
  * room for a line's strings: the cut is only a bound. */
-static size_t text_add(struct batch *b, const char *s, size_t len)
+static text_at text_add(struct batch *b, const char *s, size_t len)
 {
-	size_t at = b->used;
+	text_at at = (text_at)b->used;
 
 	if (len + 1 > CHUNK_TEXT - b->used)
 		len = CHUNK_TEXT - b->used - 1;
@@ -802,10 +809,10 @@ static size_t text_add(struct batch *b, const char *s, size_t len)
 	return at;
 }
 
-static size_t text_printf(struct batch *b, const char *fmt, ...)
+static text_at text_printf(struct batch *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static size_t text_printf(struct batch *b, const char *fmt, ...)
+static text_at text_printf(struct batch *b, const char *fmt, ...)
 {
 	char msg[SYM_LINE_MAX + 256];
 	va_list ap;
@@ -815,7 +822,7 @@ static size_t text_printf(struct batch *b, const char *fmt, ...)
 	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	if (n < 0)
-		return SIZE_MAX;
+		return TEXT_NONE;
 	return text_add(b, msg, (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1);
 }
 
@@ -830,7 +837,9 @@ static struct item *new_item(struct batch *b)
 {
 	struct item *it = &b->items[b->n++];
 
-	*it = (struct item){ .module = SIZE_MAX, .error = SIZE_MAX, .msg = SIZE_MAX, .jit = SIZE_MAX };
+	*it = (struct item){
+		.module = TEXT_NONE, .error = TEXT_NONE, .msg = TEXT_NONE, .jit = TEXT_NONE
+	};
 	return it;
 }
 
@@ -1038,7 +1047,7 @@ static void failure(int err, uint64_t addr, char *msg, size_t len)
 
 static const char *module_of(const struct opts *o, const struct batch *b, const struct item *it)
 {
-	return it->module != SIZE_MAX ? b->text + it->module : o->exe ? o->exe : "";
+	return it->module != TEXT_NONE ? b->text + it->module : o->exe ? o->exe : "";
 }
 
 /* A kernel address's answer (ds_kernel: kallsyms, vmlinux DWARF). */
@@ -1120,7 +1129,7 @@ static void format_item(struct out *ob, const struct opts *o, const struct batch
 	it->err = 0;
 	if (it->kernel) {
 		format_kernel(ob, o, (struct batch *)b, it);
-	} else if (!it->dso && it->jit != SIZE_MAX) {
+	} else if (!it->dso && it->jit != TEXT_NONE) {
 		struct ds_frame f = { .function = b->text + it->jit };
 		struct ds_sym_answer ja = { .addr = it->addr, .frames = &f, .nframes = 1 };
 
@@ -1128,7 +1137,7 @@ static void format_item(struct out *ob, const struct opts *o, const struct batch
 		answer(ob, o, module, it->addr, &ja, NULL);
 	} else if (!it->dso) {
 		answer(ob, o, module, shown, NULL,
-		       it->error != SIZE_MAX ? b->text + it->error : "bad line");
+		       it->error != TEXT_NONE ? b->text + it->error : "bad line");
 	} else if (a->error) {
 		it->err = a->error;
 		/* A file that is none, or no ELF: say that, not "no symbols". */
@@ -1165,14 +1174,14 @@ static int tell(const struct opts *o, struct batch *b, const struct item *it)
 		b->said_no_symbols = true;
 		return 1;
 	}
-	if (!it->dso && it->jit != SIZE_MAX)
+	if (!it->dso && it->jit != TEXT_NONE)
 		return 0;
 	if (o->quiet)
 		return 0;
 	if (!it->dso) {
-		size_t m = it->msg != SIZE_MAX ? it->msg : it->error;
+		text_at m = it->msg != TEXT_NONE ? it->msg : it->error;
 
-		cli_error("%s", m != SIZE_MAX ? b->text + m : "bad line");
+		cli_error("%s", m != TEXT_NONE ? b->text + m : "bad line");
 		return 1;
 	}
 	if (!it->err && it->nodebug && !b->said_nodebug[it->group]) {
