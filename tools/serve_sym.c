@@ -375,12 +375,14 @@ struct symparse {
 	size_t avail; /* bytes of body written (under lock) */
 	size_t seen; /* what the thread had taken when it last looked (under lock) */
 	bool end, whole, waiting; /* under lock */
+	bool abandon; /* under lock: symparse_free() waits for the thread */
 	bool joined;
 	/* the thread's, read once it is joined */
 	struct symreq rq;
 	struct symreq_text st;
 	struct symreq_error err;
 	int ret;
+	bool done; /* the whole body parsed */
 	bool taken; /* rq given by symparse_take() */
 };
 
@@ -393,7 +395,7 @@ static void *parse_run(void *arg)
 		size_t avail = p->avail;
 		bool end = p->end, whole = p->whole;
 
-		if (end && !whole)
+		if (p->abandon || (end && !whole))
 			break; /* abandoned */
 		if (!end && avail - p->st.at < PARSE_STEP) {
 			p->waiting = true;
@@ -403,13 +405,19 @@ static void *parse_run(void *arg)
 		}
 		pthread_mutex_unlock(&p->lock);
 		/* (a piece at a time: an abandoned body is let go soon) */
-		if (avail - p->st.at > PARSE_STEP)
-			avail = p->st.at + PARSE_STEP, end = false;
+		if (avail - p->st.at > PARSE_STEP) {
+			avail = p->st.at + PARSE_STEP;
+			end = false;
+		}
 		p->ret = symreq_text_more(&p->rq, &p->st, p->body, avail, end, &p->err);
 		pthread_mutex_lock(&p->lock);
 		p->seen = p->st.at;
-		if (p->ret || (end && avail == p->avail))
-			break; /* refused (the rest is not read), or done */
+		if (p->ret)
+			break; /* refused: the rest is not read */
+		if (end && avail == p->avail) {
+			p->done = true;
+			break;
+		}
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -471,7 +479,10 @@ void symparse_free(struct symparse *p)
 {
 	if (!p)
 		return;
-	symparse_end(p, false); /* (no effect once it was whole) */
+	pthread_mutex_lock(&p->lock);
+	p->abandon = true; /* (stops at its next piece, if not done) */
+	pthread_cond_signal(&p->cond);
+	pthread_mutex_unlock(&p->lock);
 	parse_join(p);
 	pthread_cond_destroy(&p->cond);
 	pthread_mutex_destroy(&p->lock);
@@ -485,6 +496,10 @@ int symparse_take(struct symparse *p, struct symreq *rq, struct symreq_error *er
 	parse_join(p);
 	if (p->ret) {
 		*err = p->err; /* (p->rq holds nothing) */
+		return -1;
+	}
+	if (!p->done) { /* (abandoned: not asked for) */
+		*err = (struct symreq_error){ .status = 500, .msg = "the body was not read whole" };
 		return -1;
 	}
 	*rq = p->rq;
