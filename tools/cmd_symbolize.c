@@ -662,6 +662,7 @@ struct item {
 	bool path; /* the line named a file, not a build ID */
 };
 _Static_assert(CHUNK_TEXT < TEXT_NONE, "text offsets fit a text_at");
+_Static_assert(sizeof(void *) != 8 || sizeof(struct item) == 64, "an item is a cache line");
 
 /* Open addressing over DSO pointers: each distinct DSO of a block once,
  * with the block's reference on it and its place among the block's. */

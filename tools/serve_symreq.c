@@ -131,14 +131,6 @@ static bool word_is(const char *s, size_t len, const char *w)
 	return len >= n && !memcmp(s, w, n) && (len == n || s[n] == ' ' || s[n] == '\t');
 }
 
-/* The module words of the last good lines and their table indexes (in
- * struct symreq_text): a profile's frames come in runs of one module, or
- * interleave a few (a stack of an executable and its libraries), whose
- * hex need not be parsed and looked up again for each.
- * SYMREQ_LAST_MODULES of them, the oldest replaced: with one, frames
- * alternating between two modules (as bench_serve.sh's do) parsed and
- * looked up every build ID. */
-
 /* One non-blank line (lineno from 1) as a frame: what llvm-symbolizer
  * reads with build IDs ("[CODE] BUILDID:HEX ADDR") or dsostore's "HEX
  * ADDR" (ds_sym_parse_line(): ADDR hex, "0x" optional, in both). */
@@ -169,7 +161,7 @@ static struct ds_sym_ref text_frame(struct symreq *rq, const char *s, size_t len
 	 * the whole way below, and its error).  (At most one of the words
 	 * is followed by a blank here.) */
 	for (size_t k = 0; k < SYMREQ_LAST_MODULES; k++) {
-		const __typeof__(last->last[0]) *lm = &last->last[k];
+		const struct symreq_last *lm = &last->last[k];
 
 		if (!lm->word || len - i <= lm->len || memcmp(s + i, lm->word, lm->len) ||
 		    (s[i + lm->len] != ' ' && s[i + lm->len] != '\t'))

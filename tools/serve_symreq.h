@@ -76,21 +76,27 @@ bool symreq_is_json(const char *content_type);
  * symreq_text_more() as the body grows, each call taking the lines whole
  * in body[0..avail) not taken yet, the last call with final (avail the
  * whole body).  The body stays where it is, its bytes unchanged, until
- * the last call: the records of recent lines point into it. */
+ * the last call: the module words of recent lines (last[]) point into
+ * it. */
+/* The module word of a recent good line and its table index: a
+ * profile's frames come in runs of one module, or interleave a few (a
+ * stack of an executable and its libraries), whose hex need not be parsed
+ * and looked up again for each.  SYMREQ_LAST_MODULES of them, the oldest
+ * replaced: with one, frames alternating between two modules (as
+ * bench_serve.sh's do) parsed and looked up every build ID. */
 #define SYMREQ_LAST_MODULES 4
+struct symreq_last {
+	const char *word;
+	size_t len;
+	uint32_t module;
+};
 struct symreq_text {
 	size_t at; /* the first byte not taken */
 	size_t lineno; /* lines taken */
 	bool offsets;
 	size_t max_frames;
-	/* The module words of the last good lines and their table
-	 * indexes, the oldest replaced (serve_symreq.c, text_frame()). */
-	struct {
-		const char *word;
-		size_t len;
-		uint32_t module;
-	} last[SYMREQ_LAST_MODULES];
-	unsigned int next;
+	struct symreq_last last[SYMREQ_LAST_MODULES];
+	unsigned int next; /* the one replaced next */
 };
 void symreq_text_start(struct symreq *rq, struct symreq_text *st, bool offsets,
 		       size_t max_frames);

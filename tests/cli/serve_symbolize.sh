@@ -15,8 +15,10 @@
 # address (addr - 1 for the return address), under llvm-symbolizer's key
 # names in its order.  An unknown build ID is no_debuginfo, bad lines are
 # bad_input with the line named; 270,000 frames as text and 40,000 as
-# JSON (blocks of the streamed answer of either size) are answered each as
-# alone, one more than --max-frames is a 413, and /metrics counts the frames by status.  The
+# JSON (blocks of the streamed answer of either size) are answered each
+# as alone, one more than --max-frames is a 413, a large text body parsed
+# as it arrives still names a line too long (400) and a client leaving
+# mid-body costs nothing, and /metrics counts the frames by status.  The
 # same frames through `dsostore symbolize` (debuginfo fetched from the
 # node) name the same functions and lines.
 set -euo pipefail
