@@ -127,7 +127,7 @@ struct MHD_Response *serve_symbolize(struct serve *sv, struct MHD_Connection *co
  * symparse_end() when it is whole (or abandoned: the thread stops at its
  * next piece).  symparse_take() waits for the thread and gives its
  * records (as symreq_parse() of the whole body would: 0, or -1 with *err
- * filled); symparse_free() (after it, or instead of it) waits for the
+ * filled; a 500 when the body was not parsed whole); symparse_free() (after it, or instead of it) waits for the
  * thread and frees what is left.  NULL: no thread could start (the body
  * is parsed whole after, as any other). */
 struct symparse;
