@@ -1310,7 +1310,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		return queue(rq);
 	}
 	if (rq->early)
-		symparse_end(rq->early, true); /* the body is whole */
+		symparse_end(rq->early); /* the body is whole */
 	{
 		/* Deferred: the worker may be done and have set rq->resp
 		 * already, for the call after the resume to queue it. */

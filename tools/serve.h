@@ -122,18 +122,18 @@ struct MHD_Response *serve_symbolize(struct serve *sv, struct MHD_Connection *co
 /* A large text body of POST /symbolize parsed on a thread of its own
  * while the rest of it arrives, so that its records are ready (or nearly)
  * when its last byte is: symparse_start() once the body's buffer is
- * allocated whole (it must stay where it is until symparse_take() or
- * symparse_free()), symparse_avail() as bytes are appended to it,
- * symparse_end() when it is whole (or abandoned: the thread stops at its
- * next piece).  symparse_take() waits for the thread and gives its
- * records (as symreq_parse() of the whole body would: 0, or -1 with *err
- * filled; a 500 when the body was not parsed whole); symparse_free() (after it, or instead of it) waits for the
- * thread and frees what is left.  NULL: no thread could start (the body
- * is parsed whole after, as any other). */
+ * allocated whole (it must stay where it is until symparse_free()),
+ * symparse_avail() as bytes are appended to it, symparse_end() once it is
+ * whole.  symparse_take() (after symparse_end()) waits for the thread
+ * and gives its records, as symreq_parse() of the whole body would: 0, or
+ * -1 with *err filled.  symparse_free() (after symparse_take(), or
+ * instead of it for a body abandoned: the thread stops at its next piece)
+ * waits for the thread and frees what is left.  NULL: no thread could
+ * start (the body is parsed whole after, as any other). */
 struct symparse;
 struct symparse *symparse_start(const char *body, bool offsets, size_t max_frames);
 void symparse_avail(struct symparse *p, size_t avail);
-void symparse_end(struct symparse *p, bool whole);
+void symparse_end(struct symparse *p);
 int symparse_take(struct symparse *p, struct symreq *rq, struct symreq_error *err);
 void symparse_free(struct symparse *p);
 

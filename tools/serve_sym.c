@@ -374,7 +374,7 @@ struct symparse {
 	const char *body;
 	size_t avail; /* bytes of body written (under lock) */
 	size_t seen; /* what the thread had taken when it last looked (under lock) */
-	bool end, whole, waiting; /* under lock */
+	bool end, waiting; /* under lock; end: the body is whole */
 	bool abandon; /* under lock: symparse_free() waits for the thread */
 	bool joined;
 	/* the thread's, read once it is joined */
@@ -382,7 +382,6 @@ struct symparse {
 	struct symreq_text st;
 	struct symreq_error err;
 	int ret;
-	bool done; /* the whole body parsed */
 	bool taken; /* rq given by symparse_take() */
 };
 
@@ -393,10 +392,10 @@ static void *parse_run(void *arg)
 	pthread_mutex_lock(&p->lock);
 	for (;;) {
 		size_t avail = p->avail;
-		bool end = p->end, whole = p->whole;
+		bool end = p->end;
 
-		if (p->abandon || (end && !whole))
-			break; /* abandoned */
+		if (p->abandon)
+			break;
 		if (!end && avail - p->st.at < PARSE_STEP) {
 			p->waiting = true;
 			pthread_cond_wait(&p->cond, &p->lock);
@@ -412,12 +411,8 @@ static void *parse_run(void *arg)
 		p->ret = symreq_text_more(&p->rq, &p->st, p->body, avail, end, &p->err);
 		pthread_mutex_lock(&p->lock);
 		p->seen = p->st.at;
-		if (p->ret)
-			break; /* refused: the rest is not read */
-		if (end && avail == p->avail) {
-			p->done = true;
-			break;
-		}
+		if (p->ret || (end && avail == p->avail))
+			break; /* refused (the rest is not read), or done */
 	}
 	pthread_mutex_unlock(&p->lock);
 	return NULL;
@@ -431,22 +426,18 @@ struct symparse *symparse_start(const char *body, bool offsets, size_t max_frame
 		return NULL;
 	p->body = body;
 	symreq_text_start(&p->rq, &p->st, offsets, max_frames);
-	if (pthread_mutex_init(&p->lock, NULL)) {
-		free(p);
-		return NULL;
-	}
-	if (pthread_cond_init(&p->cond, NULL)) {
-		pthread_mutex_destroy(&p->lock);
-		free(p);
-		return NULL;
-	}
-	if (pthread_create(&p->thread, NULL, parse_run, p)) {
-		pthread_cond_destroy(&p->cond);
-		pthread_mutex_destroy(&p->lock);
-		free(p);
-		return NULL;
-	}
-	return p;
+	if (pthread_mutex_init(&p->lock, NULL))
+		goto no_lock;
+	if (pthread_cond_init(&p->cond, NULL))
+		goto no_cond;
+	if (!pthread_create(&p->thread, NULL, parse_run, p))
+		return p;
+	pthread_cond_destroy(&p->cond);
+no_cond:
+	pthread_mutex_destroy(&p->lock);
+no_lock:
+	free(p);
+	return NULL;
 }
 
 void symparse_avail(struct symparse *p, size_t avail)
@@ -459,11 +450,10 @@ void symparse_avail(struct symparse *p, size_t avail)
 	pthread_mutex_unlock(&p->lock);
 }
 
-void symparse_end(struct symparse *p, bool whole)
+void symparse_end(struct symparse *p)
 {
 	pthread_mutex_lock(&p->lock);
 	p->end = true;
-	p->whole = whole;
 	pthread_cond_signal(&p->cond);
 	pthread_mutex_unlock(&p->lock);
 }
@@ -496,10 +486,6 @@ int symparse_take(struct symparse *p, struct symreq *rq, struct symreq_error *er
 	parse_join(p);
 	if (p->ret) {
 		*err = p->err; /* (p->rq holds nothing) */
-		return -1;
-	}
-	if (!p->done) { /* (abandoned: not asked for) */
-		*err = (struct symreq_error){ .status = 500, .msg = "the body was not read whole" };
 		return -1;
 	}
 	*rq = p->rq;
