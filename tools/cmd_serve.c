@@ -479,10 +479,11 @@ static struct MHD_Response *fetched_answer(struct req *rq, enum ds_artifact what
 	err = fetch(rq, what, arg, &path);
 	if (err)
 		return fetch_error(rq, err);
-	r = path_answer(rq, path,
-			what == DS_ARTIFACT_DEBUGINFO || what == DS_ARTIFACT_EXECUTABLE ? &rq->bid
-											: NULL,
-			NULL);
+	/* Not read for its build ID again: ds_fetch() gives only a file it
+	 * has checked (a download verified before its rename, a cache hit
+	 * looked at as it was found), and the cache's files are replaced
+	 * only by renames of other checked files. */
+	r = path_answer(rq, path, NULL, NULL);
 	free(path);
 	if (!r) {
 		rq->status = 503;

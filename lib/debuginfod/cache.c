@@ -738,6 +738,8 @@ void ds__cache_entry_prune(struct ds_cache *c, const char *hex)
 		unlinkat(rootfd, hex, AT_REMOVEDIR);
 }
 
+static _Atomic uint64_t tmp_seq; /* temporary names made by this process */
+
 /* A temporary name beside the entry: <name>.<6 random characters>, as
  * elfutils names its own (so its cleaner and ours treat leftovers alike). */
 int ds__cache_tmp_name(const char *name, int attempt, char *tmpname, size_t len)
@@ -747,9 +749,12 @@ int ds__cache_tmp_name(const char *name, int attempt, char *tmpname, size_t len)
 	char suffix[7];
 	uint64_t r;
 
+	/* (No getpid(): a system call per name.  Two processes that pick
+	 * the same name in the same nanosecond: O_EXCL, and the next attempt.) */
 	clock_gettime(CLOCK_REALTIME, &ts);
-	r = (uint64_t)ts.tv_nsec * 2654435761u ^ (uint64_t)getpid() << 20 ^
-	    (uint64_t)attempt * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uintptr_t)&ts;
+	r = (uint64_t)ts.tv_nsec * 2654435761u ^
+	    (atomic_fetch_add(&tmp_seq, 1) + (uint64_t)attempt) * 0x9e3779b97f4a7c15ULL ^
+	    (uint64_t)(uintptr_t)&ts;
 	for (int i = 0; i < 6; i++, r /= 36)
 		suffix[i] = letters[r % 36];
 	suffix[6] = 0;
@@ -803,16 +808,17 @@ static int commit_at(int dirfd, const char *tmpname, const char *name, int fd, t
 	return 0;
 }
 
-/* Is <root>/<hex>/<name> the file fd? */
-static bool committed(struct ds_cache *c, const char *hex, const char *name, int fd)
+/* Is <root>/<hex>/<name> the file fd?  *a: fd's stat. */
+static bool committed(struct ds_cache *c, const char *hex, const char *name, int fd,
+		      struct stat *a)
 {
 	char path[PATH_MAX];
-	struct stat a, b;
+	struct stat b;
 
 	if (snprintf(path, sizeof(path), "%s/%s/%s", c->root, hex, name) >= (int)sizeof(path))
 		return false;
-	return fstat(fd, &a) == 0 && lstat(path, &b) == 0 && a.st_dev == b.st_dev &&
-	       a.st_ino == b.st_ino;
+	return fstat(fd, a) == 0 && lstat(path, &b) == 0 && a->st_dev == b.st_dev &&
+	       a->st_ino == b.st_ino;
 }
 
 /* len bytes of from at off to to (at its position); len UINT64_MAX: up to
@@ -921,19 +927,21 @@ static int recommit(struct ds_cache *c, const char *hex, const char *name, int f
 }
 
 /* The file just committed as name, under elfutils 0.192's name too (best
- * effort; a miss 0.192 left there is replaced). */
-static void link_0192(int dirfd, const char *name)
+ * effort; a miss 0.192 left there is replaced).  false: name has no other
+ * name (nothing was tried). */
+static bool link_0192(int dirfd, const char *name)
 {
 	char alt[NAME_MAX + 1];
 	struct stat st;
 
 	if (!name_0192(name, alt))
-		return;
+		return false;
 	if (linkat(dirfd, name, dirfd, alt, 0) == 0 || errno != EEXIST)
-		return;
+		return true;
 	if (fstatat(dirfd, alt, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
 	    st.st_size == 0 && unlinkat(dirfd, alt, 0) == 0)
 		(void)linkat(dirfd, name, dirfd, alt, 0);
+	return true;
 }
 
 /*
@@ -948,11 +956,12 @@ int ds__cache_commit(struct ds_cache *c, const char *hex, int dirfd, const char 
 		     const char *name, int fd, time_t mtime, bool checked)
 {
 	int err = commit_at(dirfd, tmpname, name, fd, mtime), copy = -1;
+	struct stat st;
 
 	for (int attempt = 0;; attempt++) {
 		if (err && err != -ENOENT)
 			break;
-		if (!err && committed(c, hex, name, copy >= 0 ? copy : fd))
+		if (!err && committed(c, hex, name, copy >= 0 ? copy : fd, &st))
 			break;
 		if (attempt == 3) {
 			err = -ENOENT;
@@ -969,13 +978,12 @@ int ds__cache_commit(struct ds_cache *c, const char *hex, int dirfd, const char 
 	 * remembers it (the file as it is now: the rename moved its ctime),
 	 * so that the first hit on a download (the waiting callers', `dsostore
 	 * serve`'s headers of it) does not parse its ELF again. */
-	if (!err)
-		link_0192(dirfd, name); /* (a link moves the ctime too: before) */
 	if (!err && checked) {
-		struct stat st;
-
-		if (fstat(copy >= 0 ? copy : fd, &st) == 0)
+		/* (a link moves the ctime too: then the file is looked at again) */
+		if (!link_0192(dirfd, name) || fstat(copy >= 0 ? copy : fd, &st) == 0)
 			remember_checked(c, &st);
+	} else if (!err) {
+		link_0192(dirfd, name);
 	}
 	if (copy >= 0)
 		close(copy);
@@ -1089,11 +1097,13 @@ out:
 	return buf;
 }
 
-int ds__cache_read_hdr(struct ds_cache *c, const char *hex, const char *name, char **out)
+int ds__cache_read_hdr(struct ds_cache *c, const char *hex, const char *name, bool check,
+		       char **out)
 {
 	char dir[PATH_MAX], hname[NAME_MAX + 1];
 	size_t len = 0;
 	int dirfd, err;
+	struct stat st;
 	char *buf;
 
 	*out = NULL;
@@ -1106,6 +1116,15 @@ int ds__cache_read_hdr(struct ds_cache *c, const char *hex, const char *name, ch
 	if ((err = dir_trusted(c, dirfd, c->root, hex))) {
 		close(dirfd);
 		return err;
+	}
+	/* With check, the artifact beside it must be there as a lookup or a
+	 * download checked it (the usual case: its caller just had it), in
+	 * the same directory opened once; else -EAGAIN, and the caller looks
+	 * it up (a file not checked yet by this process, or replaced since). */
+	if (check && !(fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode) &&
+		       st.st_size > 0 && was_checked(c, &st))) {
+		close(dirfd);
+		return -EAGAIN;
 	}
 	buf = ds__cache_read_small(dirfd, hname, HDR_MAX, &len);
 	close(dirfd);

@@ -66,9 +66,11 @@ int ds__cache_write_miss(int dirfd, const char *name);
 /* hdr-<name> of the entry (elfutils 0.193's header cache, see cache.c):
  * written from a download's x-debuginfod-* block (NULL or "": an old one
  * removed), best effort; read into *out (malloc()ed, NUL-terminated),
- * -ENOENT when there is none. */
+ * -ENOENT when there is none; with check, only beside the artifact name
+ * as ds__cache_lookup() checked it, else -EAGAIN (then look it up). */
 void ds__cache_write_hdr(struct ds_cache *c, const char *hex, const char *name, const char *hdrs);
-int ds__cache_read_hdr(struct ds_cache *c, const char *hex, const char *name, char **out);
+int ds__cache_read_hdr(struct ds_cache *c, const char *hex, const char *name, bool check,
+		       char **out);
 /* The bytes of the regular file name in dirfd (not followed if a
  * symlink), at most max of them: malloc()ed, NUL-terminated, *len bytes;
  * NULL: none, empty, not regular, bigger, or no memory. */

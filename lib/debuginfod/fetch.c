@@ -1210,7 +1210,12 @@ static void job_step(struct ds_fetcher *f, struct job *job)
 		 * transfers; the rest wait holding nothing. */
 		if (f->admitted >= f->cfg->max_transfers)
 			return;
-		err = ds__cache_lookup(f->cache, &job->bid, job->hex, job->what, job->name, &path);
+		/* Another process's download may have ended while we waited
+		 * for its lock.  (A new job's caller has just looked: the
+		 * look after the lock is enough then.) */
+		err = job->state == J_LOCK_WAIT ? ds__cache_lookup(f->cache, &job->bid, job->hex,
+								   job->what, job->name, &path)
+						: -ENODATA;
 		if (err != -ENODATA) {
 			job_finish(f, job, err, path, DS_SOURCE_DEBUGINFOD_CACHE);
 			free(path);
@@ -1991,13 +1996,17 @@ DS_API int ds_fetch_headers(struct ds_context *ctx, const struct ds_build_id *bi
 	if ((err = ds__cache_entry_name(what, arg, &name)))
 		return err;
 	ds_build_id_format(bid, hex, sizeof(hex));
-	/* Only the headers of a file that is there, and checked. */
-	err = ds__cache_lookup(&ctx->cache, bid, hex, what, name, &path);
-	free(path);
-	if (!err)
-		err = ds__cache_read_hdr(&ctx->cache, hex, name, out);
-	else if (err == -ENODATA)
-		err = -ENOENT;
+	/* Only the headers of a file that is there, and checked: known
+	 * checked, else looked up (and checked) first. */
+	err = ds__cache_read_hdr(&ctx->cache, hex, name, true, out);
+	if (err == -EAGAIN) {
+		err = ds__cache_lookup(&ctx->cache, bid, hex, what, name, &path);
+		free(path);
+		if (!err)
+			err = ds__cache_read_hdr(&ctx->cache, hex, name, false, out);
+		else if (err == -ENODATA)
+			err = -ENOENT;
+	}
 	free(name);
 	return err;
 }

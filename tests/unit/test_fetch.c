@@ -1213,6 +1213,41 @@ static void case_ima_opts(void)
 	CHECK_EQ_INT(ds_fetch_headers(ctx, &many[2].bid, DS_ARTIFACT_EXECUTABLE, NULL, &hdrs),
 		     -ENOENT);
 	ds_context_free(ctx);
+	/* Another context (as another process) on that cache: its headers
+	 * without a fetch first, the file checked on the way; once the file is
+	 * replaced by one of another build ID, none (it is not the artifact
+	 * any more: removed, as a lookup removes it). */
+	{
+		DS_OPTS(ds_context_opts, o, .debug_dirs = dirs, .perf_buildid_dir = "", .urls = "",
+			.cache_path = cache, .log_fn = log_keep, .log_level = DS_LOG_ERROR);
+		char *tmp = NULL;
+		size_t len = 0;
+		void *bytes;
+		int fd;
+
+		ctx = ds_context_new(&o);
+		CHECK(ctx != NULL);
+		hdrs = NULL;
+		CHECK_EQ_INT(ds_fetch_headers(ctx, &many[2].bid, DS_ARTIFACT_DEBUGINFO, NULL, &hdrs),
+			     0);
+		CHECK(hdrs && strstr(hdrs, want));
+		free(hdrs);
+		/* (a whole ELF, of another build ID: what a lookup refuses) */
+		bytes = t_read_all(many[3].file, &len);
+		if (asprintf(&tmp, "%s.x", entry) < 0 ||
+		    (fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL, 0400)) < 0 ||
+		    write(fd, bytes, len) != (ssize_t)len || close(fd) != 0)
+			exit(2);
+		free(bytes);
+		CHECK(rename(tmp, entry) == 0);
+		hdrs = NULL;
+		CHECK_EQ_INT(ds_fetch_headers(ctx, &many[2].bid, DS_ARTIFACT_DEBUGINFO, NULL, &hdrs),
+			     -ENOENT);
+		CHECK(hdrs == NULL);
+		CHECK(access(entry, F_OK) != 0);
+		free(tmp);
+		ds_context_free(ctx);
+	}
 	free(urls);
 	free(want);
 	free(entry);
