@@ -318,17 +318,19 @@ def rows(path):
         if m and not line.startswith("#"):
             out[m.group(3, 4, 5)] = (float(m.group(1)), float(m.group(2)))
     return out
-perf, ours = rows(sys.argv[1]), rows(sys.argv[2])
-# Known: perf 6.1 names some stubs of libc's .plt (__tunable_get_val's,
-# called from ld.so's start-up) "@plt"; we name them NAME@plt.  Whether a
-# callchain passes through one is the sampler's luck, so such a row of
-# ours is compared as perf's "@plt" of the same DSO, when perf has one.
-for k in [k for k in ours if k not in perf and k[2].endswith("@plt")]:
-    u = (k[0], k[1], "@plt")
-    if u in perf:
-        c, s = ours.pop(k)
-        o = ours.get(u, (0.0, 0.0))
-        ours[u] = (o[0] + c, o[1] + s)
+# Known: perf 6.1 names some stubs of libc's .plt "@plt", others after the
+# wrong entry of .rela.plt (IRELATIVE entries shift them), and a program's
+# "_init" (.init's, stretched over .plt); we name them NAME@plt.  Whether a
+# callchain passes through one is the sampler's luck: on both sides a
+# DSO's stubs (and _init, alike on both) are one row "<plt>".
+def unplt(rs):
+    out = {}
+    for (dso, kind, sym), (c, s) in rs.items():
+        k = (dso, kind, "<plt>" if sym.endswith("@plt") or sym == "_init" else sym)
+        o = out.get(k, (0.0, 0.0))
+        out[k] = (o[0] + c, o[1] + s)
+    return out
+perf, ours = unplt(rows(sys.argv[1])), unplt(rows(sys.argv[2]))
 callers = [k for k, (c, s) in perf.items() if c > s]
 bad = [] if callers else ["perf's table has no caller row: the case proves nothing"]
 for a, b, who in ((perf, ours, "perf's"), (ours, perf, "our")):

@@ -125,14 +125,17 @@ import difflib, re, sys
 
 ROW = re.compile(r"^ +[0-9.]+%  +\S")
 
-PLT = re.compile(r"[^\s\[\]]*@plt\b")
+# a frame's whole name: NAME@plt, or _init (perf 6.1's name of a program's
+# stubs: .init's zero-size _init stretched over .plt and .plt.got)
+PLT = re.compile(r"(?<![^\s;|-])(?:[^\s\[\];|-]*@plt|_init)(?![^\s;|-])")
 DOTS = re.compile(r"\.{2,}")
 
 def table(path):
     """The lines from the column header on, perf's trailer and the blank
     lines at the end left out.  A sample that lands in a PLT stub is the
-    sampler's luck, and perf 6.1 names some of libc's stubs "@plt" where we
-    say NAME@plt (tests/lib/folded_cmp.py): every stub is "@plt" here, and
+    sampler's luck, and perf 6.1 names some of libc's stubs "@plt", and the
+    program's "_init", where we say NAME@plt (tests/lib/folded_cmp.py):
+    every stub (and .init's own _init, alike on both sides) is "@plt" here, and
     the dots under the column names, as wide as the longest name, are
     compared as dots, the spaces that pad the last column's name to that
     width not at all."""

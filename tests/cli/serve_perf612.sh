@@ -78,10 +78,16 @@ fi
 url=http://127.0.0.1:$port
 debuginfo_requests() { tl_metric "$port" 'http_requests_total{type="debuginfo"}'; }
 # served N: the node's log has N lines "127.0.0.1 GET /buildid/ID/debuginfo
-# 200 SIZE ..." (the whole file to a local client).
+# 200 SIZE ..." (the whole file to a local client).  The line is written
+# once the answer is sent, which a loaded machine may run after perf has
+# its file: up to 10 s for it (more than N lines never becomes fewer).
 served() {
-	local n
-	n=$(grep -c "^dsostore serve: 127\.0\.0\.1 GET /buildid/$bid/debuginfo 200 $size " node.log)
+	local n i
+	for i in $(seq 200); do
+		n=$(grep -c "^dsostore serve: 127\.0\.0\.1 GET /buildid/$bid/debuginfo 200 $size " node.log)
+		[ "$n" -lt "$1" ] || break
+		sleep 0.05
+	done
 	[ "$n" = "$1" ] || fail "the node's log has $n answers of the debuginfo, not $1: $(grep ' GET ' node.log)"
 }
 # names DATA HOME: perf 6.12's table of DATA, with perf's build-id cache in
