@@ -76,6 +76,10 @@ static char *arena_alloc(struct arena *a, size_t len)
 		c->size = size;
 		a->bytes += size;
 		*link = c;
+		/* (filled front to back: its pages made ready in one call,
+		 * see POPULATE_MIN; the first small ones are left to fault) */
+		if (size >= CHUNK_MAX / 4)
+			ds__populate(c->data, size);
 	}
 	a->cur = *link;
 	a->pos = len;
@@ -538,6 +542,8 @@ static bool strtab_grow(struct strtab *t)
 
 	if (!v)
 		return false;
+	/* (its slots are written all over it: every page, soon) */
+	ds__populate(v, cap * sizeof(*v));
 	for (size_t i = 0; i < t->cap; i++) {
 		const struct pslot *s = &t->tab[i];
 		size_t h;
