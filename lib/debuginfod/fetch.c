@@ -55,6 +55,9 @@
 /* The lock wait's bound when DEBUGINFOD_TIMEOUT is 0 (no low-speed limit). */
 #define LOCK_WAIT_DEFAULT_S 90
 #define TABLE_SIZE 1024 /* buckets; chains grow past it, that is fine */
+/* An ELF body is watched for its extent (watch_elf()) from this many bytes
+ * on: at most this much of a bad one is taken before it is stopped. */
+#define WATCH_FROM (64 << 10)
 
 enum srv_status { S_ASK, S_RUNNING, S_RETRY, S_NOTFOUND, S_FAILED };
 
@@ -549,6 +552,13 @@ static void watch_elf(struct ds_fetcher *f, struct xfer *x)
 	int err;
 
 	if (job->what != DS_ARTIFACT_DEBUGINFO && job->what != DS_ARTIFACT_EXECUTABLE)
+		return;
+	/* Not before WATCH_FROM bytes: a shorter body is checked whole when
+	 * it ends (verify()), and until its section headers (last, most
+	 * often) are in, its extent cannot be told anyway.  On bench_serve's
+	 * 16 KB files that was five pread()s a download, on the one thread
+	 * that moves every transfer. */
+	if (x->bytes < WATCH_FROM)
 		return;
 	if (!x->extent && x->bytes >= x->elf_need) {
 		err = ds__elf_extent(x->fd, x->bytes, job->what == DS_ARTIFACT_EXECUTABLE, &ext, &why);
