@@ -318,9 +318,9 @@ def rows(path):
         if m and not line.startswith("#"):
             out[m.group(3, 4, 5)] = (float(m.group(1)), float(m.group(2)))
     return out
-# Known: perf 6.1 names some stubs of libc's .plt "@plt", others after the
-# wrong entry of .rela.plt (IRELATIVE entries shift them), and a program's
-# "_init" (.init's, stretched over .plt); we name them NAME@plt.  Whether a
+# Known: perf 6.1 names some stubs of libc's .plt "@plt", others by another
+# stub's name (in made-up recordings: mempcpy's as __tls_get_addr@plt), and
+# a program's "_init" (.init's, stretched over .plt); we say NAME@plt.  Whether a
 # callchain passes through one is the sampler's luck: on both sides a
 # DSO's stubs (and _init, alike on both) are one row "<plt>".
 def unplt(rs):

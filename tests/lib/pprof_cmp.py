@@ -161,8 +161,8 @@ def traces(pb, data, inline, index, event):
             flat[(comm, pid, tid, tuple(f for f in frames if not f[1]))] += n
         got = flat
     # Known: perf 6.1 names some stubs of libc's .plt "@plt", without the
-    # name, others after the wrong entry of .rela.plt (the IRELATIVE ones
-    # shift them: mempcpy's stub is its "__tls_get_addr@plt"), and where
+    # name, others by another stub's name (in made-up recordings: mempcpy's
+    # as "__tls_get_addr@plt"), and where
     # it names no stub of a program's .plt, the symbol before it (_init);
     # we give NAME@plt.  Whether a sample lands in a stub is the sampler's
     # luck: on both sides every stub (and _init, alike on both) is one
