@@ -154,8 +154,11 @@ static void out_grow(struct out *ob, size_t n)
 	p = realloc(ob->buf, cap);
 	if (!p)
 		oom();
-	/* (filled to OUT_FLUSH before each write: every page of it is used) */
-	populate(p + ob->len, cap - ob->len);
+	/* The first buffer, filled to OUT_FLUSH before each write: every
+	 * page of it is used.  (Not a larger one grown from it, as a staged
+	 * block's may be: only what is written of that should be resident.) */
+	if (!ob->cap)
+		populate(p + ob->len, cap - ob->len);
 	ob->buf = p;
 	ob->cap = cap;
 }

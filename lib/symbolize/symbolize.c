@@ -806,6 +806,7 @@ void ds__sym_batch_reasons(struct ds_sym_batch *b, int di_err)
 int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned flags, int di_err)
 {
 	struct ds__find_hint hint = { 0 };
+	size_t raw_from, resolved;
 	int found = 0;
 
 	b->demangle = !(flags & DS_SYM_DEMANGLE)  ? DM_NONE
@@ -833,8 +834,7 @@ int ds__sym_batch_lookup(struct ds_sym_batch *b, struct ds_symbols *S, unsigned 
 			     (b->npairs - b->frames_ready) * sizeof(*b->frames));
 		b->frames_ready = b->npairs;
 	}
-	size_t raw_from = b->nframes, resolved;
-
+	raw_from = b->nframes;
 	for (size_t k = 0; k < b->npairs;) {
 		uint64_t v = b->pairs[k].key;
 		size_t first = b->nframes, nf;
