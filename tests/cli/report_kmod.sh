@@ -17,7 +17,10 @@
 #  - proc/modules: the module's start now is /proc/modules' address (what
 #    perf record wrote as the MMAP start), not its lowest symbol (here
 #    0x80 past it: taken for the start, a sample at +0x10 would be named
-#    x_read, not x_init).
+#    x_read, not x_init);
+#  - no module: samples in an ftrace trampoline and a BPF program (kallsyms'
+#    pseudo-modules, which no MMAP names) and past them are perf's
+#    "[unknown]" addresses, not the nearest kallsyms name.
 set -uo pipefail
 . "$DS_SRC/tests/lib/testlib.bash"
 
@@ -138,5 +141,47 @@ DS_SRC=$DS_SRC python3 gen.py mods 0 0x7000 0x5000 0x80 || fail "gen.py"
 ours mods
 check proc-modules mods.want mods.rows
 tl_case_end "(symbols 0x80 past /proc/modules' start)"
+
+# Module space with no module there: an ftrace trampoline and a BPF
+# program, which kallsyms lists under pseudo-modules ("[__builtin__ftrace]",
+# "[bpf]") that no MMAP event names, and an address past both.  The kernel's
+# MMAP ends at _etext, as perf record writes it: perf report gives such
+# samples no DSO ("[unknown]", the address), and so must we.
+tl_case no-module
+cat >nomod.py <<'EOF'
+import os, sys
+sys.path.insert(0, os.environ["DS_SRC"] + "/tests/gen")
+from perfgen import Recording, MISC_KERNEL
+bid = bytes.fromhex("6b65726e656c2d6f662d7468652d74657374")
+K, F, B = 0xffffffff81000000, 0xffffffffc0201000, 0xffffffffc0300000
+r = Recording()
+r.build_id(bid, "[kernel.kallsyms]", cpumode=MISC_KERNEL)
+r.comm(100, 100, "load", 1)
+r.mmap(-1, 0, K, 0x1000, K, "[kernel.kallsyms]_text", 1, misc=MISC_KERNEL)
+ips = [K + 0x110] * 5 + [K + 0x210] * 3 + [F + 0x10] * 4 + [F + 0x5000] + [B + 0x20] * 2
+for t, ip in enumerate(ips):
+    r.sample(100, 100, ip, 10 + t, misc=MISC_KERNEL)
+r.write("nomod.data")
+os.makedirs("nomod.root/proc")
+os.makedirs("nomod.root/sys/kernel")
+with open("nomod.root/sys/kernel/notes", "wb") as f:
+    f.write((4).to_bytes(4, "little") + len(bid).to_bytes(4, "little") + (3).to_bytes(4, "little")
+            + b"GNU\0" + bid + b"\0" * (-len(bid) % 4))
+with open("nomod.root/proc/kallsyms", "w") as f:
+    for o, n in [(0, "_text"), (0, "_stext"), (0x100, "do_one"), (0x200, "do_two"),
+                 (0x1000, "_etext")]:
+        f.write("%016x T %s\n" % (K + o, n))
+    f.write("%016x t ftrace_trampoline\t[__builtin__ftrace]\n" % F)
+    f.write("%016x t bpf_prog_6deef7357e7b4530_sd_fw_ingress\t[bpf]\n" % B)
+EOF
+DS_SRC=$DS_SRC python3 nomod.py || fail "nomod.py"
+perf report -i nomod.data --kallsyms nomod.root/proc/kallsyms --stdio --sort dso,sym \
+	>nomod.perf 2>nomod.perferr || fail "perf report: $(tail -2 nomod.perferr)"
+rows nomod.perf >nomod.perfrows
+[ "$(grep -c '^[0-9.]*% \[unknown\] 0xffffffffc0' nomod.perfrows)" = 3 ] ||
+	fail "perf's rows are not the three unnamed ones expected: $(cat nomod.perfrows)"
+ours nomod
+check no-module nomod.perfrows nomod.rows
+tl_case_end "(an ftrace trampoline and a BPF program: [unknown], as perf report --kallsyms)"
 
 tl_finish report_kmod
