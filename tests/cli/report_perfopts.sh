@@ -160,11 +160,15 @@ if not plt:
 def key(l):
     return " ".join(l.split("[")[0].split())
 keys = [key(l) for l in plt]
+mine = {" ".join(l.split()) for l in ours}
 ours = [l for l in ours if l not in plt]
 out = []
 for l in perf:
     k = key(l)
-    if not l.startswith("#") and k in keys and re.search(r"\] (0x[0-9a-f]+|@plt|_init)(\s|$)", l):
+    # (perf's name of the stub: an address, "@plt", another stub's
+    # NAME@plt (libc's), or _init; not a row that is ours too)
+    if (not l.startswith("#") and k in keys and " ".join(l.split()) not in mine and
+            re.search(r"\] (0x[0-9a-f]+|\S*@plt|_init)(\s|$)", l)):
         keys.remove(k)
         continue
     out.append(l)

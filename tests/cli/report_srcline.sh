@@ -146,9 +146,14 @@ plt = [l for l in ours if row(l) and "@plt" in l and " ".join(l.split()) not in 
 noline = [l for l in ours if row(l) and "@plt" not in l and re.search(r"\s\S+\+\d+\s*$", l)]
 if not plt and not noline:
     sys.exit(0)
+mine = {" ".join(l.split()) for l in ours}
 ours = [l for l in ours if l not in plt and l not in noline]
 if plt:
-    perf = [l for l in perf if l.startswith("#") or not re.search(r"\] 0x[0-9a-f]+\b", l)]
+    # perf's name of a stub: an address, "@plt", another stub's NAME@plt
+    # (libc's), or _init (the program's); a row of perf's that is ours too
+    # stays
+    perf = [l for l in perf if l.startswith("#") or " ".join(l.split()) in mine or
+            not re.search(r"\] (0x[0-9a-f]+|\S*@plt|_init)\b", l)]
 if noline:
     ours = [l for l in ours if not re.search(r"\s\?\?:0\s*$", l)]
     perf = [l for l in perf if not row(l) or not re.search(r"\s\?\?:0\s*$", l)]
