@@ -86,6 +86,10 @@ int cli_progress(void *user, const struct ds_fetch_progress *p);
 /* Whether to draw it: --progress (1), --no-progress (0), else (-1) when
  * stderr is a terminal or $DEBUGINFOD_PROGRESS is set. */
 bool cli_want_progress(int option);
+/* madvise(advice) over the whole pages (of page bytes, a power of two)
+ * inside [p, p + len); nothing when there are none.  A hint: errors (an
+ * older kernel's EINVAL) are not reported. */
+void cli_advise_pages(void *p, size_t len, size_t page, int advice);
 
 /* A perf recording opened for a command (tools/cli_recording.c): replayed
  * straight into a profile (ds_profile_open(): the samples are not kept

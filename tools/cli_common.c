@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 void cli_vwrite(FILE *f, const char *fmt, va_list ap)
@@ -231,4 +232,13 @@ bool cli_parse_pid(const char *s, int *pid)
 		return false;
 	*pid = (int)v;
 	return true;
+}
+
+void cli_advise_pages(void *p, size_t len, size_t page, int advice)
+{
+	uintptr_t from = ((uintptr_t)p + page - 1) & ~(uintptr_t)(page - 1),
+		  end = ((uintptr_t)p + len) & ~(uintptr_t)(page - 1);
+
+	if (end > from)
+		(void)madvise((void *)from, end - from, advice);
 }

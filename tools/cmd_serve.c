@@ -1167,11 +1167,10 @@ static enum MHD_Result queue(struct req *rq)
  * nothing changes. */
 static void huge_pages(void *p, size_t len)
 {
-	const uintptr_t huge = 2u << 20;
-	uintptr_t from = ((uintptr_t)p + huge - 1) & ~(huge - 1), end = ((uintptr_t)p + len) & ~(huge - 1);
+	const size_t huge = 2u << 20;
 
-	if (len >= 2 * huge && end > from)
-		(void)madvise((void *)from, end - from, MADV_HUGEPAGE);
+	if (len >= 2 * huge)
+		cli_advise_pages(p, len, huge, MADV_HUGEPAGE);
 }
 
 /* A text body of POST /symbolize of at least this many bytes (its

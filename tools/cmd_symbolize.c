@@ -133,11 +133,7 @@ static _Noreturn void oom(void)
 static void populate(void *p, size_t len)
 {
 #ifdef MADV_POPULATE_WRITE
-	uintptr_t page = 4096, from = ((uintptr_t)p + page - 1) & ~(page - 1),
-		  end = ((uintptr_t)p + len) & ~(page - 1);
-
-	if (end > from)
-		(void)madvise((void *)from, end - from, MADV_POPULATE_WRITE);
+	cli_advise_pages(p, len, 4096, MADV_POPULATE_WRITE);
 #else
 	(void)p;
 	(void)len;
