@@ -360,7 +360,8 @@ struct ds_fetch_opts {
 	size_t sz;
 	ds_fetch_progress_fn progress; /* called from the caller's thread */
 	void *user;
-	/* Called, from the caller's thread, as each request completes. */
+	/* Called as each request completes: by ds_fetch_batch() from the
+	 * caller's thread; by ds_fetch_start() from one of the library's. */
 	void (*done)(void *user, struct ds_fetch_req *req);
 	unsigned int progress_ms; /* between progress calls (100) */
 	/* Extra request headers ("Name: value", NULL-terminated) for the
@@ -388,6 +389,24 @@ DS_API int ds_fetch(struct ds_context *ctx, const struct ds_build_id *bid, enum 
 /* Fetch many at once; blocks until every request has its result.  Returns
  * the number of requests that failed, or -ECANCELED. */
 DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, size_t n,
+			  const struct ds_fetch_opts *opts);
+
+/* Start one fetch and do not wait for it, for a caller with an event loop
+ * of its own (a server: `dsostore serve` answers its misses so, with no
+ * thread of its own waiting on each).  The cache is looked at first, on
+ * the caller's thread.  Returns 0 when *req has its result already (found
+ * in the cache, or failed: req->err); opts->done is then not called.
+ * Returns 1 when a download is under way (or joined: one per key however
+ * many ask): opts->done(opts->user, req) is called once, when it ends,
+ * from a thread of the library's, perhaps before ds_fetch_start() has
+ * returned; *req (and opts->user) must live until then.  done is called
+ * with no lock of the library's held (it may start another fetch) and
+ * should not block: other downloads' answers wait behind it.  Headers as
+ * ds_fetch_opts.headers; progress is not called.  ds_context_free()
+ * answers the ones still under way with -ECANCELED.  -EINVAL: no ctx, req
+ * or done, or bad headers; -EOPNOTSUPP: a section (ds_fetch() may need
+ * its whole file first, and waits for it). */
+DS_API int ds_fetch_start(struct ds_context *ctx, struct ds_fetch_req *req,
 			  const struct ds_fetch_opts *opts);
 
 struct ds_fetch_stats {

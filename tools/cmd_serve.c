@@ -103,6 +103,12 @@ static const char *const rtype_name[RT_COUNT] = { "debuginfo", "executable", "so
 static const unsigned codes[] = { 200, 400, 404, 405, 406, 413, 500, 503 };
 #define NCODES (sizeof(codes) / sizeof(codes[0]))
 enum result { RES_NONE, RES_FILE, RES_UPSTREAM, RES_ERROR };
+/* Of a download answered by its callback (fetch_done()): STARTED, then
+ * whichever of the handler (SUSPENDED: it has suspended the connection)
+ * and the callback (DONE: the answer is made) comes second resumes the
+ * connection.  ORPHAN: the daemon ended the connection while the
+ * download ran (a stop past drain()'s wait); the callback frees it. */
+enum astate { A_NONE, A_STARTED, A_SUSPENDED, A_DONE, A_ORPHAN };
 
 struct req {
 	struct node *n;
@@ -127,6 +133,10 @@ struct req {
 	char *xff, *ua, *via; /* the headers sent upstream */
 	bool hops_reached; /* or a loop: not sent upstream */
 	int64_t maxsize;
+	/* A debuginfo or executable of the cache or upstreams, fetched with
+	 * no worker waiting (fetch_start()): its request, and enum astate. */
+	struct ds_fetch_req freq;
+	_Atomic int astate;
 	/* The answer. */
 	struct MHD_Response *resp;
 	unsigned int status;
@@ -462,21 +472,22 @@ static void relay_headers(struct req *rq, struct MHD_Response *r, enum ds_artifa
 	free(h);
 }
 
-/* What is not in the -F directories: the cache, then upstreams. */
-static struct MHD_Response *fetched_answer(struct req *rq, enum ds_artifact what, const char *arg)
+static struct MHD_Response *hops_answer(struct req *rq)
+{
+	rq->status = 404;
+	rq->result = RES_ERROR;
+	return serve_error(&rq->n->sv, 404,
+			   "not found here, and not asked upstream: the request has come "
+			   "through --forwarded-ttl-limit servers, or through this one");
+}
+
+/* The answer of a fetch that ended with err, or with the file at path
+ * (freed here). */
+static struct MHD_Response *fetched_file(struct req *rq, int err, char *path, enum ds_artifact what,
+					 const char *arg)
 {
 	struct MHD_Response *r;
-	char *path = NULL;
-	int err;
 
-	if (rq->hops_reached) {
-		rq->status = 404;
-		rq->result = RES_ERROR;
-		return serve_error(&rq->n->sv, 404,
-				   "not found here, and not asked upstream: the request has come "
-				   "through --forwarded-ttl-limit servers, or through this one");
-	}
-	err = fetch(rq, what, arg, &path);
 	if (err)
 		return fetch_error(rq, err);
 	/* Not read for its build ID again: ds_fetch() gives only a file it
@@ -493,6 +504,90 @@ static struct MHD_Response *fetched_answer(struct req *rq, enum ds_artifact what
 	relay_headers(rq, r, what, arg);
 	rq->result = RES_UPSTREAM;
 	return r;
+}
+
+/* What is not in the -F directories: the cache, then upstreams. */
+static struct MHD_Response *fetched_answer(struct req *rq, enum ds_artifact what, const char *arg)
+{
+	char *path = NULL;
+	int err;
+
+	if (rq->hops_reached)
+		return hops_answer(rq);
+	err = fetch(rq, what, arg, &path);
+	return fetched_file(rq, err, err ? NULL : path, what, arg);
+}
+
+static void req_free(struct req *rq)
+{
+	if (rq->resp)
+		MHD_destroy_response(rq->resp);
+	symparse_free(rq->early); /* (before its body goes) */
+	atomic_fetch_sub(&rq->n->body_bytes, rq->body_cap);
+	free(rq->freq.path);
+	free(rq->url);
+	free(rq->method);
+	free(rq->body);
+	free(rq->content_type);
+	free(rq->arg);
+	free(rq->xff);
+	free(rq->via);
+	free(rq->ua);
+	free(rq);
+}
+
+/* ds_fetch_start()'s callback, on the library's thread that ended the
+ * download (the committer that put the file in place, or the loop). */
+static void fetch_done(void *user, struct ds_fetch_req *freq)
+{
+	struct req *rq = user;
+
+	rq->resp = fetched_file(rq, freq->err, freq->path, freq->what, NULL);
+	freq->path = NULL;
+	switch (atomic_exchange(&rq->astate, A_DONE)) {
+	case A_SUSPENDED:
+		MHD_resume_connection(rq->conn);
+		break;
+	case A_ORPHAN:
+		req_free(rq);
+		break;
+	default: /* STARTED: the handler resumes it */
+		break;
+	}
+}
+
+/* A debuginfo or executable of the cache or upstreams, with no thread of
+ * ours waiting for its download: the library's thread that ends it
+ * answers (fetch_done()).  On a loaded machine each thread woken on the
+ * way can wait for a CPU; a worker waiting in ds_fetch() was two more of
+ * them per miss (bench_serve.sh's misses).  The answer, or NULL with the
+ * connection suspended. */
+static struct MHD_Response *fetch_start(struct req *rq)
+{
+	const char *headers[4] = { rq->xff, rq->via, rq->ua, NULL }; /* (ua may be NULL: last) */
+	DS_OPTS(ds_fetch_opts, fo, .headers = headers, .done = fetch_done, .user = rq);
+	int rc;
+
+	if (rq->hops_reached)
+		return hops_answer(rq);
+	rq->freq = (struct ds_fetch_req){ .build_id = rq->bid,
+					  .what = rq->type == RT_DEBUGINFO
+							  ? DS_ARTIFACT_DEBUGINFO
+							  : DS_ARTIFACT_EXECUTABLE };
+	atomic_store(&rq->astate, A_STARTED);
+	rc = ds_fetch_start(rq->n->sv.ctx, &rq->freq, &fo);
+	if (rc != 1) { /* (answered at once: the cache, or a failure) */
+		char *path = rq->freq.path;
+
+		rq->freq.path = NULL;
+		atomic_store(&rq->astate, A_NONE);
+		return fetched_file(rq, rc < 0 ? rc : rq->freq.err, path, rq->freq.what, NULL);
+	}
+	rq->suspended = true;
+	MHD_suspend_connection(rq->conn);
+	if (atomic_exchange(&rq->astate, A_SUSPENDED) == A_DONE)
+		MHD_resume_connection(rq->conn);
+	return NULL;
 }
 
 /* The debuginfo of rq's build ID: local, else the cache or upstream.
@@ -588,11 +683,7 @@ static struct MHD_Response *source_answer(struct req *rq)
 /* A worker's answer to a /buildid request not answered locally. */
 static struct MHD_Response *buildid_answer(struct req *rq)
 {
-	switch (rq->type) {
-	case RT_DEBUGINFO:
-		return fetched_answer(rq, DS_ARTIFACT_DEBUGINFO, NULL);
-	case RT_EXECUTABLE:
-		return fetched_answer(rq, DS_ARTIFACT_EXECUTABLE, NULL);
+	switch (rq->type) { /* (debuginfo and executables: fetch_start()) */
 	case RT_SECTION:
 		/* A local debuginfo without the section: it has none, do not
 		 * ask upstream (as debuginfod). */
@@ -1076,6 +1167,8 @@ static struct MHD_Response *route(struct req *rq)
 		if ((r = local_answer(rq)))
 			return r;
 		forwarding(rq);
+		if (rq->type == RT_DEBUGINFO || rq->type == RT_EXECUTABLE)
+			return fetch_start(rq);
 		defer(rq);
 		return NULL;
 	}
@@ -1408,6 +1501,19 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 		return;
 	*con_cls = NULL;
 	track_waiting(n, c, true); /* for the next request on the connection */
+	{
+		int st = atomic_load(&rq->astate);
+
+		while ((st == A_STARTED || st == A_SUSPENDED) &&
+		       !atomic_compare_exchange_weak(&rq->astate, &st, A_ORPHAN))
+			;
+		if (st == A_STARTED || st == A_SUSPENDED) {
+			/* Its download still runs (a stop after drain()'s
+			 * wait): rq is its callback's to free. */
+			atomic_fetch_sub(&n->inflight, 1);
+			return;
+		}
+	}
 	us = (now_ns() - rq->start_ns) / 1000;
 	ci = code_index(rq->status);
 	atomic_fetch_add(&n->by_code[rq->type][ci][0], 1);
@@ -1422,19 +1528,7 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 			  rq->status, rq->size, us / 1000.0,
 			  why == MHD_REQUEST_TERMINATED_COMPLETED_OK ? "" : " (not completed)");
 	}
-	if (rq->resp)
-		MHD_destroy_response(rq->resp);
-	symparse_free(rq->early); /* (before its body goes) */
-	atomic_fetch_sub(&n->body_bytes, rq->body_cap);
-	free(rq->url);
-	free(rq->method);
-	free(rq->body);
-	free(rq->content_type);
-	free(rq->arg);
-	free(rq->xff);
-	free(rq->via);
-	free(rq->ua);
-	free(rq);
+	req_free(rq);
 	atomic_fetch_sub(&n->inflight, 1);
 }
 

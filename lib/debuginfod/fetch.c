@@ -76,8 +76,13 @@ struct job_server {
 	int64_t retry_at_ns;
 };
 
+/* A caller of a job: a waiter's (ds_fetch_batch(), the caller's thread
+ * waits), or, w NULL, ds_fetch_start()'s (done called, then the attach
+ * freed, by whichever thread ended the job, after it let go of f->lock). */
 struct attach {
 	struct waiter *w;
+	void (*done)(void *user, struct ds_fetch_req *req); /* (w NULL) */
+	void *user;
 	struct ds_fetch_req *req;
 	struct job *job; /* NULL once the result is in */
 	struct attach *next; /* in job->attached */
@@ -427,14 +432,16 @@ static void job_free(struct job *job)
 
 /* Hand the result to everyone attached, and take the job out of the
  * table (a later request makes a new job, which finds the file).
- * f->lock held. */
+ * ds_fetch_start()'s callers are put on *later, for answer_later() once
+ * f->lock is let go.  f->lock held. */
 static void job_answer(struct ds_fetcher *f, struct job *job, int err, const char *path,
-		       enum ds_source source)
+		       enum ds_source source, struct attach **later)
 {
 	uint64_t bytes = atomic_load(&job->bytes);
 
 	table_del(f, job);
-	for (struct attach *a = job->attached; a; a = a->next) {
+	for (struct attach *a = job->attached, *next; a; a = next) {
+		next = a->next;
 		a->req->err = err;
 		a->req->source = source;
 		a->req->bytes = bytes;
@@ -442,10 +449,28 @@ static void job_answer(struct ds_fetcher *f, struct job *job, int err, const cha
 		if (!err && !(a->req->path = strdup(path)))
 			a->req->err = -ENOMEM;
 		a->job = NULL;
+		if (!a->w) {
+			a->next = *later;
+			*later = a;
+			continue;
+		}
 		a->w->pending--;
 		pthread_cond_broadcast(&a->w->cond);
 	}
 	job->attached = NULL;
+}
+
+/* ds_fetch_start()'s callers answered, without f->lock: a callback may
+ * start another fetch. */
+static void answer_later(struct attach *a)
+{
+	while (a) {
+		struct attach *next = a->next;
+
+		a->done(a->user, a->req);
+		free(a);
+		a = next;
+	}
 }
 
 /* Hand the result to everyone still attached, then forget the job. */
@@ -459,9 +484,12 @@ static void job_finish(struct ds_fetcher *f, struct job *job, int err, const cha
 		close(job->dirfd); /* releases the flock */
 		job->dirfd = -1;
 	}
+	struct attach *later = NULL;
+
 	pthread_mutex_lock(&f->lock);
-	job_answer(f, job, err, path, source);
+	job_answer(f, job, err, path, source, &later);
 	pthread_mutex_unlock(&f->lock);
+	answer_later(later);
 
 	if (job->admitted)
 		f->admitted--;
@@ -999,12 +1027,15 @@ static void *committer(void *arg)
 
 			if (asprintf(&path, "%s/%s/%s", f->cache->root, c->job->hex,
 				     c->job->name) >= 0) {
+				struct attach *later = NULL;
+
 				atomic_fetch_add(&f->downloads, 1);
 				c->answered = true;
 				pthread_mutex_lock(&f->lock);
-				job_answer(f, c->job, 0, path, DS_SOURCE_DEBUGINFOD);
+				job_answer(f, c->job, 0, path, DS_SOURCE_DEBUGINFOD, &later);
 				pthread_mutex_unlock(&f->lock);
 				free(path);
+				answer_later(later);
 			}
 		}
 
@@ -1786,7 +1817,8 @@ static int submit(struct ds_fetcher *f, struct ds_fetch_req *r, struct attach *a
 	a->job = job;
 	a->next = job->attached;
 	job->attached = a;
-	w->pending++;
+	if (w)
+		w->pending++;
 	pthread_mutex_unlock(&f->lock);
 	return 0;
 }
@@ -1971,6 +2003,48 @@ DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, siz
 	for (size_t i = 0; i < n; i++)
 		failed += reqs[i].err != 0;
 	return failed;
+}
+
+DS_API int ds_fetch_start(struct ds_context *ctx, struct ds_fetch_req *r,
+			  const struct ds_fetch_opts *opts)
+{
+	void (*done_fn)(void *, struct ds_fetch_req *) = DS_OPT(opts, done, NULL);
+	const char *const *headers = DS_OPT(opts, headers, NULL);
+	struct ds_fetcher *f;
+	struct attach *a;
+	int err = 0;
+
+	if (!ctx || !r || !done_fn || !ds__fetch_valid_headers(headers))
+		return -EINVAL;
+	/* A section may need its file's whole debuginfo or executable
+	 * first (section_fallback()): more than one job, waited for. */
+	if (r->what == DS_ARTIFACT_SECTION)
+		return -EOPNOTSUPP;
+	r->err = 0;
+	r->path = NULL;
+	r->bytes = 0;
+	r->source = DS_SOURCE_NONE;
+	if (answer_from_cache(ctx, r))
+		return 0;
+	if (!ctx->fetch_cfg.urls[0])
+		r->err = -ENOSYS;
+	else if (!(f = ds__fetcher(ctx, &err)))
+		r->err = err;
+	else if (!(a = calloc(1, sizeof(*a))))
+		r->err = -ENOMEM;
+	else {
+		/* (set before submit(): the job may end, and call done,
+		 * before submit() has returned) */
+		a->done = done_fn;
+		a->user = DS_OPT(opts, user, NULL);
+		if ((err = submit(f, r, a, NULL, headers)) == 0) {
+			ds__transfers_wakeup(&f->t);
+			return 1;
+		}
+		free(a);
+		r->err = err;
+	}
+	return 0;
 }
 
 DS_API int ds_fetch(struct ds_context *ctx, const struct ds_build_id *bid, enum ds_artifact what,

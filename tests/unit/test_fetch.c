@@ -44,11 +44,13 @@
 #define N_MANY	      50 /* case 1 and the warm run: served */
 #define N_PREF	      30 /* case 3: one third each local, served, nowhere */
 #define N_CANCEL      16 /* case 6: the server hangs on them */
+#define N_ASYNC	      6	 /* case 10: served; the first four asked by ASYNC_ASKS callers each */
+#define ASYNC_ASKS    4
 #define NTHREADS      8
 #define NSTORES	      4
 #define CANCEL_ROUNDS 100
 
-enum group { G_MANY = 1, G_STORES, G_PREF, G_GONE, G_CANCEL };
+enum group { G_MANY = 1, G_STORES, G_PREF, G_GONE, G_CANCEL, G_ASYNC };
 
 struct fix {
 	struct ds_build_id bid;
@@ -57,6 +59,7 @@ struct fix {
 };
 
 static struct fix many[N_MANY], stores_fix, pref[N_PREF], gone_fix, cancel_fix[N_CANCEL];
+static struct fix async_fix[N_ASYNC], async_none;
 static char *served_dir, *debug_dir, *empty_dir;
 static pid_t server_pid = -1;
 static int server_port;
@@ -158,7 +161,7 @@ static void confirm_build_ids(struct fix **all, int n)
 static void setup_fixtures(void)
 {
 	char *src = t_path("prog.c"), *prog = t_path("prog");
-	struct fix *all[N_MANY + N_PREF + 2];
+	struct fix *all[N_MANY + N_PREF + N_ASYNC + 2];
 	size_t len;
 	char *tmpl;
 	int n = 0;
@@ -214,6 +217,12 @@ static void setup_fixtures(void)
 	all[n++] = &gone_fix;
 	for (int i = 0; i < N_CANCEL; i++) /* the server hangs on them */
 		fix_init(&cancel_fix[i], G_CANCEL, i);
+	for (int i = 0; i < N_ASYNC; i++) {
+		fix_init(&async_fix[i], G_ASYNC, i);
+		fix_served(&async_fix[i], tmpl, len);
+		all[n++] = &async_fix[i];
+	}
+	fix_init(&async_none, G_ASYNC, N_ASYNC); /* served by nobody */
 	confirm_build_ids(all, n);
 	free(tmpl);
 	free(src);
@@ -1255,6 +1264,167 @@ static void case_ima_opts(void)
 	free(cache);
 }
 
+/* ----------------------------------- case 10: ds_fetch_start(), no waiting */
+
+struct async_state {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int done;
+	struct ds_context *ctx;
+};
+
+struct async_call {
+	struct async_state *st;
+	struct ds_fetch_req req;
+	atomic_int calls;
+	bool on_caller; /* the callback ran on the thread that started it */
+	pthread_t caller;
+	struct async_call *then; /* started from the callback */
+};
+
+static void async_done(void *user, struct ds_fetch_req *req);
+
+static int async_start(struct async_call *c, const struct fix *f, struct async_state *st)
+{
+	DS_OPTS(ds_fetch_opts, o, .done = async_done, .user = c);
+
+	c->st = st;
+	c->req = (struct ds_fetch_req){ .build_id = f->bid, .what = DS_ARTIFACT_DEBUGINFO };
+	c->caller = pthread_self();
+	return ds_fetch_start(st->ctx, &c->req, &o);
+}
+
+static void async_done(void *user, struct ds_fetch_req *req)
+{
+	struct async_call *c = user;
+	struct async_state *st = c->st;
+
+	CHECK(req == &c->req);
+	c->on_caller = pthread_equal(pthread_self(), c->caller);
+	/* A callback may start another fetch: no lock of the library's is
+	 * held. */
+	if (c->then && async_start(c->then, &async_fix[N_ASYNC - 1], st) == 0) {
+		pthread_mutex_lock(&st->lock);
+		st->done++; /* (answered at once: no callback of its own) */
+		pthread_mutex_unlock(&st->lock);
+	}
+	atomic_fetch_add(&c->calls, 1);
+	pthread_mutex_lock(&st->lock);
+	st->done++;
+	pthread_cond_broadcast(&st->cond);
+	pthread_mutex_unlock(&st->lock);
+}
+
+/* Until st->done reaches n, or 20 s: whether it did. */
+static bool async_wait(struct async_state *st, int n)
+{
+	struct timespec until;
+	bool ok;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 20;
+	pthread_mutex_lock(&st->lock);
+	while (st->done < n && pthread_cond_timedwait(&st->cond, &st->lock, &until) == 0)
+		;
+	ok = st->done >= n;
+	pthread_mutex_unlock(&st->lock);
+	return ok;
+}
+
+/* A server's way of fetching: started without waiting, answered by a
+ * callback on the library's thread; one download per key however many
+ * start it; a cache hit or a remembered miss answered at once, with no
+ * callback; a callback that starts another fetch; the ones still under
+ * way answered -ECANCELED when the context goes. */
+static void case_async(void)
+{
+	char *cache = t_path("cache-async"), ctl[256];
+	struct async_state st = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL };
+	static struct async_call calls[4 * ASYNC_ASKS], again, none, none_again, first, second,
+		hung;
+	int pending = 0, n = 0, rc;
+	double t0 = now_s();
+
+	printf("case: ds_fetch_start(), %d callers of %d build IDs at once\n", 4 * ASYNC_ASKS, 4);
+	st.ctx = new_context(cache, NULL);
+	server_reset_stats();
+	for (int k = 0; k < ASYNC_ASKS; k++)
+		for (int i = 0; i < 4; i++) {
+			rc = async_start(&calls[n++], &async_fix[i], &st);
+			CHECK(rc == 0 || rc == 1);
+			/* (0: one before it has finished already, a cache hit) */
+			pending += rc == 1;
+		}
+	CHECK(pending > 0);
+	CHECK(async_wait(&st, pending));
+	for (int j = 0; j < n; j++) {
+		const struct fix *f = &async_fix[j % 4];
+
+		CHECK_EQ_INT(calls[j].req.err, 0);
+		CHECK(valid_fetched(calls[j].req.path, cache, f));
+		CHECK_EQ_INT(atomic_load(&calls[j].calls), calls[j].req.source == DS_SOURCE_DEBUGINFOD);
+		CHECK(!calls[j].on_caller);
+		free(calls[j].req.path);
+	}
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ_INT(server_count(&async_fix[i]), 1);
+
+	/* In the cache: answered at once, no callback. */
+	CHECK_EQ_INT(async_start(&again, &async_fix[0], &st), 0);
+	CHECK_EQ_INT(again.req.err, 0);
+	CHECK(again.req.source == DS_SOURCE_DEBUGINFOD_CACHE);
+	CHECK(valid_fetched(again.req.path, cache, &async_fix[0]));
+	free(again.req.path);
+
+	/* Nobody has it: -ENOENT by the callback, then remembered. */
+	st.done = 0;
+	CHECK_EQ_INT(async_start(&none, &async_none, &st), 1);
+	CHECK(async_wait(&st, 1));
+	CHECK_EQ_INT(none.req.err, -ENOENT);
+	CHECK(none.req.path == NULL);
+	CHECK_EQ_INT(async_start(&none_again, &async_none, &st), 0);
+	CHECK_EQ_INT(none_again.req.err, -ENOENT);
+
+	/* A callback that starts the next fetch. */
+	st.done = 0;
+	first.then = &second;
+	CHECK_EQ_INT(async_start(&first, &async_fix[4], &st), 1);
+	CHECK(async_wait(&st, 2));
+	CHECK_EQ_INT(first.req.err, 0);
+	CHECK_EQ_INT(second.req.err, 0);
+	CHECK(valid_fetched(first.req.path, cache, &async_fix[4]));
+	CHECK(valid_fetched(second.req.path, cache, &async_fix[N_ASYNC - 1]));
+	free(first.req.path);
+	free(second.req.path);
+
+	/* What cannot be started so. */
+	{
+		DS_OPTS(ds_fetch_opts, nodone, .user = &st);
+		DS_OPTS(ds_fetch_opts, o, .done = async_done, .user = &none);
+		struct ds_fetch_req sec = { .build_id = async_fix[1].bid,
+					    .what = DS_ARTIFACT_SECTION,
+					    .arg = ".debug_info" };
+
+		CHECK_EQ_INT(ds_fetch_start(st.ctx, &again.req, &nodone), -EINVAL);
+		CHECK_EQ_INT(ds_fetch_start(st.ctx, &sec, &o), -EOPNOTSUPP);
+	}
+
+	/* Under way when the context goes: answered, cancelled. */
+	snprintf(ctl, sizeof(ctl), "/control/fault?bid=%s&kind=hang", cancel_fix[0].hex);
+	free(server_get(ctl));
+	st.done = 0;
+	CHECK_EQ_INT(async_start(&hung, &cancel_fix[0], &st), 1);
+	usleep(100000);
+	CHECK_EQ_INT(atomic_load(&hung.calls), 0);
+	ds_context_free(st.ctx);
+	CHECK_EQ_INT(atomic_load(&hung.calls), 1);
+	CHECK_EQ_INT(hung.req.err, -ECANCELED);
+	snprintf(ctl, sizeof(ctl), "/control/fault?bid=%s&kind=clear", cancel_fix[0].hex);
+	free(server_get(ctl));
+	printf("  %.2f s\n", now_s() - t0);
+	free(cache);
+}
+
 int main(void)
 {
 	char *cache_many;
@@ -1284,6 +1454,7 @@ int main(void)
 	free(cache_many);
 	case_headers();
 	case_ima_opts();
+	case_async();
 
 	printf("total %.2f s\n", now_s() - t0);
 	server_stop();
