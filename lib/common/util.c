@@ -92,6 +92,23 @@ void ds__strbuf_release(struct ds_strbuf *sb)
 	sb->len = sb->cap = 0;
 }
 
+int ds__write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 int ds__open_regular(const char *path)
 {
 	struct stat st;

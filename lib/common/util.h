@@ -53,6 +53,10 @@ void ds__populate(void *p, size_t len);
  * socket, device). */
 int ds__open_regular(const char *path);
 
+/* All len bytes of buf written to fd (EINTR retried): 0, or -errno (-EIO
+ * for a write that took nothing). */
+int ds__write_all(int fd, const void *buf, size_t len);
+
 /* The whole of a file with no size to go by (/proc files), read to its
  * end into a buffer of hint bytes that doubles, NUL-terminated (*len
  * without it; *out malloc()ed), opened by ds__open_regular().  0; -EFBIG

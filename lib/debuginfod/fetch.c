@@ -58,6 +58,8 @@
 /* An ELF body is watched for its extent (watch_elf()) from this many bytes
  * on: at most this much of a bad one is taken before it is stopped. */
 #define WATCH_FROM (64 << 10)
+/* The loop's longest sleep while commits it has not taken back are out. */
+#define REAP_MS 50
 
 enum srv_status { S_ASK, S_RUNNING, S_RETRY, S_NOTFOUND, S_FAILED };
 
@@ -177,6 +179,11 @@ struct ds_fetcher {
 	pthread_cond_t commit_cond;
 	struct commit *commit_q, *commit_q_tail, *commit_done; /* under commit_lock */
 	bool commit_stop;
+	/* A job waits for admission (loop: job_step()): a commit's end is
+	 * then told to the loop at once, for its slot.  Else the loop takes
+	 * finished commits back when it next wakes (within REAP_MS). */
+	atomic_bool starved;
+	unsigned int ncommits; /* loop: handed to committers, not taken back */
 	atomic_uint_fast64_t requests, downloads, bytes, cache_hits, joined, retries, rejected;
 };
 
@@ -510,6 +517,7 @@ static void xfer_free(struct ds_fetcher *f, struct xfer *x)
 {
 	ds__transfer_stop(x);
 	free(x->xhdrs);
+	free(x->spool);
 	if (x->fd >= 0)
 		close(x->fd);
 	if (x->tmpname) {
@@ -586,7 +594,7 @@ static void watch_elf(struct ds_fetcher *f, struct xfer *x)
 	 * often) are in, its extent cannot be told anyway.  On bench_serve's
 	 * 16 KB files that was five pread()s a download, on the one thread
 	 * that moves every transfer. */
-	if (x->bytes < WATCH_FROM)
+	if (x->bytes < WATCH_FROM || x->fd < 0) /* (< WATCH_FROM: in x->spool) */
 		return;
 	if (!x->extent && x->bytes >= x->elf_need) {
 		err = ds__elf_extent(x->fd, x->bytes, job->what == DS_ARTIFACT_EXECUTABLE, &ext, &why);
@@ -603,8 +611,8 @@ static void watch_elf(struct ds_fetcher *f, struct xfer *x)
 		x->bad_err = -EBADMSG;
 }
 
-/* A 200's body, n more bytes of it about to be written: the first
- * transfer to deliver wins and gets a temporary file; a loser, or a body
+/* A 200's body, n more bytes of it about to be kept: the first transfer
+ * to deliver wins (its bytes are kept: transfer.h); a loser, or a body
  * past its limit, is stopped (false). */
 static bool on_body(struct xfer *x, size_t n)
 {
@@ -617,18 +625,6 @@ static bool on_body(struct xfer *x, size_t n)
 		return false;
 	}
 	if (!job->winner) {
-		char tmp[PATH_MAX];
-		int fd = ds__cache_tmp_open(job->dirfd, job->name, tmp, sizeof(tmp));
-
-		if (fd < 0 || !(x->tmpname = strdup(tmp))) {
-			if (fd >= 0) {
-				unlinkat(job->dirfd, tmp, 0);
-				close(fd);
-			}
-			x->local_err = fd < 0 ? -fd : ENOMEM;
-			return false;
-		}
-		x->fd = fd;
 		job->winner = x;
 		job->winner_new = true;
 	}
@@ -641,7 +637,39 @@ static bool on_body(struct xfer *x, size_t n)
 	return true;
 }
 
-/* n bytes of the body written: counted, and an ELF watched. */
+/* The winner's temporary file in its entry, with what its spool held:
+ * made by the loop when the body outgrows the spool, else by the
+ * committer (a small download: the loop, which moves every transfer,
+ * makes no file for it).  0 or -errno. */
+static int on_file(struct xfer *x)
+{
+	struct job *job = x->job;
+	char tmp[PATH_MAX];
+	int fd = ds__cache_tmp_open(job->dirfd, job->name, tmp, sizeof(tmp)), err, dirfd;
+
+	/* The entry went since the job took it (rm -rf of the cache): it is
+	 * made again, and the file goes there; the lock of the one removed
+	 * guards nothing any more (ds__cache_commit() does the same). */
+	if (fd == -ENOENT && !ds__cache_entry_open(x->f->cache, job->hex, false, &dirfd)) {
+		close(job->dirfd);
+		job->dirfd = dirfd;
+		fd = ds__cache_tmp_open(dirfd, job->name, tmp, sizeof(tmp));
+	}
+	if (fd < 0)
+		return fd;
+	if (!(x->tmpname = strdup(tmp))) {
+		unlinkat(job->dirfd, tmp, 0);
+		close(fd);
+		return -ENOMEM;
+	}
+	x->fd = fd;
+	err = x->bytes ? ds__write_all(fd, x->spool, x->bytes) : 0; /* (gone by xfer_free()) */
+	free(x->spool);
+	x->spool = NULL;
+	return err;
+}
+
+/* n bytes of the body kept: counted, and an ELF watched. */
 static void on_wrote(struct xfer *x, size_t n)
 {
 	atomic_fetch_add(&x->job->bytes, n);
@@ -969,6 +997,7 @@ static void winner_done(struct ds_fetcher *f, struct xfer *x)
 	c->x = x;
 	c->mtime = mtime;
 	job->committing = x;
+	f->ncommits++;
 	pthread_mutex_lock(&f->commit_lock);
 	c->next = NULL;
 	if (f->commit_q_tail)
@@ -1006,7 +1035,10 @@ static void *committer(void *arg)
 			f->commit_q_tail = NULL;
 		pthread_mutex_unlock(&f->commit_lock);
 
-		c->err = verify(f, c->x, c->url);
+		/* A body the spool held becomes a file now (not by the loop). */
+		c->err = c->x->fd < 0 && c->x->bytes ? on_file(c->x) : 0;
+		if (!c->err)
+			c->err = verify(f, c->x, c->url);
 		if (!c->err) {
 			c->err = ds__cache_commit(f->cache, c->job->hex, c->job->dirfd,
 						  c->x->tmpname, c->job->name, c->x->fd, c->mtime,
@@ -1025,6 +1057,13 @@ static void *committer(void *arg)
 			 * forgets the job when it takes the commit back. */
 			char *path = NULL;
 
+			/* The entry's lock goes now, the file in place: the
+			 * job's next artifact (the executable after the
+			 * debuginfo) need not wait for the loop to take the
+			 * job back.  (The loop leaves dirfd alone while the
+			 * job is here: job->committing.) */
+			close(c->job->dirfd);
+			c->job->dirfd = -1;
 			if (asprintf(&path, "%s/%s/%s", f->cache->root, c->job->hex,
 				     c->job->name) >= 0) {
 				struct attach *later = NULL;
@@ -1042,7 +1081,14 @@ static void *committer(void *arg)
 		pthread_mutex_lock(&f->commit_lock);
 		c->next = f->commit_done;
 		f->commit_done = c;
-		ds__transfers_wakeup(&f->t);
+		/* Its callers have their answer: the loop is woken only when
+		 * it has more to do with it (a refused file: the job's other
+		 * servers) or a job waits for its slot.  A wakeup per miss
+		 * was a third of the loop's wakeups in bench_serve.sh's
+		 * misses, each a sleep and a wakeup of a thread, dear on a
+		 * paravirtualized machine. */
+		if (!c->answered || atomic_load(&f->starved))
+			ds__transfers_wakeup(&f->t);
 	}
 	pthread_mutex_unlock(&f->commit_lock);
 	return NULL;
@@ -1064,6 +1110,7 @@ static void commits_done(struct ds_fetcher *f)
 		int err = c->err;
 
 		job->committing = NULL;
+		f->ncommits--;
 		if (!err && !c->answered &&
 		    asprintf(&path, "%s/%s/%s", f->cache->root, job->hex, job->name) < 0)
 			err = -ENOMEM;
@@ -1249,8 +1296,10 @@ static void job_step(struct ds_fetcher *f, struct job *job)
 	if (job->state != J_RUNNING) {
 		/* Admission: a bounded number of jobs hold a directory and
 		 * transfers; the rest wait holding nothing. */
-		if (f->admitted >= f->cfg->max_transfers)
+		if (f->admitted >= f->cfg->max_transfers) {
+			atomic_store(&f->starved, true);
 			return;
+		}
 		/* Another process's download may have ended while we waited
 		 * for its lock.  (A new job's caller has just looked: the
 		 * look after the lock is enough then.) */
@@ -1396,6 +1445,7 @@ static void *loop(void *arg)
 			break;
 
 		now = now_ns();
+		atomic_store(&f->starved, false); /* (job_step() says if one is) */
 		for (struct job *j = f->active, *jn; j; j = jn) {
 			jn = j->next;
 			if (j->state == J_NEW || j->wake_at_ns <= now)
@@ -1405,6 +1455,8 @@ static void *loop(void *arg)
 			if (j->wake_at_ns < wake)
 				wake = j->wake_at_ns;
 		now = now_ns();
+		if (f->ncommits && wake > now + REAP_MS * 1000000LL)
+			wake = now + REAP_MS * 1000000LL;
 		ds__transfers_run(&f->t, wake == INT64_MAX ? 1000
 					 : wake <= now	   ? 0
 							   : (int)((wake - now) / 1000000 + 1));
@@ -1457,7 +1509,9 @@ void ds__fetcher_free(struct ds_fetcher *f)
 static struct ds_fetcher *fetcher_new(struct ds_context *ctx, int *err)
 {
 	const struct ds_fetch_config *cfg = &ctx->fetch_cfg;
-	static const struct ds__transfer_hooks hooks = { .body = on_body, .wrote = on_wrote };
+	static const struct ds__transfer_hooks hooks = { .body = on_body,
+							 .wrote = on_wrote,
+							 .file = on_file };
 	struct ds_fetcher *f = calloc(1, sizeof(*f));
 	int n = 0;
 

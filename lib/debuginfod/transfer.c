@@ -26,6 +26,9 @@
 #include <strings.h>
 #include <unistd.h>
 
+/* libcurl's receive buffer, per transfer (64 at most at once: 4 MiB). */
+#define DS__XFER_BUFFER (64 << 10)
+
 /*
  * libcurl is loaded when the first fetch needs it, not at program start:
  * linked directly it brings ~30 libraries (TLS, GSSAPI, LDAP...) whose
@@ -375,16 +378,23 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *user)
 		x->bytes += n;
 		return x->bad ? 0 : n;
 	}
-	for (size_t done = 0; done < n;) {
-		ssize_t w = write(x->fd, ptr + done, n - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			x->local_err = w < 0 ? errno : EIO;
+	if (x->fd < 0 && x->bytes + n <= DS__XFER_SPOOL) {
+		if (!x->spool && !(x->spool = malloc(DS__XFER_SPOOL))) {
+			x->local_err = ENOMEM;
 			return 0;
 		}
-		done += (size_t)w;
+		memcpy(x->spool + x->bytes, ptr, n);
+	} else {
+		int err = x->fd < 0 ? x->t->hooks.file(x) : 0;
+
+		if (err) {
+			x->local_err = -err;
+			return 0;
+		}
+		if ((err = ds__write_all(x->fd, ptr, n))) {
+			x->local_err = -err;
+			return 0;
+		}
 	}
 	x->bytes += n;
 	x->t->hooks.wrote(x, n);
@@ -468,6 +478,10 @@ int ds__transfer_start(struct xfer *x, const char *url)
 	curl_easy_setopt(x->easy, CURLOPT_PRIVATE, x);
 	curl_easy_setopt(x->easy, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(x->easy, CURLOPT_WRITEDATA, x);
+	/* A read (and a write to the temporary file) per 64 KiB, not
+	 * libcurl's 16: a 16 KiB debuginfo with its headers took two reads,
+	 * often a trip round the loop apart. */
+	curl_easy_setopt(x->easy, CURLOPT_BUFFERSIZE, (long)DS__XFER_BUFFER);
 	curl_easy_setopt(x->easy, CURLOPT_HEADERFUNCTION, on_header);
 	curl_easy_setopt(x->easy, CURLOPT_HEADERDATA, x);
 	/* The path is ours, checked and escaped: curl must not resolve it. */

@@ -33,6 +33,10 @@ struct xfer {
 	struct xfer *next;
 	int fd; /* temporary file, winner only */
 	char *tmpname;
+	/* A body's first DS__XFER_SPOOL bytes, held until it outgrows them
+	 * (then hooks.file() makes the file): a small download costs the
+	 * loop no file of its own (the committer writes it). */
+	unsigned char *spool;
 	uint64_t bytes;
 	bool loser, too_big;
 	int local_err; /* an errno of ours (writing the cache), not the server's */
@@ -58,12 +62,15 @@ struct xfer {
 };
 
 /* What the fetcher decides as a body (of a 200) arrives, in curl's
- * callback: body() before n more bytes are written to x->fd (the first
- * time, x->fd is -1: it opens one), false to stop the transfer; wrote()
- * once they are (x->bad stops it). */
+ * callback: body() before n more bytes are kept, false to stop the
+ * transfer; wrote() once they are (x->bad stops it).  They are kept in
+ * x->spool up to DS__XFER_SPOOL bytes, then in x->fd, which file() makes
+ * (with what the spool held) when they first outgrow it: 0 or -errno. */
+#define DS__XFER_SPOOL (64u << 10)
 struct ds__transfer_hooks {
 	bool (*body)(struct xfer *x, size_t n);
 	void (*wrote)(struct xfer *x, size_t n);
+	int (*file)(struct xfer *x);
 	/* Optional: the body's bytes kept by the caller instead of written
 	 * to x->fd (a metadata answer, held in memory); false stops it. */
 	bool (*take)(struct xfer *x, const char *p, size_t n);

@@ -540,23 +540,6 @@ int ds__kallsyms_serialize(const struct ds__kallsyms *k, const struct ds_build_i
 	return 0;
 }
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return n < 0 ? -errno : -EIO;
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* Save the core symbols of k (parsed from /proc/kallsyms), atomically. */
 static void cache_save(struct ds_context *ctx, const struct ds__kallsyms *k,
 		       const struct ds_build_id *bid, const char *boot, const char *ref,
@@ -574,7 +557,7 @@ static void cache_save(struct ds_context *ctx, const struct ds__kallsyms *k,
 		tmp[0] = 0;
 	}
 	if (!err)
-		err = write_all(fd, buf, len);
+		err = ds__write_all(fd, buf, len);
 	if (!err && renameat(dirfd, tmp, dirfd, name) != 0)
 		err = -errno;
 	if (!err)

@@ -623,7 +623,8 @@ case_end
 # ---- SIGINT, SIGTERM: the download in flight is dropped, its temporary
 # file removed, the progress line ended, and the exit status a shell gives
 # a command the signal ended (128 + 2, 128 + 15).  The server stalls after
-# 60000 bytes, so the temporary file is there and partial until the signal;
+# 70000 bytes (past the 64 KiB a download holds in memory, transfer.h), so
+# the temporary file is there and partial until the signal;
 # the timeout is long so that only the signal ends it.
 # await_temporary: until the temporary file holding the first bytes of
 # $A is there, the download in flight (a minute at most: a sanitizer
@@ -639,7 +640,7 @@ await_temporary()
 
 for sig in INT TERM; do
 	case_begin "SIG$sig during a stalled download: exit $((128 + $(kill -l $sig))), no temporary file"
-	fault $P1 "$A:stall=60000"
+	fault $P1 "$A:stall=70000"
 	# (env: a background job of a shell without job control starts with
 	# SIGINT ignored, and keeps it so.)
 	DEBUGINFOD_TIMEOUT=120 env --default-signal=INT "$DSOSTORE" fetch --progress "$A" >"$T/out" 2>"$T/err" &
@@ -673,7 +674,7 @@ if python3 "$DS_SRC/tests/gen/perfgen.py" --dsos-from "$S" --map-prefix /nonexis
 	for run in "prefetch TERM" "report INT" "annotate INT"; do
 		set -- $run
 		case_begin "$1: SIG$2 during its fetch: exit $((128 + $(kill -l $2))), no temporary file"
-		fault $P1 "$A:stall=60000"
+		fault $P1 "$A:stall=70000"
 		DEBUGINFOD_TIMEOUT=120 env --default-signal=INT "$DSOSTORE" "$1" --progress \
 			"$T/rec.data" >"$T/out" 2>"$T/err" &
 		fpid=$!

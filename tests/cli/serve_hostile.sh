@@ -310,13 +310,14 @@ wait "$term" || rc=$?
 tl_case_end
 
 # ------------------------------------------------- kill -9 mid-download
-# A third node, whose upstream sends 2000 bytes a second: killed with
-# SIGKILL once the download's temporary file is in the cache.  Nothing is
+# A third node, whose upstream stops sending a little past the first 64
+# KiB (held in memory until then: transfer.h), is killed with SIGKILL
+# once the download's temporary file is in the cache.  Nothing is
 # at the entry's name; the temporary file is nobody's (its flock went with
 # the node); a node started again over that cache serves the whole file,
 # and a clean removes the leftover once it is old enough.
 tl_case kill-9
-curl -sf "$UPURL/control/fault?spec=$FAR:bandwidth=2000" >/dev/null || fail "fault"
+curl -sf "$UPURL/control/fault?spec=$FAR:stall=66000" >/dev/null || fail "fault"
 tl_start_serve KPORT kill 0 --listen 127.0.0.1 --upstream "$UPURL" --cache "$T/cache-kill" || exit 1
 victim=${pids[-1]}
 curl -s --max-time 60 -o /dev/null "http://127.0.0.1:$KPORT/buildid/$FAR/debuginfo" 2>/dev/null &
