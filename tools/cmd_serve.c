@@ -1,13 +1,15 @@
 /* dsostore serve: a node of the debuginfod federation (tools/serve.h).
  *
  * Threads: libmicrohttpd's pool (--threads) parses requests and sends
- * answers; an answer it has at hand (a file of the -F directories, the
- * metrics) is made there.  Anything that may wait (the debuginfod cache
- * and upstreams, source files' DWARF, /symbolize) is handed to a worker
- * with the connection suspended, and the connection resumed with the
- * answer: a pool thread never waits on the network.  A client that goes
- * away does not stop its worker: the download it asked for is finished
- * and cached for the next one.  The main thread waits for signals:
+ * answers; an answer it has at hand (a file of the -F directories or of
+ * the debuginfod cache, the metrics) is made there.  A debuginfo or
+ * executable to download is started there (ds_fetch_start()) with the
+ * connection suspended, and the library's thread that puts the file in
+ * place makes the answer and resumes it (fetch_start()).  Anything else
+ * that may wait (sections and sources from upstreams, source files'
+ * DWARF, /metadata, /symbolize) is handed to a worker the same way: a
+ * pool thread never waits on the network.  A client that goes away does
+ * not stop a download: it is finished and cached for the next one.  The main thread waits for signals:
  * SIGTERM/SIGINT drain and stop, SIGUSR1 (or SIGHUP) rescans the
  * directories; a scanner thread rescans them every --rescan seconds, and
  * a reaper thread closes connections that send no whole request in time
