@@ -9,8 +9,9 @@
  * that may wait (sections and sources from upstreams, source files'
  * DWARF, /metadata, /symbolize) is handed to a worker the same way: a
  * pool thread never waits on the network.  A client that goes away does
- * not stop a download: it is finished and cached for the next one.  The main thread waits for signals:
- * SIGTERM/SIGINT drain and stop, SIGUSR1 (or SIGHUP) rescans the
+ * not stop a download: it is finished and cached for the next one.  The
+ * main thread waits for signals: SIGTERM/SIGINT drain and stop, SIGUSR1
+ * (or SIGHUP) rescans the
  * directories; a scanner thread rescans them every --rescan seconds, and
  * a reaper thread closes connections that send no whole request in time
  * (struct track).  Bounds: docs/serve.md, "Bounds". */
@@ -194,6 +195,12 @@ struct node {
 	pthread_mutex_t srclock;
 	struct srcnames src[SRC_CACHE];
 	uint64_t src_clock;
+
+	/* fetch_done() resumes connections under alock; drain() sets
+	 * stopping under it before the daemon stops (a connection is not
+	 * resumed while libmicrohttpd closes it). */
+	pthread_mutex_t alock;
+	bool stopping;
 
 	pthread_t reaper;
 	pthread_mutex_t tlock;
@@ -544,11 +551,17 @@ static void fetch_done(void *user, struct ds_fetch_req *freq)
 {
 	struct req *rq = user;
 
+	struct node *n = rq->n;
+
 	rq->resp = fetched_file(rq, freq->err, freq->path, freq->what, NULL);
 	freq->path = NULL;
+	pthread_mutex_lock(&n->alock);
 	switch (atomic_exchange(&rq->astate, A_DONE)) {
 	case A_SUSPENDED:
-		MHD_resume_connection(rq->conn);
+		/* (stopping: the daemon closes it, and on_completed() frees
+		 * it, DONE; rq is not touched here after the exchange) */
+		if (!n->stopping)
+			MHD_resume_connection(rq->conn);
 		break;
 	case A_ORPHAN:
 		req_free(rq);
@@ -556,6 +569,7 @@ static void fetch_done(void *user, struct ds_fetch_req *freq)
 	default: /* STARTED: the handler resumes it */
 		break;
 	}
+	pthread_mutex_unlock(&n->alock);
 }
 
 /* A debuginfo or executable of the cache or upstreams, with no thread of
@@ -1699,6 +1713,9 @@ static void drain(struct node *n)
 	if (atomic_load(&n->inflight) > 0)
 		serve_log(&n->sv, "stopping with %d requests unfinished",
 			  atomic_load(&n->inflight));
+	pthread_mutex_lock(&n->alock);
+	n->stopping = true;
+	pthread_mutex_unlock(&n->alock);
 	MHD_stop_daemon(n->d);
 	n->d = NULL;
 	if (fd != MHD_INVALID_SOCKET)
@@ -1901,6 +1918,7 @@ static int cmd_serve(int argc, char **argv)
 	pthread_cond_init(&n->scond, NULL);
 	pthread_mutex_init(&n->srclock, NULL);
 	pthread_mutex_init(&n->tlock, NULL);
+	pthread_mutex_init(&n->alock, NULL);
 	pthread_cond_init(&n->tcond, NULL);
 	if (pthread_create(&n->reaper, NULL, reaper, n)) {
 		cli_error("serve: cannot start a thread");
@@ -1963,8 +1981,12 @@ static int cmd_serve(int argc, char **argv)
 	}
 	drain(n);
 out:
-	if (n->d)
+	if (n->d) {
+		pthread_mutex_lock(&n->alock);
+		n->stopping = true;
+		pthread_mutex_unlock(&n->alock);
 		MHD_stop_daemon(n->d);
+	}
 	pthread_mutex_lock(&n->qlock);
 	n->qstop = true;
 	pthread_cond_broadcast(&n->qcond);
