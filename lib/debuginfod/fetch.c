@@ -484,6 +484,8 @@ static void answer_later(struct attach *a)
 static void job_finish(struct ds_fetcher *f, struct job *job, int err, const char *path,
 		       enum ds_source source)
 {
+	struct attach *later = NULL;
+
 	if (job->dirfd >= 0) {
 		/* A failure leaves no empty entry behind (a miss is a file). */
 		if (err)
@@ -491,8 +493,6 @@ static void job_finish(struct ds_fetcher *f, struct job *job, int err, const cha
 		close(job->dirfd); /* releases the flock */
 		job->dirfd = -1;
 	}
-	struct attach *later = NULL;
-
 	pthread_mutex_lock(&f->lock);
 	job_answer(f, job, err, path, source, &later);
 	pthread_mutex_unlock(&f->lock);
@@ -645,16 +645,12 @@ static int on_file(struct xfer *x)
 {
 	struct job *job = x->job;
 	char tmp[PATH_MAX];
-	int fd = ds__cache_tmp_open(job->dirfd, job->name, tmp, sizeof(tmp)), err, dirfd;
+	int fd = ds__cache_tmp_open(job->dirfd, job->name, tmp, sizeof(tmp)), err;
 
 	/* The entry went since the job took it (rm -rf of the cache): it is
-	 * made again, and the file goes there; the lock of the one removed
-	 * guards nothing any more (ds__cache_commit() does the same). */
-	if (fd == -ENOENT && !ds__cache_entry_open(x->f->cache, job->hex, false, &dirfd)) {
-		close(job->dirfd);
-		job->dirfd = dirfd;
-		fd = ds__cache_tmp_open(dirfd, job->name, tmp, sizeof(tmp));
-	}
+	 * made again, and the bytes in hand go there. */
+	if (fd == -ENOENT && job_reopen(x->f, job))
+		fd = ds__cache_tmp_open(job->dirfd, job->name, tmp, sizeof(tmp));
 	if (fd < 0)
 		return fd;
 	if (!(x->tmpname = strdup(tmp))) {
@@ -1298,6 +1294,10 @@ static void job_step(struct ds_fetcher *f, struct job *job)
 		 * transfers; the rest wait holding nothing. */
 		if (f->admitted >= f->cfg->max_transfers) {
 			atomic_store(&f->starved, true);
+			/* (A lock waiter's time has come: not again at every
+			 * turn of the loop, which would then not sleep.) */
+			if (job->state == J_LOCK_WAIT)
+				job->wake_at_ns = now_ns() + LOCK_RETRY_NS;
 			return;
 		}
 		/* Another process's download may have ended while we waited

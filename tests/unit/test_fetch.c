@@ -32,6 +32,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -1425,6 +1426,66 @@ static void case_async(void)
 	free(cache);
 }
 
+/* A job waiting for another process's lock while every admission slot is
+ * taken must sleep between its tries, not spin: the loop once kept its
+ * expired wake time and polled with no timeout until a slot freed.  The
+ * lock is held by this process through its own descriptor (flock(2)
+ * locks belong to the open file), the one slot by a download the server
+ * delays for 1.5 s; the process's CPU time over a second of that wait
+ * shows a spin (a whole CPU) from sleeping. */
+static void case_lock_wait_starved(void)
+{
+	char *cache = t_path("cache-starved"), *entry, ctl[256];
+	const struct fix *locked = &async_fix[1], *slow = &async_fix[2];
+	const char *dirs[2] = { empty_dir, NULL };
+	DS_OPTS(ds_context_opts, o, .debug_dirs = dirs, .perf_buildid_dir = "", .urls = server_url,
+		.cache_path = cache, .timeout_s = 20, .max_transfers = 1, .log_fn = log_stderr,
+		.log_level = DS_LOG_WARN);
+	struct async_state st = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL };
+	static struct async_call a, b;
+	struct timespec c0, c1;
+	double cpu_ms;
+	int lockfd;
+
+	printf("case: a lock waiter while the only slot is taken sleeps\n");
+	st.ctx = ds_context_new(&o);
+	CHECK(st.ctx != NULL);
+	if (!st.ctx)
+		return;
+	if (asprintf(&entry, "%s/%s", cache, locked->hex) < 0)
+		exit(2);
+	mkdir(cache, 0700);
+	mkdir(entry, 0700);
+	lockfd = open(entry, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	CHECK(lockfd >= 0 && flock(lockfd, LOCK_EX) == 0);
+	snprintf(ctl, sizeof(ctl), "/control/fault?bid=%s&kind=latency&arg=1500", slow->hex);
+	free(server_get(ctl));
+
+	CHECK_EQ_INT(async_start(&a, locked, &st), 1); /* waits for our lock */
+	usleep(100000);
+	CHECK_EQ_INT(async_start(&b, slow, &st), 1); /* the only slot */
+	usleep(100000);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+	usleep(1000000);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	cpu_ms = (double)(c1.tv_sec - c0.tv_sec) * 1e3 + (double)(c1.tv_nsec - c0.tv_nsec) / 1e6;
+	printf("  %.1f ms of CPU over 1 s of waiting\n", cpu_ms);
+	CHECK(cpu_ms < 300);
+	close(lockfd); /* the other "process" is done, with nothing there */
+	CHECK(async_wait(&st, 2));
+	CHECK_EQ_INT(a.req.err, 0);
+	CHECK_EQ_INT(b.req.err, 0);
+	CHECK(valid_fetched(a.req.path, cache, locked));
+	CHECK(valid_fetched(b.req.path, cache, slow));
+	free(a.req.path);
+	free(b.req.path);
+	snprintf(ctl, sizeof(ctl), "/control/fault?bid=%s&kind=clear", slow->hex);
+	free(server_get(ctl));
+	ds_context_free(st.ctx);
+	free(entry);
+	free(cache);
+}
+
 int main(void)
 {
 	char *cache_many;
@@ -1455,6 +1516,7 @@ int main(void)
 	case_headers();
 	case_ima_opts();
 	case_async();
+	case_lock_wait_starved();
 
 	printf("total %.2f s\n", now_s() - t0);
 	server_stop();
