@@ -401,11 +401,11 @@ DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, siz
  * from a thread of the library's, perhaps before ds_fetch_start() has
  * returned; *req (and opts->user) must live until then.  done is called
  * with no lock of the library's held (it may start another fetch) and
- * should not block: other downloads' answers wait behind it.  Headers as
- * ds_fetch_opts.headers; progress is not called.  ds_context_free()
- * answers the ones still under way with -ECANCELED.  -EINVAL: no ctx, req
- * or done, or bad headers; -EOPNOTSUPP: a section (ds_fetch() may need
- * its whole file first, and waits for it). */
+ * should not block (nor free ctx): other downloads' answers wait behind
+ * it.  Headers as ds_fetch_opts.headers; progress is not called.
+ * ds_context_free() answers the ones still under way with -ECANCELED.
+ * -EINVAL: no ctx, req or done, or bad headers; -EOPNOTSUPP: a section
+ * (ds_fetch() may need its whole file first, and waits for it). */
 DS_API int ds_fetch_start(struct ds_context *ctx, struct ds_fetch_req *req,
 			  const struct ds_fetch_opts *opts);
 
