@@ -524,7 +524,7 @@ static struct MHD_Response *fetched_answer(struct req *rq, enum ds_artifact what
 	if (rq->hops_reached)
 		return hops_answer(rq);
 	err = fetch(rq, what, arg, &path);
-	return fetched_file(rq, err, err ? NULL : path, what, arg);
+	return fetched_file(rq, err, path, what, arg); /* (path NULL on err) */
 }
 
 static void req_free(struct req *rq)
@@ -1512,23 +1512,20 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct req *rq = *con_cls;
 	int64_t us;
 	size_t ci;
+	int st;
 
 	if (!rq)
 		return;
 	*con_cls = NULL;
 	track_waiting(n, c, true); /* for the next request on the connection */
-	{
-		int st = atomic_load(&rq->astate);
-
-		while ((st == A_STARTED || st == A_SUSPENDED) &&
-		       !atomic_compare_exchange_weak(&rq->astate, &st, A_ORPHAN))
-			;
-		if (st == A_STARTED || st == A_SUSPENDED) {
-			/* Its download still runs (a stop after drain()'s
-			 * wait): rq is its callback's to free. */
-			atomic_fetch_sub(&n->inflight, 1);
-			return;
-		}
+	/* (ORPHAN over NONE or DONE changes nothing: no callback is to
+	 * come, or it has let go of rq) */
+	st = atomic_exchange(&rq->astate, A_ORPHAN);
+	if (st == A_STARTED || st == A_SUSPENDED) {
+		/* Its download still runs (a stop after drain()'s wait): rq
+		 * is its callback's to free. */
+		atomic_fetch_sub(&n->inflight, 1);
+		return;
 	}
 	us = (now_ns() - rq->start_ns) / 1000;
 	ci = code_index(rq->status);

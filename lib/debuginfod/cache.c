@@ -827,6 +827,7 @@ static int copy_range(int from, uint64_t off, uint64_t len, int to)
 {
 	char buf[65536];
 	loff_t pos = (loff_t)off;
+	int err;
 
 	while (len) {
 		size_t want = len > (1u << 30) ? (1u << 30) : (size_t)len;
@@ -858,16 +859,8 @@ static int copy_range(int from, uint64_t off, uint64_t len, int to)
 		pos += n;
 		if (len != UINT64_MAX)
 			len -= (uint64_t)n;
-		for (ssize_t done = 0; done < n;) {
-			ssize_t w = write(to, buf + done, (size_t)(n - done));
-
-			if (w < 0) {
-				if (errno == EINTR)
-					continue;
-				return -errno;
-			}
-			done += w;
-		}
+		if ((err = ds__write_all(to, buf, (size_t)n)))
+			return err;
 	}
 	return 0;
 }
@@ -1051,18 +1044,8 @@ void ds__cache_write_hdr(struct ds_cache *c, const char *hex, const char *name, 
 	}
 	fd = ds__cache_tmp_open(dirfd, hname, tmp, sizeof(tmp));
 	if (fd >= 0) {
-		size_t done = 0;
-
-		while (done < len) {
-			ssize_t w = write(fd, hdrs + done, len - done);
-
-			if (w < 0 && errno == EINTR)
-				continue;
-			if (w <= 0)
-				break;
-			done += (size_t)w;
-		}
-		if (done != len || fchmod(fd, 0400) || renameat(dirfd, tmp, dirfd, hname))
+		if (ds__write_all(fd, hdrs, len) || fchmod(fd, 0400) ||
+		    renameat(dirfd, tmp, dirfd, hname))
 			unlinkat(dirfd, tmp, 0);
 		close(fd);
 	}

@@ -244,16 +244,8 @@ struct out {
 
 static void out_flush(struct out *o)
 {
-	for (size_t done = 0; !o->err && done < o->n;) {
-		ssize_t w = write(o->fd, o->buf + done, o->n - done);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			o->err = w < 0 ? -errno : -EIO;
-		else
-			done += (size_t)w;
-	}
+	if (!o->err)
+		o->err = ds__write_all(o->fd, o->buf, o->n);
 	o->n = 0;
 }
 
