@@ -403,6 +403,7 @@ typedef int (*ds__frame_fn)(void *arg, const struct ds__raw_frame *f);
  * before the first lookup; it belongs to one caller (thread), and is good
  * only while the CUs it points into are (one batch call). */
 #define DS__FIND_CANDIDATES 16 /* CUs claiming one address that are looked into */
+#define DS__FIND_FRAMES 8 /* frames of an answer a hint keeps */
 
 struct ds__find_hint {
 	const struct ds_symbols *S;
@@ -423,6 +424,14 @@ struct ds__find_hint {
 	const char *file_pool, *file;
 	uint32_t file_off;
 	unsigned file_flags;
+	/* The frames of the last answer where one CU answered with a scope
+	 * and a row (nframes 0: not kept), and up to where, with the same
+	 * flags, a later address has the same scopes, in the same sequence
+	 * of rows: its frames are these, the innermost with the row's
+	 * file and line (ds__symbols_find()'s quick way). */
+	uint64_t frames_from, frames_until;
+	unsigned frames_flags, nframes;
+	struct ds__raw_frame frames[DS__FIND_FRAMES];
 };
 
 

@@ -601,14 +601,17 @@ static inline bool readable(const struct piece *P, const void *e, size_t size)
  * is the last starting at or below addr, of which sc is the innermost
  * holding it; its row H->row is the last at or below addr in its
  * sequence H->seq.  Scopes nest, so one that did not hold addr holds no
- * later address, and sc holds up to its end. */
+ * later address, and sc holds up to its end.  *frames_until: up to where
+ * the scopes, the CU and the sequence stay (only the row may change),
+ * when no ELF symbol names the innermost frame; 0 otherwise. */
 static uint64_t same_until(const struct ds_symbols *S, const struct piece *P,
 			   const struct ds__find_hint *H, const struct scope *sc, uint64_t addr,
-			   unsigned flags)
+			   unsigned flags, uint64_t *frames_until)
 {
 	uint64_t until = H->units_until < sc->hi ? H->units_until : sc->hi;
 	size_t i = H->scope, r = H->row, q = H->seq;
 
+	*frames_until = 0;
 	if (H->ncus != 1 || i >= P->nscopes || r + 1 >= P->nlines || q >= P->nseqs ||
 	    (flags & DS_SYM_ELF_NAMES))
 		return addr;
@@ -622,10 +625,12 @@ static uint64_t same_until(const struct ds_symbols *S, const struct piece *P,
 	 * is in its sequence.) */
 	if (!readable(P, &P->lines[r + 1], sizeof(P->lines[r + 1])))
 		return addr;
-	if (P->lines[r + 1].addr < until)
-		until = P->lines[r + 1].addr;
 	if (q + 1 < P->nseqs && P->seqs[q + 1].lo < until)
 		until = P->seqs[q + 1].lo;
+	if (sc->is_linkage || !(flags & DS_SYM_BINUTILS))
+		*frames_until = until;
+	if (P->lines[r + 1].addr < until)
+		until = P->lines[r + 1].addr;
 	if (!sc->is_linkage && (flags & DS_SYM_BINUTILS)) {
 		/* symbol_at(): the same section, the same last symbol at or
 		 * below. */
@@ -643,6 +648,50 @@ static uint64_t same_until(const struct ds_symbols *S, const struct piece *P,
 			until = E->syms[j + 1].lo;
 	}
 	return until > addr ? until : addr;
+}
+
+/* The quick way to the frames of addr, when H kept the frames of an
+ * address before it in [H->frames_from, H->frames_until) (flags as
+ * then): the scopes are the same, in the same sequence of rows, so the
+ * frames are too but the innermost's row, found from the row before.
+ * 1: not taken (addr below that row, an end row, a damaged span or
+ * string: the whole lookup decides); else emit's return, or 0. */
+static int frames_again(struct ds__find_hint *H, uint64_t addr, unsigned flags,
+			ds__frame_fn emit, void *arg)
+{
+	const struct piece *P = H->piece;
+	const struct seq *sq = &P->seqs[H->seq];
+	size_t f = sq->first, e = f + sq->n;
+	struct ds__raw_frame f0;
+	const struct line *ln;
+	bool dmg = false;
+	uint64_t until;
+	ptrdiff_t i;
+	int err;
+
+	if (H->row < f || H->row >= e)
+		return 1;
+	i = rows_from(P, H->row, e, addr, &dmg);
+	if (i < (ptrdiff_t)f || dmg)
+		return 1;
+	ln = &P->lines[i];
+	/* (Its next row: same_until()'s reading.) */
+	if (ln->end || !str_ok(P, ln->file) || (size_t)i + 1 >= P->nlines ||
+	    !readable(P, &P->lines[i + 1], sizeof(P->lines[i + 1])))
+		return 1;
+	H->row = (size_t)i;
+	until = P->lines[i + 1].addr < H->frames_until ? P->lines[i + 1].addr : H->frames_until;
+	f0 = H->frames[0];
+	f0.file = row_file(H, P->pool, ln->file, flags);
+	f0.line = ln->line;
+	f0.column = ln->column;
+	f0.discriminator = ln->discriminator;
+	err = emit(arg, &f0);
+	for (unsigned k = 1; k < H->nframes && !err; k++)
+		err = emit(arg, &H->frames[k]);
+	if (!err)
+		H->same_until = until > addr ? until : addr;
+	return err;
 }
 
 /* The frames of addr, innermost first, through emit; see symindex.h. */
@@ -678,13 +727,20 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 	if (hint->S != S)
 		*hint = (struct ds__find_hint){ .S = S };
 	hint->same_until = addr;
+	if (addr >= hint->frames_from && addr < hint->frames_until && flags == hint->frames_flags &&
+	    (err = frames_again(hint, addr, flags, emit, arg)) != 1)
+		return err;
+	hint->frames_until = 0;
 	err = dwarf_at(S, addr, flags, hint, &scp, &sc, &lnp, &ln);
 	if (err)
 		return err;
 	if (sc) {
+		uint64_t frames_until = 0;
 		/* (Known only where one CU answered, scope and row.) */
-		uint64_t until = ln && scp == hint->piece ? same_until(S, scp, hint, sc, addr, flags)
+		uint64_t until = ln && scp == hint->piece ? same_until(S, scp, hint, sc, addr, flags,
+								       &frames_until)
 							 : addr;
+		unsigned nframes = 0;
 
 		/* (What these read was checked: frames_ok().) */
 		struct ds__raw_frame f = {
@@ -723,6 +779,9 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 			}
 			f.function_start = sc->lo;
 			f.inlined = sc->inlined && up;
+			if (nframes < DS__FIND_FRAMES)
+				hint->frames[nframes] = f;
+			nframes++;
 			err = emit(arg, &f);
 			if (!sc->inlined || !(flags & DS_SYM_INLINES) || !up)
 				break;
@@ -732,8 +791,15 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 			f.discriminator = sc->call_discriminator;
 			sc = up;
 		}
-		if (!err)
+		if (!err) {
 			hint->same_until = until;
+			if (frames_until > addr && nframes <= DS__FIND_FRAMES) {
+				hint->frames_from = addr;
+				hint->frames_until = frames_until;
+				hint->frames_flags = flags;
+				hint->nframes = nframes;
+			}
+		}
 		return err;
 	}
 	/* No DWARF function here: binutils name the address after the symbol
