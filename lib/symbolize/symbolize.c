@@ -748,6 +748,11 @@ static inline void prefetch_string(const struct strtab *t, const char *s, unsign
 static size_t answer_strings(struct ds_sym_batch *b, size_t from)
 {
 	struct strtab *t = &b->itab;
+	/* The frame before's strings as the index had them, and as
+	 * answered: a sorted batch's neighbours are most often in one
+	 * function, and one file. */
+	const char *fn_raw = NULL, *file_raw = NULL;
+	struct ds_frame last = { 0 };
 
 	if (from < b->nframes && !t->cap && !strtab_grow(t))
 		return from; /* (the table every string goes through) */
@@ -757,25 +762,45 @@ static size_t answer_strings(struct ds_sym_batch *b, size_t from)
 		if (i + RESOLVE_AHEAD < b->nframes) {
 			const struct ds_frame *a = &b->frames[i + RESOLVE_AHEAD];
 
-			if (a->function) {
+			/* (Not the one before it: that one's is answered
+			 * from the frame before.) */
+			if (a->function && a->function != a[-1].function) {
 				prefetch_string(t, a->function, DM_NONE);
 				if (b->demangle)
 					prefetch_string(t, a->function, b->demangle);
 			}
-			if (a->file)
+			if (a->file && a->file != a[-1].file)
 				prefetch_string(t, a->file, DM_NONE);
 		}
-		if (f->function) {
+		if (f->function && f->function == fn_raw) {
+			f->function = last.function;
+			f->function_len = last.function_len;
+			f->function_plain = last.function_plain;
+		} else if (f->function) {
 			unsigned how = b->demangle && ds__maybe_mangled(f->function) ? b->demangle
 										 : DM_NONE;
 
+			fn_raw = f->function;
 			if (!(f->function = answer_string(b, t, f->function, how, &f->function_len,
 							  &f->function_plain)))
 				return i;
+			last.function = f->function;
+			last.function_len = f->function_len;
+			last.function_plain = f->function_plain;
 		}
-		if (f->file && !(f->file = answer_string(b, t, f->file, DM_NONE, &f->file_len,
-							 &f->file_plain)))
-			return i;
+		if (f->file && f->file == file_raw) {
+			f->file = last.file;
+			f->file_len = last.file_len;
+			f->file_plain = last.file_plain;
+		} else if (f->file) {
+			file_raw = f->file;
+			if (!(f->file = answer_string(b, t, f->file, DM_NONE, &f->file_len,
+						      &f->file_plain)))
+				return i;
+			last.file = f->file;
+			last.file_len = f->file_len;
+			last.file_plain = f->file_plain;
+		}
 	}
 	return b->nframes;
 }
