@@ -1089,7 +1089,12 @@ DS_API int ds_dso_symbolize_batch(struct ds_dso *dso, const uint64_t *addrs, siz
 /* The answers of the batch's last call, *n of them (0 before any, or after
  * a call that failed with no answers), answer i for addrs[i].  Borrowed
  * from the batch, frames and strings too: valid until its next call or
- * ds_sym_batch_free(), whatever becomes of the DSO. */
+ * ds_sym_batch_free(), whatever becomes of the DSO.  After a
+ * ds_dso_symbolize_batch(), each frame's function and file (where not
+ * NULL) is followed, past its NUL, by at least DS_SYM_STRING_SLACK bytes
+ * that may be read (what they hold is unspecified): output code may copy
+ * a name in fixed pieces of that size, without a call that measures. */
+#define DS_SYM_STRING_SLACK 32
 DS_API const struct ds_sym_answer *ds_sym_batch_answers(const struct ds_sym_batch *batch,
 							size_t *n);
 

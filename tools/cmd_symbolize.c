@@ -14,6 +14,9 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 enum {
 	O_EXE = 1,
@@ -328,9 +331,20 @@ static inline char *put_term(char *p, const char *s, size_t n)
 }
 
 /* put_term() of a frame's string, copied as it is when the library said
- * it is plain (it checked it once, not once an answer). */
-static inline char *put_name(char *p, const char *s, size_t n, bool plain)
+ * it is plain (it checked it once, not once an answer).  slack: the
+ * string is followed by DS_SYM_STRING_SLACK readable bytes (an answer of
+ * ds_dso_symbolize_batch()), and room at p for as many more: copied in
+ * pieces of that size.  (memcpy() of a million names of 10 to 60 bytes
+ * was 7% of a warm run's time, where it is 2% of the instructions: its
+ * branches by length, which names of all lengths mispredict.) */
+static inline char *put_name(char *p, const char *s, size_t n, bool plain, bool slack)
 {
+	if (plain && slack) {
+		memcpy(p, s, DS_SYM_STRING_SLACK);
+		for (size_t k = DS_SYM_STRING_SLACK; k < n; k += DS_SYM_STRING_SLACK)
+			memcpy(p + k, s + k, DS_SYM_STRING_SLACK);
+		return p + n;
+	}
 	return plain ? put_mem(p, s, n) : put_term(p, s, n);
 }
 
@@ -358,6 +372,7 @@ static char *put_uint(char *p, unsigned v) /* at most 10 bytes */
 	return p + n;
 }
 
+#ifndef __SSE2__
 /* The eight hex digits of x (32 bits) as they are written, in the bytes
  * of a word: each nibble spread to a byte of its own (the last in the
  * lowest), made a digit ('a'-'f' where it is over 9), and the bytes put
@@ -376,18 +391,39 @@ static inline uint64_t hex8(uint64_t x)
 #endif
 	return x;
 }
+#endif
+
+#ifdef __SSE2__
+/* The 16 hex digits of v, first digit first, in a vector: its bytes in
+ * the order of memory, each split in two nibbles, made digits. */
+static inline __m128i hex16(uint64_t v)
+{
+	__m128i x = _mm_cvtsi64_si128((long long)__builtin_bswap64(v));
+	__m128i mask = _mm_set1_epi8(0x0f);
+	__m128i nib = _mm_unpacklo_epi8(_mm_and_si128(_mm_srli_epi16(x, 4), mask),
+					_mm_and_si128(x, mask));
+	__m128i over9 = _mm_cmpgt_epi8(nib, _mm_set1_epi8(9));
+
+	return _mm_add_epi8(_mm_add_epi8(nib, _mm_set1_epi8('0')),
+			    _mm_and_si128(over9, _mm_set1_epi8('a' - '0' - 10)));
+}
+#endif
 
 static char *put_hex(char *p, uint64_t v, size_t width) /* at most 16 bytes */
 {
-	uint64_t digits[2] = { hex8(v >> 32), hex8(v & 0xffffffffu) };
 	size_t n = v ? 16 - (size_t)__builtin_clzll(v) / 4 : 1;
+#ifdef __SSE2__
+	__m128i digits = hex16(v);
+#else
+	uint64_t digits[2] = { hex8(v >> 32), hex8(v & 0xffffffffu) };
+#endif
 
 	if (n < width)
 		n = width;
 	if (n == 16) /* (-a: a 64-bit file's width) */
-		memcpy(p, digits, 16);
+		memcpy(p, &digits, 16);
 	else
-		memcpy(p, (const char *)digits + 16 - n, n);
+		memcpy(p, (const char *)&digits + 16 - n, n);
 	return p + n;
 }
 
@@ -398,11 +434,12 @@ static char *put_hex(char *p, uint64_t v, size_t width) /* at most 16 bytes */
 /* disc: binutils prints the innermost row's discriminator on every frame
  * of an inline chain (addr2line.c never resets it), and scripts compare
  * against that. */
-static char *put_location(char *p, const struct ds_frame *f, bool found, bool gnu, unsigned disc)
+static char *put_location(char *p, const struct ds_frame *f, bool found, bool gnu, unsigned disc,
+			  bool slack)
 {
 	if (!found)
 		return gnu ? put_lit(p, "??:0") : put_lit(p, "??:0:0");
-	p = f->file ? put_name(p, f->file, f->file_len, f->file_plain) : put_lit(p, "??");
+	p = f->file ? put_name(p, f->file, f->file_len, f->file_plain, slack) : put_lit(p, "??");
 	if (gnu) {
 		/* binutils: "??:0" when nothing was found, "FILE:?" when the
 		 * line is unknown, the discriminator after the line. */
@@ -425,8 +462,10 @@ static char *put_location(char *p, const struct ds_frame *f, bool found, bool gn
 	return put_uint(p, f->column);
 }
 
+/* slack: r's strings are followed by DS_SYM_STRING_SLACK readable bytes
+ * (put_name()). */
 static void print_text(struct out *ob, const struct opts *o, uint64_t addr,
-		       const struct ds_sym_answer *r)
+		       const struct ds_sym_answer *r, bool slack)
 {
 	static const struct ds_frame unknown = { 0 };
 	/* The options and each frame in locals: a store through p may alias
@@ -443,7 +482,7 @@ static void print_text(struct out *ob, const struct opts *o, uint64_t addr,
 		n = 1;
 	for (size_t i = 0; found && i < n; i++)
 		room += FRAME_ROOM + TERM_ROOM(frames[i].function_len) +
-			TERM_ROOM(frames[i].file_len);
+			TERM_ROOM(frames[i].file_len) + (slack ? 2 * DS_SYM_STRING_SLACK : 0);
 	p = out_room(ob, room + FRAME_ROOM);
 	if (o->addresses) {
 		p = put_lit(p, "0x");
@@ -465,7 +504,8 @@ static void print_text(struct out *ob, const struct opts *o, uint64_t addr,
 		if (pretty && i)
 			p = put_lit(p, " (inlined by) ");
 		if (names) {
-			p = f.function ? put_name(p, f.function, f.function_len, f.function_plain)
+			p = f.function ? put_name(p, f.function, f.function_len, f.function_plain,
+						 slack)
 				       : put_lit(p, "??");
 			if (pretty && gnu && !found)
 				*p++ = ' '; /* binutils: "?? ??:0" */
@@ -474,7 +514,7 @@ static void print_text(struct out *ob, const struct opts *o, uint64_t addr,
 			else
 				*p++ = '\n';
 		}
-		p = put_location(p, &f, found, gnu, disc);
+		p = put_location(p, &f, found, gnu, disc, slack);
 		*p++ = '\n';
 	}
 	if (!gnu)
@@ -488,7 +528,7 @@ static void answer(struct out *ob, const struct opts *o, const char *module, uin
 	if (o->style == STYLE_JSON)
 		print_json(ob, o, module, addr, r, error);
 	else
-		print_text(ob, o, addr, error ? NULL : r);
+		print_text(ob, o, addr, error ? NULL : r, false);
 }
 
 /* ------------------------------------------------------------- parsing */
@@ -711,6 +751,12 @@ struct batch {
 	size_t *span; /* per item: offset and length in stage */
 	struct out *out;
 	bool exe; /* -e: one DSO, group 0, no set */
+	/* -e: every line of the block so far a bare address of the DSO
+	 * (take_bare_addrs()), kept in addrs alone, no item written: the
+	 * items are made (make_items()) when another kind of line comes.
+	 * A million warm addresses wrote and read again 64 MB of items for
+	 * the 8 MB of addresses they held. */
+	bool bare;
 	bool populated; /* the arrays past POPULATE_AT (new_item()) */
 	/* Kernel addresses: made on the first one. */
 	struct ds_store *store;
@@ -860,10 +906,38 @@ static bool batch_full(const struct batch *b)
  * ready at once (a short one, one address, touches a page or two). */
 #define POPULATE_AT 4096
 
+/* A bare block's item i (dso: the -e DSO): as add_exe_addr() makes it. */
+static struct item bare_item(const struct batch *b, size_t i)
+{
+	uint64_t v = b->addrs[i];
+
+	return (struct item){ .dso = b->groups[0],
+			      .addr = v,
+			      .shown = b->binutils ? v : 0,
+			      .module = TEXT_NONE,
+			      .error = TEXT_NONE,
+			      .msg = TEXT_NONE,
+			      .jit = TEXT_NONE };
+}
+
+/* A bare block's lines become items (another kind of line follows). */
+static void make_items(struct batch *b)
+{
+	b->bare = false;
+	if (b->n > POPULATE_AT && !b->populated) {
+		b->populated = true;
+		populate(b->items, b->max_items * sizeof(*b->items));
+	}
+	for (size_t i = 0; i < b->n; i++)
+		b->items[i] = bare_item(b, i);
+}
+
 static struct item *new_item(struct batch *b)
 {
 	struct item *it;
 
+	if (b->bare)
+		make_items(b);
 	if (b->n == POPULATE_AT && !b->populated) {
 		b->populated = true;
 		populate(b->items + b->n, (b->max_items - b->n) * sizeof(*b->items));
@@ -907,23 +981,41 @@ static void add_exe_addr(struct batch *b, struct ds_dso *dso, struct item *it, u
 	it->kernel = !dso; /* --kernel */
 }
 
+/* -e: the address v of a line: to a bare block while it is one (with a
+ * DSO, and not binutils' -j, whose addresses are the section's), else as
+ * an item. */
+static inline void add_addr(struct batch *b, struct ds_dso *dso, uint64_t v)
+{
+	if (!dso || b->section || (b->n && !b->bare)) {
+		add_exe_addr(b, dso, new_item(b), v);
+		return;
+	}
+	b->bare = true;
+	if (b->n == POPULATE_AT && !b->populated) {
+		b->populated = true;
+		populate(b->addrs + b->n, (b->max_items - b->n) * sizeof(*b->addrs));
+	}
+	b->addrs[b->n++] = b->binutils ? v & b->addr_mask : v;
+}
+
 /* -e: an address of the DSO (group 0), or a line that is none (named in
  * the message up to its first CR or LF when cut). */
 static void add_exe_line(struct batch *b, struct ds_dso *dso, const char *line, size_t len,
 			 bool cut)
 {
-	struct item *it = new_item(b);
+	struct item *it;
 	uint64_t v;
 
 	if (b->binutils) {
 		/* A line read is at most A2L_CHUNK bytes; an argument is whole. */
-		add_exe_addr(b, dso, it, a2l_scan_addr(b->path, line, cut ? len : strlen(line)));
+		add_addr(b, dso, a2l_scan_addr(b->path, line, cut ? len : strlen(line)));
 		return;
 	}
 	if (parse_addr(line, len, &v)) {
-		add_exe_addr(b, dso, it, v);
+		add_addr(b, dso, v);
 		return;
 	}
+	it = new_item(b);
 	it->addr = 0;
 	it->error = text_add(b, "not a hexadecimal address", 25);
 	it->msg = text_printf(b, "%.*s: not a hexadecimal address",
@@ -937,6 +1029,38 @@ static const uint8_t hex_digit[256] = {
 	['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12, ['C'] = 13, ['D'] = 14, ['E'] = 15,
 	['F'] = 16,
 };
+
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define HEX_SWAR 1
+/* The hex digits that start the 8 bytes at p: their value, and in *n how
+ * many they are (0-8).  Eight bytes a step, in a word (the first in the
+ * lowest byte): a byte is a digit when, its top bit clear, it is in
+ * '0'-'9' or (0x20 set) 'a'-'f', each bound one addition whose carry
+ * reaches the byte's top bit and no further; its value is its low nibble,
+ * plus 9 for a letter; the digits are moved to the top of the word and
+ * joined two, four, then eight at a time.  (The loop of a table lookup
+ * and a shift a digit was 70 instructions of every warm address.) */
+static inline uint64_t hex_word(const char *p, unsigned *n)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+	uint64_t w, x, lx, digit, letter, nonhex, v;
+
+	memcpy(&w, p, 8);
+	x = w & ~high;
+	lx = x | 0x20 * ones;
+	digit = (x + (0x80 - '0') * ones) & ~(x + (0x7f - '9') * ones);
+	letter = (lx + (0x80 - 'a') * ones) & ~(lx + (0x7f - 'f') * ones);
+	nonhex = ~((digit | letter) & ~w) & high;
+	*n = nonhex ? (unsigned)__builtin_ctzll(nonhex) / 8 : 8;
+	if (!*n)
+		return 0;
+	v = (x & 0x0f * ones) + ((letter & high) >> 7) * 9;
+	v <<= 64 - 8 * *n; /* the last digit in the top byte */
+	v = ((v << 4) + (v >> 8)) & 0x00ff00ff00ff00ffull;
+	v = ((v << 8) + (v >> 16)) & 0x0000ffff0000ffffull;
+	return ((v << 16) + (v >> 32)) & 0xffffffffull;
+}
+#endif
 
 /* -e: the lines already read that are one bare address each, taken
  * straight from the reader's buffer until one is not (or the block is
@@ -957,11 +1081,23 @@ static size_t take_bare_addrs(struct reader *rd, struct batch *b, struct ds_dso 
 		uint64_t v = 0;
 		unsigned d;
 
-		for (; q < lim && (d = hex_digit[(unsigned char)*q]); q++)
-			v = v << 4 | (d - 1);
+#ifdef HEX_SWAR
+		if (end - q > 16) { /* (16 digits and the byte after them) */
+			v = hex_word(q, &d);
+			if (d == 8) {
+				uint64_t lo = hex_word(q + 8, &d);
+
+				v = v << 4 * d | lo;
+				d += 8;
+			}
+			q += d;
+		} else
+#endif
+			for (; q < lim && (d = hex_digit[(unsigned char)*q]); q++)
+				v = v << 4 | (d - 1);
 		if (q == digits || q == end || *q != '\n')
 			break;
-		add_exe_addr(b, dso, new_item(b), v);
+		add_addr(b, dso, v);
 		p = q + 1;
 		n++;
 	}
@@ -1270,8 +1406,38 @@ static int answer_block(const struct opts *o, struct batch *b)
 	const struct ds_sym_answer *ans = NULL;
 	size_t ng = b->ngroups, n = 0, j = 0;
 	int status = 0;
+	/* Text of found frames and no renaming: nothing to say on stderr
+	 * (tell()), the address as format_item() picks it. */
+	bool text = o->style != STYLE_JSON && !o->history;
 
-	if (ng <= 1) { /* one DSO: its addresses in line order, straight out */
+	if (b->bare) { /* -e, every line an address: no items */
+		if (b->n) {
+			ds_dso_symbolize_batch(b->groups[0], b->addrs, b->n, flags, b->sym);
+			ans = ds_sym_batch_answers(b->sym, &n);
+			if (n != b->n)
+				oom();
+		}
+		for (size_t i = 0; i < n; i++) {
+			const struct ds_sym_answer *a = &ans[i];
+
+			/* (Answers come in input order, their frames from
+			 * where the lookups put them: see below.) */
+			if (i + 8 < n)
+				__builtin_prefetch(ans[i + 8].frames);
+			if (text && a->nframes && !a->error) {
+				print_text(b->out, o,
+					   b->binutils ? b->addrs[i] : a->addr ? a->addr : b->addrs[i],
+					   a, true);
+			} else {
+				struct item it = bare_item(b, i);
+
+				format_item(b->out, o, b, &it, a);
+				status |= tell(o, b, &it);
+			}
+			if (b->out->len >= OUT_FLUSH)
+				out_flush(b->out);
+		}
+	} else if (ng <= 1) { /* one DSO: its addresses in line order, straight out */
 		size_t k = 0;
 
 		for (size_t i = 0; i < b->n; i++)
@@ -1283,10 +1449,6 @@ static int answer_block(const struct opts *o, struct batch *b)
 			if (n != k) /* no answers at all (-ENOMEM) */
 				oom();
 		}
-		/* Text of found frames and no renaming: nothing to say on
-		 * stderr (tell()), the address as format_item() picks it. */
-		bool text = o->style != STYLE_JSON && !o->history;
-
 		for (size_t i = 0; i < b->n; i++) {
 			struct item *it = &b->items[i];
 			const struct ds_sym_answer *a = it->dso ? &ans[j++] : NULL;
@@ -1301,7 +1463,7 @@ static int answer_block(const struct opts *o, struct batch *b)
 					   b->binutils || it->shown ? it->shown
 					   : a->addr		    ? a->addr
 								    : it->addr,
-					   a);
+					   a, true);
 			} else {
 				format_item(b->out, o, b, it, a);
 				status |= tell(o, b, it);
@@ -1348,6 +1510,7 @@ static int answer_block(const struct opts *o, struct batch *b)
 	}
 	b->n = 0;
 	b->used = 0;
+	b->bare = false;
 	if (!b->exe) /* (-e: said once a run) */
 		memset(b->said_nodebug, 0, ng * sizeof(*b->said_nodebug));
 	return status;

@@ -24,7 +24,9 @@
  *
  * A batch's strings live in chunks that never move (a frame points into
  * them as soon as it is made) and are kept from call to call: a reset
- * rewinds, a warm batch allocates nothing. */
+ * rewinds, a warm batch allocates nothing.  Each chunk ends in
+ * DS_SYM_STRING_SLACK bytes no string takes (zeroed), so that every
+ * string of it is followed by that many readable bytes (dsostore.h). */
 
 #define CHUNK_MIN (4u << 10)
 #define CHUNK_MAX (256u << 10)
@@ -69,11 +71,12 @@ static char *arena_alloc(struct arena *a, size_t len)
 		size = a->bytes < CHUNK_MIN ? CHUNK_MIN : a->bytes < CHUNK_MAX ? a->bytes : CHUNK_MAX;
 		if (size < len)
 			size = len;
-		c = malloc(sizeof(*c) + size);
+		c = malloc(sizeof(*c) + size + DS_SYM_STRING_SLACK);
 		if (!c)
 			return NULL;
 		c->next = NULL;
 		c->size = size;
+		memset(c->data + size, 0, DS_SYM_STRING_SLACK);
 		a->bytes += size;
 		*link = c;
 		/* (filled front to back: its pages made ready in one call,

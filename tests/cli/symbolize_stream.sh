@@ -146,6 +146,67 @@ for i in (0, 2, 3, 5):
 PY
 tl_case_end
 
+# ------------------------------------------- -e: blocks of bare addresses
+# -e answers a block of up to 65,536 lines at a time, and while every line
+# of a block is an address it keeps the addresses alone, read straight
+# from the input buffer (a word of digits at a time); another kind of line
+# makes the block's lines whole first.  140,000 lines over the fixture's
+# functions (every byte of sq, cube and quad, again and again, shuffled),
+# spelled each way the fast reader takes (0x, 0X, bare, upper-case digits,
+# 16 digits) and one it leaves to the line parser (17 digits, leading
+# zeros), in three blocks: GNU style against addr2line, which reads the
+# same lines (and "zz", binutils' 0); LLVM style, lines spelled 0x, with a
+# bad line 5,000 lines into the second block (past the first 4,096 items,
+# whose arrays are made ready apart) and a line over 64 KiB 1,000 lines
+# later, against llvm-symbolizer given 0 there, and one message each.
+python3 - "$bin" <<'PY' >bare.check 2>&1 || fail "generating the lines: $(tail -2 bare.check)"
+import random, subprocess, sys
+out = subprocess.run(["nm", "-S", sys.argv[1]], capture_output=True, text=True).stdout
+addrs = []
+for l in out.splitlines():
+    f = l.split()
+    if len(f) == 4 and f[3] in ("sq", "cube", "quad"):
+        lo, size = int(f[0], 16), int(f[1], 16)
+        addrs += range(lo, lo + size)
+assert len(addrs) > 10, out
+rng = random.Random(7)
+spell = [lambda a: "0x%x" % a, lambda a: "0X%X" % a, lambda a: "%x" % a,
+         lambda a: "0x%016x" % a, lambda a: "0x%017x" % a, lambda a: "0x%X" % a]
+gnu, llvm, llvm_oracle = [], [], []
+for i in range(140000):
+    a = rng.choice(addrs)
+    gnu.append(spell[i % len(spell)](a))
+    if i == 65536 + 5000:
+        llvm.append("zz"), llvm_oracle.append("0x0")
+    elif i == 65536 + 6000:
+        llvm.append("0x%x" % a + " " * 70000), llvm_oracle.append("0x0")
+    else:
+        w = "0x%x" % a if i % 2 else "0x%X" % a
+        llvm.append(w), llvm_oracle.append(w)
+gnu[90000] = "zz"
+for name, lines in (("bare.gnu.in", gnu), ("bare.llvm.in", llvm), ("bare.llvm.oracle", llvm_oracle)):
+    with open(name, "w") as f:
+        f.write("\n".join(lines) + "\n")
+PY
+tl_case "-e: 140,000 addresses spelled every way, GNU style"
+addr2line -a -f -i -e "$bin" <bare.gnu.in >bare.gnu.want || fail "addr2line failed"
+"$DSOSTORE" symbolize -e "$bin" -a -f -i <bare.gnu.in >bare.gnu.out 2>bare.gnu.err ||
+	fail "exit status $?: $(head -3 bare.gnu.err)"
+cmp -s bare.gnu.want bare.gnu.out ||
+	fail "not addr2line's answers: $(diff bare.gnu.want bare.gnu.out | head -10)"
+tl_case_end
+tl_case "-e: a bad and a long line in a block of addresses, LLVM style"
+llvm-symbolizer --obj="$bin" <bare.llvm.oracle >bare.llvm.want || fail "llvm-symbolizer failed"
+"$DSOSTORE" symbolize -e "$bin" --output-style=LLVM <bare.llvm.in >bare.llvm.out 2>bare.llvm.err
+rc=$?
+[ $rc = 1 ] || fail "exit status $rc, not 1 (bad lines): $(head -3 bare.llvm.err)"
+cmp -s bare.llvm.want bare.llvm.out ||
+	fail "not llvm-symbolizer's answers: $(diff bare.llvm.want bare.llvm.out | head -10)"
+printf '%s\n' "dsostore: zz: not a hexadecimal address" \
+	"dsostore: line 71537: longer than 65536 bytes" >bare.err.want
+cmp -s bare.err.want bare.llvm.err || fail "stderr: $(head -c 400 bare.llvm.err)"
+tl_case_end
+
 tl_case "a 128 MiB line is not held"
 {
 	echo "$bin ${addrs[0]}"

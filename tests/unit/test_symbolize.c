@@ -559,6 +559,17 @@ static bool t_plain(const char *s)
 /* Each answer of a batch over addrs[0..n) is what ds_dso_symbolize()
  * gives for its address: error, address, frames (their lengths and
  * plain flags from the bytes).  Returns the found ones. */
+/* Reads the DS_SYM_STRING_SLACK bytes after s's NUL (len: strlen(s)). */
+static volatile unsigned slack_sum;
+static unsigned slack_of(const char *s, size_t len)
+{
+	unsigned sum = 0;
+
+	for (size_t k = 0; k < DS_SYM_STRING_SLACK; k++)
+		sum += (unsigned char)s[len + 1 + k];
+	return sum;
+}
+
 static int check_batch_answers(const char *what, struct ds_dso *d, const struct ds_sym_batch *b,
 			       const uint64_t *addrs, size_t n, unsigned flags)
 {
@@ -586,6 +597,12 @@ static int check_batch_answers(const char *what, struct ds_dso *d, const struct 
 			CHECK_EQ_INT(f->file_plain, f->file && t_plain(f->file));
 			CHECK_EQ_INT(f->function_len, f->function ? strlen(f->function) : 0);
 			CHECK_EQ_INT(f->file_len, f->file ? strlen(f->file) : 0);
+			/* DS_SYM_STRING_SLACK readable bytes past each NUL
+			 * (what reads them, under ASan, fails if not). */
+			if (f->function)
+				slack_sum += slack_of(f->function, f->function_len);
+			if (f->file)
+				slack_sum += slack_of(f->file, f->file_len);
 		}
 		if (strcmp(x, y) && reports++ < MAX_REPORTS) {
 			fprintf(stderr, "%s: batch 0x%" PRIx64 ":\n%s--- single:\n%s", what, addrs[i],
