@@ -434,7 +434,7 @@ static char *put_hex(char *p, uint64_t v, size_t width) /* at most 16 bytes */
 /* disc: binutils prints the innermost row's discriminator on every frame
  * of an inline chain (addr2line.c never resets it), and scripts compare
  * against that. */
-static char *put_location(char *p, const struct ds_frame *f, bool found, bool gnu, unsigned disc,
+static inline char *put_location(char *p, const struct ds_frame *f, bool found, bool gnu, unsigned disc,
 			  bool slack)
 {
 	if (!found)
@@ -519,6 +519,40 @@ static void print_text(struct out *ob, const struct opts *o, uint64_t addr,
 	}
 	if (!gnu)
 		*p++ = '\n';
+	ob->len = (size_t)(p - ob->buf);
+}
+
+/* print_text() of a found answer (its strings with their slack) in
+ * binutils' plain layout: GNU style with names, not pretty, whole file
+ * names.  The answer of nearly every line of a large -e run, without the
+ * branches of the other options (a fifth of print_text()'s
+ * instructions). */
+static void print_gnu(struct out *ob, const struct opts *o, uint64_t addr,
+		      const struct ds_sym_answer *r)
+{
+	const struct ds_frame *fr = r->frames;
+	const unsigned disc = fr[0].discriminator;
+	size_t n = o->inlines ? r->nframes : 1, room = 2 * FRAME_ROOM;
+	char *p;
+
+	for (size_t i = 0; i < n; i++)
+		room += FRAME_ROOM + 2 * DS_SYM_STRING_SLACK + TERM_ROOM(fr[i].function_len) +
+			TERM_ROOM(fr[i].file_len);
+	p = out_room(ob, room);
+	if (o->addresses) {
+		p = put_lit(p, "0x");
+		p = put_hex(p, addr, o->addr_width);
+		*p++ = '\n';
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct ds_frame *f = &fr[i];
+
+		p = f->function ? put_name(p, f->function, f->function_len, f->function_plain, true)
+				: put_lit(p, "??");
+		*p++ = '\n';
+		p = put_location(p, f, true, true, disc, true);
+		*p++ = '\n';
+	}
 	ob->len = (size_t)(p - ob->buf);
 }
 
@@ -1410,6 +1444,9 @@ static int answer_block(const struct opts *o, struct batch *b)
 	 * (tell()), the address as format_item() picks it. */
 	bool text = o->style != STYLE_JSON && !o->history;
 
+	/* (print_gnu()'s layout) */
+	bool gnu = text && o->style == STYLE_GNU && o->functions && !o->pretty && !o->basenames;
+
 	if (b->bare) { /* -e, every line an address: no items */
 		if (b->n) {
 			ds_dso_symbolize_batch(b->groups[0], b->addrs, b->n, flags, b->sym);
@@ -1424,10 +1461,12 @@ static int answer_block(const struct opts *o, struct batch *b)
 			 * where the lookups put them: see below.) */
 			if (i + 8 < n)
 				__builtin_prefetch(ans[i + 8].frames);
-			if (text && a->nframes && !a->error) {
-				print_text(b->out, o,
-					   b->binutils ? b->addrs[i] : a->addr ? a->addr : b->addrs[i],
-					   a, true);
+			uint64_t shown = b->binutils ? b->addrs[i] : a->addr ? a->addr : b->addrs[i];
+
+			if (gnu && a->nframes && !a->error) {
+				print_gnu(b->out, o, shown, a);
+			} else if (text && a->nframes && !a->error) {
+				print_text(b->out, o, shown, a, true);
 			} else {
 				struct item it = bare_item(b, i);
 
