@@ -1551,7 +1551,8 @@ struct ds_disasm_opts {
 };
 
 /* Disassemble [start, start + size) of the DSO.  0 and *out; -ENOTSUP: no
- * disassembler for the ELF's machine; -ENOENT: no file with the code
+ * disassembler for the ELF's machine; -ELIBACC: capstone's library (loaded
+ * at the first call: libcapstone.so.4) could not be; -ENOENT: no file with the code
  * bytes (a debug file alone, nothing found); -ERANGE: start is in no
  * section with code bytes, or no symbol there to give the size; -EINVAL,
  * -ENOMEM.  The DSO's symbolizer names the lines and targets (its

@@ -260,6 +260,8 @@ static const char *why_no_insns(int err)
 		return "kernel code is not disassembled";
 	case -ENOTSUP:
 		return "no disassembler for its machine (x86-64, i386 and aarch64 have one)";
+	case -ELIBACC:
+		return "capstone's library (libcapstone.so.4, Debian's libcapstone4) could not be loaded";
 	case -ENOENT:
 		return "no file with its code: the executable is neither here nor on a server";
 	case -ERANGE:

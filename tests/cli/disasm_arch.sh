@@ -11,7 +11,10 @@
 #  - i386: the same against binutils objdump (mnemonics normalised as
 #    annotate_insns.sh does);
 #  - riscv64: no disassembler: refused with "Operation not supported"
-#    (ENOTSUP), which annotate turns into "no disassembler for its machine".
+#    (ENOTSUP), which annotate turns into "no disassembler for its machine";
+#  - capstone is loaded at the first disassembly: where the libcapstone.so.4
+#    found first is none (an empty shared object first in LD_LIBRARY_PATH),
+#    the i386 function is refused with ELIBACC, not crashed on.
 # Through tests/lib/disasm.c (ds_disasm), the library's call alone.
 set -uo pipefail
 . "$DS_SRC/tests/lib/testlib.bash"
@@ -126,5 +129,13 @@ rc=0
 "$helper" rv "$(addr_of rv f)" >rv.ours 2>rv.err || rc=$?
 [ "$rc" -eq 1 ] && grep -q "^error: Operation not supported$" rv.err ||
 	fail "riscv64: exit $rc, $(cat rv.err): not refused as a machine without a disassembler"
+
+mkdir nocs && : >nocs/empty.c
+cc -shared -fPIC -o nocs/libcapstone.so.4 nocs/empty.c || fail "building the empty library"
+rc=0
+LD_LIBRARY_PATH=$tmp/nocs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} "$helper" x32 "$(addr_of x32 f)" \
+	>nocs.ours 2>nocs.err || rc=$?
+[ "$rc" -eq 1 ] && grep -q "^error: $(python3 -c 'import errno, os; print(os.strerror(errno.ELIBACC))')$" nocs.err ||
+	fail "no capstone: exit $rc, $(head -3 nocs.err): not refused with ELIBACC"
 
 tl_finish disasm_arch.sh
