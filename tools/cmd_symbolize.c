@@ -434,8 +434,8 @@ static char *put_hex(char *p, uint64_t v, size_t width) /* at most 16 bytes */
 /* disc: binutils prints the innermost row's discriminator on every frame
  * of an inline chain (addr2line.c never resets it), and scripts compare
  * against that. */
-static inline char *put_location(char *p, const struct ds_frame *f, bool found, bool gnu, unsigned disc,
-			  bool slack)
+static inline char *put_location(char *p, const struct ds_frame *f, bool found, bool gnu,
+				 unsigned disc, bool slack)
 {
 	if (!found)
 		return gnu ? put_lit(p, "??:0") : put_lit(p, "??:0:0");
@@ -791,7 +791,9 @@ struct batch {
 	 * A million warm addresses wrote and read again 64 MB of items for
 	 * the 8 MB of addresses they held. */
 	bool bare;
-	bool populated; /* the arrays past POPULATE_AT (new_item()) */
+	/* The arrays past POPULATE_AT made ready: items (and order), by
+	 * new_item() or make_items(); addrs, by new_item() or add_addr(). */
+	bool populated, addrs_populated;
 	/* Kernel addresses: made on the first one. */
 	struct ds_store *store;
 	struct ds_kernel *kernel;
@@ -958,9 +960,11 @@ static struct item bare_item(const struct batch *b, size_t i)
 static void make_items(struct batch *b)
 {
 	b->bare = false;
-	if (b->n > POPULATE_AT && !b->populated) {
+	if (b->n >= POPULATE_AT && !b->populated) {
 		b->populated = true;
 		populate(b->items, b->max_items * sizeof(*b->items));
+		if (!b->exe)
+			populate(b->order, b->max_items * sizeof(*b->order));
 	}
 	for (size_t i = 0; i < b->n; i++)
 		b->items[i] = bare_item(b, i);
@@ -975,7 +979,10 @@ static struct item *new_item(struct batch *b)
 	if (b->n == POPULATE_AT && !b->populated) {
 		b->populated = true;
 		populate(b->items + b->n, (b->max_items - b->n) * sizeof(*b->items));
-		populate(b->addrs + b->n, (b->max_items - b->n) * sizeof(*b->addrs));
+		if (!b->addrs_populated) {
+			b->addrs_populated = true;
+			populate(b->addrs + b->n, (b->max_items - b->n) * sizeof(*b->addrs));
+		}
 		if (!b->exe)
 			populate(b->order + b->n, (b->max_items - b->n) * sizeof(*b->order));
 	}
@@ -1025,8 +1032,8 @@ static inline void add_addr(struct batch *b, struct ds_dso *dso, uint64_t v)
 		return;
 	}
 	b->bare = true;
-	if (b->n == POPULATE_AT && !b->populated) {
-		b->populated = true;
+	if (b->n == POPULATE_AT && !b->addrs_populated) {
+		b->addrs_populated = true;
 		populate(b->addrs + b->n, (b->max_items - b->n) * sizeof(*b->addrs));
 	}
 	b->addrs[b->n++] = b->binutils ? v & b->addr_mask : v;

@@ -30,64 +30,57 @@
  * capstone is loaded at the first disassembly, not at program start: its
  * tables of pointers are some 77,000 of the CLI's 81,000 relative
  * relocations, which the loader applied, page by page of copied data,
- * at every start: 7.5 ms of CPU for `dsostore --version`, most of it
+ * at every start: some 8 ms of CPU for `dsostore --version`, most of it
  * those, in a process whose work is often one address from a saved
  * index.  The soname is the major version of the header built against
  * (capstone's structures change between them).  The names below are
- * capstone's, routed through pointers filled by dlsym().
+ * capstone's, routed through pointers of the header's own types filled by
+ * dlsym(), as ima.c does libcrypto's.
  */
 #define CS_SONAME_(major) "libcapstone.so." #major
 #define CS_SONAME(major) CS_SONAME_(major)
 
+#define CS_FNS(X) \
+	X(cs_open) X(cs_option) X(cs_malloc) X(cs_disasm_iter) X(cs_free) X(cs_close) X(cs_insn_group)
+
+#define CS_PTR(n) __typeof__(&n) n;
 static struct {
-	__typeof__(cs_open) *open;
-	__typeof__(cs_option) *option;
-	__typeof__(cs_malloc) *malloc;
-	__typeof__(cs_disasm_iter) *disasm_iter;
-	__typeof__(cs_free) *free;
-	__typeof__(cs_close) *close;
-	__typeof__(cs_insn_group) *insn_group;
+	CS_FNS(CS_PTR)
 } cs;
+#undef CS_PTR
 static bool cs_loaded;
 
 static void load_capstone(void)
 {
 	void *h = dlopen(CS_SONAME(CS_API_MAJOR), RTLD_NOW | RTLD_LOCAL);
-	void **fn = (void **)&cs;
-	static const char *const names[] = {
-		"cs_open", "cs_option", "cs_malloc",	 "cs_disasm_iter",
-		"cs_free", "cs_close",	"cs_insn_group",
-	};
 
-	_Static_assert(sizeof(cs) == sizeof(names) / sizeof(names[0]) * sizeof(void *),
-		       "one name per capstone pointer");
 	if (!h)
 		return;
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		/* POSIX: a function pointer and void * convert through dlsym. */
-		fn[i] = dlsym(h, names[i]);
-		if (!fn[i])
-			return; /* h stays open: harmless */
-	}
+	/* (POSIX's way to a function pointer from dlsym(); h stays open
+	 * when a name is missing: harmless.) */
+#define CS_SYM(n)                                \
+	if (!(*(void **)&cs.n = dlsym(h, #n)))   \
+		return;
+	CS_FNS(CS_SYM)
+#undef CS_SYM
 	cs_loaded = true;
 }
 
-/* Whether capstone could be loaded (once). */
+static pthread_once_t capstone_once = PTHREAD_ONCE_INIT;
+
 static bool capstone_load(void)
 {
-	static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-	pthread_once(&once, load_capstone);
+	pthread_once(&capstone_once, load_capstone);
 	return cs_loaded;
 }
 
-#define cs_open cs.open
-#define cs_option cs.option
-#define cs_malloc cs.malloc
-#define cs_disasm_iter cs.disasm_iter
-#define cs_free cs.free
-#define cs_close cs.close
-#define cs_insn_group cs.insn_group
+#define cs_open cs.cs_open
+#define cs_option cs.cs_option
+#define cs_malloc cs.cs_malloc
+#define cs_disasm_iter cs.cs_disasm_iter
+#define cs_free cs.cs_free
+#define cs_close cs.cs_close
+#define cs_insn_group cs.cs_insn_group
 
 /* A function larger than this is cut there (perf disassembles what its
  * symbol says; nothing real comes near). */
