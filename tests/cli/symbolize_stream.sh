@@ -150,11 +150,11 @@ tl_case_end
 # -e answers a block of up to 65,536 lines at a time, and while every line
 # of a block is an address it keeps the addresses alone, read straight
 # from the input buffer (a word of digits at a time); another kind of line
-# makes the block's lines whole first.  140,000 lines over the fixture's
+# makes the block's lines whole first.  80,000 lines over the fixture's
 # functions (every byte of sq, cube and quad, again and again, shuffled),
 # spelled each way the fast reader takes (0x, 0X, bare, upper-case digits,
 # 16 digits) and one it leaves to the line parser (17 digits, leading
-# zeros), in three blocks: GNU style against addr2line, which reads the
+# zeros), in two blocks: GNU style against addr2line, which reads the
 # same lines (and "zz", binutils' 0); LLVM style, lines spelled 0x, with a
 # bad line 5,000 lines into the second block (past the first 4,096 items,
 # whose arrays are made ready apart) and a line over 64 KiB 1,000 lines
@@ -173,7 +173,7 @@ rng = random.Random(7)
 spell = [lambda a: "0x%x" % a, lambda a: "0X%X" % a, lambda a: "%x" % a,
          lambda a: "0x%016x" % a, lambda a: "0x%017x" % a, lambda a: "0x%X" % a]
 gnu, llvm, llvm_oracle = [], [], []
-for i in range(140000):
+for i in range(80000):
     a = rng.choice(addrs)
     gnu.append(spell[i % len(spell)](a))
     if i == 65536 + 5000:
@@ -183,12 +183,12 @@ for i in range(140000):
     else:
         w = "0x%x" % a if i % 2 else "0x%X" % a
         llvm.append(w), llvm_oracle.append(w)
-gnu[90000] = "zz"
+gnu[70000] = "zz"
 for name, lines in (("bare.gnu.in", gnu), ("bare.llvm.in", llvm), ("bare.llvm.oracle", llvm_oracle)):
     with open(name, "w") as f:
         f.write("\n".join(lines) + "\n")
 PY
-tl_case "-e: 140,000 addresses spelled every way, GNU style"
+tl_case "-e: 80,000 addresses spelled every way, GNU style"
 addr2line -a -f -i -e "$bin" <bare.gnu.in >bare.gnu.want || fail "addr2line failed"
 "$DSOSTORE" symbolize -e "$bin" -a -f -i <bare.gnu.in >bare.gnu.out 2>bare.gnu.err ||
 	fail "exit status $?: $(head -3 bare.gnu.err)"
