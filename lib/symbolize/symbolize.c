@@ -25,8 +25,26 @@
  * A batch's strings live in chunks that never move (a frame points into
  * them as soon as it is made) and are kept from call to call: a reset
  * rewinds, a warm batch allocates nothing.  Each chunk ends in
- * DS_SYM_STRING_SLACK bytes no string takes (zeroed), so that every
- * string of it is followed by that many readable bytes (dsostore.h). */
+ * ARENA_SLACK bytes no string takes (zeroed), so that every string of it
+ * is followed by that many readable bytes (dsostore.h's
+ * DS_SYM_STRING_SLACK).  Under ASan the bytes of a chunk past its strings
+ * and that slack are poisoned: a reader that goes further is caught
+ * (test_symbolize reads the slack of every answer's strings). */
+#define ARENA_SLACK DS_SYM_STRING_SLACK
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+/* Chunk c's bytes [from, used) taken: readable up to used + ARENA_SLACK
+ * (from 0: a chunk begun again, all past that poisoned). */
+#define arena_mark(c, from, used)                                                       \
+	do {                                                                            \
+		ASAN_UNPOISON_MEMORY_REGION((c)->data + (from), (used) - (from) + ARENA_SLACK); \
+		if (!(from))                                                            \
+			ASAN_POISON_MEMORY_REGION((c)->data + (used) + ARENA_SLACK,     \
+						  (c)->size - (used));                  \
+	} while (0)
+#else
+#define arena_mark(c, from, used) ((void)0)
+#endif
 
 #define CHUNK_MIN (4u << 10)
 #define CHUNK_MAX (256u << 10)
@@ -55,6 +73,7 @@ static char *arena_alloc(struct arena *a, size_t len)
 	size_t size;
 
 	if (c && c->size - a->pos >= len) {
+		arena_mark(c, a->pos, a->pos + len);
 		a->pos += len;
 		return c->data + a->pos - len;
 	}
@@ -71,12 +90,12 @@ static char *arena_alloc(struct arena *a, size_t len)
 		size = a->bytes < CHUNK_MIN ? CHUNK_MIN : a->bytes < CHUNK_MAX ? a->bytes : CHUNK_MAX;
 		if (size < len)
 			size = len;
-		c = malloc(sizeof(*c) + size + DS_SYM_STRING_SLACK);
+		c = malloc(sizeof(*c) + size + ARENA_SLACK);
 		if (!c)
 			return NULL;
 		c->next = NULL;
 		c->size = size;
-		memset(c->data + size, 0, DS_SYM_STRING_SLACK);
+		memset(c->data + size, 0, ARENA_SLACK);
 		a->bytes += size;
 		*link = c;
 		/* (filled front to back: its pages made ready in one call,
@@ -86,6 +105,7 @@ static char *arena_alloc(struct arena *a, size_t len)
 	}
 	a->cur = *link;
 	a->pos = len;
+	arena_mark(a->cur, 0, len);
 	return a->cur->data;
 }
 
