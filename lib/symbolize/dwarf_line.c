@@ -190,6 +190,15 @@ static inline void put_row(struct line *row, uint64_t addr, bool end, uint32_t f
 #endif
 }
 
+/* Whether row q says what a row of these values would (put_row()'s). */
+static inline bool row_same(const struct line *q, uint32_t file, uint64_t line, uint64_t col,
+			    uint64_t disc)
+{
+	return q->file == file && q->line == (line > UINT32_MAX ? 0 : (uint32_t)line) &&
+	       q->column == (col > UINT16_MAX ? 0 : (uint16_t)col) &&
+	       q->discriminator == (disc > UINT32_MAX ? 0 : (uint32_t)disc);
+}
+
 /* Rows written into memory not touched yet fault a page at a time, which
  * a paravirtualized machine makes dear (a tenth of a build): the pages
  * from row n on, ROWS_READY bytes of them, are made ready by one call
@@ -361,8 +370,26 @@ int ds__dw_read_line_program(struct build *bd, uint64_t off, const char *comp_di
 		uint32_t fpath = 1 < nfiles ? fileoff[1] : 0;
 		size_t ready = 0;
 
+/* A row, unless no lookup could tell it from the one before in its
+ * sequence: a row at the address of the one before replaces it (a lookup
+ * takes the last row at or below an address), and a row that says what
+ * the one before says (file, line, column, discriminator) only moves
+ * where the next answer starts.  GCC's tables with columns and views are
+ * full of both: python3.11d's have 558,538 rows, 231,604 at the next
+ * row's address and 90,289 more like the one before (llvm-dwarfdump
+ * --debug-line); its saved index is 8.5 MB without them, 16 MB with, and
+ * a sorted batch's scan from its last row is that much shorter. */
 #define EMIT(is_end)                                                                         \
 	do {                                                                                 \
+		if (n > seq_first && !rows[n - 1].end &&                                     \
+		    (rows[n - 1].addr == addr ||                                             \
+		     (!(is_end) && row_same(&rows[n - 1], fpath, line, col, disc)))) {      \
+			if (rows[n - 1].addr == addr)                                        \
+				put_row(&rows[n - 1], addr, (is_end), (is_end) ? 0 : fpath, line, \
+					col, disc);                                          \
+			disc = 0;                                                            \
+			break;                                                               \
+		}                                                                            \
 		if (n == cap) {                                                              \
 			B->nlines = n;                                                       \
 			if (GROW(B, lines, nlines, lcap))                                    \

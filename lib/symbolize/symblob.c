@@ -519,40 +519,6 @@ static void *shrink(void *p, size_t n)
 	return q ? q : p;
 }
 
-/* Rows no lookup can tell apart, dropped: a row followed by another at
- * its address (a lookup takes the last row at or below an address), and
- * a row that says what the one before it says (file, line, column,
- * discriminator), which only moves the next answer's start.  Within a
- * sequence only (an end row stays, and ends it).  GCC's rows with
- * columns and views repeat much: python3.11d's line tables have 558,538
- * rows, 231,604 of them at the address of the next and 90,289 more like
- * the one before (llvm-dwarfdump --debug-line); fewer rows are a shorter
- * scan from a sorted batch's last row, and a longer stretch of addresses
- * one lookup answers (ds__find_hint.same_until). */
-static void compact_rows(struct sym_build *B)
-{
-	struct line *v = B->lines;
-	size_t w = 0;
-
-	for (size_t i = 0; i < B->nlines; i++) {
-		const struct line *r = &v[i];
-
-		if (w && !v[w - 1].end) {
-			struct line *q = &v[w - 1];
-
-			if (q->addr == r->addr) {
-				*q = *r;
-				continue;
-			}
-			if (!r->end && q->file == r->file && q->line == r->line &&
-			    q->column == r->column && q->discriminator == r->discriminator)
-				continue;
-		}
-		v[w++] = *r;
-	}
-	B->nlines = w;
-}
-
 /* A built CU made a piece: sorted scopes, ordered sequences (or sorted
  * rows), keys; the arrays are taken from B (no copy) into own[] and
  * *bytes.  B keeps its interning table for the next CU. */
@@ -567,7 +533,6 @@ int ds__symblob_cu_finish(struct sym_build *B, struct piece *P, void *own[5], ui
 		return err;
 	if (B->nlines > UINT32_MAX / 2 || B->nscopes > UINT32_MAX / 2 || B->pool_len > UINT32_MAX)
 		return -E2BIG;
-	compact_rows(B);
 	if (!lines_sorted(B->lines, B->nlines)) {
 		err = order_sequences(B->lines, B->nlines, &seqs, &nseqs);
 		if (err == -ENOMEM)
