@@ -654,10 +654,10 @@ static uint64_t same_until(const struct ds_symbols *S, const struct piece *P,
  * address before it in [H->frames_from, H->frames_until) (flags as
  * then): the scopes are the same, in the same sequence of rows, so the
  * frames are too but the innermost's row, found from the row before.
- * 1: not taken (addr below that row, an end row, a damaged span or
- * string: the whole lookup decides); else emit's return, or 0. */
-static int frames_again(struct ds__find_hint *H, uint64_t addr, unsigned flags,
-			ds__frame_fn emit, void *arg)
+ * false: not taken (addr below that row, an end row, a damaged span or
+ * string: the whole lookup decides); else *err is emit's return, or 0. */
+static bool frames_again(struct ds__find_hint *H, uint64_t addr, unsigned flags,
+			 ds__frame_fn emit, void *arg, int *err)
 {
 	const struct piece *P = H->piece;
 	const struct seq *sq = &P->seqs[H->seq];
@@ -667,18 +667,17 @@ static int frames_again(struct ds__find_hint *H, uint64_t addr, unsigned flags,
 	bool dmg = false;
 	uint64_t until;
 	ptrdiff_t i;
-	int err;
 
 	if (H->row < f || H->row >= e)
-		return 1;
+		return false;
 	i = rows_from(P, H->row, e, addr, &dmg);
 	if (i < (ptrdiff_t)f || dmg)
-		return 1;
+		return false;
 	ln = &P->lines[i];
 	/* (Its next row: same_until()'s reading.) */
 	if (ln->end || !str_ok(P, ln->file) || (size_t)i + 1 >= P->nlines ||
 	    !readable(P, &P->lines[i + 1], sizeof(P->lines[i + 1])))
-		return 1;
+		return false;
 	H->row = (size_t)i;
 	until = P->lines[i + 1].addr < H->frames_until ? P->lines[i + 1].addr : H->frames_until;
 	f0 = H->frames[0];
@@ -686,12 +685,12 @@ static int frames_again(struct ds__find_hint *H, uint64_t addr, unsigned flags,
 	f0.line = ln->line;
 	f0.column = ln->column;
 	f0.discriminator = ln->discriminator;
-	err = emit(arg, &f0);
-	for (unsigned k = 1; k < H->nframes && !err; k++)
-		err = emit(arg, &H->frames[k]);
-	if (!err)
+	*err = emit(arg, &f0);
+	for (unsigned k = 1; k < H->nframes && !*err; k++)
+		*err = emit(arg, &H->frames[k]);
+	if (!*err)
 		H->same_until = until > addr ? until : addr;
-	return err;
+	return true;
 }
 
 /* The frames of addr, innermost first, through emit; see symindex.h. */
@@ -728,7 +727,7 @@ int ds__symbols_find(struct ds_symbols *S, uint64_t addr, unsigned flags,
 		*hint = (struct ds__find_hint){ .S = S };
 	hint->same_until = addr;
 	if (addr >= hint->frames_from && addr < hint->frames_until && flags == hint->frames_flags &&
-	    (err = frames_again(hint, addr, flags, emit, arg)) != 1)
+	    frames_again(hint, addr, flags, emit, arg, &err))
 		return err;
 	hint->frames_until = 0;
 	err = dwarf_at(S, addr, flags, hint, &scp, &sc, &lnp, &ln);
