@@ -556,9 +556,6 @@ static bool t_plain(const char *s)
 	return true;
 }
 
-/* Each answer of a batch over addrs[0..n) is what ds_dso_symbolize()
- * gives for its address: error, address, frames (their lengths and
- * plain flags from the bytes).  Returns the found ones. */
 /* Reads the DS_SYM_STRING_SLACK bytes after s's NUL (len: strlen(s)). */
 static volatile unsigned slack_sum;
 static unsigned slack_of(const char *s, size_t len)
@@ -570,6 +567,10 @@ static unsigned slack_of(const char *s, size_t len)
 	return sum;
 }
 
+/* Each answer of a batch over addrs[0..n) is what ds_dso_symbolize()
+ * gives for its address: error, address, frames (their lengths and
+ * plain flags from the bytes, and the slack after each string).  Returns
+ * the found ones. */
 static int check_batch_answers(const char *what, struct ds_dso *d, const struct ds_sym_batch *b,
 			       const uint64_t *addrs, size_t n, unsigned flags)
 {
