@@ -767,6 +767,33 @@ static inline void prefetch_string(const struct strtab *t, const char *s, unsign
  * Returns the first frame left without its strings (no memory), or
  * b->nframes.
  */
+/* A frame's string as the index had it (raw) and as answered. */
+struct last_string {
+	const char *raw, *val;
+	unsigned len;
+	bool plain;
+};
+
+/* *s (a string of the index) answered: from *last when the frame before
+ * had the same pointer, else by answer_string() with how, kept in *last.
+ * false: no memory. */
+static inline bool string_again(struct ds_sym_batch *b, struct strtab *t, struct last_string *last,
+				unsigned how, const char **s, unsigned *len, bool *plain)
+{
+	if (*s != last->raw) {
+		const char *val = answer_string(b, t, *s, how, &last->len, &last->plain);
+
+		if (!val)
+			return false;
+		last->raw = *s;
+		last->val = val;
+	}
+	*s = last->val;
+	*len = last->len;
+	*plain = last->plain;
+	return true;
+}
+
 #define RESOLVE_AHEAD 8
 static size_t answer_strings(struct ds_sym_batch *b, size_t from)
 {
@@ -774,8 +801,7 @@ static size_t answer_strings(struct ds_sym_batch *b, size_t from)
 	/* The frame before's strings as the index had them, and as
 	 * answered: a sorted batch's neighbours are most often in one
 	 * function, and one file. */
-	const char *fn_raw = NULL, *file_raw = NULL;
-	struct ds_frame last = { 0 };
+	struct last_string fn = { 0 }, file = { 0 };
 
 	if (from < b->nframes && !t->cap && !strtab_grow(t))
 		return from; /* (the table every string goes through) */
@@ -795,35 +821,19 @@ static size_t answer_strings(struct ds_sym_batch *b, size_t from)
 			if (a->file && a->file != a[-1].file)
 				prefetch_string(t, a->file, DM_NONE);
 		}
-		if (f->function && f->function == fn_raw) {
-			f->function = last.function;
-			f->function_len = last.function_len;
-			f->function_plain = last.function_plain;
-		} else if (f->function) {
-			unsigned how = b->demangle && ds__maybe_mangled(f->function) ? b->demangle
-										 : DM_NONE;
+		if (f->function) {
+			unsigned how = b->demangle && f->function != fn.raw &&
+						       ds__maybe_mangled(f->function)
+					       ? b->demangle
+					       : DM_NONE;
 
-			fn_raw = f->function;
-			if (!(f->function = answer_string(b, t, f->function, how, &f->function_len,
-							  &f->function_plain)))
+			if (!string_again(b, t, &fn, how, &f->function, &f->function_len,
+					  &f->function_plain))
 				return i;
-			last.function = f->function;
-			last.function_len = f->function_len;
-			last.function_plain = f->function_plain;
 		}
-		if (f->file && f->file == file_raw) {
-			f->file = last.file;
-			f->file_len = last.file_len;
-			f->file_plain = last.file_plain;
-		} else if (f->file) {
-			file_raw = f->file;
-			if (!(f->file = answer_string(b, t, f->file, DM_NONE, &f->file_len,
-						      &f->file_plain)))
-				return i;
-			last.file = f->file;
-			last.file_len = f->file_len;
-			last.file_plain = f->file_plain;
-		}
+		if (f->file && !string_again(b, t, &file, DM_NONE, &f->file, &f->file_len,
+					     &f->file_plain))
+			return i;
 	}
 	return b->nframes;
 }
