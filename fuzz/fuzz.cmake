@@ -72,9 +72,11 @@ function(ds_fuzz name)
   endif()
 endfunction()
 
-# The build-ID reader: ~50 generated ELF seeds x 60 mutations, a few
+# The build-ID reader, and a download's check of the same bytes from
+# memory and from a file: ~50 generated ELF seeds x 60 mutations, a few
 # thousand inputs, seconds even under ASan.
-ds_fuzz(buildid MUTATIONS 60 GEN gen_corpus.sh GEN_ARGS $<TARGET_FILE:ds_mkelf>)
+ds_fuzz(buildid MUTATIONS 60 INCLUDE ${DS_LIB_INCLUDE_DIRS}
+  GEN gen_corpus.sh GEN_ARGS $<TARGET_FILE:ds_mkelf>)
 
 # The directory index (lib/store/dirindex.c) on the same seeds: each
 # input is a file of a private directory, read through libelf's pread()

@@ -10,11 +10,18 @@
  * "GNU\0", either byte order), so the reader can neither invent an ID nor
  * hand out a piece of the wrong note.
  *
+ * The same bytes then go through the check a download gets
+ * (ds__elf_artifact_bad(): the build ID, and a whole ELF, not cut short
+ * nor padded), from memory as the fetcher checks a body still in its
+ * spool, and from a file (a memfd) as it checks a larger one: both must
+ * say the same, word for word, for a debuginfo and an executable.
+ *
  * Built with -fsanitize=fuzzer by scripts/fuzz, and linked with
  * fuzz/replay.c for make check.
  */
 #define _GNU_SOURCE
 #include <dsostore.h>
+#include "elf/elfinfo.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -29,13 +36,15 @@ void fuzz_summary(void);
 /* How inputs ended, for the replay driver's summary: a corpus whose
  * mutations all fail the same way is not exercising much. */
 static struct {
-	unsigned long found, nodata, noexec, nomem;
+	unsigned long found, nodata, noexec, nomem, whole;
 } stats;
 
 void fuzz_summary(void)
 {
-	fprintf(stderr, "fuzz_buildid: %lu build IDs, %lu -ENODATA, %lu -ENOEXEC, %lu -ENOMEM\n",
-		stats.found, stats.nodata, stats.noexec, stats.nomem);
+	fprintf(stderr,
+		"fuzz_buildid: %lu build IDs, %lu -ENODATA, %lu -ENOEXEC, %lu -ENOMEM; "
+		"%lu whole artifacts\n",
+		stats.found, stats.nodata, stats.noexec, stats.nomem, stats.whole);
 }
 
 static void die(const char *what, int ret, const struct ds_build_id *bid)
@@ -64,6 +73,33 @@ static int is_note_desc(const uint8_t *data, size_t size, const struct ds_build_
 				return 1;
 	}
 	return 0;
+}
+
+/* The download check, from memory and from a file of the same bytes. */
+static void check_artifact(const uint8_t *mem, size_t size, const struct ds_build_id *bid)
+{
+	static const enum ds_artifact whats[] = { DS_ARTIFACT_DEBUGINFO, DS_ARTIFACT_EXECUTABLE };
+	int fd = memfd_create("fuzz_buildid", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return; /* not the reader's fault: skip */
+	if (size && write(fd, mem, size) != (ssize_t)size) {
+		close(fd);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(whats) / sizeof(whats[0]); i++) {
+		char mwhy[160], fwhy[160];
+		const char *m = ds__elf_artifact_bad_mem(mem, size, bid, whats[i], mwhy, sizeof(mwhy));
+		const char *f = ds__elf_artifact_bad(fd, size, bid, whats[i], fwhy, sizeof(fwhy));
+
+		if (!m != !f || (m && strcmp(m, f))) {
+			fprintf(stderr, "fuzz_buildid: memory: %s; file: %s\n", m ? m : "good",
+				f ? f : "good");
+			die("the check from memory and from a file disagree", 0, bid);
+		}
+		stats.whole += !m;
+	}
+	close(fd);
 }
 
 static void check_success(const uint8_t *data, size_t size, const struct ds_build_id *bid)
@@ -116,6 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* The memory reader has no other failure to report. */
 		die("unexpected error code", ret, &bid);
 	}
+	check_artifact(map + span - size, size, &bid);
 	munmap(map, maplen);
 	return 0;
 }

@@ -381,8 +381,26 @@ static int pread_all(int fd, void *buf, size_t len, uint64_t off)
 	return 0;
 }
 
-static int read_ehdr(int fd, uint64_t avail, struct raw_ehdr *h, uint64_t *need,
-		     const char **why)
+/* Where an ELF's bytes are read from: a file, or memory (a download
+ * still whole in its spool, fetch.c). */
+struct elf_src {
+	int fd; /* (mem NULL) */
+	const unsigned char *mem;
+	uint64_t size; /* of mem */
+};
+
+static int src_read(const struct elf_src *s, void *buf, size_t len, uint64_t off)
+{
+	if (!s->mem)
+		return pread_all(s->fd, buf, len, off);
+	if (off > s->size || len > s->size - off)
+		return -ENOEXEC; /* (as a file shorter than its headers say) */
+	memcpy(buf, s->mem + off, len);
+	return 0;
+}
+
+static int read_ehdr(const struct elf_src *s, uint64_t avail, struct raw_ehdr *h,
+		     uint64_t *need, const char **why)
 {
 	unsigned char b[64];
 	bool msb;
@@ -392,7 +410,7 @@ static int read_ehdr(int fd, uint64_t avail, struct raw_ehdr *h, uint64_t *need,
 		*need = 16;
 		return -EAGAIN;
 	}
-	if ((err = pread_all(fd, b, 16, 0)))
+	if ((err = src_read(s, b, 16, 0)))
 		return err;
 	if (memcmp(b, ELFMAG, SELFMAG) != 0 || (b[EI_CLASS] != ELFCLASS32 && b[EI_CLASS] != ELFCLASS64) ||
 	    (b[EI_DATA] != ELFDATA2LSB && b[EI_DATA] != ELFDATA2MSB) || b[EI_VERSION] != EV_CURRENT) {
@@ -407,7 +425,7 @@ static int read_ehdr(int fd, uint64_t avail, struct raw_ehdr *h, uint64_t *need,
 		*need = h->ehsize;
 		return -EAGAIN;
 	}
-	if ((err = pread_all(fd, b, h->ehsize, 0)))
+	if ((err = src_read(s, b, h->ehsize, 0)))
 		return err;
 	h->type = rd16(b + 16, h->swap);
 	if (h->is64) {
@@ -444,7 +462,8 @@ static int span_end(uint64_t off, uint64_t len, uint64_t *end)
 	return 0;
 }
 
-int ds__elf_extent(int fd, uint64_t avail, bool segments, uint64_t *extent, const char **why)
+static int extent_of(const struct elf_src *s, uint64_t avail, bool segments, uint64_t *extent,
+		     const char **why)
 {
 	unsigned char buf[16384]; /* table entries, read a chunk at once */
 	uint64_t end, ext, need = 0, shnum, phnum;
@@ -452,7 +471,7 @@ int ds__elf_extent(int fd, uint64_t avail, bool segments, uint64_t *extent, cons
 	int err;
 
 	*why = NULL;
-	err = read_ehdr(fd, avail, &h, &need, why);
+	err = read_ehdr(s, avail, &h, &need, why);
 	if (err == -EAGAIN)
 		*extent = need;
 	if (err)
@@ -473,7 +492,7 @@ int ds__elf_extent(int fd, uint64_t avail, bool segments, uint64_t *extent, cons
 			*extent = end;
 			return -EAGAIN;
 		}
-		if ((err = pread_all(fd, s0, h.is64 ? 64 : 40, h.shoff)))
+		if ((err = src_read(s, s0, h.is64 ? 64 : 40, h.shoff)))
 			return err;
 		if (shnum == 0)
 			shnum = h.is64 ? rd64(s0 + 32, h.swap) : rd32(s0 + 20, h.swap);
@@ -510,13 +529,13 @@ int ds__elf_extent(int fd, uint64_t avail, bool segments, uint64_t *extent, cons
 		uint64_t n = sizeof(buf) / h.shentsize;
 
 		n = shnum - i < n ? shnum - i : n;
-		if ((err = pread_all(fd, buf, n * h.shentsize, h.shoff + i * h.shentsize)))
+		if ((err = src_read(s, buf, n * h.shentsize, h.shoff + i * h.shentsize)))
 			return err;
 		for (uint64_t k = 0; k < n; k++, i++) {
-			const unsigned char *s = buf + k * h.shentsize;
-			uint32_t type = rd32(s + 4, h.swap);
-			uint64_t off = h.is64 ? rd64(s + 24, h.swap) : rd32(s + 16, h.swap);
-			uint64_t size = h.is64 ? rd64(s + 32, h.swap) : rd32(s + 20, h.swap);
+			const unsigned char *sh = buf + k * h.shentsize;
+			uint32_t type = rd32(sh + 4, h.swap);
+			uint64_t off = h.is64 ? rd64(sh + 24, h.swap) : rd32(sh + 16, h.swap);
+			uint64_t size = h.is64 ? rd64(sh + 32, h.swap) : rd32(sh + 20, h.swap);
 
 			if (i == 0 || type == SHT_NOBITS || type == SHT_NULL || !size)
 				continue;
@@ -537,7 +556,7 @@ int ds__elf_extent(int fd, uint64_t avail, bool segments, uint64_t *extent, cons
 		size_t esz = h.is64 ? 56 : 32;
 		uint64_t off, filesz;
 
-		if ((err = pread_all(fd, buf, esz, h.phoff + i * h.phentsize)))
+		if ((err = src_read(s, buf, esz, h.phoff + i * h.phentsize)))
 			return err;
 		off = h.is64 ? rd64(buf + 8, h.swap) : rd32(buf + 4, h.swap);
 		filesz = h.is64 ? rd64(buf + 32, h.swap) : rd32(buf + 16, h.swap);
@@ -553,10 +572,15 @@ int ds__elf_extent(int fd, uint64_t avail, bool segments, uint64_t *extent, cons
 	return ext > avail ? -EAGAIN : 0;
 }
 
-int ds__elf_check_whole(int fd, uint64_t size, bool segments, const char **why)
+int ds__elf_extent(int fd, uint64_t avail, bool segments, uint64_t *extent, const char **why)
+{
+	return extent_of(&(struct elf_src){ .fd = fd }, avail, segments, extent, why);
+}
+
+static int check_whole(const struct elf_src *s, uint64_t size, bool segments, const char **why)
 {
 	uint64_t extent;
-	int err = ds__elf_extent(fd, size, segments, &extent, why);
+	int err = extent_of(s, size, segments, &extent, why);
 
 	if (err == -EAGAIN) {
 		*why = "truncated: its headers reach past the end of the file";
@@ -574,8 +598,14 @@ int ds__elf_check_whole(int fd, uint64_t size, bool segments, const char **why)
 	return 0;
 }
 
-const char *ds__elf_artifact_bad(int fd, uint64_t size, const struct ds_build_id *bid,
-				 enum ds_artifact what, char *buf, size_t len)
+int ds__elf_check_whole(int fd, uint64_t size, bool segments, const char **why)
+{
+	return check_whole(&(struct elf_src){ .fd = fd }, size, segments, why);
+}
+
+static const char *artifact_bad(const struct elf_src *s, uint64_t size,
+				const struct ds_build_id *bid, enum ds_artifact what, char *buf,
+				size_t len)
 {
 	struct ds_build_id got;
 	const char *why = NULL;
@@ -583,7 +613,7 @@ const char *ds__elf_artifact_bad(int fd, uint64_t size, const struct ds_build_id
 
 	if (what != DS_ARTIFACT_DEBUGINFO && what != DS_ARTIFACT_EXECUTABLE)
 		return NULL;
-	err = ds_build_id_read_fd(fd, &got);
+	err = s->mem ? ds_build_id_read_mem(s->mem, s->size, &got) : ds_build_id_read_fd(s->fd, &got);
 	if (err) {
 		snprintf(buf, len, "not a valid ELF with a build ID (%s)", ds_strerror(err));
 		return buf;
@@ -595,11 +625,24 @@ const char *ds__elf_artifact_bad(int fd, uint64_t size, const struct ds_build_id
 		snprintf(buf, len, "a file with build ID %s", hex);
 		return buf;
 	}
-	if (ds__elf_check_whole(fd, size, what == DS_ARTIFACT_EXECUTABLE, &why)) {
+	if (check_whole(s, size, what == DS_ARTIFACT_EXECUTABLE, &why)) {
 		snprintf(buf, len, "not a whole ELF (%s)", why);
 		return buf;
 	}
 	return NULL;
+}
+
+const char *ds__elf_artifact_bad(int fd, uint64_t size, const struct ds_build_id *bid,
+				 enum ds_artifact what, char *buf, size_t len)
+{
+	return artifact_bad(&(struct elf_src){ .fd = fd }, size, bid, what, buf, len);
+}
+
+const char *ds__elf_artifact_bad_mem(const void *p, uint64_t size, const struct ds_build_id *bid,
+				     enum ds_artifact what, char *buf, size_t len)
+{
+	return artifact_bad(&(struct elf_src){ .fd = -1, .mem = p, .size = size }, size, bid, what,
+			    buf, len);
 }
 
 /* The bytes a debuginfod server sends for /section/NAME: elfutils'

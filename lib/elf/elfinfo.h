@@ -81,6 +81,9 @@ int ds__elf_check_whole(int fd, uint64_t size, bool segments, const char **why);
  * is, else why not (in buf). */
 const char *ds__elf_artifact_bad(int fd, uint64_t size, const struct ds_build_id *bid,
 				 enum ds_artifact what, char *buf, size_t len);
+/* The same of the size bytes at p (a download held in memory). */
+const char *ds__elf_artifact_bad_mem(const void *p, uint64_t size, const struct ds_build_id *bid,
+				     enum ds_artifact what, char *buf, size_t len);
 /* ds_elf_section_range(), telling a section that is there without file
  * bytes (SHT_NOBITS: -ENODATA) from one that is not there (-ENOENT), as
  * elfutils' client does when it cuts a section from a cached file. */
