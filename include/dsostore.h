@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -351,9 +352,28 @@ struct ds_fetch_req {
 	const char *arg; /* source path or section name; else NULL */
 	/* Results. */
 	int err;
-	char *path; /* malloc()ed, the caller frees it */
+	char *path; /* malloc()ed, the caller frees it (NULL: see ds_fetch_body) */
 	enum ds_source source; /* DEBUGINFOD_CACHE or DEBUGINFOD */
 	uint64_t bytes; /* downloaded for this request (0 from the cache) */
+};
+
+/* How a download of ds_fetch_start() ended, for ds_fetch_opts.done_body
+ * (valid during that call only).  A verified file small enough to have
+ * been held in memory whole (DS_FETCH_BODY_MAX bytes or fewer, and not
+ * from an ima:enforcing server, whose signature is checked on the file) is
+ * handed over from there as soon as it is checked: data and size, and
+ * req->path NULL.  Its file goes into the cache after (written, fsync()ed,
+ * renamed), so a server that sends it on does not wait for the disk; a
+ * caller that wants the file itself sets done instead.  Otherwise data is
+ * NULL and the file is at req->path. */
+#define DS_FETCH_BODY_MAX (64u << 10)
+struct ds_fetch_body {
+	const void *data;
+	size_t size;
+	/* The x-debuginfod-* headers the server sent ("Name: value\n" lines,
+	 * as ds_fetch_headers() gives them); NULL: none. */
+	const char *headers;
+	time_t mtime; /* the server's Last-Modified; 0: it gave none */
 };
 
 struct ds_fetch_opts {
@@ -371,6 +391,11 @@ struct ds_fetch_opts {
 	 * with a CR or LF, or without "Name:", fails the call with -EINVAL
 	 * before anything is asked. */
 	const char *const *headers;
+	/* ds_fetch_start() only, instead of done: also told how the download
+	 * ended (struct ds_fetch_body; NULL when none did: a failure, or the
+	 * file another process put in the cache meanwhile), and given a small
+	 * file from memory before it is in the cache. */
+	void (*done_body)(void *user, struct ds_fetch_req *req, const struct ds_fetch_body *body);
 };
 
 /* The x-debuginfod-* headers the cached artifact came with, as the elfutils
@@ -397,14 +422,14 @@ DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, siz
  * the caller's thread.  Returns 0 when *req has its result already (found
  * in the cache, or failed: req->err); opts->done is then not called.
  * Returns 1 when a download is under way (or joined: one per key however
- * many ask): opts->done(opts->user, req) is called once, when it ends,
+ * many ask): opts->done(opts->user, req) (or done_body) is called once, when it ends,
  * from a thread of the library's, perhaps before ds_fetch_start() has
  * returned; *req (and opts->user) must live until then.  done is called
  * with no lock of the library's held (it may start another fetch) and
  * should not block (nor free ctx): other downloads' answers wait behind
  * it.  Headers as ds_fetch_opts.headers; progress is not called.
  * ds_context_free() answers the ones still under way with -ECANCELED.
- * -EINVAL: no ctx, req or done, or bad headers; -EOPNOTSUPP: a section
+ * -EINVAL: no ctx, req or callback, or bad headers; -EOPNOTSUPP: a section
  * (ds_fetch() may need its whole file first, and waits for it). */
 DS_API int ds_fetch_start(struct ds_context *ctx, struct ds_fetch_req *req,
 			  const struct ds_fetch_opts *opts);

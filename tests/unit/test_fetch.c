@@ -5,8 +5,9 @@
  * debuginfo (5); callers that cancel and ask again (6); a warm run that
  * makes no request (7); a caller's extra request headers, and none of a
  * call that joins a job in flight (8); ima: words and ima_cert_path in
- * ds_context_opts, and the headers kept beside a file (9).  Several
- * processes on one cache (4) is
+ * ds_context_opts, and the headers kept beside a file (9);
+ * ds_fetch_start() (10), and its done_body, given a small file from
+ * memory (11).  Several processes on one cache (4) is
  * tests/cli/fetch_procs.sh.  Meant to run under SANITIZE=thread and
  * SANITIZE=address,undefined as much as to check the counts.
  *
@@ -47,11 +48,12 @@
 #define N_CANCEL      16 /* case 6: the server hangs on them */
 #define N_ASYNC	      6	 /* ds_fetch_start()'s cases; the first four asked ASYNC_ASKS times */
 #define ASYNC_ASKS    4
+#define N_BODY	      3	 /* case 11: a small file, a poisoned one, one over DS_FETCH_BODY_MAX */
 #define NTHREADS      8
 #define NSTORES	      4
 #define CANCEL_ROUNDS 100
 
-enum group { G_MANY = 1, G_STORES, G_PREF, G_GONE, G_CANCEL, G_ASYNC };
+enum group { G_MANY = 1, G_STORES, G_PREF, G_GONE, G_CANCEL, G_ASYNC, G_BODY };
 
 struct fix {
 	struct ds_build_id bid;
@@ -60,7 +62,7 @@ struct fix {
 };
 
 static struct fix many[N_MANY], stores_fix, pref[N_PREF], gone_fix, cancel_fix[N_CANCEL];
-static struct fix async_fix[N_ASYNC], async_none;
+static struct fix async_fix[N_ASYNC], async_none, body_fix[N_BODY];
 static char *served_dir, *debug_dir, *empty_dir;
 static pid_t server_pid = -1;
 static int server_port;
@@ -162,7 +164,7 @@ static void confirm_build_ids(struct fix **all, int n)
 static void setup_fixtures(void)
 {
 	char *src = t_path("prog.c"), *prog = t_path("prog");
-	struct fix *all[N_MANY + N_PREF + N_ASYNC + 2];
+	struct fix *all[N_MANY + N_PREF + N_ASYNC + N_BODY + 2];
 	size_t len;
 	char *tmpl;
 	int n = 0;
@@ -224,6 +226,23 @@ static void setup_fixtures(void)
 		all[n++] = &async_fix[i];
 	}
 	fix_init(&async_none, G_ASYNC, N_ASYNC); /* served by nobody */
+	/* Case 11: two copies of the template, held in memory whole by a
+	 * download (the test checks it is that small), and a program with
+	 * 200 KB of data, built with its build ID, which is not. */
+	for (int i = 0; i < N_BODY; i++)
+		fix_init(&body_fix[i], G_BODY, i);
+	fix_served(&body_fix[0], tmpl, len);
+	fix_served(&body_fix[1], tmpl, len);
+	body_fix[2].file = t_path("served/%s", body_fix[2].hex);
+	t_write_file(src, "const char big[200000] = { 1 };\n"
+			  "int main(int argc, char **argv) { (void)argv; return big[argc * 4096]; }\n");
+	if (t_sh("gcc -g -O1 -Wl,--build-id=0x%s -o '%s' '%s'", body_fix[2].hex, body_fix[2].file,
+		 src) != 0) {
+		fprintf(stderr, "building the large fixture program failed\n");
+		exit(1);
+	}
+	for (int i = 0; i < N_BODY; i++)
+		all[n++] = &body_fix[i];
 	confirm_build_ids(all, n);
 	free(tmpl);
 	free(src);
@@ -1428,6 +1447,172 @@ static void case_async(void)
 	free(cache);
 }
 
+/* ---------------------------- case 11: ds_fetch_start() with done_body */
+
+struct body_call {
+	struct async_state *st;
+	struct ds_fetch_req req;
+	atomic_int calls;
+	bool got_body, got_data, on_caller;
+	unsigned char *data; /* a copy of body->data */
+	size_t size;
+	char *headers; /* a copy of body->headers */
+	bool cached_then; /* the cache's file was there during the call */
+	pthread_t caller;
+};
+
+static void body_done(void *user, struct ds_fetch_req *req, const struct ds_fetch_body *body)
+{
+	struct body_call *c = user;
+	struct async_state *st = c->st;
+
+	CHECK(req == &c->req);
+	c->on_caller = pthread_equal(pthread_self(), c->caller);
+	c->got_body = body != NULL;
+	if (body && body->data) {
+		c->got_data = true;
+		c->size = body->size;
+		c->data = malloc(body->size ? body->size : 1);
+		memcpy(c->data, body->data, body->size);
+	}
+	if (body && body->headers)
+		c->headers = strdup(body->headers);
+	atomic_fetch_add(&c->calls, 1);
+	pthread_mutex_lock(&st->lock);
+	st->done++;
+	pthread_cond_broadcast(&st->cond);
+	pthread_mutex_unlock(&st->lock);
+}
+
+static int body_start(struct body_call *c, const struct fix *f, struct async_state *st)
+{
+	DS_OPTS(ds_fetch_opts, o, .done_body = body_done, .user = c);
+
+	c->st = st;
+	c->req = (struct ds_fetch_req){ .build_id = f->bid, .what = DS_ARTIFACT_DEBUGINFO };
+	c->caller = pthread_self();
+	return ds_fetch_start(st->ctx, &c->req, &o);
+}
+
+/* Until path exists, or 20 s: the commit after an answer from memory. */
+static bool appears(const char *path)
+{
+	for (int i = 0; i < 2000; i++) {
+		if (access(path, F_OK) == 0)
+			return true;
+		usleep(10000);
+	}
+	return false;
+}
+
+/* Whether the bytes are those of the file at path. */
+static bool same_bytes(const unsigned char *data, size_t size, const char *path)
+{
+	size_t len;
+	char *want = t_read_all(path, &len);
+	bool same = want && len == size && !memcmp(want, data, size);
+
+	free(want);
+	return same;
+}
+
+/* A server's callers of ds_fetch_start() that take the body: a small file
+ * is handed over from memory, the same bytes as the server's, with its
+ * X-DEBUGINFOD-* headers, and goes into the cache after, where a caller
+ * with done (on the same download) gets it; a file over
+ * DS_FETCH_BODY_MAX comes as a path, with its headers; a poisoned small
+ * body (another build ID's file) is never handed over, nor cached; a
+ * failure has no body. */
+static void case_body(void)
+{
+	char *cache = t_path("cache-body"), ctl[512], *want = NULL;
+	struct async_state st = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL };
+	static struct body_call small[3], poisoned, large, none;
+	static struct async_call plain;
+	struct stat sb;
+	double t0 = now_s();
+	int pending = 0;
+
+	printf("case: ds_fetch_start() with done_body\n");
+	CHECK(stat(body_fix[0].file, &sb) == 0 && sb.st_size <= DS_FETCH_BODY_MAX);
+	CHECK(stat(body_fix[2].file, &sb) == 0 && sb.st_size > DS_FETCH_BODY_MAX);
+	st.ctx = new_context(cache, NULL);
+	server_reset_stats();
+	snprintf(ctl, sizeof(ctl), "/control/fault?bid=%s&kind=wrongfile&arg=%s", body_fix[1].hex,
+		 body_fix[0].hex);
+	free(server_get(ctl));
+
+	for (int i = 0; i < 3; i++)
+		pending += body_start(&small[i], &body_fix[0], &st);
+	/* One who wants the file, on the same download. */
+	pending += async_start(&plain, &body_fix[0], &st);
+	pending += body_start(&poisoned, &body_fix[1], &st);
+	pending += body_start(&large, &body_fix[2], &st);
+	pending += body_start(&none, &async_none, &st) == 1 ? 1 : 0;
+	CHECK_EQ_INT(pending, 7);
+	CHECK(async_wait(&st, pending));
+
+	if (asprintf(&want, "%s/%s/debuginfo", cache, body_fix[0].hex) < 0)
+		exit(2);
+	for (int i = 0; i < 3; i++) {
+		char size_line[64];
+
+		CHECK_EQ_INT(small[i].req.err, 0);
+		CHECK(small[i].req.path == NULL);
+		CHECK(small[i].req.source == DS_SOURCE_DEBUGINFOD);
+		CHECK(small[i].got_data);
+		CHECK(!small[i].on_caller);
+		CHECK(same_bytes(small[i].data, small[i].size, body_fix[0].file));
+		snprintf(size_line, sizeof(size_line), "X-DEBUGINFOD-SIZE: %zu\n", small[i].size);
+		CHECK(small[i].headers && strcasestr(small[i].headers, size_line));
+		CHECK_EQ_INT(atomic_load(&small[i].calls), 1);
+	}
+	/* The done caller: the file, in the cache. */
+	CHECK_EQ_INT(plain.req.err, 0);
+	CHECK(valid_fetched(plain.req.path, cache, &body_fix[0]));
+	CHECK(appears(want));
+	CHECK_EQ_INT(server_count(&body_fix[0]), 1);
+
+	/* Over DS_FETCH_BODY_MAX: the file, and its headers. */
+	CHECK_EQ_INT(large.req.err, 0);
+	CHECK(large.got_body && !large.got_data);
+	CHECK(valid_fetched(large.req.path, cache, &body_fix[2]));
+	CHECK(large.headers && strcasestr(large.headers, "X-DEBUGINFOD-SIZE: "));
+
+	/* Poisoned: refused, no body, nothing kept. */
+	CHECK_EQ_INT(poisoned.req.err, -EBADMSG);
+	CHECK(!poisoned.got_body && poisoned.req.path == NULL);
+	free(want);
+	if (asprintf(&want, "%s/%s/debuginfo", cache, body_fix[1].hex) < 0)
+		exit(2);
+	CHECK(access(want, F_OK) != 0);
+
+	/* Nobody has it: no body. */
+	CHECK_EQ_INT(none.req.err, -ENOENT);
+	CHECK(!none.got_body);
+
+	/* Neither callback: -EINVAL. */
+	{
+		DS_OPTS(ds_fetch_opts, nocb, .user = &st);
+		struct ds_fetch_req r = { .build_id = body_fix[2].bid, .what = DS_ARTIFACT_DEBUGINFO };
+
+		CHECK_EQ_INT(ds_fetch_start(st.ctx, &r, &nocb), -EINVAL);
+	}
+	ds_context_free(st.ctx);
+	snprintf(ctl, sizeof(ctl), "/control/fault?bid=%s&kind=clear", body_fix[1].hex);
+	free(server_get(ctl));
+	for (int i = 0; i < 3; i++) {
+		free(small[i].data);
+		free(small[i].headers);
+	}
+	free(plain.req.path);
+	free(large.req.path);
+	free(large.headers);
+	free(want);
+	free(cache);
+	printf("  %.2f s\n", now_s() - t0);
+}
+
 /* A job waiting for another process's lock while every admission slot is
  * taken must sleep between its tries, not spin: the loop once kept its
  * expired wake time and polled with no timeout until a slot freed.  The
@@ -1518,6 +1703,7 @@ int main(void)
 	case_headers();
 	case_ima_opts();
 	case_async();
+	case_body();
 	case_lock_wait_starved();
 
 	printf("total %.2f s\n", now_s() - t0);
