@@ -243,27 +243,30 @@ static void lib_log(void *user, enum ds_log_level level, const char *msg)
 
 /* ---------------------------------------------------------------- files */
 
-/* A 200 answer of the file fd, bytes [off, off + size) of it; name
- * (X-DEBUGINFOD-FILE) may be NULL.  Takes fd. */
-static struct MHD_Response *file_answer(struct req *rq, int fd, uint64_t off, uint64_t size,
-					const char *name, time_t mtime)
+/* The 406 of a file over the client's X-DEBUGINFOD-MAXSIZE, else NULL. */
+static struct MHD_Response *too_large(struct req *rq, uint64_t size)
 {
-	struct MHD_Response *r;
+	if (rq->maxsize <= 0 || size <= (uint64_t)rq->maxsize)
+		return NULL;
+	rq->status = 406;
+	return serve_error(&rq->n->sv, 406, "file too large: %" PRIu64 " bytes, max size=%" PRId64,
+			   size, rq->maxsize);
+}
+
+static struct MHD_Response *no_memory(struct req *rq)
+{
+	rq->status = 500;
+	return serve_error(&rq->n->sv, 500, "out of memory");
+}
+
+/* r, a file's size bytes, made the 200 answer: the headers elfutils'
+ * clients read; name (X-DEBUGINFOD-FILE) may be NULL. */
+static struct MHD_Response *answer_200(struct req *rq, struct MHD_Response *r, uint64_t size,
+				       const char *name, time_t mtime)
+{
 	char buf[64];
 	struct tm tm;
 
-	if (rq->maxsize > 0 && size > (uint64_t)rq->maxsize) {
-		close(fd);
-		rq->status = 406;
-		return serve_error(&rq->n->sv, 406, "file too large: %" PRIu64 " bytes, max size=%" PRId64,
-				   size, rq->maxsize);
-	}
-	r = MHD_create_response_from_fd_at_offset64(size, fd, off);
-	if (!r) {
-		close(fd);
-		rq->status = 500;
-		return serve_error(&rq->n->sv, 500, "out of memory");
-	}
 	MHD_add_response_header(r, "Content-Type", "application/octet-stream");
 	snprintf(buf, sizeof(buf), "%" PRIu64, size);
 	MHD_add_response_header(r, "X-DEBUGINFOD-SIZE", buf);
@@ -279,6 +282,19 @@ static struct MHD_Response *file_answer(struct req *rq, int fd, uint64_t off, ui
 	rq->status = 200;
 	rq->size = rq->head ? 0 : size; /* (what is sent: HEAD has no body) */
 	return r;
+}
+
+/* A 200 answer of the file fd, bytes [off, off + size) of it; name
+ * (X-DEBUGINFOD-FILE) may be NULL.  Takes fd. */
+static struct MHD_Response *file_answer(struct req *rq, int fd, uint64_t off, uint64_t size,
+					const char *name, time_t mtime)
+{
+	struct MHD_Response *r = too_large(rq, size);
+
+	if (!r && (r = MHD_create_response_from_fd_at_offset64(size, fd, off)))
+		return answer_200(rq, r, size, name, mtime);
+	close(fd);
+	return r ? r : no_memory(rq);
 }
 
 /* Open path, a regular file; with a build ID to check (debuginfo and
@@ -458,15 +474,12 @@ static struct MHD_Response *fetch_error(struct req *rq, int err)
  * the headers the cache keeps beside it (hdr-<entry>, elfutils 0.193's):
  * its IMA signature (a client under ima:enforcing checks it) and the
  * archive it came from, as a federating debuginfod relays them. */
-static void relay_headers(struct req *rq, struct MHD_Response *r, enum ds_artifact what,
-			  const char *arg)
+static void relay_lines(struct MHD_Response *r, char *h)
 {
 	static const char *const relayed[] = { "X-DEBUGINFOD-IMASIGNATURE",
 					       "X-DEBUGINFOD-ARCHIVE" };
-	char *h = NULL, *save = NULL;
+	char *save = NULL;
 
-	if (ds_fetch_headers(rq->n->sv.ctx, &rq->bid, what, arg, &h))
-		return;
 	for (char *l = strtok_r(h, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
 		char *colon = strchr(l, ':');
 
@@ -478,6 +491,23 @@ static void relay_headers(struct req *rq, struct MHD_Response *r, enum ds_artifa
 				MHD_add_response_header(r, relayed[i],
 							colon + 1 + strspn(colon + 1, " \t"));
 	}
+}
+
+/* Those of the download just made (its body, from ds_fetch_start()),
+ * else of the cache's hdr- file. */
+static void relay_headers(struct req *rq, struct MHD_Response *r, enum ds_artifact what,
+			  const char *arg, const struct ds_fetch_body *body)
+{
+	char *h = NULL;
+
+	if (body && !body->headers)
+		return;
+	if (body)
+		h = strdup(body->headers);
+	else if (ds_fetch_headers(rq->n->sv.ctx, &rq->bid, what, arg, &h))
+		return;
+	if (h)
+		relay_lines(r, h);
 	free(h);
 }
 
@@ -490,27 +520,48 @@ static struct MHD_Response *hops_answer(struct req *rq)
 			   "through --forwarded-ttl-limit servers, or through this one");
 }
 
+/* A download's bytes, verified, handed over from memory before they are
+ * in the cache (ds_fetch_start()): a copy of them. */
+static struct MHD_Response *body_answer(struct req *rq, const struct ds_fetch_body *body)
+{
+	struct MHD_Response *r = too_large(rq, body->size);
+
+	if (r)
+		return r;
+	r = MHD_create_response_from_buffer(body->size, (void *)body->data, MHD_RESPMEM_MUST_COPY);
+	if (!r)
+		return no_memory(rq);
+	return answer_200(rq, r, body->size, NULL, body->mtime);
+}
+
 /* The answer of a fetch that ended with err, or with the file at path
- * (freed here). */
+ * (freed here), or with body's bytes (path NULL).  body: the download's,
+ * from ds_fetch_start(); NULL: none (then the cache has the headers). */
 static struct MHD_Response *fetched_file(struct req *rq, int err, char *path, enum ds_artifact what,
-					 const char *arg)
+					 const char *arg, const struct ds_fetch_body *body)
 {
 	struct MHD_Response *r;
 
 	if (err)
 		return fetch_error(rq, err);
-	/* Not read for its build ID again: ds_fetch() gives only a file it
-	 * has checked (a download verified before its rename, a cache hit
-	 * looked at as it was found), and the cache's files are replaced
-	 * only by renames of other checked files. */
-	r = path_answer(rq, path, NULL, NULL);
-	free(path);
-	if (!r) {
-		rq->status = 503;
-		rq->result = RES_ERROR;
-		return serve_error(&rq->n->sv, 503, "cached file vanished");
+	if (body && body->data) {
+		r = body_answer(rq, body);
+	} else {
+		/* Not read for its build ID again: ds_fetch() gives only a
+		 * file it has checked (a download verified before its
+		 * rename, a cache hit looked at as it was found), and the
+		 * cache's files are replaced only by renames of other
+		 * checked files. */
+		r = path_answer(rq, path, NULL, NULL);
+		free(path);
+		if (!r) {
+			rq->status = 503;
+			rq->result = RES_ERROR;
+			return serve_error(&rq->n->sv, 503, "cached file vanished");
+		}
 	}
-	relay_headers(rq, r, what, arg);
+	if (rq->status == 200)
+		relay_headers(rq, r, what, arg, body);
 	rq->result = RES_UPSTREAM;
 	return r;
 }
@@ -524,7 +575,7 @@ static struct MHD_Response *fetched_answer(struct req *rq, enum ds_artifact what
 	if (rq->hops_reached)
 		return hops_answer(rq);
 	err = fetch(rq, what, arg, &path);
-	return fetched_file(rq, err, path, what, arg); /* (path NULL on err) */
+	return fetched_file(rq, err, path, what, arg, NULL); /* (path NULL on err) */
 }
 
 static void req_free(struct req *rq)
@@ -546,14 +597,16 @@ static void req_free(struct req *rq)
 }
 
 /* ds_fetch_start()'s callback, on the library's thread that ended the
- * download (the committer that put the file in place, or the loop). */
-static void fetch_done(void *user, struct ds_fetch_req *freq)
+ * download: the loop, with a small file's bytes verified in memory (the
+ * answer does not wait for the cache's fsync()), or the committer that
+ * put a larger file in place. */
+static void fetch_done(void *user, struct ds_fetch_req *freq, const struct ds_fetch_body *body)
 {
 	struct req *rq = user;
 
 	struct node *n = rq->n;
 
-	rq->resp = fetched_file(rq, freq->err, freq->path, freq->what, NULL);
+	rq->resp = fetched_file(rq, freq->err, freq->path, freq->what, NULL, body);
 	freq->path = NULL;
 	pthread_mutex_lock(&n->alock);
 	switch (atomic_exchange(&rq->astate, A_DONE)) {
@@ -581,7 +634,7 @@ static void fetch_done(void *user, struct ds_fetch_req *freq)
 static struct MHD_Response *fetch_start(struct req *rq)
 {
 	const char *headers[4] = { rq->xff, rq->via, rq->ua, NULL }; /* (ua may be NULL: last) */
-	DS_OPTS(ds_fetch_opts, fo, .headers = headers, .done = fetch_done, .user = rq);
+	DS_OPTS(ds_fetch_opts, fo, .headers = headers, .done_body = fetch_done, .user = rq);
 	int rc;
 
 	if (rq->hops_reached)
@@ -597,7 +650,7 @@ static struct MHD_Response *fetch_start(struct req *rq)
 
 		rq->freq.path = NULL;
 		atomic_store(&rq->astate, A_NONE);
-		return fetched_file(rq, rc < 0 ? rc : rq->freq.err, path, rq->freq.what, NULL);
+		return fetched_file(rq, rc < 0 ? rc : rq->freq.err, path, rq->freq.what, NULL, NULL);
 	}
 	rq->suspended = true;
 	MHD_suspend_connection(rq->conn);

@@ -409,6 +409,16 @@ eq "node: the signature relayed" "$(xxd -p "$srv/good.sig" | tr -d '\n')" \
 	"$(grep -i '^X-DEBUGINFOD-IMASIGNATURE:' "$tmp/nhdrs" | tr -d '\r' | sed 's/^[^:]*: *//')"
 fetch "$tmp/c-node" "ima:enforcing $N" --executable "${bid[good]}"
 eq "good through the node, enforcing" 0 "$rc"
+# A node over the same upstream, not enforcing: its first answer, a miss
+# (the small file answered from memory before its commit), relays the
+# signature too, from the download's own headers; then its cache has it.
+tl_start_serve pport plain 0 --upstream "$A" --cache "$tmp/plain-cache" || exit 1
+[ "$(stat -c %s "$srv/good")" -le 65536 ] || fail "the good program is over 64 KiB: not a small file"
+curl -s --noproxy '*' -D "$tmp/phdrs" -o "$tmp/body" "http://127.0.0.1:$pport/buildid/${bid[good]}/executable"
+cmp -s "$tmp/body" "$srv/good" || fail "plain node: good is not the served file"
+eq "plain node: the signature relayed on a miss" "$(xxd -p "$srv/good.sig" | tr -d '\n')" \
+	"$(grep -i '^X-DEBUGINFOD-IMASIGNATURE:' "$tmp/phdrs" | tr -d '\r' | sed 's/^[^:]*: *//')"
+tl_cached "$srv/good" "$tmp/plain-cache/${bid[good]}/executable" || fail "plain node: good not cached"
 tl_case_end
 
 tl_finish debuginfod_ima "ok (${#cases[@]} signed variants, evmctl's verdicts)"

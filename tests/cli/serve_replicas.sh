@@ -358,16 +358,29 @@ downloads() {
 
 # cache_check NAME DIR SETS: check.py's cache check of DIR for the build
 # IDs of SETS (e.g. "a b"); the temporary files it lists go to
-# NAME.tmpfiles, a path a line.
+# NAME.tmpfiles, a path a line.  A node answers a small download from
+# memory before its commit (write, fsync, rename), so a client may be done
+# while a node still writes: the check is taken once the temporary files
+# are the same two looks in a row, none of them locked (a live node's),
+# for at most 10 s.
 cache_check() {
-	local name=$1 dir=$2 set more ids=()
+	local name=$1 dir=$2 set more ids=() prev=- i f busy
 
 	for set in $3; do
 		read -ra more <<<"${SET[$set]}"
 		ids+=("${more[@]}")
 	done
-	python3 check.py cache "$dir" "${ids[@]}" >"$name.check" || fail "$name: check.py failed"
-	sed -n 's/^tmp //p' "$name.check" >"$name.tmpfiles"
+	for ((i = 0; i < 100; i++)); do
+		python3 check.py cache "$dir" "${ids[@]}" >"$name.check" || fail "$name: check.py failed"
+		sed -n 's/^tmp //p' "$name.check" >"$name.tmpfiles"
+		busy=''
+		while read -r f; do
+			[ ! -e "$f" ] || flock -n "$f" true || busy=1
+		done <"$name.tmpfiles"
+		[ -n "$busy" ] || [ "$(cat "$name.tmpfiles")" != "$prev" ] || break
+		prev=$(cat "$name.tmpfiles")
+		sleep 0.1
+	done
 	if grep -qv '^tmp ' "$name.check"; then
 		fail "$name: $(grep -v '^tmp ' "$name.check" | head -3)"
 	fi

@@ -432,6 +432,20 @@ tl_wait_port_file() {
 	printf -v "$1" '%s' "$_tl_p"
 }
 
+# tl_cached WANT PATH: whether PATH (a node's cache entry) holds WANT's
+# bytes within 10 s.  A node answers a small download from memory, before
+# its file is written, fsync()ed and renamed into the cache: a client can
+# have the bytes before the cache does.
+tl_cached() {
+	local _tl_i
+
+	for ((_tl_i = 0; _tl_i < 200; _tl_i++)); do
+		! cmp -s "$1" "$2" || return 0
+		sleep 0.05
+	done
+	return 1
+}
+
 # tl_start_serve VAR NAME PORT SERVE-ARGS...: `$DSOSTORE serve -v -p PORT`
 # (0: the kernel picks one) with ARGS, its stderr (with -v, a line per
 # request) in $tmp/NAME.err; added to pids.  Once it has written its port
