@@ -39,3 +39,10 @@ target_include_directories(bench_symindex PRIVATE ${DS_LIB_INCLUDE_DIRS})
 # bench_normalize: a live process's addresses normalized and symbolized
 # (bench_normalize.sh makes the process and its 1M samples).
 ds_bench(bench_normalize)
+
+# serve_load: bench_serve.sh's load generator for its federated misses, a
+# libcurl multi driver (bench/serve_load.c says why not curl -Z).  Linked
+# with libcurl (the top level found it; the library only loads it).
+add_executable(serve_load ${CMAKE_SOURCE_DIR}/bench/serve_load.c)
+target_link_libraries(serve_load PRIVATE PkgConfig::CURL)
+set_target_properties(serve_load PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)

@@ -31,7 +31,8 @@
 #     and each debuginfod, all warmed first (every URL fetched and checked
 #     against its file);  (2) federated misses: each server federates to
 #     dsserver (tests/server) with --fault '*:latency=L'; N build IDs no
-#     server has are asked with C connections (curl -Z): wall time beside
+#     server has are asked with C connections (bench/serve_load.c, a
+#     libcurl multi driver; DS_MISS_CLIENT=curl: curl -Z): wall time beside
 #     ceil(N/C) x L, and the upstream requests from dsserver's log;
 #     (3) POST /symbolize of libc addresses (libc6-dbg) warm and cold
 #     (a new node, empty cache and saved indexes) beside `dsostore
@@ -47,6 +48,11 @@ src=${DS_SRC:-$(cd "$(dirname "$0")/.." && pwd)}
 . "$src/tests/lib/testlib.bash"
 build=${DS_BUILD:-$src/build}
 dsostore=${DSOSTORE:-$build/dsostore}
+serve_load=$build/bench/serve_load
+# The misses' client: serve_load (a libcurl multi driver), or curl -Z with
+# DS_MISS_CLIENT=curl (what earlier runs used: bench/serve_load.c says why
+# it was replaced).
+miss_client=${DS_MISS_CLIENT:-serve_load}
 DSSERVER=${DSSERVER:-$build/dsserver} # testlib's tl_start_dsserver runs it
 dsserver=$DSSERVER
 gen=$src/bench/gen_symbolize_bench.py
@@ -90,6 +96,7 @@ for n in "${frames[@]}"; do ((n > maxf)) && maxf=$n; done
 bl_need gcc python3 readelf curl wrk llvm-symbolizer
 [ -x "$dsserver" ] || die "no $dsserver: run make first"
 [ -x "$dsostore" ] || die "no $dsostore: run make first"
+[ "$miss_client" = curl ] || [ -x "$serve_load" ] || die "no $serve_load: run make first"
 "$dsostore" serve --help >/dev/null 2>&1 || die "$dsostore has no serve command"
 
 # Every server in a network namespace with only loopback (does not return
@@ -354,15 +361,25 @@ miss_run() {
 	sed -n "$((next_id + 1)),$((next_id + nmiss))p" "$work/miss.ids" >"$ids"
 	next_id=$((next_id + nmiss))
 	rm -rf "$work/got" && mkdir "$work/got"
-	while read -r id; do
-		printf 'url = "http://127.0.0.1:%s/buildid/%s/debuginfo"\noutput = "%s/%s"\n' \
-			"${S_PORT[s]}" "$id" "$work/got" "$id"
-	done <"$ids" >"$work/miss.cfg"
-	c0=$(cpu_ticks "${S_PID[s]}")
-	t0=$EPOCHREALTIME
-	curl -s --no-progress-meter -Z --parallel-max "$c" --parallel-immediate -K "$work/miss.cfg" \
-		-w '%{http_code}\n' >"$work/miss.codes" || true
-	t1=$EPOCHREALTIME
+	if [ "$miss_client" = curl ]; then
+		while read -r id; do
+			printf 'url = "http://127.0.0.1:%s/buildid/%s/debuginfo"\noutput = "%s/%s"\n' \
+				"${S_PORT[s]}" "$id" "$work/got" "$id"
+		done <"$ids" >"$work/miss.cfg"
+		c0=$(cpu_ticks "${S_PID[s]}")
+		t0=$EPOCHREALTIME
+		curl -s --no-progress-meter -Z --parallel-max "$c" --parallel-immediate -K "$work/miss.cfg" \
+			-w '%{http_code}\n' >"$work/miss.codes" || true
+		t1=$EPOCHREALTIME
+	else
+		sed "s|^|http://127.0.0.1:${S_PORT[s]}/buildid/|; s|\$|/debuginfo|" "$ids" >"$work/miss.urls"
+		c0=$(cpu_ticks "${S_PID[s]}")
+		"$serve_load" -c "$c" -o "$work/got" <"$work/miss.urls" >"$work/miss.out" ||
+			die "serve_load failed"
+		# its own clock, first request to last answer (no process start)
+		t0=0 t1=$(awk '$1 == "wall" { printf "%.6f", $2 / 1000 }' "$work/miss.out")
+		awk '$1 != "wall" { print $1 }' "$work/miss.out" >"$work/miss.codes"
+	fi
 	c1=$(cpu_ticks "${S_PID[s]}")
 	bad=$(grep -cvx 200 "$work/miss.codes" || true)
 	[ "$bad" = 0 ] || die "${S_NAME[s]}: $bad of $nmiss misses not 200 ($(sort "$work/miss.codes" | uniq -c | tr '\n' ' '))"
@@ -388,9 +405,11 @@ EOF
 			(t1 - t0) * 1000, cpu * 1000 / hz, reqs, odd }' >>"$res"
 }
 run_misses() {
-	# The reference, one past the servers: the same curl straight to dsserver,
-	# what this client, machine and upstream allow with no server between.
-	S_NAME+=("curl -Z straight to dsserver") S_PORT+=("$up_port") S_PID+=("$up_pid")
+	# The reference, one past the servers: the same client straight to
+	# dsserver, what it, the machine and upstream allow with no server between.
+	local client="serve_load"
+	[ "$miss_client" != curl ] || client="curl -Z"
+	S_NAME+=("$client straight to dsserver") S_PORT+=("$up_port") S_PID+=("$up_pid")
 	echo "bench_serve: misses, $nmiss build IDs, ${mconns[*]} connections, $latency ms upstream" >&2
 	for ((r = 0; r < runs; r++)); do
 		for c in "${mconns[@]}"; do

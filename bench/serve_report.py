@@ -80,7 +80,7 @@ def main():
 
     servers = sorted(names)
     peer = 1 if 1 in names else None  # Debian's debuginfod: the goals' reference
-    direct = [s for s in names if names[s].startswith("curl")]  # the misses' reference
+    direct = [s for s in names if names[s].endswith("straight to dsserver")]  # the misses' reference
 
     def skey(s):
         if s == 0:
@@ -129,9 +129,10 @@ def main():
           "sock err", "timeouts", "node ÷ req/s", "node ÷ p99"], rows, left=2)
 
     # (2) misses
+    client = names[direct[0]].replace(" straight to dsserver", "") if direct else "?"
     print("\n(2) federated misses: %d build IDs that only the upstream has (dsserver, %d ms per request), "
-          "asked with C connections (curl -Z); floor = ceil(N/C) x %d ms; upstream requests from "
-          "dsserver's log; the last row is the same curl asking dsserver itself" % (nmiss, lat, lat))
+          "asked with C connections (%s); floor = ceil(N/C) x %d ms; upstream requests from "
+          "dsserver's log; the last row is the same client asking dsserver itself" % (nmiss, lat, client, lat))
     rows = []
     mmed = {}
     for c in sorted({c for _, c in misses}):
