@@ -56,6 +56,7 @@ enum {
 	O_MAX_FRAMES,
 	O_CONNECTIONS,
 	O_IDLE,
+	O_DRAIN,
 };
 
 static const struct cli_opt serve_opts[] = {
@@ -91,6 +92,10 @@ static const struct cli_opt serve_opts[] = {
 	  "a connection that sends nothing for this long, or no whole request line and "
 	  "headers, is closed (30)",
 	  0 },
+	{ O_DRAIN, 0, "drain-timeout", "SECONDS",
+	  "at SIGTERM, how long the requests in flight may take to finish before the "
+	  "node stops (30)",
+	  0 },
 	{ CLI_O_VERBOSE, 'v', "verbose", NULL, "log every request on stderr", 0 },
 	{ 0 },
 };
@@ -109,9 +114,9 @@ enum result { RES_NONE, RES_FILE, RES_UPSTREAM, RES_ERROR };
 /* Of a download answered by its callback (fetch_done()): STARTED, then
  * whichever of the handler (SUSPENDED: it has suspended the connection)
  * and the callback (DONE: the answer is made) comes second resumes the
- * connection.  ORPHAN: the daemon ended the connection while the
- * download ran (a stop past drain()'s wait); the callback frees it. */
-enum astate { A_NONE, A_STARTED, A_SUSPENDED, A_DONE, A_ORPHAN };
+ * connection.  (The daemon never ends a connection while a download or
+ * a worker has its request: drain().) */
+enum astate { A_NONE, A_STARTED, A_SUSPENDED, A_DONE };
 
 struct req {
 	struct node *n;
@@ -175,7 +180,7 @@ struct node {
 	struct serve sv;
 	struct MHD_Daemon *d;
 	const char *listen;
-	unsigned int port, threads, connections, idle_s, rescan_s;
+	unsigned int port, threads, connections, idle_s, rescan_s, drain_s;
 	/* This node in Via headers ("1.1 dsostore-<16 hex digits>", random
 	 * at start): a request that already passed through it is a loop. */
 	char via_id[40];
@@ -196,9 +201,10 @@ struct node {
 	struct srcnames src[SRC_CACHE];
 	uint64_t src_clock;
 
-	/* fetch_done() resumes connections under alock; drain() sets
-	 * stopping under it before the daemon stops (a connection is not
-	 * resumed while libmicrohttpd closes it). */
+	/* drain() sets stopping under alock, then looks at what is in
+	 * flight one last time; a request is handed to a worker or a
+	 * download (its connection suspended) only if it found stopping
+	 * unset under alock, so it is in flight at that look. */
 	pthread_mutex_t alock;
 	bool stopping;
 
@@ -604,25 +610,31 @@ static void fetch_done(void *user, struct ds_fetch_req *freq, const struct ds_fe
 {
 	struct req *rq = user;
 
-	struct node *n = rq->n;
-
 	rq->resp = fetched_file(rq, freq->err, freq->path, freq->what, NULL, body);
 	freq->path = NULL;
+	/* (STARTED: the handler has not suspended it yet, and resumes it) */
+	if (atomic_exchange(&rq->astate, A_DONE) == A_SUSPENDED)
+		MHD_resume_connection(rq->conn);
+}
+
+/* Whether rq may be handed to a worker or a download: not once drain()
+ * has given up waiting (then the daemon is about to stop, and
+ * libmicrohttpd cannot stop with a connection suspended).  Else the
+ * answer to send instead (a 503), with *r. */
+static bool may_hold(struct req *rq, struct MHD_Response **r)
+{
+	struct node *n = rq->n;
+	bool stopping;
+
 	pthread_mutex_lock(&n->alock);
-	switch (atomic_exchange(&rq->astate, A_DONE)) {
-	case A_SUSPENDED:
-		/* (stopping: the daemon closes it, and on_completed() frees
-		 * it, DONE; rq is not touched here after the exchange) */
-		if (!n->stopping)
-			MHD_resume_connection(rq->conn);
-		break;
-	case A_ORPHAN:
-		req_free(rq);
-		break;
-	default: /* STARTED: the handler resumes it */
-		break;
-	}
+	stopping = n->stopping;
 	pthread_mutex_unlock(&n->alock);
+	if (!stopping)
+		return true;
+	rq->status = 503;
+	rq->result = RES_ERROR;
+	*r = serve_error(&n->sv, 503, "the node is stopping");
+	return false;
 }
 
 /* A debuginfo or executable of the cache or upstreams, with no thread of
@@ -637,8 +649,12 @@ static struct MHD_Response *fetch_start(struct req *rq)
 	DS_OPTS(ds_fetch_opts, fo, .headers = headers, .done_body = fetch_done, .user = rq);
 	int rc;
 
+	struct MHD_Response *r;
+
 	if (rq->hops_reached)
 		return hops_answer(rq);
+	if (!may_hold(rq, &r))
+		return r;
 	rq->freq = (struct ds_fetch_req){ .build_id = rq->bid,
 					  .what = rq->type == RT_DEBUGINFO
 							  ? DS_ARTIFACT_DEBUGINFO
@@ -910,11 +926,15 @@ static void *worker(void *arg)
 	}
 }
 
-/* Hand rq to a worker; the connection waits, suspended. */
-static void defer(struct req *rq)
+/* Hand rq to a worker; the connection waits, suspended.  NULL, or the
+ * answer to send at once (may_hold()). */
+static struct MHD_Response *defer(struct req *rq)
 {
 	struct node *n = rq->n;
+	struct MHD_Response *r;
 
+	if (!may_hold(rq, &r))
+		return r;
 	rq->suspended = true;
 	MHD_suspend_connection(rq->conn);
 	pthread_mutex_lock(&n->qlock);
@@ -926,6 +946,7 @@ static void defer(struct req *rq)
 	n->qtail = rq;
 	pthread_cond_signal(&n->qcond);
 	pthread_mutex_unlock(&n->qlock);
+	return NULL;
 }
 
 /* -------------------------------------------------------------- metrics */
@@ -1238,8 +1259,7 @@ static struct MHD_Response *route(struct req *rq)
 		forwarding(rq);
 		if (rq->type == RT_DEBUGINFO || rq->type == RT_EXECUTABLE)
 			return fetch_start(rq);
-		defer(rq);
-		return NULL;
+		return defer(rq);
 	}
 	if (!strcmp(url, "/metrics") || !strcmp(url, "/")) {
 		rq->type = url[1] ? RT_METRICS : RT_ROOT;
@@ -1260,8 +1280,7 @@ static struct MHD_Response *route(struct req *rq)
 		if ((r = parse_metadata(rq)))
 			return r;
 		forwarding(rq);
-		defer(rq);
-		return NULL;
+		return defer(rq);
 	}
 	if (!strcmp(url, "/symbolize")) {
 		rq->type = RT_SYMBOLIZE;
@@ -1276,8 +1295,7 @@ static struct MHD_Response *route(struct req *rq)
 			return serve_error(sv, 413, "/symbolize: body over %zu bytes (--max-body)",
 					   sv->max_body);
 		}
-		defer(rq);
-		return NULL;
+		return defer(rq);
 	}
 	rq->type = RT_INVALID;
 	atomic_fetch_add(&rq->n->requests[rq->type], 1);
@@ -1565,21 +1583,11 @@ static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
 	struct req *rq = *con_cls;
 	int64_t us;
 	size_t ci;
-	int st;
 
 	if (!rq)
 		return;
 	*con_cls = NULL;
 	track_waiting(n, c, true); /* for the next request on the connection */
-	/* (ORPHAN over NONE or DONE changes nothing: no callback is to
-	 * come, or it has let go of rq) */
-	st = atomic_exchange(&rq->astate, A_ORPHAN);
-	if (st == A_STARTED || st == A_SUSPENDED) {
-		/* Its download still runs (a stop after drain()'s wait): rq
-		 * is its callback's to free. */
-		atomic_fetch_sub(&n->inflight, 1);
-		return;
-	}
 	us = (now_ns() - rq->start_ns) / 1000;
 	ci = code_index(rq->status);
 	atomic_fetch_add(&n->by_code[rq->type][ci][0], 1);
@@ -1746,26 +1754,36 @@ static int listen_addr(const char *addr, unsigned int port, struct sockaddr_stor
 
 static void drain(struct node *n)
 {
-	int64_t until = now_ns() + 30 * 1000000000LL;
+	int64_t until = now_ns() + n->drain_s * 1000000000LL;
 
 	/* No new connections: the listening socket is shut down, so that
 	 * a client (a proxy) is refused at once and asks another replica
 	 * instead of waiting in a backlog nobody accepts from.  MHD's
 	 * threads may still look at the descriptor: it is closed after
 	 * them.  What is in flight finishes (a download included), within
-	 * 30 s. */
+	 * --drain-timeout. */
 	MHD_socket fd = MHD_quiesce_daemon(n->d);
+	int left;
 
 	if (fd != MHD_INVALID_SOCKET)
 		shutdown(fd, SHUT_RDWR);
 	while (atomic_load(&n->inflight) > 0 && now_ns() < until)
 		usleep(20000);
-	if (atomic_load(&n->inflight) > 0)
-		serve_log(&n->sv, "stopping with %d requests unfinished",
-			  atomic_load(&n->inflight));
+	/* From here no request is handed to a worker or a download
+	 * (may_hold()): one that was is still in flight now. */
 	pthread_mutex_lock(&n->alock);
 	n->stopping = true;
 	pthread_mutex_unlock(&n->alock);
+	if ((left = atomic_load(&n->inflight)) > 0) {
+		/* Past the wait.  libmicrohttpd aborts when stopped with a
+		 * connection suspended, and a worker or a download may still
+		 * hold its request: the process ends here instead.  The cache
+		 * is whole (a file is committed by a rename; a temporary file
+		 * left behind is a clean's, as after kill -9), and the
+		 * clients see their connections close. */
+		serve_log(&n->sv, "stopping with %d requests unfinished", left);
+		_exit(0);
+	}
 	MHD_stop_daemon(n->d);
 	n->d = NULL;
 	if (fd != MHD_INVALID_SOCKET)
@@ -1802,6 +1820,7 @@ static int cmd_serve(int argc, char **argv)
 	n->sv.sym_threads = cores < 1 ? 1 : cores > 8 ? 8 : (unsigned)cores;
 	n->connections = 1024;
 	n->idle_s = 30;
+	n->drain_s = 30;
 	n->rescan_s = 300;
 	n->sv.max_frames = 1000000;
 	n->sv.forwarded_ttl_limit = 8;
@@ -1880,6 +1899,12 @@ static int cmd_serve(int argc, char **argv)
 				return cli_usage_error(&p, "--idle-timeout needs seconds, not '%s'",
 						       a);
 			n->idle_s = (unsigned)v;
+			break;
+		case O_DRAIN:
+			if (!parse_count(a, 86400, &v))
+				return cli_usage_error(&p, "--drain-timeout needs seconds, not '%s'",
+						       a);
+			n->drain_s = (unsigned)v;
 			break;
 		case CLI_ARG:
 			return cli_usage_error(&p, "unexpected argument '%s'", a);

@@ -309,6 +309,36 @@ wait "$term" || rc=$?
 [ "$rc" = 0 ] || fail "the node exited $rc after SIGTERM: $(tail -3 term.err)"
 tl_case_end
 
+# ---------------------------------------- SIGTERM past --drain-timeout
+# A request a worker answers (a section, which the upstream holds without
+# a byte) outlives the node's 1 s drain: the node closes the connection,
+# and its worker, whose fetch gives up after DEBUGINFOD_TIMEOUT (3 s), let
+# go of the request then, not before (under ASan, a request freed under
+# its worker is a use-after-free).  The node exits 0.
+tl_case sigterm-past-drain
+curl -sf "$UPURL/control/fault?spec=$FAR:hang,times=1,artifact=section" >/dev/null || fail "fault"
+DEBUGINFOD_TIMEOUT=3 tl_start_serve DPORT drain 0 --listen 127.0.0.1 --upstream "$UPURL" \
+	--cache "$T/cache-drain" --drain-timeout 1 || exit 1
+drainer=${pids[-1]}
+curl -s --max-time 60 -o /dev/null -w '%{http_code}' \
+	"http://127.0.0.1:$DPORT/buildid/$FAR/section/.text" >drain.code 2>drain.curl &
+client=$!
+for ((i = 0; i < 400; i++)); do
+	n=$(curl -sf "$UPURL/control/stats?url=/buildid/$FAR/section/.text")
+	[ "${n:-0}" -lt 1 ] || break
+	sleep 0.05
+done
+[ "${n:-0}" -ge 1 ] || fail "the upstream never saw the node's section request"
+kill -TERM "$drainer"
+wait $client
+[ "$(cat drain.code)" != 200 ] || fail "the section held upstream was answered 200"
+rc=0
+wait "$drainer" || rc=$?
+[ "$rc" = 0 ] || fail "the node exited $rc after SIGTERM past its drain: $(tail -5 drain.err)"
+grep -q 'stopping with 1 requests unfinished' drain.err ||
+	fail "the node did not stop past its drain: $(tail -3 drain.err)"
+tl_case_end
+
 # ------------------------------------------------- kill -9 mid-download
 # A third node, whose upstream stops sending a little past the first 64
 # KiB (held in memory until then: transfer.h), is killed with SIGKILL
