@@ -647,9 +647,8 @@ static struct MHD_Response *fetch_start(struct req *rq)
 {
 	const char *headers[4] = { rq->xff, rq->via, rq->ua, NULL }; /* (ua may be NULL: last) */
 	DS_OPTS(ds_fetch_opts, fo, .headers = headers, .done_body = fetch_done, .user = rq);
-	int rc;
-
 	struct MHD_Response *r;
+	int rc;
 
 	if (rq->hops_reached)
 		return hops_answer(rq);
@@ -2034,7 +2033,7 @@ static int cmd_serve(int argc, char **argv)
 	di = MHD_get_daemon_info(n->d, MHD_DAEMON_INFO_BIND_PORT);
 	n->port = di ? di->port : n->port;
 	if (port_file && (status = write_port_file(port_file, n->port)))
-		goto out;
+		goto stop; /* (with a fixed -p, a request may be in flight) */
 	serve_log(&n->sv, "listening on http://%s%s%s:%u", ss.ss_family == AF_INET6 ? "[" : "",
 		  n->listen, ss.ss_family == AF_INET6 ? "]" : "", n->port);
 
@@ -2054,6 +2053,7 @@ static int cmd_serve(int argc, char **argv)
 			  sig == SIGINT ? "SIGINT" : "SIGTERM");
 		break;
 	}
+stop:
 	drain(n);
 out:
 	if (n->d) {

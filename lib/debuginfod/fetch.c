@@ -441,6 +441,10 @@ static void job_free(struct job *job)
 
 /* ------------------------------------------------------- finishing a job */
 
+/* What a download holds in memory is what ds_fetch_start() promises to
+ * hand over from there (dsostore.h). */
+_Static_assert(DS_FETCH_BODY_MAX == DS__XFER_SPOOL, "DS_FETCH_BODY_MAX is the spool's size");
+
 /* Hand the result to everyone attached, and take the job out of the
  * table (a later request makes a new job, which finds the file).
  * ds_fetch_start()'s callers are put on *later, for answer_later() once
