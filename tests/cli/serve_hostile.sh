@@ -282,6 +282,20 @@ if slow idle 30; then
 fi
 tl_case_end
 
+# term_when_asked PID PATH: SIGTERM to PID once the upstream has had a
+# request for PATH (at most 20 s).
+term_when_asked() {
+	local i n
+
+	for ((i = 0; i < 400; i++)); do
+		n=$(curl -sf "$UPURL/control/stats?url=$2")
+		[ "${n:-0}" -lt 1 ] || break
+		sleep 0.05
+	done
+	[ "${n:-0}" -ge 1 ] || fail "the upstream never saw the node's request for $2"
+	kill -TERM "$1"
+}
+
 # ------------------------------------------------ SIGTERM mid-download
 # A second node, whose upstream download takes 1.5 s: SIGTERM arrives once
 # the upstream has the request; the request still completes (200, the
@@ -294,13 +308,7 @@ term=${pids[-1]}
 curl -s --max-time 60 -o term.body -w '%{http_code}' \
 	"http://127.0.0.1:$TPORT/buildid/$FAR/debuginfo" >term.code 2>term.curl &
 client=$!
-for ((i = 0; i < 400; i++)); do
-	n=$(curl -sf "$UPURL/control/stats?url=/buildid/$FAR/debuginfo")
-	[ "${n:-0}" -lt 1 ] || break
-	sleep 0.05
-done
-[ "${n:-0}" -ge 1 ] || fail "the upstream never saw the node's request"
-kill -TERM "$term"
+term_when_asked "$term" "/buildid/$FAR/debuginfo"
 wait $client
 [ "$(cat term.code)" = 200 ] || fail "the request in flight at SIGTERM: HTTP $(cat term.code)"
 cmp -s term.body far/far || fail "the request in flight at SIGTERM: not the file"
@@ -311,25 +319,19 @@ tl_case_end
 
 # ---------------------------------------- SIGTERM past --drain-timeout
 # A request a worker answers (a section, which the upstream holds without
-# a byte) outlives the node's 1 s drain: the node closes the connection,
-# and its worker, whose fetch gives up after DEBUGINFOD_TIMEOUT (3 s), let
-# go of the request then, not before (under ASan, a request freed under
-# its worker is a use-after-free).  The node exits 0.
+# a byte) outlives the node's 1 s drain.  libmicrohttpd aborts when
+# stopped with a connection suspended (exit 134, as this node did before):
+# the node logs the request left and exits 0 at once, and the client sees
+# its connection close.
 tl_case sigterm-past-drain
 curl -sf "$UPURL/control/fault?spec=$FAR:hang,times=1,artifact=section" >/dev/null || fail "fault"
-DEBUGINFOD_TIMEOUT=3 tl_start_serve DPORT drain 0 --listen 127.0.0.1 --upstream "$UPURL" \
-	--cache "$T/cache-drain" --drain-timeout 1 || exit 1
+tl_start_serve DPORT drain 0 --listen 127.0.0.1 --upstream "$UPURL" --cache "$T/cache-drain" \
+	--drain-timeout 1 || exit 1
 drainer=${pids[-1]}
 curl -s --max-time 60 -o /dev/null -w '%{http_code}' \
 	"http://127.0.0.1:$DPORT/buildid/$FAR/section/.text" >drain.code 2>drain.curl &
 client=$!
-for ((i = 0; i < 400; i++)); do
-	n=$(curl -sf "$UPURL/control/stats?url=/buildid/$FAR/section/.text")
-	[ "${n:-0}" -lt 1 ] || break
-	sleep 0.05
-done
-[ "${n:-0}" -ge 1 ] || fail "the upstream never saw the node's section request"
-kill -TERM "$drainer"
+term_when_asked "$drainer" "/buildid/$FAR/section/.text"
 wait $client
 [ "$(cat drain.code)" != 200 ] || fail "the section held upstream was answered 200"
 rc=0
