@@ -420,15 +420,16 @@ DS_API int ds_fetch_batch(struct ds_context *ctx, struct ds_fetch_req *reqs, siz
  * of its own (a server: `dsostore serve` answers its misses so, with no
  * thread of its own waiting on each).  The cache is looked at first, on
  * the caller's thread.  Returns 0 when *req has its result already (found
- * in the cache, or failed: req->err); opts->done is then not called.
+ * in the cache, or failed: req->err); no callback is then called.
  * Returns 1 when a download is under way (or joined: one per key however
- * many ask): opts->done(opts->user, req) (or done_body) is called once, when it ends,
- * from a thread of the library's, perhaps before ds_fetch_start() has
- * returned; *req (and opts->user) must live until then.  done is called
- * with no lock of the library's held (it may start another fetch) and
- * should not block (nor free ctx): other downloads' answers wait behind
- * it.  Headers as ds_fetch_opts.headers; progress is not called.
- * ds_context_free() answers the ones still under way with -ECANCELED.
+ * many ask): opts->done(opts->user, req), or opts->done_body, is called
+ * once, when it ends, from a thread of the library's, perhaps before
+ * ds_fetch_start() has returned; *req (and opts->user) must live until
+ * then.  The callback is called with no lock of the library's held (it may
+ * start another fetch) and should not block (nor free ctx): other
+ * downloads' answers wait behind it.  Headers as ds_fetch_opts.headers;
+ * progress is not called.  ds_context_free() answers the ones still under
+ * way with -ECANCELED.
  * -EINVAL: no ctx, req or callback, or bad headers; -EOPNOTSUPP: a section
  * (ds_fetch() may need its whole file first, and waits for it). */
 DS_API int ds_fetch_start(struct ds_context *ctx, struct ds_fetch_req *req,
