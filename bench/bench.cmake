@@ -43,6 +43,6 @@ ds_bench(bench_normalize)
 # serve_load: bench_serve.sh's load generator for its federated misses, a
 # libcurl multi driver (bench/serve_load.c says why not curl -Z).  Linked
 # with libcurl (the top level found it; the library only loads it).
-add_executable(serve_load ${CMAKE_SOURCE_DIR}/bench/serve_load.c)
+add_executable(serve_load ${CMAKE_SOURCE_DIR}/bench/serve_load.c ${CMAKE_SOURCE_DIR}/bench/benchutil.c)
 target_link_libraries(serve_load PRIVATE PkgConfig::CURL)
 set_target_properties(serve_load PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/bench)

@@ -18,14 +18,14 @@
  * spread.  This driver starts the next transfer as soon as one ends.
  */
 #define _GNU_SOURCE
+#include "benchutil.h"
+
 #include <curl/curl.h>
-#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 struct one {
@@ -35,22 +35,6 @@ struct one {
 	uint64_t start_ns;
 	bool failed; /* out of memory for its body */
 };
-
-static _Noreturn void die(const char *fmt, const char *arg)
-{
-	fprintf(stderr, "serve_load: ");
-	fprintf(stderr, fmt, arg);
-	fputc('\n', stderr);
-	exit(1);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static size_t on_data(char *p, size_t size, size_t n, void *arg)
 {
@@ -99,18 +83,6 @@ static void start(CURLM *m, CURL *e, struct one *o)
 		die("curl_multi_add_handle: %s", o->url);
 }
 
-static void save(const char *dir, struct one *o)
-{
-	char *path;
-	FILE *f;
-
-	if (asprintf(&path, "%s/%s", dir, o->id) < 0)
-		die("%s", "out of memory");
-	if (!(f = fopen(path, "w")) || fwrite(o->body, 1, o->len, f) != o->len || fclose(f))
-		die("cannot write %s", path);
-	free(path);
-}
-
 int main(int argc, char **argv)
 {
 	struct one *all = NULL;
@@ -124,28 +96,29 @@ int main(int argc, char **argv)
 	CURLM *m;
 	int opt;
 
+	bench_name = "serve_load";
 	while ((opt = getopt(argc, argv, "c:o:")) != -1) {
 		if (opt == 'c')
 			conns = strtol(optarg, NULL, 10);
 		else if (opt == 'o')
 			dir = optarg;
 		else
-			die("%s", "usage: serve_load -c CONNS -o DIR <urls");
+			die("usage: serve_load -c CONNS -o DIR <urls");
 	}
 	if (conns <= 0 || conns > 4096 || !dir)
-		die("%s", "usage: serve_load -c CONNS -o DIR <urls");
+		die("usage: serve_load -c CONNS -o DIR <urls");
 	while ((got = getline(&line, &lcap, stdin)) > 0) {
 		line[strcspn(line, "\r\n")] = 0;
 		if (!*line)
 			continue;
 		if (n == cap && !(all = realloc(all, (cap = cap ? 2 * cap : 256) * sizeof(*all))))
-			die("%s", "out of memory");
+			die("out of memory");
 		all[n] = (struct one){ .url = strdup(line), .id = id_of(line) };
 		n++;
 	}
 	free(line);
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) || !(m = curl_multi_init()))
-		die("%s", "libcurl does not start");
+		die("libcurl does not start");
 	curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, conns);
 	curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, conns);
 
@@ -154,7 +127,7 @@ int main(int argc, char **argv)
 		CURL *e = curl_easy_init();
 
 		if (!e)
-			die("%s", "curl_easy_init");
+			die("curl_easy_init");
 		start(m, e, &all[next]);
 	}
 	while (done < n) {
@@ -162,7 +135,7 @@ int main(int argc, char **argv)
 		CURLMsg *msg;
 
 		if (curl_multi_perform(m, &running) != CURLM_OK)
-			die("%s", "curl_multi_perform");
+			die("curl_multi_perform");
 		while ((msg = curl_multi_info_read(m, &left))) {
 			struct one *o;
 			long code = 0;
@@ -182,13 +155,17 @@ int main(int argc, char **argv)
 				curl_easy_cleanup(msg->easy_handle);
 		}
 		if (done < n && curl_multi_poll(m, NULL, 0, 1000, NULL) != CURLM_OK)
-			die("%s", "curl_multi_poll");
+			die("curl_multi_poll");
 	}
 	printf("wall %.3f\n", (now_ns() - t0) / 1e6);
 	/* Bodies saved after the clock: file writes are not the servers'. */
 	for (size_t i = 0; i < n; i++) {
-		if (all[i].len)
-			save(dir, &all[i]);
+		if (all[i].len) {
+			char *path = xasprintf("%s/%s", dir, all[i].id);
+
+			write_file(path, all[i].body, all[i].len, 0644);
+			free(path);
+		}
 		free(all[i].url);
 		free(all[i].id);
 		free(all[i].body);

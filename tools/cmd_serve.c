@@ -201,12 +201,12 @@ struct node {
 	struct srcnames src[SRC_CACHE];
 	uint64_t src_clock;
 
-	/* drain() sets stopping under alock, then looks at what is in
-	 * flight one last time; a request is handed to a worker or a
-	 * download (its connection suspended) only if it found stopping
-	 * unset under alock, so it is in flight at that look. */
-	pthread_mutex_t alock;
-	bool stopping;
+	/* drain() sets stopping, then looks at what is in flight one last
+	 * time; a request, counted in inflight from its headers on, is
+	 * handed to a worker or a download (its connection suspended) only
+	 * if it then finds stopping unset.  Both sequentially consistent:
+	 * a request that found it unset is in flight at that look. */
+	atomic_bool stopping;
 
 	pthread_t reaper;
 	pthread_mutex_t tlock;
@@ -624,12 +624,8 @@ static void fetch_done(void *user, struct ds_fetch_req *freq, const struct ds_fe
 static bool may_hold(struct req *rq, struct MHD_Response **r)
 {
 	struct node *n = rq->n;
-	bool stopping;
 
-	pthread_mutex_lock(&n->alock);
-	stopping = n->stopping;
-	pthread_mutex_unlock(&n->alock);
-	if (!stopping)
+	if (!atomic_load(&n->stopping))
 		return true;
 	rq->status = 503;
 	rq->result = RES_ERROR;
@@ -1770,9 +1766,7 @@ static void drain(struct node *n)
 		usleep(20000);
 	/* From here no request is handed to a worker or a download
 	 * (may_hold()): one that was is still in flight now. */
-	pthread_mutex_lock(&n->alock);
-	n->stopping = true;
-	pthread_mutex_unlock(&n->alock);
+	atomic_store(&n->stopping, true);
 	if ((left = atomic_load(&n->inflight)) > 0) {
 		/* Past the wait.  libmicrohttpd aborts when stopped with a
 		 * connection suspended, and a worker or a download may still
@@ -1992,7 +1986,6 @@ static int cmd_serve(int argc, char **argv)
 	pthread_cond_init(&n->scond, NULL);
 	pthread_mutex_init(&n->srclock, NULL);
 	pthread_mutex_init(&n->tlock, NULL);
-	pthread_mutex_init(&n->alock, NULL);
 	pthread_cond_init(&n->tcond, NULL);
 	if (pthread_create(&n->reaper, NULL, reaper, n)) {
 		cli_error("serve: cannot start a thread");
@@ -2057,9 +2050,7 @@ stop:
 	drain(n);
 out:
 	if (n->d) {
-		pthread_mutex_lock(&n->alock);
-		n->stopping = true;
-		pthread_mutex_unlock(&n->alock);
+		atomic_store(&n->stopping, true);
 		MHD_stop_daemon(n->d);
 	}
 	pthread_mutex_lock(&n->qlock);
